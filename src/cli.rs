@@ -1,0 +1,164 @@
+//! Command-line definitions, and nothing else.
+//!
+//! Every flag lives here so that `--help`, shell completions and man pages are generated from
+//! one place (`zero __generate`). Behaviour belongs in `exec`; this module only says what the
+//! user may type and which values clap itself can reject.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The top-level `zero` command.
+#[derive(Debug, Parser)]
+#[command(
+    name = "zero",
+    version,
+    about = "A headless coding agent: one job, real tools, exact exit codes, nothing left running",
+    long_about = None,
+    propagate_version = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `zero`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one agent job headlessly and exit with a code a script can act on.
+    #[command(
+        after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
+                      4 incomplete (turn budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
+    )]
+    Exec(ExecArgs),
+    /// Write shell completions and man pages (used to refresh the committed copies).
+    #[command(name = "__generate", hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// Flags of `zero exec`.
+#[derive(Debug, Args, Clone)]
+pub struct ExecArgs {
+    /// The prompt; several words are joined with spaces. A lone `-` reads the prompt from stdin.
+    #[arg(value_name = "PROMPT")]
+    pub prompt_words: Vec<String>,
+
+    /// Prompt text (repeatable; joined with the positional words in argv order).
+    #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
+    pub prompt: Vec<String>,
+
+    /// Read (more of) the prompt from a file, appended after a blank line.
+    #[arg(short = 'f', long = "file", value_name = "PATH")]
+    pub file: Option<PathBuf>,
+
+    /// Workspace root (default: the current directory).
+    #[arg(short = 'C', long = "cwd", value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// An extra directory the agent may write to (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+
+    /// How much the agent may do without asking: low = read only, medium = edit files in the
+    /// workspace and run commands, high = everything.
+    #[arg(long, value_enum, default_value_t = Autonomy::Low)]
+    pub auto: Autonomy,
+
+    /// Allow every tool, writes anywhere and any command (same as `--auto high`).
+    #[arg(long = "skip-permissions-unsafe")]
+    pub skip_permissions_unsafe: bool,
+
+    /// Only these tools are offered to the model (comma or space separated).
+    #[arg(long = "enabled-tools", value_name = "LIST")]
+    pub enabled_tools: Vec<String>,
+
+    /// These tools are never offered to the model (comma or space separated).
+    #[arg(long = "disabled-tools", value_name = "LIST")]
+    pub disabled_tools: Vec<String>,
+
+    /// What goes to stdout: the final answer, one JSON summary, or a JSON event per line.
+    #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// How the prompt arrives: plain text, or JSON lines (from `--file` or stdin).
+    #[arg(short = 'i', long = "input-format", value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
+    /// Also write the final answer to this file (atomically), in every output format.
+    #[arg(long = "output-last-message", value_name = "FILE")]
+    pub output_last_message: Option<PathBuf>,
+
+    /// Model name, as the provider knows it.
+    #[arg(short = 'm', long, value_name = "MODEL")]
+    pub model: Option<String>,
+
+    /// Which wire protocol the endpoint speaks.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderKind>,
+
+    /// Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1).
+    #[arg(long = "base-url", value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Give up after this many model turns (exit 4).
+    #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+
+    /// Print the tools the model would see under these flags, then exit.
+    #[arg(long = "list-tools")]
+    pub list_tools: bool,
+}
+
+/// How much the agent may do on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum Autonomy {
+    /// Read-only tools and planning.
+    Low,
+    /// Adds writes inside the workspace and `--add-dir` roots, and shell commands.
+    Medium,
+    /// Everything, including writes anywhere.
+    High,
+}
+
+/// The stdout format of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Only the final answer on stdout; progress on stderr.
+    Text,
+    /// One JSON summary object at the end.
+    Json,
+    /// One JSON event per line (schema in docs/STREAM_JSON.md).
+    StreamJson,
+}
+
+/// The format of the prompt input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The prompt is plain text.
+    Text,
+    /// The prompt is JSON lines of `prompt`/`message` events.
+    StreamJson,
+}
+
+/// The wire protocol of the model endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+/// Flags of the hidden `zero __generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Directory that receives the shell completions.
+    #[arg(long, default_value = "completions")]
+    pub completions: PathBuf,
+    /// Directory that receives the man pages.
+    #[arg(long, default_value = "man")]
+    pub man: PathBuf,
+}

@@ -1,0 +1,8 @@
+//! zero: a headless coding-agent CLI.
+//!
+//! `zero exec "prompt"` runs one agent job against a model endpoint, lets the model work through
+//! tools, and exits with a code a script can act on. See `docs/ARCHITECTURE.md` for the design.
+
+pub mod cli;
+pub mod provider;
+pub mod tools;

@@ -1,0 +1,125 @@
+//! The provider-neutral conversation: what the agent loop sends and what a wire returns.
+//!
+//! These types live in `provider` (not `agent`) because both wires translate them; the agent
+//! loop builds them and the wires never see anything else.
+
+use serde_json::Value;
+
+/// One message of the conversation, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// What the user asked (the prompt, or a note the loop adds on the user's behalf).
+    User {
+        /// The text.
+        content: String,
+    },
+    /// One model turn: its text and the tool calls it made.
+    Assistant {
+        /// The visible text of the turn (may be empty when the turn only calls tools).
+        text: String,
+        /// The tool calls, in the model's order.
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, answering the call with the same id.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name (Anthropic does not need it; some OpenAI-compatible servers do).
+        name: String,
+        /// What the tool returned, or the error text.
+        output: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The provider's id for the call (generated when a server omits it).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the raw JSON text the model produced; the loop parses it, so invalid
+    /// JSON becomes an error result the model can correct rather than a crash.
+    pub arguments: String,
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+/// One request: the whole conversation so far and the tools on offer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The system prompt.
+    pub system: String,
+    /// The conversation, oldest first.
+    pub messages: Vec<Message>,
+    /// The tools the model may call (empty: the model must answer in text).
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A piece of a streaming response, delivered as it arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamDelta {
+    /// Visible answer text.
+    Text(String),
+    /// Reasoning or thinking text (not part of the answer).
+    Reasoning(String),
+}
+
+/// Token counts of one response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Tokens of input (prompt) the provider counted.
+    pub prompt_tokens: u64,
+    /// Tokens the model generated.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Input plus output tokens.
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    /// Adds another response's counts to these.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// Why the model stopped generating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopReason {
+    /// It finished its turn.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It hit the output token limit; the text is cut short.
+    MaxTokens,
+    /// Anything else the provider reported (content filter, ...), verbatim.
+    Other(String),
+}
+
+/// A whole response, assembled from the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The visible text.
+    pub text: String,
+    /// The tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Token counts, when the provider sent them.
+    pub usage: Option<Usage>,
+    /// Why generation stopped.
+    pub stop: StopReason,
+}

@@ -1,0 +1,78 @@
+//! Model providers: the [`Provider`] trait and its two wires (OpenAI Chat Completions and
+//! Anthropic Messages), streaming over SSE, with retries and classified errors.
+
+pub mod message;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+pub use message::{Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage};
+
+/// How a provider call failed; decides retries, the `error.code` and the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// 401/403: the key is missing, wrong or lacks access.
+    Auth,
+    /// 400/404/422: the request was refused as malformed or the model does not exist.
+    BadRequest,
+    /// The conversation no longer fits the model's context window.
+    ContextLength,
+    /// 429: too many requests or quota exhausted.
+    RateLimited,
+    /// 5xx or an overloaded server.
+    Unavailable,
+    /// Could not connect, the connection dropped, or a timeout fired.
+    Network,
+    /// The server answered with something that is not the wire protocol.
+    Protocol,
+    /// The run was cancelled while the request was in flight.
+    Cancelled,
+}
+
+impl ErrorClass {
+    /// The stable name used in `error.code` events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Auth => "auth",
+            ErrorClass::BadRequest => "bad_request",
+            ErrorClass::ContextLength => "context_length",
+            ErrorClass::RateLimited => "rate_limited",
+            ErrorClass::Unavailable => "unavailable",
+            ErrorClass::Network => "network",
+            ErrorClass::Protocol => "protocol",
+            ErrorClass::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A failed provider call, classified, with secrets already redacted from the message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    /// What kind of failure this is.
+    pub class: ErrorClass,
+    /// The HTTP status, when there was one.
+    pub status: Option<u16>,
+    /// What went wrong, including the provider's own message.
+    pub message: String,
+    /// Whether trying again later could succeed (after retries were exhausted).
+    pub retryable: bool,
+}
+
+/// A model endpoint that streams one response per request.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// The wire's name for `run_start` (`openai` or `anthropic`).
+    fn name(&self) -> &'static str;
+    /// The model requests are sent to.
+    fn model(&self) -> &str;
+    /// Sends `request`, calls `on_delta` with text and reasoning as they stream in, and returns
+    /// the assembled response. Retries transient failures that happen before any content
+    /// arrived. Returns promptly with [`ErrorClass::Cancelled`] when `cancel` fires.
+    async fn complete(
+        &self,
+        request: &Request,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError>;
+}

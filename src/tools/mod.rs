@@ -1,0 +1,254 @@
+//! The tools the model works through, the registry that offers them, and the policy that
+//! decides which calls may run.
+//!
+//! A tool is a small object behind the [`Tool`] trait: a name, a description written for a
+//! model, a JSON input schema, the kind of effect it has on the world, and an async `call`.
+//! The [`Registry`] holds every tool this build knows; [`Registry::select`] turns it into the
+//! [`Toolset`] one run offers, after `--enabled-tools`/`--disabled-tools` and `--auto` have had
+//! their say. Dispatch always goes through the toolset, so a call to a hidden tool is refused
+//! with a message that says which flag would allow it.
+
+mod args;
+mod files;
+mod patch;
+mod plan;
+pub mod policy;
+mod search;
+mod shell;
+mod text;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use args::parse_args;
+pub use plan::{PlanStep, StepStatus};
+pub use policy::{Access, Policy};
+
+/// What a tool can do to the world; decides which `--auto` level may call it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SideEffect {
+    /// Reads files or metadata; never changes anything.
+    Read,
+    /// Creates, changes or deletes files.
+    Write,
+    /// Runs arbitrary commands.
+    Shell,
+    /// Touches nothing outside the run (e.g. the plan).
+    None,
+}
+
+impl SideEffect {
+    /// The word used in listings and events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SideEffect::Read => "read",
+            SideEffect::Write => "write",
+            SideEffect::Shell => "shell",
+            SideEffect::None => "none",
+        }
+    }
+}
+
+/// Why a tool call did not produce a result. The kind decides how the loop reports it (a
+/// policy denial also becomes a `permission_decision` event); the text goes to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments were missing, mistyped, or not valid JSON.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// Policy refused the call; the message names the flag or level that would allow it.
+    #[error("permission denied: {0}")]
+    Denied(String),
+    /// The tool ran and failed (file not found, no match, command could not start, ...).
+    #[error("{0}")]
+    Failed(String),
+    /// The run was cancelled while the tool was working.
+    #[error("cancelled: the run is stopping")]
+    Cancelled,
+}
+
+/// What a tool returns to the model on success.
+pub type ToolResult = Result<String, ToolError>;
+
+/// Everything a tool call may consult besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The workspace root, canonicalized; relative paths are resolved against it.
+    pub workspace: PathBuf,
+    /// What this run is allowed to do.
+    pub policy: Arc<Policy>,
+    /// Cancelled when the run stops; long-running tools must return promptly.
+    pub cancel: CancellationToken,
+    /// Receives plan updates from `update_plan`.
+    pub plan_updates: Option<tokio::sync::mpsc::UnboundedSender<Vec<PlanStep>>>,
+}
+
+impl ToolContext {
+    /// Resolves a path argument for `access`, refusing it when policy confines the run and the
+    /// path (after `..` and symlinks) leaves every allowed root.
+    pub fn resolve(&self, path: &str, access: Access) -> Result<PathBuf, ToolError> {
+        self.policy.resolve(&self.workspace, path, access)
+    }
+}
+
+/// One tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// What it does and how to use it well, written for the model.
+    fn description(&self) -> &'static str;
+    /// The JSON Schema of its arguments object.
+    fn input_schema(&self) -> Value;
+    /// Its effect on the world.
+    fn side_effect(&self) -> SideEffect;
+    /// Runs one call. `args` is the parsed arguments object as the model sent it.
+    async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+}
+
+/// Every tool this build knows, by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl Registry {
+    /// The core tools: files, search, patch, shell and plan.
+    pub fn core() -> Self {
+        let mut registry = Registry::default();
+        registry.register(Arc::new(files::ReadFile));
+        registry.register(Arc::new(search::ListDirectory));
+        registry.register(Arc::new(search::Glob));
+        registry.register(Arc::new(search::Grep));
+        registry.register(Arc::new(files::WriteFile));
+        registry.register(Arc::new(files::EditFile));
+        registry.register(Arc::new(patch::ApplyPatch));
+        registry.register(Arc::new(shell::Bash));
+        registry.register(Arc::new(plan::UpdatePlan));
+        registry
+    }
+
+    /// Adds a tool (a later registration of the same name replaces the earlier one).
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name(), tool);
+    }
+
+    /// All known tool names, sorted.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.keys().copied().collect()
+    }
+
+    /// Whether a tool of this name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// The tools one run offers under `filter` and `policy`.
+    pub fn select(&self, filter: &ToolFilter, policy: &Policy) -> Toolset {
+        let mut visible = Vec::new();
+        let mut hidden = BTreeMap::new();
+        for (name, tool) in &self.tools {
+            match filter.hides(name) {
+                Some(reason) => {
+                    hidden.insert(*name, (Arc::clone(tool), reason));
+                }
+                None => match policy.permits(tool.side_effect()) {
+                    Ok(()) => visible.push(Arc::clone(tool)),
+                    Err(reason) => {
+                        hidden.insert(*name, (Arc::clone(tool), Hidden::Policy(reason)));
+                    }
+                },
+            }
+        }
+        Toolset { visible, hidden }
+    }
+}
+
+/// The `--enabled-tools` / `--disabled-tools` lists, already validated against the registry.
+#[derive(Debug, Clone, Default)]
+pub struct ToolFilter {
+    /// When non-empty, only these tools are offered.
+    pub enabled: Vec<String>,
+    /// These tools are never offered.
+    pub disabled: Vec<String>,
+}
+
+impl ToolFilter {
+    fn hides(&self, name: &str) -> Option<Hidden> {
+        if self.disabled.iter().any(|d| d == name) {
+            Some(Hidden::Disabled)
+        } else if !self.enabled.is_empty() && !self.enabled.iter().any(|e| e == name) {
+            Some(Hidden::NotEnabled)
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a known tool is not offered in this run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Hidden {
+    Disabled,
+    NotEnabled,
+    Policy(String),
+}
+
+/// The tools one run offers, and the dispatch point for every call the model makes.
+#[derive(Clone)]
+pub struct Toolset {
+    visible: Vec<Arc<dyn Tool>>,
+    hidden: BTreeMap<&'static str, (Arc<dyn Tool>, Hidden)>,
+}
+
+impl Toolset {
+    /// The tools the model sees, sorted by name.
+    pub fn visible(&self) -> &[Arc<dyn Tool>] {
+        &self.visible
+    }
+
+    /// The side effect of a tool the registry knows, offered in this run or not.
+    pub fn side_effect_of(&self, name: &str) -> Option<SideEffect> {
+        self.visible
+            .iter()
+            .find(|t| t.name() == name)
+            .or_else(|| self.hidden.get(name).map(|(tool, _)| tool))
+            .map(|t| t.side_effect())
+    }
+
+    /// Looks up a tool for a call, or says precisely why it cannot be called.
+    pub fn lookup(&self, name: &str) -> Result<&Arc<dyn Tool>, ToolError> {
+        if let Some(tool) = self.visible.iter().find(|t| t.name() == name) {
+            return Ok(tool);
+        }
+        Err(match self.hidden.get(name) {
+            Some((_, Hidden::Disabled)) => ToolError::Failed(format!(
+                "tool `{name}` is not enabled for this run (it is listed in --disabled-tools)"
+            )),
+            Some((_, Hidden::NotEnabled)) => ToolError::Failed(format!(
+                "tool `{name}` is not enabled for this run (it is not listed in --enabled-tools)"
+            )),
+            Some((_, Hidden::Policy(reason))) => ToolError::Denied(reason.clone()),
+            None => ToolError::Failed(format!(
+                "unknown tool `{name}`; the tools available are: {}",
+                self.visible
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        })
+    }
+
+    /// Runs one call: looks the tool up, then calls it. Arguments are validated by the tool.
+    pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
+        let tool = self.lookup(name)?;
+        tool.call(args, ctx).await
+    }
+}

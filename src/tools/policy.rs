@@ -1,0 +1,263 @@
+//! What one run may do: which side effects its `--auto` level allows, and where on disk it may
+//! read and write.
+//!
+//! Confinement is decided on the *resolved* path: `..` and every symlink (dangling ones too)
+//! are followed before the path is compared with the allowed roots, so a link inside the
+//! workspace that points outside is outside. A path that does not exist yet is judged by where
+//! it would be created.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use super::{SideEffect, ToolError};
+use crate::cli::Autonomy;
+
+/// Symlink hops followed before a path is treated as a loop (the kernel's own limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Whether a path is about to be read or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The tool only reads the path.
+    Read,
+    /// The tool creates, changes or deletes the path.
+    Write,
+}
+
+/// The permissions of one run.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    autonomy: Autonomy,
+    /// Which flag made this run unrestricted, for the one-time warning.
+    unrestricted_by: Option<&'static str>,
+    /// Canonical workspace root first, then the canonical `--add-dir` roots.
+    roots: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// Builds the policy from the flags. `roots` must already be canonical directories, the
+    /// workspace first.
+    pub fn new(autonomy: Autonomy, skip_permissions_unsafe: bool, roots: Vec<PathBuf>) -> Self {
+        let (autonomy, unrestricted_by) = if skip_permissions_unsafe {
+            (Autonomy::High, Some("--skip-permissions-unsafe"))
+        } else if autonomy == Autonomy::High {
+            (Autonomy::High, Some("--auto high"))
+        } else {
+            (autonomy, None)
+        };
+        Policy {
+            autonomy,
+            unrestricted_by,
+            roots,
+        }
+    }
+
+    /// The effective autonomy level (`--skip-permissions-unsafe` counts as high).
+    pub fn autonomy(&self) -> Autonomy {
+        self.autonomy
+    }
+
+    /// The warning to show once when the run may do anything, naming the flag responsible.
+    pub fn unrestricted_warning(&self) -> Option<String> {
+        self.unrestricted_by.map(|flag| {
+            format!(
+                "unsafe permissions are active because {flag} was passed: the agent may write \
+                 anywhere and run any command"
+            )
+        })
+    }
+
+    /// Whether a tool with this side effect may run; the error says which level allows it.
+    pub fn permits(&self, effect: SideEffect) -> Result<(), String> {
+        let needed = match effect {
+            SideEffect::Read | SideEffect::None => Autonomy::Low,
+            SideEffect::Write | SideEffect::Shell => Autonomy::Medium,
+        };
+        if self.autonomy >= needed {
+            return Ok(());
+        }
+        let what = match effect {
+            SideEffect::Write => "tools that change files",
+            _ => "tools that run commands",
+        };
+        Err(format!(
+            "{what} need --auto medium or higher (this run is --auto {})",
+            level_name(self.autonomy)
+        ))
+    }
+
+    /// Resolves `path` (relative to `workspace`, or absolute) and checks it against the allowed
+    /// roots unless the run is unrestricted.
+    pub fn resolve(&self, workspace: &Path, path: &str, access: Access) -> Result<PathBuf, ToolError> {
+        if path.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("`path` must not be empty".into()));
+        }
+        let requested = Path::new(path);
+        let absolute = if requested.is_absolute() {
+            requested.to_path_buf()
+        } else {
+            workspace.join(requested)
+        };
+        let resolved = resolve_symlinks(&absolute);
+        if self.autonomy == Autonomy::High || self.roots.iter().any(|r| resolved.starts_with(r)) {
+            return Ok(resolved);
+        }
+        let verb = match access {
+            Access::Read => "reading",
+            Access::Write => "writing",
+        };
+        let roots = if self.roots.len() > 1 {
+            "the workspace and the --add-dir roots"
+        } else {
+            "the workspace"
+        };
+        let extra = match access {
+            Access::Read => "",
+            Access::Write => " (or add its directory with --add-dir)",
+        };
+        Err(ToolError::Denied(format!(
+            "`{path}` resolves to {} which is outside {roots}; {verb} there needs --auto high{extra}",
+            resolved.display()
+        )))
+    }
+}
+
+fn level_name(level: Autonomy) -> &'static str {
+    match level {
+        Autonomy::Low => "low",
+        Autonomy::Medium => "medium",
+        Autonomy::High => "high",
+    }
+}
+
+/// Resolves `..` and symlinks component by component, as the kernel would when opening the
+/// path, but without requiring the path to exist: missing components are taken literally.
+///
+/// `std::fs::canonicalize` cannot do this (it fails on the first missing component), and a
+/// lexical clean-up first would be wrong (`link/..` is not the link's directory).
+fn resolve_symlinks(absolute: &Path) -> PathBuf {
+    let mut resolved = PathBuf::from("/");
+    let mut pending: VecDeque<OsString> = VecDeque::new();
+    push_components(&mut pending, absolute, &mut resolved);
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        if part == ".." {
+            resolved.pop();
+            continue;
+        }
+        let next = resolved.join(&part);
+        let link = fs::symlink_metadata(&next)
+            .ok()
+            .filter(|m| m.file_type().is_symlink())
+            .and_then(|_| fs::read_link(&next).ok());
+        match link {
+            Some(target) if hops < MAX_SYMLINK_HOPS => {
+                hops += 1;
+                let rest: Vec<OsString> = pending.drain(..).collect();
+                push_components(&mut pending, &target, &mut resolved);
+                pending.extend(rest);
+            }
+            _ => resolved = next,
+        }
+    }
+    resolved
+}
+
+/// Queues the components of `path`; an absolute path restarts resolution at `/`.
+fn push_components(pending: &mut VecDeque<OsString>, path: &Path, resolved: &mut PathBuf) {
+    for component in path.components() {
+        match component {
+            Component::RootDir | Component::Prefix(_) => *resolved = PathBuf::from("/"),
+            Component::CurDir => {}
+            Component::ParentDir => pending.push_back(OsString::from("..")),
+            Component::Normal(name) => pending.push_back(name.to_os_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn policy(level: Autonomy, root: &Path) -> Policy {
+        Policy::new(level, false, vec![root.canonicalize().unwrap()])
+    }
+
+    #[test]
+    fn dotdot_out_of_the_workspace_is_denied() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let err = policy(Autonomy::Medium, &ws)
+            .resolve(&ws, "../outside.txt", Access::Write)
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Denied(ref m) if m.contains("--auto high")), "{err}");
+    }
+
+    #[test]
+    fn symlink_pointing_outside_is_outside() {
+        let outside = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        symlink(outside.path(), ws.join("escape")).unwrap();
+        let err = policy(Autonomy::Medium, &ws)
+            .resolve(&ws, "escape/new.txt", Access::Write)
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Denied(_)));
+    }
+
+    #[test]
+    fn dangling_symlink_is_judged_by_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        symlink("/nonexistent-zero-test/dir", ws.join("dangling")).unwrap();
+        let err = policy(Autonomy::Medium, &ws)
+            .resolve(&ws, "dangling/file", Access::Write)
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Denied(_)));
+    }
+
+    #[test]
+    fn missing_path_inside_is_allowed_and_dotdot_inside_missing_dirs_is_lexical() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let p = policy(Autonomy::Medium, &ws);
+        assert_eq!(
+            p.resolve(&ws, "a/b/../c.txt", Access::Write).unwrap(),
+            ws.join("a/c.txt")
+        );
+        assert!(p.resolve(&ws, "new/../../x", Access::Write).is_err());
+    }
+
+    #[test]
+    fn symlink_inside_pointing_inside_resolves_to_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        fs::create_dir(ws.join("real")).unwrap();
+        symlink("real", ws.join("alias")).unwrap();
+        let p = policy(Autonomy::Low, &ws);
+        assert_eq!(p.resolve(&ws, "alias/f", Access::Read).unwrap(), ws.join("real/f"));
+    }
+
+    #[test]
+    fn high_allows_anywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        assert!(policy(Autonomy::High, &ws).resolve(&ws, "/etc/hostname", Access::Write).is_ok());
+    }
+
+    #[test]
+    fn effects_by_level() {
+        let dir = tempfile::tempdir().unwrap();
+        let low = policy(Autonomy::Low, dir.path());
+        assert!(low.permits(SideEffect::Read).is_ok());
+        assert!(low.permits(SideEffect::None).is_ok());
+        assert!(low.permits(SideEffect::Write).unwrap_err().contains("--auto medium"));
+        assert!(low.permits(SideEffect::Shell).is_err());
+        let medium = policy(Autonomy::Medium, dir.path());
+        assert!(medium.permits(SideEffect::Shell).is_ok());
+        assert!(medium.permits(SideEffect::Write).is_ok());
+    }
+}
