@@ -3,6 +3,11 @@
 //! `zero exec "prompt"` runs one agent job against a model endpoint, lets the model work through
 //! tools, and exits with a code a script can act on. See `docs/ARCHITECTURE.md` for the design.
 
+pub mod agent;
 pub mod cli;
+pub mod exec;
+pub mod generate;
+pub mod output;
 pub mod provider;
+pub mod redact;
 pub mod tools;

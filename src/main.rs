@@ -1,1 +1,96 @@
-fn main() {}
+//! The `zero` binary: parse argv, dispatch, and exit with the code the job decided.
+
+use std::process::ExitCode as ProcessExitCode;
+
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+
+use zero::cli::{Cli, Command, OutputFormat};
+use zero::exec::{self, ExitCode, Failure, Invocation};
+
+fn main() -> ProcessExitCode {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return clap_failure(error).into(),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => return clap_failure(error).into(),
+    };
+    match cli.command {
+        Command::Exec(args) => {
+            let exec_matches = matches
+                .subcommand_matches("exec")
+                .expect("clap returned the exec subcommand");
+            let prompt_parts = prompt_parts_in_argv_order(exec_matches);
+            exec::run(Invocation { args, prompt_parts }).into()
+        }
+        Command::Generate(args) => match zero::generate::write_all(&args) {
+            Ok(()) => ProcessExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("zero: error: {error:#}");
+                ExitCode::Internal.into()
+            }
+        },
+    }
+}
+
+/// Positional words and `-p` values interleaved as they appeared on the command line.
+fn prompt_parts_in_argv_order(matches: &ArgMatches) -> Vec<String> {
+    let mut parts: Vec<(usize, String)> = Vec::new();
+    for id in ["prompt_words", "prompt"] {
+        if let (Some(values), Some(indices)) =
+            (matches.get_many::<String>(id), matches.indices_of(id))
+        {
+            parts.extend(indices.zip(values.cloned()));
+        }
+    }
+    parts.sort_by_key(|(index, _)| *index);
+    parts.into_iter().map(|(_, value)| value).collect()
+}
+
+/// Prints clap's message (help and version go to stdout with exit 0). For a usage error under
+/// `-o json`/`-o stream-json`, the machine-readable error and `run_end` follow on stdout too.
+fn clap_failure(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return ExitCode::Success;
+    }
+    let _ = error.print();
+    if let Some(format) = requested_output_format() {
+        let message = error
+            .render()
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string();
+        exec::report_early_failure(format, Failure::usage(message))
+    } else {
+        ExitCode::Usage
+    }
+}
+
+/// The machine-readable `-o` format named in argv, when clap could not parse the rest.
+fn requested_output_format() -> Option<OutputFormat> {
+    let args: Vec<String> = std::env::args().collect();
+    let value = args.iter().enumerate().find_map(|(i, arg)| {
+        arg.strip_prefix("--output-format=")
+            .or_else(|| arg.strip_prefix("-o="))
+            .map(str::to_string)
+            .or_else(|| {
+                (arg == "-o" || arg == "--output-format")
+                    .then(|| args.get(i + 1).cloned())
+                    .flatten()
+            })
+    })?;
+    match value.as_str() {
+        "json" => Some(OutputFormat::Json),
+        "stream-json" => Some(OutputFormat::StreamJson),
+        _ => None,
+    }
+}

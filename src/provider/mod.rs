@@ -6,7 +6,9 @@ pub mod message;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-pub use message::{Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage};
+pub use message::{
+    Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
+};
 
 /// How a provider call failed; decides retries, the `error.code` and the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,13 +9,14 @@
 //! with a message that says which flag would allow it.
 
 mod args;
+pub(crate) mod atomic;
 mod files;
 mod patch;
 mod plan;
 pub mod policy;
 mod search;
 mod shell;
-mod text;
+pub(crate) mod text;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -1,0 +1,180 @@
+//! The turn loop: send the conversation, stream the answer, run the tools it asks for, send the
+//! results, and repeat until the model answers without calling a tool or a budget runs out.
+//!
+//! The loop is provider-neutral (it speaks [`crate::provider::Message`]) and reports everything
+//! through [`Output`]; it never decides exit codes — it says how the conversation ended and
+//! `exec` maps that to a code.
+
+mod calls;
+pub mod system_prompt;
+
+use crate::output::{EventKind, Output};
+use crate::provider::{
+    ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Usage,
+};
+use crate::tools::{ToolContext, Toolset};
+
+/// What the model is asked when the turn budget is spent: no tools, just a summary.
+const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows, so you cannot \
+     call any more tools. Reply now, without tools: summarize what you did, what is left to do, \
+     and anything the person running you should check.";
+
+/// Everything one agent run needs.
+pub struct AgentRun<'a> {
+    /// Where requests go.
+    pub provider: &'a dyn Provider,
+    /// The tools on offer and the dispatch point for calls.
+    pub toolset: &'a Toolset,
+    /// The context every tool call gets (workspace, policy, cancellation).
+    pub context: ToolContext,
+    /// Where events go.
+    pub output: &'a Output,
+    /// The most model requests that may call tools; one more summary request follows.
+    pub max_turns: u32,
+}
+
+/// How the conversation ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// The model answered without calling a tool.
+    Answered(String),
+    /// The turn budget ran out; the text is the model's summary (possibly empty).
+    OutOfTurns(String),
+    /// The provider failed (after its own retries).
+    Failed(ProviderError),
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// The ending plus the run's accounting.
+#[derive(Debug)]
+pub struct Report {
+    /// How it ended.
+    pub ending: Ending,
+    /// Model requests made.
+    pub turns: u32,
+    /// Token totals.
+    pub usage: Usage,
+}
+
+impl AgentRun<'_> {
+    /// Runs the conversation to its end.
+    pub async fn run(&self, system: String, prompt: String) -> Report {
+        let mut request = Request {
+            system,
+            messages: vec![Message::User { content: prompt }],
+            tools: self
+                .toolset
+                .visible()
+                .iter()
+                .map(|tool| ToolSpec {
+                    name: tool.name().to_string(),
+                    description: tool.description().to_string(),
+                    input_schema: tool.input_schema(),
+                })
+                .collect(),
+        };
+        let (plan_sender, mut plan_updates) = tokio::sync::mpsc::unbounded_channel();
+        let context = ToolContext {
+            plan_updates: Some(plan_sender),
+            ..self.context.clone()
+        };
+        let mut turns = 0;
+        let mut usage = Usage::default();
+        let ending = loop {
+            if turns == self.max_turns {
+                break self
+                    .final_summary(&mut request, &mut turns, &mut usage)
+                    .await;
+            }
+            turns += 1;
+            let completion = match self.request(&request, &mut usage).await {
+                Ok(completion) => completion,
+                Err(ending) => break ending,
+            };
+            if completion.tool_calls.is_empty() {
+                if completion.stop == StopReason::MaxTokens {
+                    self.output.emit(EventKind::Warning {
+                        message: "the answer was cut off at the model's output token limit".into(),
+                    });
+                }
+                break Ending::Answered(completion.text);
+            }
+            let results =
+                calls::run_all(&completion.tool_calls, self.toolset, &context, self.output).await;
+            while let Ok(steps) = plan_updates.try_recv() {
+                self.output.emit(EventKind::Plan { steps });
+            }
+            request.messages.push(Message::Assistant {
+                text: completion.text,
+                tool_calls: completion.tool_calls,
+            });
+            request.messages.extend(results);
+            if self.context.cancel.is_cancelled() {
+                break Ending::Cancelled;
+            }
+        };
+        Report {
+            ending,
+            turns,
+            usage,
+        }
+    }
+
+    /// One model request, streaming its text and reasoning into events.
+    async fn request(
+        &self,
+        request: &Request,
+        usage: &mut Usage,
+    ) -> Result<crate::provider::Completion, Ending> {
+        let output = self.output;
+        let mut on_delta = |delta: StreamDelta| match delta {
+            StreamDelta::Text(delta) => output.emit(EventKind::Text { delta }),
+            StreamDelta::Reasoning(delta) => output.emit(EventKind::Reasoning { delta }),
+        };
+        let result = self
+            .provider
+            .complete(request, &mut on_delta, &self.context.cancel)
+            .await;
+        match result {
+            Ok(completion) => {
+                if let Some(counts) = completion.usage {
+                    usage.add(counts);
+                    output.emit(EventKind::Usage {
+                        prompt_tokens: counts.prompt_tokens,
+                        completion_tokens: counts.completion_tokens,
+                        total_tokens: counts.total(),
+                    });
+                }
+                Ok(completion)
+            }
+            Err(error) if error.class == ErrorClass::Cancelled => Err(Ending::Cancelled),
+            Err(error) => Err(Ending::Failed(error)),
+        }
+    }
+
+    /// The budget is spent: ask once more, without tools, for a summary.
+    async fn final_summary(
+        &self,
+        request: &mut Request,
+        turns: &mut u32,
+        usage: &mut Usage,
+    ) -> Ending {
+        request.tools.clear();
+        request.messages.push(Message::User {
+            content: OUT_OF_TURNS_REQUEST.into(),
+        });
+        *turns += 1;
+        match self.request(request, usage).await {
+            Ok(completion) => Ending::OutOfTurns(completion.text),
+            Err(Ending::Failed(error)) => {
+                // The run is incomplete either way; the summary was a courtesy.
+                self.output.emit(EventKind::Warning {
+                    message: format!("could not get a summary after the last turn: {error}"),
+                });
+                Ending::OutOfTurns(String::new())
+            }
+            Err(other) => other,
+        }
+    }
+}

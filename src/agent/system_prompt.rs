@@ -1,0 +1,155 @@
+//! The system prompt: who the agent is, where it works, how to use its tools, and the project's
+//! own guidance (`AGENTS.md` / `ZERO.md`) from the git root down to the workspace.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::Autonomy;
+
+/// Project guidance files, read in this order in each directory.
+const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];
+
+/// The most guidance text included, in bytes; the rest is cut with a note.
+const GUIDANCE_MAX: usize = 32 * 1024;
+
+/// The facts the system prompt states.
+pub struct PromptFacts<'a> {
+    /// The workspace root.
+    pub workspace: &'a Path,
+    /// The effective autonomy level.
+    pub autonomy: Autonomy,
+    /// The names of the tools on offer.
+    pub tools: Vec<&'a str>,
+}
+
+/// Builds the whole system prompt.
+pub fn build(facts: &PromptFacts<'_>) -> String {
+    let mut prompt = format!(
+        "You are zero, a coding agent running headless: nobody will answer questions or approve \
+         anything during this run, so make reasonable assumptions, do the work, and finish with \
+         a final answer that stands on its own.\n\n\
+         Workspace root: {workspace}\n\
+         Operating system: {os}\n\
+         Date: {date}\n\
+         Tools available: {tools}\n\n\
+         How to work:\n\
+         - Look before you act: find the relevant files with grep/glob/list_directory and read \
+         them before changing anything.\n\
+         - Paths are relative to the workspace root unless absolute.\n\
+         - Make the smallest change that fully does the job, keep the project's style, and \
+         check your work (e.g. run the tests) when you can.\n\
+         - Call several read-only tools in one turn when you need several things; they run in \
+         parallel.\n\
+         - If a tool returns an error, read it: it says what went wrong and usually how to fix \
+         the call.\n\
+         - Your final answer is what the person running you reads: say what you did, what you \
+         found, and anything left to do. Do not ask questions; there is no one to answer.\n",
+        workspace = facts.workspace.display(),
+        os = std::env::consts::OS,
+        date = chrono::Local::now().format("%Y-%m-%d"),
+        tools = if facts.tools.is_empty() {
+            "none".to_string()
+        } else {
+            facts.tools.join(", ")
+        },
+    );
+    prompt.push_str(autonomy_note(facts.autonomy));
+    if let Some(guidance) = project_guidance(facts.workspace) {
+        prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
+        prompt.push_str(&guidance);
+    }
+    prompt
+}
+
+fn autonomy_note(level: Autonomy) -> &'static str {
+    match level {
+        Autonomy::Low => {
+            "- This run is read-only (--auto low): you cannot change files or run commands. If \
+             the task needs changes, describe them precisely (file, location, new text) in \
+             your answer.\n"
+        }
+        Autonomy::Medium => {
+            "- You may change files inside the workspace and run commands (--auto medium); \
+             writes outside the workspace are refused.\n"
+        }
+        Autonomy::High => "- You may change any file and run any command (--auto high).\n",
+    }
+}
+
+/// Guidance files from the git root (or the workspace, outside git) down to the workspace,
+/// outermost first, capped at [`GUIDANCE_MAX`] bytes.
+fn project_guidance(workspace: &Path) -> Option<String> {
+    let mut text = String::new();
+    for dir in dirs_from_root(workspace) {
+        for name in GUIDANCE_FILES {
+            let path = dir.join(name);
+            let Ok(content) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            if content.trim().is_empty() {
+                continue;
+            }
+            text.push_str(&format!(
+                "--- {} ---\n{}\n\n",
+                path.display(),
+                content.trim()
+            ));
+        }
+    }
+    if text.is_empty() {
+        return None;
+    }
+    if text.len() > GUIDANCE_MAX {
+        let cut = crate::tools::text::prefix_at_boundary(&text, GUIDANCE_MAX).to_string();
+        return Some(format!("{cut}\n[guidance cut at {GUIDANCE_MAX} bytes]\n"));
+    }
+    Some(text)
+}
+
+/// The directories from the enclosing git root down to `workspace`, outermost first.
+fn dirs_from_root(workspace: &Path) -> Vec<PathBuf> {
+    let chain: Vec<PathBuf> = workspace.ancestors().map(Path::to_path_buf).collect();
+    let root_index = chain
+        .iter()
+        .position(|dir| dir.join(".git").exists())
+        .unwrap_or(0);
+    chain[..=root_index].iter().rev().cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guidance_is_collected_from_git_root_down() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir(root.path().join(".git")).unwrap();
+        let sub = root.path().join("crate");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(root.path().join("AGENTS.md"), "outer rule").unwrap();
+        std::fs::write(sub.join("ZERO.md"), "inner rule").unwrap();
+        let prompt = build(&PromptFacts {
+            workspace: &sub,
+            autonomy: Autonomy::Medium,
+            tools: vec!["read_file"],
+        });
+        let outer = prompt.find("outer rule").expect("outer guidance");
+        let inner = prompt.find("inner rule").expect("inner guidance");
+        assert!(outer < inner);
+        assert!(prompt.contains("headless"));
+    }
+
+    #[test]
+    fn outside_git_only_the_workspace_is_read() {
+        let root = tempfile::tempdir().unwrap();
+        let sub = root.path().join("w");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(root.path().join("AGENTS.md"), "parent rule").unwrap();
+        let prompt = build(&PromptFacts {
+            workspace: &sub,
+            autonomy: Autonomy::Low,
+            tools: vec![],
+        });
+        assert!(!prompt.contains("parent rule"));
+        assert!(prompt.contains("read-only"));
+    }
+}

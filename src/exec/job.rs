@@ -1,0 +1,100 @@
+//! Resolving `zero exec` flags into what a run needs: the workspace, the policy and the tool
+//! filters. Every problem found here is a usage error (exit 2) with a one-line message.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::ExecArgs;
+use crate::tools::{Policy, Registry, ToolFilter};
+
+use super::Failure;
+
+/// The canonical workspace root: `--cwd`, or the current directory.
+pub fn workspace(args: &ExecArgs) -> Result<PathBuf, Failure> {
+    let dir = match &args.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()
+            .map_err(|e| Failure::usage(format!("cannot read the current directory: {e}")))?,
+    };
+    existing_dir(&dir, "--cwd")
+}
+
+/// The run's policy: `--auto`, `--skip-permissions-unsafe`, the workspace and `--add-dir`s.
+pub fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failure> {
+    let mut roots = vec![workspace.to_path_buf()];
+    for dir in &args.add_dir {
+        let dir = if dir.is_relative() {
+            workspace.join(dir)
+        } else {
+            dir.clone()
+        };
+        roots.push(existing_dir(&dir, "--add-dir")?);
+    }
+    Ok(Policy::new(args.auto, args.skip_permissions_unsafe, roots))
+}
+
+/// The tool filters, each name checked against the registry.
+pub fn tool_filter(args: &ExecArgs, registry: &Registry) -> Result<ToolFilter, Failure> {
+    let enabled = tool_names(&args.enabled_tools, registry, "--enabled-tools")?;
+    let disabled = tool_names(&args.disabled_tools, registry, "--disabled-tools")?;
+    if let Some(both) = enabled.iter().find(|name| disabled.contains(name)) {
+        return Err(Failure::usage(format!(
+            "tool `{both}` is in both --enabled-tools and --disabled-tools; keep it in one"
+        )));
+    }
+    Ok(ToolFilter { enabled, disabled })
+}
+
+/// Splits repeated comma/space separated lists, dropping duplicates, keeping first order.
+fn tool_names(lists: &[String], registry: &Registry, flag: &str) -> Result<Vec<String>, Failure> {
+    let mut names: Vec<String> = Vec::new();
+    for name in lists
+        .iter()
+        .flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace()))
+        .filter(|name| !name.is_empty())
+    {
+        if !registry.contains(name) {
+            return Err(Failure::usage(format!(
+                "unknown tool `{name}` in {flag}; valid names: {}",
+                registry.names().join(", ")
+            )));
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    Ok(names)
+}
+
+fn existing_dir(dir: &Path, flag: &str) -> Result<PathBuf, Failure> {
+    match dir.canonicalize() {
+        Ok(path) if path.is_dir() => Ok(path),
+        Ok(_) => Err(Failure::usage(format!(
+            "{flag} {}: not a directory",
+            dir.display()
+        ))),
+        Err(e) => Err(Failure::usage(format!("{flag} {}: {e}", dir.display()))),
+    }
+}
+
+/// Checks `--output-last-message` before the run spends tokens: its directory must exist and
+/// the path must not be a directory.
+pub fn last_message_path(path: &Path) -> Result<PathBuf, Failure> {
+    if path.is_dir() {
+        return Err(Failure::usage(format!(
+            "--output-last-message {}: is a directory",
+            path.display()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Failure::usage(format!(
+            "--output-last-message {}: directory {} does not exist",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(path.to_path_buf())
+}

@@ -1,0 +1,300 @@
+//! One `zero exec` job: resolve the flags, assemble the prompt, connect the provider, run the
+//! agent loop, and turn how it ended into events and an exit code.
+//!
+//! Every path out of [`run`] emits exactly one `run_end`, preceded by an `error` when the run
+//! failed, so a script reading stream-json always sees how the run ended.
+
+mod job;
+pub mod outcome;
+mod prompt;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{AgentRun, Ending, system_prompt};
+use crate::cli::ExecArgs;
+use crate::output::{EventKind, Output, ToolInfo, UsageTotals};
+use crate::provider::{ErrorClass, Provider, ProviderError, Usage};
+use crate::tools::{Registry, ToolContext, Toolset};
+
+pub use outcome::ExitCode;
+
+/// The default `--max-turns`.
+pub const DEFAULT_MAX_TURNS: u32 = 80;
+
+/// Environment variables whose values are secrets wherever they appear.
+const SECRET_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// A parsed `zero exec` command line.
+pub struct Invocation {
+    /// The flags.
+    pub args: ExecArgs,
+    /// Positional prompt words and `-p` values, in the order they appeared in argv.
+    pub prompt_parts: Vec<String>,
+}
+
+/// A reason the run cannot go on, with everything the `error` event needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The exit code it leads to.
+    pub exit: ExitCode,
+    /// The stable `error.code`.
+    pub code: &'static str,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// Whether running again unchanged could succeed.
+    pub retryable: bool,
+}
+
+impl Failure {
+    /// Bad flags or input: exit 2.
+    pub fn usage(message: String) -> Self {
+        Failure {
+            exit: ExitCode::Usage,
+            code: "usage_error",
+            message,
+            retryable: false,
+        }
+    }
+
+    /// Provider configuration is missing or invalid: exit 3.
+    pub fn config(message: String) -> Self {
+        Failure {
+            exit: ExitCode::Provider,
+            code: "config_error",
+            message,
+            retryable: false,
+        }
+    }
+
+    /// The provider failed: exit 3, coded by its class.
+    pub fn provider(error: &ProviderError) -> Self {
+        Failure {
+            exit: ExitCode::Provider,
+            code: error.class.as_str(),
+            message: error.message.clone(),
+            retryable: error.retryable,
+        }
+    }
+
+    /// Something inside zero failed: exit 1.
+    pub fn internal(message: String) -> Self {
+        Failure {
+            exit: ExitCode::Internal,
+            code: "internal_error",
+            message,
+            retryable: false,
+        }
+    }
+
+    fn emit(&self, output: &Output) {
+        output.emit(EventKind::Error {
+            code: self.code.to_string(),
+            message: self.message.clone(),
+            retryable: self.retryable,
+        });
+    }
+}
+
+/// Turns and token counts, for `run_end`.
+#[derive(Debug, Default, Clone, Copy)]
+struct Accounting {
+    turns: u32,
+    usage: Usage,
+}
+
+/// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then.
+pub fn run(invocation: Invocation) -> ExitCode {
+    let output = Output::new(invocation.args.output_format, known_secrets());
+    let mut accounting = Accounting::default();
+    let exit = match run_job(&invocation, &output, &mut accounting) {
+        Ok(exit) => exit,
+        Err(failure) => {
+            failure.emit(&output);
+            failure.exit
+        }
+    };
+    finish(&output, exit, accounting)
+}
+
+/// Emits `run_end`. A stdout that broke along the way makes the run an internal error.
+fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
+    let exit = if output.broken().is_some() {
+        ExitCode::Internal
+    } else {
+        exit
+    };
+    output.emit(EventKind::RunEnd {
+        status: exit.run_status(),
+        exit_code: exit.code(),
+        turns: accounting.turns,
+        usage: UsageTotals {
+            prompt_tokens: accounting.usage.prompt_tokens,
+            completion_tokens: accounting.usage.completion_tokens,
+            total_tokens: accounting.usage.total(),
+        },
+    });
+    match output.broken() {
+        Some(kind) => {
+            eprintln!("zero: error: cannot write to stdout: {kind}");
+            ExitCode::Internal
+        }
+        None => exit,
+    }
+}
+
+fn run_job(
+    invocation: &Invocation,
+    output: &Output,
+    accounting: &mut Accounting,
+) -> Result<ExitCode, Failure> {
+    let args = &invocation.args;
+    let workspace = job::workspace(args)?;
+    let policy = job::policy(args, &workspace)?;
+    let registry = Registry::core();
+    let filter = job::tool_filter(args, &registry)?;
+    let toolset = registry.select(&filter, &policy);
+    if args.list_tools {
+        list_tools(output, &workspace, &toolset);
+        return Ok(ExitCode::Success);
+    }
+    let last_message = args
+        .output_last_message
+        .as_deref()
+        .map(job::last_message_path)
+        .transpose()?;
+    let prompt = prompt::assemble(
+        &prompt::PromptSources {
+            parts: &invocation.prompt_parts,
+            file: args.file.as_deref(),
+            format: args.input_format,
+        },
+        &workspace,
+        &mut std::io::stdin(),
+    )?;
+    let provider = connect(args)?;
+    output.emit(EventKind::RunStart {
+        cwd: workspace.display().to_string(),
+        provider: Some(provider.name().to_string()),
+        model: Some(provider.model().to_string()),
+    });
+    if let Some(warning) = policy.unrestricted_warning() {
+        output.emit(EventKind::Warning { message: warning });
+    }
+    let system = system_prompt::build(&system_prompt::PromptFacts {
+        workspace: &workspace,
+        autonomy: policy.autonomy(),
+        tools: toolset.visible().iter().map(|t| t.name()).collect(),
+    });
+    let context = ToolContext {
+        workspace: workspace.clone(),
+        policy: Arc::new(policy),
+        cancel: CancellationToken::new(),
+        plan_updates: None,
+    };
+    let agent = AgentRun {
+        provider: provider.as_ref(),
+        toolset: &toolset,
+        context,
+        output,
+        max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
+    let report = runtime.block_on(agent.run(system, prompt));
+    accounting.turns = report.turns;
+    accounting.usage = report.usage;
+    conclude(report.ending, output, last_message.as_deref())
+}
+
+/// Reports how the conversation ended and picks the exit code.
+fn conclude(
+    ending: Ending,
+    output: &Output,
+    last_message: Option<&Path>,
+) -> Result<ExitCode, Failure> {
+    match ending {
+        Ending::Answered(text) => {
+            write_last_message(last_message, &text)?;
+            output.emit(EventKind::Final { text });
+            Ok(ExitCode::Success)
+        }
+        Ending::OutOfTurns(text) => {
+            write_last_message(last_message, &text)?;
+            output.emit(EventKind::Final { text });
+            Err(Failure {
+                exit: ExitCode::Incomplete,
+                code: "incomplete",
+                message: "the turn budget (--max-turns) ran out before the model gave a final \
+                          answer"
+                    .into(),
+                retryable: false,
+            })
+        }
+        Ending::Failed(error) => Err(Failure::provider(&error)),
+        Ending::Cancelled => Err(Failure::provider(&ProviderError {
+            class: ErrorClass::Cancelled,
+            status: None,
+            message: "the run was cancelled".into(),
+            retryable: false,
+        })),
+    }
+}
+
+fn write_last_message(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    crate::tools::atomic::write(path, text.as_bytes()).map_err(|e| {
+        Failure::internal(format!(
+            "cannot write --output-last-message {}: {e}",
+            path.display()
+        ))
+    })
+}
+
+fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
+    output.emit(EventKind::RunStart {
+        cwd: workspace.display().to_string(),
+        provider: None,
+        model: None,
+    });
+    output.emit(EventKind::Tools {
+        tools: toolset
+            .visible()
+            .iter()
+            .map(|tool| ToolInfo {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                side_effect: tool.side_effect(),
+                input_schema: tool.input_schema(),
+            })
+            .collect(),
+    });
+}
+
+/// Values of the well-known key variables, so they never appear in any output.
+fn known_secrets() -> Vec<String> {
+    SECRET_VARIABLES
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .filter(|value| !value.is_empty())
+        .collect()
+}
+
+/// Resolves the provider configuration and builds the provider.
+fn connect(_args: &ExecArgs) -> Result<Box<dyn Provider>, Failure> {
+    Err(Failure::config("no model provider configured".into()))
+}
+
+/// Reports a failure found before the job could start (e.g. a flag clap rejected) in a
+/// machine-readable format: `error` then `run_end`.
+pub fn report_early_failure(format: crate::cli::OutputFormat, failure: Failure) -> ExitCode {
+    let output = Output::new(format, Vec::new());
+    failure.emit(&output);
+    finish(&output, failure.exit, Accounting::default())
+}

@@ -1,0 +1,81 @@
+//! How a run ended, and the one mapping from that to the process exit code.
+
+use crate::output::RunStatus;
+
+/// The exit codes of `zero`, exactly as documented (README, ARCHITECTURE, `--help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// The job finished and the model gave its final answer.
+    Success,
+    /// A bug or an I/O failure writing output.
+    Internal,
+    /// Bad flags, missing prompt, unreadable prompt file, bad workspace.
+    Usage,
+    /// No provider, authentication, network, or retries exhausted.
+    Provider,
+    /// A budget ran out before a final answer.
+    Incomplete,
+    /// Ended by SIGHUP.
+    Hangup,
+    /// Ended by SIGINT.
+    Interrupted,
+    /// Ended by SIGTERM.
+    Terminated,
+}
+
+impl ExitCode {
+    /// The numeric code the process exits with.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::Internal => 1,
+            ExitCode::Usage => 2,
+            ExitCode::Provider => 3,
+            ExitCode::Incomplete => 4,
+            ExitCode::Hangup => 129,
+            ExitCode::Interrupted => 130,
+            ExitCode::Terminated => 143,
+        }
+    }
+
+    /// The `run_end.status` that goes with this code.
+    pub fn run_status(self) -> RunStatus {
+        match self {
+            ExitCode::Success => RunStatus::Success,
+            ExitCode::Internal | ExitCode::Usage | ExitCode::Provider => RunStatus::Error,
+            ExitCode::Incomplete => RunStatus::Incomplete,
+            ExitCode::Hangup | ExitCode::Interrupted | ExitCode::Terminated => {
+                RunStatus::Interrupted
+            }
+        }
+    }
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(code: ExitCode) -> Self {
+        // Every code is below 256 by construction.
+        std::process::ExitCode::from(code.code() as u8)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_match_the_documented_table() {
+        let table = [
+            (ExitCode::Success, 0),
+            (ExitCode::Internal, 1),
+            (ExitCode::Usage, 2),
+            (ExitCode::Provider, 3),
+            (ExitCode::Incomplete, 4),
+            (ExitCode::Hangup, 129),
+            (ExitCode::Interrupted, 130),
+            (ExitCode::Terminated, 143),
+        ];
+        for (code, number) in table {
+            assert_eq!(code.code(), number, "{code:?}");
+        }
+    }
+}

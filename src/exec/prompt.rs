@@ -1,0 +1,203 @@
+//! Assembling the prompt from argv, `--file` and (only when asked) stdin.
+//!
+//! stdin is read in exactly two cases: a prompt word that is a lone `-`, and
+//! `--input-format stream-json` without `--file`. A parent that leaves an inherited stdin pipe
+//! open forever therefore never stalls a run that did not ask for stdin.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::cli::InputFormat;
+
+use super::Failure;
+
+/// How to ask for a prompt, for the "no prompt" error.
+const HOW_TO_PROMPT: &str = "no prompt given: pass it as an argument (zero exec \"fix the failing \
+                             test\"), with -p TEXT, with -f FILE, or as - to read it from stdin";
+
+/// Where the prompt comes from.
+pub struct PromptSources<'a> {
+    /// Positional words and `-p` values, in argv order.
+    pub parts: &'a [String],
+    /// `--file`, relative to the workspace.
+    pub file: Option<&'a Path>,
+    /// `--input-format`.
+    pub format: InputFormat,
+}
+
+/// The prompt text, or a usage error naming what is wrong.
+pub fn assemble(
+    sources: &PromptSources<'_>,
+    workspace: &Path,
+    stdin: &mut dyn Read,
+) -> Result<String, Failure> {
+    let prompt = match sources.format {
+        InputFormat::Text => text_prompt(sources, workspace, stdin)?,
+        InputFormat::StreamJson => {
+            if !sources.parts.is_empty() {
+                return Err(Failure::usage(
+                    "-i stream-json reads the prompt from --file or stdin; drop the prompt arguments"
+                        .into(),
+                ));
+            }
+            let input = match sources.file {
+                Some(file) => read_prompt_file(file, workspace)?,
+                None => read_all(stdin)?,
+            };
+            parse_stream_json(&input)?
+        }
+    };
+    let prompt = prompt.trim();
+    if prompt.is_empty() {
+        return Err(Failure::usage(HOW_TO_PROMPT.into()));
+    }
+    Ok(prompt.to_string())
+}
+
+fn text_prompt(
+    sources: &PromptSources<'_>,
+    workspace: &Path,
+    stdin: &mut dyn Read,
+) -> Result<String, Failure> {
+    let mut words = Vec::with_capacity(sources.parts.len());
+    for part in sources.parts {
+        if part == "-" {
+            words.push(read_all(stdin)?.trim().to_string());
+        } else {
+            words.push(part.clone());
+        }
+    }
+    let mut prompt = words.join(" ");
+    if let Some(file) = sources.file {
+        let text = read_prompt_file(file, workspace)?;
+        if !prompt.trim().is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(text.trim());
+    }
+    Ok(prompt)
+}
+
+fn read_prompt_file(file: &Path, workspace: &Path) -> Result<String, Failure> {
+    let path = workspace.join(file);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Failure::usage(format!("cannot read prompt file {}: {e}", file.display())))?;
+    if text.trim().is_empty() {
+        return Err(Failure::usage(format!(
+            "prompt file {} is empty",
+            file.display()
+        )));
+    }
+    Ok(text)
+}
+
+fn read_all(stdin: &mut dyn Read) -> Result<String, Failure> {
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|e| Failure::usage(format!("cannot read the prompt from stdin: {e}")))?;
+    Ok(text)
+}
+
+/// One line of `-i stream-json` input.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct InputLine {
+    #[serde(rename = "type")]
+    kind: InputKind,
+    content: String,
+    role: Option<String>,
+    schema_version: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum InputKind {
+    Prompt,
+    Message,
+}
+
+/// Joins the contents of `prompt` and user `message` lines with blank lines.
+fn parse_stream_json(input: &str) -> Result<String, Failure> {
+    let mut contents = Vec::new();
+    for (index, line) in input.lines().enumerate() {
+        let number = index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: InputLine = serde_json::from_str(line).map_err(|e| {
+            Failure::usage(format!("invalid stream-json input at line {number}: {e}"))
+        })?;
+        if let Some(version) = parsed.schema_version.filter(|v| *v != 2) {
+            return Err(Failure::usage(format!(
+                "invalid stream-json input at line {number}: schemaVersion {version} is not supported (use 2)"
+            )));
+        }
+        match (parsed.kind, parsed.role.as_deref()) {
+            (InputKind::Prompt, None) | (InputKind::Message, Some("user")) => {}
+            (InputKind::Prompt, Some(_)) => {
+                return Err(Failure::usage(format!(
+                    "invalid stream-json input at line {number}: a prompt line has no role"
+                )));
+            }
+            (InputKind::Message, role) => {
+                return Err(Failure::usage(format!(
+                    "invalid stream-json input at line {number}: message role must be \"user\", got {role:?}"
+                )));
+            }
+        }
+        if !parsed.content.trim().is_empty() {
+            contents.push(parsed.content.trim().to_string());
+        }
+    }
+    Ok(contents.join("\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assemble_text(parts: &[&str], stdin: &str) -> Result<String, Failure> {
+        let parts: Vec<String> = parts.iter().map(|s| s.to_string()).collect();
+        let sources = PromptSources {
+            parts: &parts,
+            file: None,
+            format: InputFormat::Text,
+        };
+        assemble(&sources, Path::new("/"), &mut stdin.as_bytes())
+    }
+
+    #[test]
+    fn words_join_with_spaces_and_dash_reads_stdin() {
+        assert_eq!(assemble_text(&["fix", "it"], "").unwrap(), "fix it");
+        assert_eq!(assemble_text(&["-"], "from stdin\n").unwrap(), "from stdin");
+        assert_eq!(assemble_text(&["see:", "-"], "x").unwrap(), "see: x");
+    }
+
+    #[test]
+    fn no_prompt_is_a_usage_error_that_says_how() {
+        let err = assemble_text(&[], "").unwrap_err();
+        assert!(err.message.contains("-p TEXT"), "{}", err.message);
+        assert!(assemble_text(&["  "], "").is_err());
+    }
+
+    #[test]
+    fn stream_json_input_joins_contents_and_names_bad_lines() {
+        let input = "{\"type\":\"prompt\",\"content\":\"a\"}\n\n{\"type\":\"message\",\"role\":\"user\",\"content\":\"b\"}\n";
+        assert_eq!(parse_stream_json(input).unwrap(), "a\n\nb");
+        let err = parse_stream_json("{\"type\":\"prompt\",\"content\":\"a\"}\n{\"type\":\"prompt\",\"content\":\"a\",\"x\":1}").unwrap_err();
+        assert!(
+            err.message.contains("line 2") && err.message.contains("unknown field"),
+            "{}",
+            err.message
+        );
+        let err = parse_stream_json("{\"type\":\"tool\",\"content\":\"a\"}").unwrap_err();
+        assert!(err.message.contains("line 1"), "{}", err.message);
+        let err =
+            parse_stream_json("{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"a\"}")
+                .unwrap_err();
+        assert!(err.message.contains("role"), "{}", err.message);
+    }
+}

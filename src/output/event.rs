@@ -1,0 +1,224 @@
+//! The events of one run: the stream-json schema, in one place.
+//!
+//! Every event a run reports is an [`EventKind`]; the three writers decide what each format
+//! makes of it. Field names are camelCase on the wire; `docs/STREAM_JSON.md` documents every
+//! event and must change with this file.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::tools::{PlanStep, SideEffect};
+
+/// The version of the stream-json schema; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// One event as written to stream-json: the envelope every event carries, then its body.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope<'a> {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The id of the run that emitted the event.
+    pub run_id: &'a str,
+    /// The event itself; its `type` tag sits beside the envelope fields.
+    #[serde(flatten)]
+    pub event: &'a EventKind,
+}
+
+/// Everything a run can report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// The run has started: the workspace, the provider and the model.
+    #[serde(rename_all = "camelCase")]
+    RunStart {
+        /// The workspace root.
+        cwd: String,
+        /// The wire in use (`openai`, `anthropic`), absent for `--list-tools`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider: Option<String>,
+        /// The model, absent for `--list-tools`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// The tools the model sees (for `--list-tools`).
+    Tools {
+        /// One entry per tool, sorted by name.
+        tools: Vec<ToolInfo>,
+    },
+    /// A piece of the model's visible text.
+    Text {
+        /// The new text.
+        delta: String,
+    },
+    /// A piece of the model's reasoning (never part of the answer).
+    Reasoning {
+        /// The new text.
+        delta: String,
+    },
+    /// The model called a tool.
+    #[serde(rename_all = "camelCase")]
+    ToolCall {
+        /// The call id; the matching `tool_result` has the same id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments: parsed JSON, or the raw text when it was not valid JSON.
+        args: Value,
+        /// The tool's side effect, `unknown` for a tool that does not exist.
+        side_effect: String,
+    },
+    /// Policy refused a call (emitted between its `tool_call` and `tool_result`).
+    PermissionDecision {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// `deny` (allowed calls are not reported).
+        decision: Decision,
+        /// Why, naming the flag that would allow it.
+        reason: String,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// `ok` or `error`.
+        status: CallStatus,
+        /// What the model was told, cut to 10 KiB in stream-json.
+        output: String,
+        /// Whether `output` was cut for the event.
+        truncated: bool,
+    },
+    /// The model replaced its plan.
+    Plan {
+        /// The whole plan.
+        steps: Vec<PlanStep>,
+    },
+    /// Token counts of one model response.
+    #[serde(rename_all = "camelCase")]
+    Usage {
+        /// Input tokens.
+        prompt_tokens: u64,
+        /// Output tokens.
+        completion_tokens: u64,
+        /// Their sum.
+        total_tokens: u64,
+    },
+    /// Something the caller should know that did not stop the run.
+    Warning {
+        /// What happened.
+        message: String,
+    },
+    /// The final answer.
+    Final {
+        /// Its text.
+        text: String,
+    },
+    /// Why the run did not succeed.
+    Error {
+        /// A stable code (`usage_error`, `auth`, `incomplete`, ...).
+        code: String,
+        /// What went wrong, for a person.
+        message: String,
+        /// Whether running again unchanged could succeed.
+        retryable: bool,
+    },
+    /// The last event of every run.
+    #[serde(rename_all = "camelCase")]
+    RunEnd {
+        /// How the run ended.
+        status: RunStatus,
+        /// The process's exit code.
+        exit_code: i32,
+        /// Model requests made.
+        turns: u32,
+        /// Token totals over the run.
+        usage: UsageTotals,
+    },
+}
+
+/// A tool as listed by `--list-tools`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    /// The tool's name.
+    pub name: String,
+    /// Its description for the model.
+    pub description: String,
+    /// Its side effect.
+    pub side_effect: SideEffect,
+    /// The JSON Schema of its arguments.
+    pub input_schema: Value,
+}
+
+/// A policy decision on a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// The call may run.
+    Allow,
+    /// The call was refused.
+    Deny,
+}
+
+/// Whether a tool call succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallStatus {
+    /// It returned a result.
+    Ok,
+    /// It failed or was refused.
+    Error,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// The model gave its final answer.
+    Success,
+    /// Something failed (usage, provider, internal).
+    Error,
+    /// A budget ran out before a final answer.
+    Incomplete,
+    /// A signal ended the run.
+    Interrupted,
+}
+
+/// Token totals over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    /// Input tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub completion_tokens: u64,
+    /// Their sum.
+    pub total_tokens: u64,
+}
+
+/// The most of a tool's output one `tool_result` event carries; the model saw all of it.
+pub const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
+
+impl EventKind {
+    /// A `tool_result` event, its output cut to [`TOOL_RESULT_EVENT_MAX`] on a char boundary.
+    pub fn tool_result(id: &str, name: &str, status: CallStatus, output: &str) -> Self {
+        let cut = crate::tools::text::prefix_at_boundary(output, TOOL_RESULT_EVENT_MAX);
+        let truncated = cut.len() < output.len();
+        let output = if truncated {
+            format!("{cut}\n[truncated]")
+        } else {
+            output.to_string()
+        };
+        EventKind::ToolResult {
+            id: id.to_string(),
+            name: name.to_string(),
+            status,
+            output,
+            truncated,
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `-o json`: one JSON summary object on stdout when the run ends.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{CallStatus, EventKind, Redactor, RunStatus, UsageTotals, Writer};
+
+/// Collects what a script needs from the run and prints it once, at `run_end`.
+pub struct JsonWriter {
+    redactor: Redactor,
+    final_text: Option<String>,
+    tool_calls: Vec<CallSummary>,
+    errors: Vec<Value>,
+    warnings: Vec<String>,
+    /// `--list-tools` prints its listing instead of a run summary.
+    listed_tools: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct CallSummary {
+    id: String,
+    name: String,
+    status: Option<CallStatus>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary<'a> {
+    status: RunStatus,
+    exit_code: i32,
+    final_text: &'a Option<String>,
+    turns: u32,
+    usage: &'a UsageTotals,
+    tool_calls: &'a [CallSummary],
+    errors: &'a [Value],
+    warnings: &'a [String],
+}
+
+impl JsonWriter {
+    /// An empty summary.
+    pub fn new(redactor: Redactor) -> Self {
+        JsonWriter {
+            redactor,
+            final_text: None,
+            tool_calls: Vec::new(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+            listed_tools: false,
+        }
+    }
+
+    fn print(&self, value: &impl Serialize) -> io::Result<()> {
+        let text = serde_json::to_string(value).map_err(io::Error::other)?;
+        let mut text = self.redactor.apply(&text);
+        text.push('\n');
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+}
+
+impl Writer for JsonWriter {
+    fn write(&mut self, event: &EventKind) -> io::Result<()> {
+        match event {
+            EventKind::Tools { tools } => {
+                self.listed_tools = true;
+                return self.print(&json!({ "tools": tools }));
+            }
+            EventKind::ToolCall { id, name, .. } => self.tool_calls.push(CallSummary {
+                id: id.clone(),
+                name: name.clone(),
+                status: None,
+            }),
+            EventKind::ToolResult { id, status, .. } => {
+                if let Some(call) = self.tool_calls.iter_mut().rev().find(|c| &c.id == id) {
+                    call.status = Some(*status);
+                }
+            }
+            EventKind::Final { text } => self.final_text = Some(text.clone()),
+            EventKind::Warning { message } => self.warnings.push(message.clone()),
+            EventKind::Error {
+                code,
+                message,
+                retryable,
+            } => self.errors.push(json!({
+                "code": code,
+                "message": message,
+                "retryable": retryable,
+            })),
+            EventKind::RunEnd {
+                status,
+                exit_code,
+                turns,
+                usage,
+            } if !self.listed_tools => {
+                return self.print(&Summary {
+                    status: *status,
+                    exit_code: *exit_code,
+                    final_text: &self.final_text,
+                    turns: *turns,
+                    usage,
+                    tool_calls: &self.tool_calls,
+                    errors: &self.errors,
+                    warnings: &self.warnings,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,120 @@
+//! Everything a run reports, and the one door to stdout.
+//!
+//! Code anywhere in a run calls [`Output::emit`] with an [`EventKind`]; the writer for the
+//! chosen `--output-format` decides what reaches stdout and stderr. Nothing else in the crate
+//! writes to stdout. `Output` guarantees the contract scripts rely on: exactly one `run_end`,
+//! always last, and nothing after it.
+
+pub mod event;
+mod json;
+mod stream_json;
+mod text;
+
+use std::io;
+use std::sync::Mutex;
+
+pub use event::{CallStatus, Decision, EventKind, RunStatus, ToolInfo, UsageTotals};
+
+use crate::cli::OutputFormat;
+
+/// Turns events into bytes on stdout (and progress on stderr) for one output format.
+pub trait Writer: Send {
+    /// Handles one event. An error means stdout is gone (e.g. a closed pipe).
+    fn write(&mut self, event: &EventKind) -> io::Result<()>;
+}
+
+/// The run's output: its id, its writer, and the exactly-one-`run_end` guarantee.
+pub struct Output {
+    run_id: String,
+    state: Mutex<State>,
+}
+
+struct State {
+    writer: Box<dyn Writer>,
+    ended: bool,
+    /// The first write failure; later events are dropped once stdout is gone.
+    broken: Option<io::ErrorKind>,
+}
+
+impl Output {
+    /// An output writing `format` to the real stdout and stderr, hiding `secrets`.
+    pub fn new(format: OutputFormat, secrets: Vec<String>) -> Self {
+        let run_id = new_run_id();
+        let redactor = Redactor { secrets };
+        let writer: Box<dyn Writer> = match format {
+            OutputFormat::Text => Box::new(text::TextWriter::new(redactor)),
+            OutputFormat::Json => Box::new(json::JsonWriter::new(redactor)),
+            OutputFormat::StreamJson => {
+                Box::new(stream_json::StreamJsonWriter::new(run_id.clone(), redactor))
+            }
+        };
+        Output::with_writer(run_id, writer)
+    }
+
+    /// An output with a given writer (tests use this to capture events).
+    pub fn with_writer(run_id: String, writer: Box<dyn Writer>) -> Self {
+        Output {
+            run_id,
+            state: Mutex::new(State {
+                writer,
+                ended: false,
+                broken: None,
+            }),
+        }
+    }
+
+    /// The run id every event carries.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Reports one event. Events after `run_end`, or after stdout broke, are dropped.
+    pub fn emit(&self, event: EventKind) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.ended {
+            return;
+        }
+        if matches!(event, EventKind::RunEnd { .. }) {
+            state.ended = true;
+        }
+        if state.broken.is_some() {
+            return;
+        }
+        if let Err(err) = state.writer.write(&event) {
+            state.broken = Some(err.kind());
+        }
+    }
+
+    /// Whether `run_end` has been emitted.
+    pub fn has_ended(&self) -> bool {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).ended
+    }
+
+    /// The first error writing stdout, if any (the run then ends as an internal error).
+    pub fn broken(&self) -> Option<io::ErrorKind> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).broken
+    }
+}
+
+/// Removes secrets from text before it leaves the process.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    /// The text with every known secret and secret-shaped string replaced.
+    pub fn apply(&self, text: &str) -> String {
+        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        crate::redact::redact(text, &secrets)
+    }
+}
+
+/// A run id: `run_<UTC yyyymmddHHMMSS>_<6 hex>`, sortable by start time.
+fn new_run_id() -> String {
+    format!(
+        "run_{}_{:06x}",
+        chrono::Utc::now().format("%Y%m%d%H%M%S"),
+        fastrand::u32(..0x0100_0000)
+    )
+}

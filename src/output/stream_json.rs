@@ -1,0 +1,35 @@
+//! `-o stream-json`: one JSON object per line on stdout, flushed as it happens.
+
+use std::io::{self, Write};
+
+use super::event::Envelope;
+use super::{EventKind, Redactor, Writer};
+
+/// Writes each event as one redacted JSON line.
+pub struct StreamJsonWriter {
+    run_id: String,
+    redactor: Redactor,
+}
+
+impl StreamJsonWriter {
+    /// A writer whose events carry `run_id`.
+    pub fn new(run_id: String, redactor: Redactor) -> Self {
+        StreamJsonWriter { run_id, redactor }
+    }
+}
+
+impl Writer for StreamJsonWriter {
+    fn write(&mut self, event: &EventKind) -> io::Result<()> {
+        let envelope = Envelope {
+            schema_version: super::event::SCHEMA_VERSION,
+            run_id: &self.run_id,
+            event,
+        };
+        let line = serde_json::to_string(&envelope).map_err(io::Error::other)?;
+        let mut line = self.redactor.apply(&line);
+        line.push('\n');
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(line.as_bytes())?;
+        stdout.flush()
+    }
+}

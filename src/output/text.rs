@@ -1,0 +1,184 @@
+//! `-o text`: only the final answer on stdout; a line per tool call and its outcome on stderr,
+//! and a spinner while the model thinks — but only when stderr is a terminal that wants it.
+
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::Value;
+
+use super::{CallStatus, EventKind, Redactor, Writer};
+
+/// Longest one-line summary of a call's arguments or outcome on stderr.
+const SUMMARY_MAX: usize = 160;
+
+/// The human-facing writer.
+pub struct TextWriter {
+    redactor: Redactor,
+    spinner: Option<Spinner>,
+}
+
+impl TextWriter {
+    /// A writer that shows a spinner only on an interactive stderr.
+    pub fn new(redactor: Redactor) -> Self {
+        let spinner = decorations_allowed().then(Spinner::default);
+        TextWriter { redactor, spinner }
+    }
+
+    fn stderr_line(&mut self, line: &str) {
+        if let Some(spinner) = &mut self.spinner {
+            spinner.hide();
+        }
+        // Progress is best effort: a closed stderr must not end the run.
+        let _ = writeln!(io::stderr().lock(), "{}", self.redactor.apply(line));
+    }
+
+    fn stdout(&mut self, text: &str) -> io::Result<()> {
+        if let Some(spinner) = &mut self.spinner {
+            spinner.hide();
+        }
+        let mut text = self.redactor.apply(text);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let mut stdout = io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        stdout.flush()
+    }
+
+    fn waiting_for_model(&mut self) {
+        if let Some(spinner) = &mut self.spinner {
+            spinner.show("waiting for the model");
+        }
+    }
+}
+
+impl Writer for TextWriter {
+    fn write(&mut self, event: &EventKind) -> io::Result<()> {
+        match event {
+            EventKind::RunStart { .. } => self.waiting_for_model(),
+            EventKind::Tools { tools } => {
+                let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+                let mut listing = String::new();
+                for tool in tools {
+                    listing.push_str(&format!(
+                        "{:width$}  [{}]  {}\n",
+                        tool.name,
+                        tool.side_effect.as_str(),
+                        first_sentence(&tool.description),
+                    ));
+                }
+                if tools.is_empty() {
+                    listing.push_str("(no tools are enabled)\n");
+                }
+                return self.stdout(&listing);
+            }
+            EventKind::ToolCall { name, args, .. } => {
+                let line = format!("▸ {name}  {}", summarize_args(args));
+                self.stderr_line(line.trim_end());
+            }
+            EventKind::ToolResult { status, output, .. } => {
+                let mark = match status {
+                    CallStatus::Ok => "✓",
+                    CallStatus::Error => "✗",
+                };
+                self.stderr_line(&format!("  {mark} {}", one_line(output)));
+                self.waiting_for_model();
+            }
+            EventKind::Plan { steps } => {
+                let done = steps
+                    .iter()
+                    .filter(|s| s.status == crate::tools::StepStatus::Completed)
+                    .count();
+                self.stderr_line(&format!("▸ plan  {done}/{} steps done", steps.len()));
+            }
+            EventKind::Warning { message } => {
+                self.stderr_line(&format!("zero: warning: {message}"))
+            }
+            EventKind::Error { message, .. } => {
+                self.stderr_line(&format!("zero: error: {message}"))
+            }
+            EventKind::Final { text } => return self.stdout(text),
+            EventKind::RunEnd { .. } => {
+                if let Some(spinner) = &mut self.spinner {
+                    spinner.hide();
+                }
+            }
+            EventKind::Text { .. }
+            | EventKind::Reasoning { .. }
+            | EventKind::Usage { .. }
+            | EventKind::PermissionDecision { .. } => {}
+        }
+        Ok(())
+    }
+}
+
+/// Spinners and colour only on a terminal, and never when `NO_COLOR` or `TERM=dumb` says no.
+fn decorations_allowed() -> bool {
+    io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// An elapsed-time spinner on stderr, created on first use.
+#[derive(Default)]
+struct Spinner {
+    bar: Option<ProgressBar>,
+}
+
+impl Spinner {
+    fn show(&mut self, message: &'static str) {
+        self.hide();
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(100));
+        self.bar = Some(bar);
+    }
+
+    fn hide(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// The most telling argument of a call, on one line: a command, a path, a pattern.
+fn summarize_args(args: &Value) -> String {
+    let text = ["command", "path", "pattern", "name"]
+        .iter()
+        .find_map(|key| args.get(key).and_then(Value::as_str))
+        .map(str::to_string)
+        .unwrap_or_else(|| match args {
+            Value::Object(map) if map.is_empty() => String::new(),
+            other => other.to_string(),
+        });
+    one_line(&text)
+}
+
+/// The first line of `text`, shortened to [`SUMMARY_MAX`] bytes.
+fn one_line(text: &str) -> String {
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let cut = crate::tools::text::prefix_at_boundary(first, SUMMARY_MAX);
+    if cut.len() < first.len() {
+        format!("{cut}…")
+    } else {
+        cut.to_string()
+    }
+}
+
+/// The first sentence of a description, for one-line listings.
+fn first_sentence(description: &str) -> String {
+    let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.find(". ") {
+        Some(end) => flat[..=end].to_string(),
+        None => flat,
+    }
+}
