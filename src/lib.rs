@@ -10,4 +10,5 @@ pub mod generate;
 pub mod output;
 pub mod provider;
 pub mod redact;
+pub mod runtime;
 pub mod tools;

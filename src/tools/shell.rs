@@ -1,24 +1,143 @@
-//! placeholder, replaced by the real implementation
-use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult};
+//! `bash`: run a shell command in the workspace, in the foreground, with a timeout.
+
+use std::time::Duration;
+
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{Value, json};
-/// placeholder
+
+use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::runtime::process::{self, CommandOutput, ShellCommand, Termination};
+
+/// The timeout when the model gives none.
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// The longest timeout a call may ask for.
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// The most output (stdout and stderr together) returned to the model.
+const OUTPUT_MAX: usize = 64 * 1024;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BashArgs {
+    command: String,
+    timeout_ms: Option<u64>,
+}
+
+/// Runs one command with the platform shell in the workspace root.
 pub struct Bash;
+
 #[async_trait]
 impl Tool for Bash {
     fn name(&self) -> &'static str {
         "bash"
     }
+
     fn description(&self) -> &'static str {
-        "TODO"
+        "Run a shell command (bash) in the workspace root and return its exit code, stdout and \
+         stderr. Use it to build, run tests, and use command-line tools. The command runs \
+         headless: stdin is empty, so never run anything interactive (editors, pagers, \
+         prompts); pass flags like --yes or --no-pager instead. It is killed after timeout_ms \
+         (default 120000, max 600000) together with everything it started; processes it \
+         leaves running in the background are stopped when it returns. Output beyond 64 KiB \
+         keeps the beginning and the end. Prefer read_file, grep and glob over cat, grep and \
+         find for reading code."
     }
+
     fn input_schema(&self) -> Value {
-        json!({"type":"object"})
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The command line, run with `bash -c` in the workspace root."
+                },
+                "timeout_ms": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT_MS,
+                    "description": "Kill the command after this many milliseconds (default 120000)."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
     }
+
     fn side_effect(&self) -> SideEffect {
         SideEffect::Shell
     }
-    async fn call(&self, _args: Value, _ctx: &ToolContext) -> ToolResult {
-        Err(ToolError::Failed("not yet".into()))
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: BashArgs = parse_args(args)?;
+        if args.command.trim().is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "`command` must not be empty".into(),
+            ));
+        }
+        let timeout_ms = match args.timeout_ms {
+            None => DEFAULT_TIMEOUT_MS,
+            Some(0) => {
+                return Err(ToolError::InvalidArguments(
+                    "`timeout_ms` must be at least 1".into(),
+                ));
+            }
+            Some(ms) if ms > MAX_TIMEOUT_MS => {
+                return Err(ToolError::InvalidArguments(format!(
+                    "`timeout_ms` is {ms}; the maximum is {MAX_TIMEOUT_MS}"
+                )));
+            }
+            Some(ms) => ms,
+        };
+        let output = process::run_foreground(
+            ShellCommand {
+                command: &args.command,
+                cwd: &ctx.workspace,
+                timeout: Duration::from_millis(timeout_ms),
+            },
+            &ctx.cancel,
+        )
+        .await
+        .map_err(|e| ToolError::Failed(format!("could not start the command: {e}")))?;
+        let report = render(&output, timeout_ms);
+        match output.termination {
+            Termination::Exited(0) => Ok(report),
+            Termination::Cancelled => Err(ToolError::Cancelled),
+            _ => Err(ToolError::Failed(report)),
+        }
     }
+}
+
+/// The model-facing report: how the command ended, then each non-empty stream.
+fn render(output: &CommandOutput, timeout_ms: u64) -> String {
+    let mut report = match output.termination {
+        Termination::Exited(code) => format!("exit code: {code}\n"),
+        Termination::Signalled(signal) => format!("killed by signal {signal}\n"),
+        Termination::TimedOut => format!(
+            "timed out after {timeout_ms} ms: the command and everything it started were killed\n"
+        ),
+        Termination::Cancelled => "cancelled: the run is stopping\n".to_string(),
+    };
+    let stdout = output.stdout.render();
+    let stderr = output.stderr.render();
+    // Share the budget: a quiet stream leaves its half to the other.
+    let stderr_budget = (OUTPUT_MAX / 2).max(OUTPUT_MAX.saturating_sub(stdout.len()));
+    let stdout_budget = OUTPUT_MAX.saturating_sub(stderr.len().min(stderr_budget));
+    for (name, text, budget) in [
+        ("stdout", stdout, stdout_budget),
+        ("stderr", stderr, stderr_budget),
+    ] {
+        if !text.is_empty() {
+            report.push_str(&format!(
+                "{name}:\n{}",
+                super::text::head_tail(&text, budget)
+            ));
+            if !report.ends_with('\n') {
+                report.push('\n');
+            }
+        }
+    }
+    if output.stdout.total() == 0 && output.stderr.total() == 0 {
+        report.push_str("(no output)\n");
+    }
+    report
 }
