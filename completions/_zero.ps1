@@ -1,0 +1,74 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'zero'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'zero' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('exec', 'exec', [CompletionResultType]::ParameterValue, 'Run one agent job headlessly and exit with a code a script can act on')
+            [CompletionResult]::new('__generate', '__generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (used to refresh the committed copies)')
+            break
+        }
+        'zero;exec' {
+            [CompletionResult]::new('-p', '-p', [CompletionResultType]::ParameterName, 'Prompt text (repeatable; joined with the positional words in argv order)')
+            [CompletionResult]::new('--prompt', '--prompt', [CompletionResultType]::ParameterName, 'Prompt text (repeatable; joined with the positional words in argv order)')
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'Read (more of) the prompt from a file, appended after a blank line')
+            [CompletionResult]::new('--file', '--file', [CompletionResultType]::ParameterName, 'Read (more of) the prompt from a file, appended after a blank line')
+            [CompletionResult]::new('-C', '-C ', [CompletionResultType]::ParameterName, 'Workspace root (default: the current directory)')
+            [CompletionResult]::new('--cwd', '--cwd', [CompletionResultType]::ParameterName, 'Workspace root (default: the current directory)')
+            [CompletionResult]::new('--add-dir', '--add-dir', [CompletionResultType]::ParameterName, 'An extra directory the agent may write to (repeatable)')
+            [CompletionResult]::new('--auto', '--auto', [CompletionResultType]::ParameterName, 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything')
+            [CompletionResult]::new('--enabled-tools', '--enabled-tools', [CompletionResultType]::ParameterName, 'Only these tools are offered to the model (comma or space separated)')
+            [CompletionResult]::new('--disabled-tools', '--disabled-tools', [CompletionResultType]::ParameterName, 'These tools are never offered to the model (comma or space separated)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line')
+            [CompletionResult]::new('--output-format', '--output-format', [CompletionResultType]::ParameterName, 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)')
+            [CompletionResult]::new('--input-format', '--input-format', [CompletionResultType]::ParameterName, 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)')
+            [CompletionResult]::new('--output-last-message', '--output-last-message', [CompletionResultType]::ParameterName, 'Also write the final answer to this file (atomically), in every output format')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'Model name, as the provider knows it')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name, as the provider knows it')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Which wire protocol the endpoint speaks')
+            [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)')
+            [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Give up after this many model turns (exit 4)')
+            [CompletionResult]::new('--skip-permissions-unsafe', '--skip-permissions-unsafe', [CompletionResultType]::ParameterName, 'Allow every tool, writes anywhere and any command (same as `--auto high`)')
+            [CompletionResult]::new('--list-tools', '--list-tools', [CompletionResultType]::ParameterName, 'Print the tools the model would see under these flags, then exit')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;__generate' {
+            [CompletionResult]::new('--completions', '--completions', [CompletionResultType]::ParameterName, 'Directory that receives the shell completions')
+            [CompletionResult]::new('--man', '--man', [CompletionResultType]::ParameterName, 'Directory that receives the man pages')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,66 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[zero] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'zero'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'zero'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand exec 'Run one agent job headlessly and exit with a code a script can act on'
+            cand __generate 'Write shell completions and man pages (used to refresh the committed copies)'
+        }
+        &'zero;exec'= {
+            cand -p 'Prompt text (repeatable; joined with the positional words in argv order)'
+            cand --prompt 'Prompt text (repeatable; joined with the positional words in argv order)'
+            cand -f 'Read (more of) the prompt from a file, appended after a blank line'
+            cand --file 'Read (more of) the prompt from a file, appended after a blank line'
+            cand -C 'Workspace root (default: the current directory)'
+            cand --cwd 'Workspace root (default: the current directory)'
+            cand --add-dir 'An extra directory the agent may write to (repeatable)'
+            cand --auto 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything'
+            cand --enabled-tools 'Only these tools are offered to the model (comma or space separated)'
+            cand --disabled-tools 'These tools are never offered to the model (comma or space separated)'
+            cand -o 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line'
+            cand --output-format 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line'
+            cand -i 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)'
+            cand --input-format 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)'
+            cand --output-last-message 'Also write the final answer to this file (atomically), in every output format'
+            cand -m 'Model name, as the provider knows it'
+            cand --model 'Model name, as the provider knows it'
+            cand --provider 'Which wire protocol the endpoint speaks'
+            cand --base-url 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)'
+            cand --max-turns 'Give up after this many model turns (exit 4)'
+            cand --skip-permissions-unsafe 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
+            cand --list-tools 'Print the tools the model would see under these flags, then exit'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;__generate'= {
+            cand --completions 'Directory that receives the shell completions'
+            cand --man 'Directory that receives the man pages'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+    ]
+    $completions[$command]
+}

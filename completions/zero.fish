@@ -1,0 +1,58 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_zero_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_zero_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_zero_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_zero_using_subcommand
+    set -l cmd (__fish_zero_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c zero -n "__fish_zero_needs_command" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
+complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l auto -d 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything' -r -f -a "low\t'Read-only tools and planning'
+medium\t'Adds writes inside the workspace and `--add-dir` roots, and shell commands'
+high\t'Everything, including writes anywhere'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l enabled-tools -d 'Only these tools are offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l disabled-tools -d 'These tools are never offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
+json\t'One JSON summary object at the end'
+stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -s i -l input-format -d 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)' -r -f -a "text\t'The prompt is plain text'
+stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model name, as the provider knows it' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
+anthropic\t'Anthropic Messages'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
+complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero -n "__fish_zero_using_subcommand exec" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 'Directory that receives the shell completions' -r -F
+complete -c zero -n "__fish_zero_using_subcommand __generate" -l man -d 'Directory that receives the man pages' -r -F
+complete -c zero -n "__fish_zero_using_subcommand __generate" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand __generate" -s V -l version -d 'Print version'
