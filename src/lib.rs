@@ -5,4 +5,5 @@
 
 pub mod cli;
 pub mod provider;
+pub mod redact;
 pub mod tools;

@@ -1,12 +1,50 @@
 //! Model providers: the [`Provider`] trait and its two wires (OpenAI Chat Completions and
 //! Anthropic Messages), streaming over SSE, with retries and classified errors.
 
+mod anthropic;
+mod assembly;
+pub mod config;
+mod fault;
+mod http;
 pub mod message;
+mod openai;
+pub mod sse;
+mod tuning;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-pub use message::{Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage};
+use crate::cli::ProviderKind;
+
+pub use config::{ConfigError, ProviderConfig, ProviderFlags, resolve};
+pub use http::BuildError;
+pub use message::{
+    Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
+};
+pub use tuning::{InvalidTuning, Tuning};
+
+/// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
+/// the provider's whole life, so turns reuse connections), with its tuning.
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, BuildError> {
+    let model = config.model.clone();
+    let key = config.api_key.clone();
+    Ok(match config.kind {
+        ProviderKind::Openai => Arc::new(http::HttpProvider::new(
+            openai::OpenAi::new(&config.base_url),
+            model,
+            key,
+            config.tuning,
+        )?),
+        ProviderKind::Anthropic => Arc::new(http::HttpProvider::new(
+            anthropic::Anthropic::new(&config.base_url),
+            model,
+            key,
+            config.tuning,
+        )?),
+    })
+}
 
 /// How a provider call failed; decides retries, the `error.code` and the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
