@@ -122,23 +122,11 @@ impl Fault {
             None => format!("request to {url} failed: {}", self.detail),
         };
         ProviderError {
-            retryable: is_retryable(self.class),
+            retryable: self.class.is_retryable(),
             class: self.class,
             status: self.status,
             message: redact(&message, secrets),
         }
-    }
-}
-
-/// Whether waiting and trying again could help.
-pub fn is_retryable(class: ErrorClass) -> bool {
-    match class {
-        ErrorClass::RateLimited | ErrorClass::Unavailable | ErrorClass::Network => true,
-        ErrorClass::Auth
-        | ErrorClass::BadRequest
-        | ErrorClass::ContextLength
-        | ErrorClass::Protocol
-        | ErrorClass::Cancelled => false,
     }
 }
 
@@ -288,16 +276,17 @@ mod tests {
             ErrorClass::Unavailable,
             ErrorClass::Network,
         ] {
-            assert!(is_retryable(class));
+            assert!(class.is_retryable());
         }
-        for class in [
+        let permanent = [
             ErrorClass::Auth,
             ErrorClass::BadRequest,
             ErrorClass::ContextLength,
             ErrorClass::Protocol,
             ErrorClass::Cancelled,
-        ] {
-            assert!(!is_retryable(class));
+        ];
+        for class in permanent {
+            assert!(!class.is_retryable());
         }
     }
 

@@ -20,7 +20,7 @@ use tokio::time::{Instant, sleep, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::assembly::Assembly;
-use super::fault::{Fault, is_retryable, parse_retry_after};
+use super::fault::{Fault, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
 use super::{Completion, ErrorClass, Provider, ProviderError, Request, StreamDelta};
@@ -188,7 +188,13 @@ impl<W: Wire> HttpProvider<W> {
                 }
                 Err(_) => return Err(first_byte_timeout()),
                 Ok(None) => break,
-                Ok(Some(Err(err))) => return Err(Fault::from_transport(&err)),
+                Ok(Some(Err(err))) => {
+                    let fault = Fault::from_transport(&err);
+                    return Err(Fault {
+                        detail: format!("the stream broke off: {}", fault.detail),
+                        ..fault
+                    });
+                }
                 Ok(Some(Ok(chunk))) => chunk,
             };
             started = true;
@@ -256,7 +262,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 Ok(()) => return Ok(assembly.finish()),
                 Err(fault) => fault,
             };
-            let retry = is_retryable(fault.class)
+            let retry = fault.class.is_retryable()
                 && !assembly.has_started()
                 && attempt < self.tuning.max_attempts;
             if !retry {

@@ -8,7 +8,7 @@ mod fault;
 mod http;
 pub mod message;
 mod openai;
-pub mod sse;
+mod sse;
 mod tuning;
 
 use std::sync::Arc;
@@ -79,6 +79,19 @@ impl ErrorClass {
             ErrorClass::Network => "network",
             ErrorClass::Protocol => "protocol",
             ErrorClass::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether waiting and trying again could succeed: rate limits, server trouble and network
+    /// failures pass; a refused request, a bad key or a cancelled run do not.
+    pub fn is_retryable(self) -> bool {
+        match self {
+            ErrorClass::RateLimited | ErrorClass::Unavailable | ErrorClass::Network => true,
+            ErrorClass::Auth
+            | ErrorClass::BadRequest
+            | ErrorClass::ContextLength
+            | ErrorClass::Protocol
+            | ErrorClass::Cancelled => false,
         }
     }
 }
