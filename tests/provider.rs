@@ -10,8 +10,8 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zero::cli::ProviderKind;
 use zero::provider::{
-    Completion, ErrorClass, Message, Provider, ProviderConfig, ProviderError, Request, StopReason,
-    StreamDelta, ToolCall, ToolSpec, Tuning, Usage, build,
+    Completion, ConfigError, ErrorClass, Message, Provider, ProviderConfig, ProviderError, Request,
+    StopReason, StreamDelta, ToolCall, ToolSpec, Tuning, Usage, build,
 };
 
 use support::fake_model::{FakeModel, Reply, Route, Script};
@@ -664,4 +664,19 @@ async fn routes_can_match_a_header() {
             .text,
         "default"
     );
+}
+
+#[test]
+fn building_with_an_invalid_base_url_is_a_config_error() {
+    let config = ProviderConfig {
+        kind: ProviderKind::Openai,
+        base_url: "localhost:8080/v1".into(),
+        api_key: None,
+        model: "m".into(),
+        tuning: Tuning::default(),
+    };
+    assert!(matches!(
+        build(&config),
+        Err(ConfigError::InvalidBaseUrl { .. })
+    ));
 }

@@ -37,8 +37,7 @@ pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// single-model servers accept any name; servers that need a real one (Ollama) say so in a 404.
 pub const LOCAL_MODEL: &str = "local";
 
-/// What `resolve` must produce before every run, and the lines the user is told to set when
-/// nothing is configured at all.
+/// What the user is told to set when nothing at all is configured.
 const NOT_CONFIGURED_HELP: &str = "set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KEY (Anthropic), or \
      OPENAI_BASE_URL=http://127.0.0.1:8080/v1 for a local server; or use --provider/--base-url/--model, \
      ZERO_* variables or ~/.config/zero/config.toml";
@@ -187,45 +186,24 @@ pub fn resolve(
         (None, Some(value)) => Some(parse_kind(&value)?),
         (None, None) => file.provider,
     };
-    let openai_set = var("OPENAI_API_KEY").is_some() || var("OPENAI_BASE_URL").is_some();
-    let anthropic_set = var("ANTHROPIC_API_KEY").is_some() || var("ANTHROPIC_BASE_URL").is_some();
-    let kind = explicit_kind.unwrap_or(if anthropic_set && !openai_set {
-        ProviderKind::Anthropic
-    } else {
-        ProviderKind::Openai
-    });
-    let (key_var, url_var, official_url, official_host, official_model) = match kind {
-        ProviderKind::Openai => (
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            OPENAI_BASE_URL,
-            "api.openai.com",
-            OPENAI_DEFAULT_MODEL,
-        ),
-        ProviderKind::Anthropic => (
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            ANTHROPIC_BASE_URL,
-            "api.anthropic.com",
-            ANTHROPIC_DEFAULT_MODEL,
-        ),
-    };
+    let kind = explicit_kind.unwrap_or_else(|| infer_kind(&var));
+    let wire = WireDefaults::of(kind);
 
     let api_key = var("ZERO_API_KEY")
-        .or_else(|| var(key_var))
+        .or_else(|| var(wire.key_var))
         .or(file.api_key)
         .filter(|key| !key.trim().is_empty());
     let given_url = flags
         .base_url
         .clone()
         .or_else(|| var("ZERO_BASE_URL"))
-        .or_else(|| var(url_var))
+        .or_else(|| var(wire.url_var))
         .or(file.base_url);
     if explicit_kind.is_none() && api_key.is_none() && given_url.is_none() {
         return Err(ConfigError::NotConfigured);
     }
-    let base_url = normalize_url(given_url.as_deref().unwrap_or(official_url))?;
-    let official = base_url.host_str() == Some(official_host);
+    let base_url = parse_base_url(given_url.as_deref().unwrap_or(wire.url))?;
+    let official = base_url.host_str() == Some(wire.host);
     let model = flags
         .model
         .clone()
@@ -234,7 +212,7 @@ pub fn resolve(
     let base_url_text = base_url.as_str().trim_end_matches('/').to_owned();
     let model = match model {
         Some(model) => model,
-        None if official => official_model.to_owned(),
+        None if official => wire.model.to_owned(),
         None if is_loopback(&base_url) => LOCAL_MODEL.to_owned(),
         None => {
             return Err(ConfigError::MissingModel {
@@ -245,7 +223,7 @@ pub fn resolve(
     if official && api_key.is_none() {
         return Err(ConfigError::MissingApiKey {
             base_url: base_url_text,
-            variable: key_var,
+            variable: wire.key_var,
         });
     }
     Ok(ProviderConfig {
@@ -255,6 +233,47 @@ pub fn resolve(
         model,
         tuning: Tuning::from_env(env)?,
     })
+}
+
+/// What each wire brings: its conventional variables and its official endpoint.
+struct WireDefaults {
+    key_var: &'static str,
+    url_var: &'static str,
+    url: &'static str,
+    host: &'static str,
+    model: &'static str,
+}
+
+impl WireDefaults {
+    fn of(kind: ProviderKind) -> WireDefaults {
+        match kind {
+            ProviderKind::Openai => WireDefaults {
+                key_var: "OPENAI_API_KEY",
+                url_var: "OPENAI_BASE_URL",
+                url: OPENAI_BASE_URL,
+                host: "api.openai.com",
+                model: OPENAI_DEFAULT_MODEL,
+            },
+            ProviderKind::Anthropic => WireDefaults {
+                key_var: "ANTHROPIC_API_KEY",
+                url_var: "ANTHROPIC_BASE_URL",
+                url: ANTHROPIC_BASE_URL,
+                host: "api.anthropic.com",
+                model: ANTHROPIC_DEFAULT_MODEL,
+            },
+        }
+    }
+}
+
+/// The wire when none is named: Anthropic when only Anthropic variables are set, else OpenAI
+/// (the wire most servers speak).
+fn infer_kind(var: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
+    let set = |key: &str, url: &str| var(key).is_some() || var(url).is_some();
+    if set("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL") && !set("OPENAI_API_KEY", "OPENAI_BASE_URL") {
+        ProviderKind::Anthropic
+    } else {
+        ProviderKind::Openai
+    }
 }
 
 fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
@@ -297,7 +316,7 @@ fn read_config_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
 }
 
 /// Parses and checks a base URL: absolute, http or https, with a host.
-fn normalize_url(url: &str) -> Result<reqwest::Url, ConfigError> {
+pub(crate) fn parse_base_url(url: &str) -> Result<reqwest::Url, ConfigError> {
     let invalid = |reason: String| ConfigError::InvalidBaseUrl {
         url: url.to_owned(),
         reason,

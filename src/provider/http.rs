@@ -72,7 +72,7 @@ pub trait Wire: Send + Sync + 'static {
     fn decoder(&self) -> Self::Decoder;
 }
 
-/// Why an [`HttpProvider`] could not be built.
+/// Why a provider could not be built from a valid configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
     /// The API key cannot be sent in an HTTP header (control characters, newlines).
@@ -134,22 +134,20 @@ impl<W: Wire> HttpProvider<W> {
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<(), Fault> {
-        let first_byte = self.tuning.first_byte_timeout;
-        let mut deadline = Instant::now() + first_byte;
-        let first_byte_timeout = || {
-            Fault::new(
-                ErrorClass::Network,
-                format!("no response within {first_byte:?} (first-byte timeout)"),
-            )
-        };
+        // One deadline covers sending, the headers and the first byte of the body.
+        let deadline = Instant::now() + self.tuning.first_byte_timeout;
+        let response = self.send(body, deadline).await?;
+        self.read_stream(response, deadline, assembly, on_delta)
+            .await
+    }
 
-        let response = timeout_at(
-            deadline,
-            self.client.post(self.wire.url()).json(body).send(),
-        )
-        .await
-        .map_err(|_| first_byte_timeout())?
-        .map_err(|err| Fault::from_transport(&err))?;
+    /// Sends the request and returns the response once its headers say it is an event stream.
+    async fn send(&self, body: &Value, deadline: Instant) -> Result<reqwest::Response, Fault> {
+        let request = self.client.post(self.wire.url()).json(body).send();
+        let response = timeout_at(deadline, request)
+            .await
+            .map_err(|_| self.first_byte_timeout())?
+            .map_err(|err| Fault::from_transport(&err))?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = response
@@ -160,22 +158,34 @@ impl<W: Wire> HttpProvider<W> {
             let text = self.read_error_body(response).await;
             return Err(Fault::from_status(status.as_u16(), &text, retry_after));
         }
-        if let Some(kind) = response
+        let content_type = response
             .headers()
             .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-        {
-            if kind.starts_with("application/json") {
-                return Err(Fault::new(
-                    ErrorClass::Protocol,
-                    "expected an event stream but the server answered with one JSON document (does it support streaming?)",
-                ));
-            }
+            .and_then(|value| value.to_str().ok());
+        if content_type.is_some_and(|kind| kind.starts_with("application/json")) {
+            return Err(Fault::new(
+                ErrorClass::Protocol,
+                "expected an event stream but the server answered with one JSON document \
+                 (does it support streaming?)",
+            ));
         }
+        Ok(response)
+    }
 
+    /// Reads the event stream into `assembly` until the wire's end marker, the end of the body,
+    /// a failure, or a timeout: `first_byte_deadline` until the first chunk, then the idle
+    /// timeout between chunks.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        first_byte_deadline: Instant,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), Fault> {
         let mut decoder = self.wire.decoder();
         let mut sse = SseDecoder::new();
         let mut chunks = response.bytes_stream();
+        let mut deadline = first_byte_deadline;
         let mut started = false;
         loop {
             let chunk = match timeout_at(deadline, chunks.next()).await {
@@ -186,14 +196,12 @@ impl<W: Wire> HttpProvider<W> {
                         format!("the stream stalled: no data for {idle:?} (idle timeout)"),
                     ));
                 }
-                Err(_) => return Err(first_byte_timeout()),
+                Err(_) => return Err(self.first_byte_timeout()),
                 Ok(None) => break,
                 Ok(Some(Err(err))) => {
                     let fault = Fault::from_transport(&err);
-                    return Err(Fault {
-                        detail: format!("the stream broke off: {}", fault.detail),
-                        ..fault
-                    });
+                    let detail = format!("the stream broke off: {}", fault.detail);
+                    return Err(Fault { detail, ..fault });
                 }
                 Ok(Some(Ok(chunk))) => chunk,
             };
@@ -214,6 +222,14 @@ impl<W: Wire> HttpProvider<W> {
                 "the stream ended before the response was complete",
             ))
         }
+    }
+
+    fn first_byte_timeout(&self) -> Fault {
+        let limit = self.tuning.first_byte_timeout;
+        Fault::new(
+            ErrorClass::Network,
+            format!("no response within {limit:?} (first-byte timeout)"),
+        )
     }
 
     /// Reads up to [`ERROR_BODY_LIMIT`] of an error response; whatever arrived in time is enough

@@ -26,24 +26,23 @@ pub use message::{
 pub use tuning::{InvalidTuning, Tuning};
 
 /// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
-/// the provider's whole life, so turns reuse connections), with its tuning.
-pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, BuildError> {
+/// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL
+/// again, since a config may be built by hand rather than by [`resolve`].
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
+    config::parse_base_url(&config.base_url)?;
     let model = config.model.clone();
     let key = config.api_key.clone();
-    Ok(match config.kind {
-        ProviderKind::Openai => Arc::new(http::HttpProvider::new(
-            openai::OpenAi::new(&config.base_url),
-            model,
-            key,
-            config.tuning,
-        )?),
-        ProviderKind::Anthropic => Arc::new(http::HttpProvider::new(
-            anthropic::Anthropic::new(&config.base_url),
-            model,
-            key,
-            config.tuning,
-        )?),
-    })
+    let provider: Arc<dyn Provider> = match config.kind {
+        ProviderKind::Openai => {
+            let wire = openai::OpenAi::new(&config.base_url);
+            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+        }
+        ProviderKind::Anthropic => {
+            let wire = anthropic::Anthropic::new(&config.base_url);
+            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+        }
+    };
+    Ok(provider)
 }
 
 /// How a provider call failed; decides retries, the `error.code` and the exit code.
