@@ -46,13 +46,9 @@ mod tests {
     fn errors_name_the_field() {
         let missing = parse_args::<Args>(json!({})).unwrap_err().to_string();
         assert!(missing.contains("missing field `path`"), "{missing}");
-        let typed = parse_args::<Args>(json!({"path": "a", "limit": "x"}))
-            .unwrap_err()
-            .to_string();
+        let typed = parse_args::<Args>(json!({"path": "a", "limit": "x"})).unwrap_err().to_string();
         assert!(typed.contains("invalid type"), "{typed}");
-        let unknown = parse_args::<Args>(json!({"path": "a", "file": 1}))
-            .unwrap_err()
-            .to_string();
+        let unknown = parse_args::<Args>(json!({"path": "a", "file": 1})).unwrap_err().to_string();
         assert!(unknown.contains("unknown field `file`"), "{unknown}");
         let not_object = parse_args::<Args>(json!([1])).unwrap_err().to_string();
         assert!(not_object.contains("an array"), "{not_object}");

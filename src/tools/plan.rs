@@ -80,25 +80,15 @@ impl Tool for UpdatePlan {
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: UpdatePlanArgs = parse_args(args)?;
         if args.plan.iter().any(|s| s.step.trim().is_empty()) {
-            return Err(ToolError::InvalidArguments(
-                "every step needs a non-empty `step`".into(),
-            ));
+            return Err(ToolError::InvalidArguments("every step needs a non-empty `step`".into()));
         }
-        let in_progress = args
-            .plan
-            .iter()
-            .filter(|s| s.status == StepStatus::InProgress)
-            .count();
+        let in_progress = args.plan.iter().filter(|s| s.status == StepStatus::InProgress).count();
         if in_progress > 1 {
             return Err(ToolError::InvalidArguments(format!(
                 "{in_progress} steps are in_progress; keep at most one"
             )));
         }
-        let done = args
-            .plan
-            .iter()
-            .filter(|s| s.status == StepStatus::Completed)
-            .count();
+        let done = args.plan.iter().filter(|s| s.status == StepStatus::Completed).count();
         let total = args.plan.len();
         if let Some(updates) = &ctx.plan_updates {
             // The receiver is gone only when the run is ending; the plan no longer matters then.

@@ -90,16 +90,9 @@ impl Policy {
 
     /// Resolves `path` (relative to `workspace`, or absolute) and checks it against the allowed
     /// roots unless the run is unrestricted.
-    pub fn resolve(
-        &self,
-        workspace: &Path,
-        path: &str,
-        access: Access,
-    ) -> Result<PathBuf, ToolError> {
+    pub fn resolve(&self, workspace: &Path, path: &str, access: Access) -> Result<PathBuf, ToolError> {
         if path.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "`path` must not be empty".into(),
-            ));
+            return Err(ToolError::InvalidArguments("`path` must not be empty".into()));
         }
         let requested = Path::new(path);
         let absolute = if requested.is_absolute() {
@@ -200,10 +193,7 @@ mod tests {
         let err = policy(Autonomy::Medium, &ws)
             .resolve(&ws, "../outside.txt", Access::Write)
             .unwrap_err();
-        assert!(
-            matches!(err, ToolError::Denied(ref m) if m.contains("--auto high")),
-            "{err}"
-        );
+        assert!(matches!(err, ToolError::Denied(ref m) if m.contains("--auto high")), "{err}");
     }
 
     #[test]
@@ -248,21 +238,14 @@ mod tests {
         fs::create_dir(ws.join("real")).unwrap();
         symlink("real", ws.join("alias")).unwrap();
         let p = policy(Autonomy::Low, &ws);
-        assert_eq!(
-            p.resolve(&ws, "alias/f", Access::Read).unwrap(),
-            ws.join("real/f")
-        );
+        assert_eq!(p.resolve(&ws, "alias/f", Access::Read).unwrap(), ws.join("real/f"));
     }
 
     #[test]
     fn high_allows_anywhere() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
-        assert!(
-            policy(Autonomy::High, &ws)
-                .resolve(&ws, "/etc/hostname", Access::Write)
-                .is_ok()
-        );
+        assert!(policy(Autonomy::High, &ws).resolve(&ws, "/etc/hostname", Access::Write).is_ok());
     }
 
     #[test]
@@ -271,11 +254,7 @@ mod tests {
         let low = policy(Autonomy::Low, dir.path());
         assert!(low.permits(SideEffect::Read).is_ok());
         assert!(low.permits(SideEffect::None).is_ok());
-        assert!(
-            low.permits(SideEffect::Write)
-                .unwrap_err()
-                .contains("--auto medium")
-        );
+        assert!(low.permits(SideEffect::Write).unwrap_err().contains("--auto medium"));
         assert!(low.permits(SideEffect::Shell).is_err());
         let medium = policy(Autonomy::Medium, dir.path());
         assert!(medium.permits(SideEffect::Shell).is_ok());
