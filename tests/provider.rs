@@ -680,3 +680,29 @@ fn building_with_an_invalid_base_url_is_a_config_error() {
         Err(ConfigError::InvalidBaseUrl { .. })
     ));
 }
+
+#[tokio::test]
+async fn an_in_band_error_before_content_is_retried() {
+    for kind in BOTH {
+        let server = FakeModel::start(
+            Script::new()
+                .reply(Reply::stream_error("Overloaded"))
+                .reply(Reply::text("recovered")),
+        );
+        let done = complete(&*provider(kind, &server), &ask("q")).await.0;
+        assert_eq!(done.unwrap().text, "recovered", "{kind:?}");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn hitting_the_output_limit_is_reported_as_max_tokens() {
+    for kind in BOTH {
+        let server = FakeModel::start(Script::new().reply(Reply::text("cut short").max_tokens()));
+        let done = complete(&*provider(kind, &server), &ask("q"))
+            .await
+            .0
+            .unwrap();
+        assert_eq!(done.stop, StopReason::MaxTokens, "{kind:?}");
+    }
+}

@@ -60,6 +60,8 @@ enum Kind {
     Error { status: u16, message: String },
     /// A 200 event stream whose second event is not JSON.
     Malformed,
+    /// A 200 event stream whose second event is the wire's error event.
+    StreamError { message: String },
     /// A 200 event stream.
     Stream(Streamed),
 }
@@ -136,23 +138,24 @@ impl Reply {
     /// An HTTP error: `status` with the wire's error body carrying `message`
     /// (`{"error":{"message":...}}` for OpenAI, `{"type":"error","error":{...}}` for Anthropic).
     pub fn error(status: u16, message: &str) -> Reply {
-        Reply {
-            kind: Kind::Error {
-                status,
-                message: message.to_owned(),
-            },
-            delay: Duration::ZERO,
-            headers: Vec::new(),
-        }
+        Reply::of(Kind::Error {
+            status,
+            message: message.to_owned(),
+        })
     }
 
     /// A 200 event stream with one data line that is not JSON.
     pub fn malformed() -> Reply {
-        Reply {
-            kind: Kind::Malformed,
-            delay: Duration::ZERO,
-            headers: Vec::new(),
-        }
+        Reply::of(Kind::Malformed)
+    }
+
+    /// A 200 event stream that reports an error in-band before any content: an `error` event
+    /// of type `overloaded_error` (Anthropic), an `{"error": ...}` chunk of type `server_error`
+    /// (OpenAI-compatible servers).
+    pub fn stream_error(message: &str) -> Reply {
+        Reply::of(Kind::StreamError {
+            message: message.to_owned(),
+        })
     }
 
     /// Adds text before the tool calls of a tool-call reply (or replaces a reply's text).
@@ -198,8 +201,12 @@ impl Reply {
     }
 
     fn streamed(streamed: Streamed) -> Reply {
+        Reply::of(Kind::Stream(streamed))
+    }
+
+    fn of(kind: Kind) -> Reply {
         Reply {
-            kind: Kind::Stream(streamed),
+            kind,
             delay: Duration::ZERO,
             headers: Vec::new(),
         }
@@ -463,6 +470,9 @@ async fn handle(
     let mut response = match reply.kind {
         Kind::Error { status, message } => error_response(wire, status, &message),
         Kind::Malformed => event_stream(malformed_events(wire), Ending::Complete),
+        Kind::StreamError { message } => {
+            event_stream(stream_error_events(wire, &message), Ending::Complete)
+        }
         Kind::Stream(streamed) => {
             let events = match wire {
                 Wire::OpenAi => openai_events(&streamed),
@@ -701,6 +711,23 @@ fn malformed_events(wire: Wire) -> Vec<String> {
         Wire::Anthropic => vec![
             named(json!({"type": "message_start", "message": {"usage": {"input_tokens": 1}}})),
             "event: content_block_delta\ndata: {this is not json\n\n".to_owned(),
+        ],
+    }
+}
+
+fn stream_error_events(wire: Wire, message: &str) -> Vec<String> {
+    match wire {
+        Wire::OpenAi => vec![
+            data(
+                &json!({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]}),
+            ),
+            data(&json!({"error": {"message": message, "type": "server_error"}})),
+        ],
+        Wire::Anthropic => vec![
+            named(json!({"type": "message_start", "message": {"usage": {"input_tokens": 1}}})),
+            named(
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
+            ),
         ],
     }
 }
