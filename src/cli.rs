@@ -32,7 +32,7 @@ pub enum Command {
         after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
                       4 incomplete (turn budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),

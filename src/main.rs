@@ -22,7 +22,11 @@ fn main() -> ProcessExitCode {
                 .subcommand_matches("exec")
                 .expect("clap returned the exec subcommand");
             let prompt_parts = prompt_parts_in_argv_order(exec_matches);
-            exec::run(Invocation { args, prompt_parts }).into()
+            exec::run(Invocation {
+                args: *args,
+                prompt_parts,
+            })
+            .into()
         }
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
 use crate::output::{EventKind, Output, ToolInfo, UsageTotals};
-use crate::provider::{ErrorClass, Provider, ProviderError, Usage};
+use crate::provider::{self, ErrorClass, Provider, ProviderError, ProviderFlags, Usage};
 use crate::tools::{Registry, ToolContext, Toolset};
 
 pub use outcome::ExitCode;
@@ -174,7 +174,7 @@ fn run_job(
         &workspace,
         &mut std::io::stdin(),
     )?;
-    let provider = connect(args)?;
+    let provider = connect(args, output)?;
     output.emit(EventKind::RunStart {
         cwd: workspace.display().to_string(),
         provider: Some(provider.name().to_string()),
@@ -286,9 +286,15 @@ fn known_secrets() -> Vec<String> {
         .collect()
 }
 
-/// Resolves the provider configuration and builds the provider.
-fn connect(_args: &ExecArgs) -> Result<Box<dyn Provider>, Failure> {
-    Err(Failure::config("no model provider configured".into()))
+/// Resolves the provider configuration (flags, environment, config file) and builds it.
+fn connect(args: &ExecArgs, output: &Output) -> Result<Arc<dyn Provider>, Failure> {
+    let env = |name: &str| std::env::var(name).ok();
+    let config = provider::resolve(&ProviderFlags::from(args), &env)
+        .map_err(|e| Failure::config(e.to_string()))?;
+    if let Some(key) = &config.api_key {
+        output.add_secret(key);
+    }
+    provider::build(&config).map_err(|e| Failure::config(e.to_string()))
 }
 
 /// Reports a failure found before the job could start (e.g. a flag clap rejected) in a

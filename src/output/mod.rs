@@ -11,7 +11,7 @@ mod stream_json;
 mod text;
 
 use std::io;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub use event::{CallStatus, Decision, EventKind, RunStatus, ToolInfo, UsageTotals};
 
@@ -26,6 +26,7 @@ pub trait Writer: Send {
 /// The run's output: its id, its writer, and the exactly-one-`run_end` guarantee.
 pub struct Output {
     run_id: String,
+    redactor: Redactor,
     state: Mutex<State>,
 }
 
@@ -40,26 +41,32 @@ impl Output {
     /// An output writing `format` to the real stdout and stderr, hiding `secrets`.
     pub fn new(format: OutputFormat, secrets: Vec<String>) -> Self {
         let run_id = new_run_id();
-        let redactor = Redactor { secrets };
-        let writer: Box<dyn Writer> = match format {
-            OutputFormat::Text => Box::new(text::TextWriter::new(redactor)),
-            OutputFormat::Json => Box::new(json::JsonWriter::new(redactor)),
-            OutputFormat::StreamJson => {
-                Box::new(stream_json::StreamJsonWriter::new(run_id.clone(), redactor))
-            }
+        let redactor = Redactor {
+            secrets: Arc::new(Mutex::new(secrets)),
         };
-        Output::with_writer(run_id, writer)
-    }
-
-    /// An output with a given writer (tests use this to capture events).
-    pub fn with_writer(run_id: String, writer: Box<dyn Writer>) -> Self {
+        let writer: Box<dyn Writer> = match format {
+            OutputFormat::Text => Box::new(text::TextWriter::new(redactor.clone())),
+            OutputFormat::Json => Box::new(json::JsonWriter::new(redactor.clone())),
+            OutputFormat::StreamJson => Box::new(stream_json::StreamJsonWriter::new(
+                run_id.clone(),
+                redactor.clone(),
+            )),
+        };
         Output {
             run_id,
+            redactor,
             state: Mutex::new(State {
                 writer,
                 ended: false,
                 broken: None,
             }),
+        }
+    }
+
+    /// Adds a secret (e.g. a key read from the config file) to hide from everything written.
+    pub fn add_secret(&self, secret: &str) {
+        if !secret.is_empty() {
+            self.redactor.lock().push(secret.to_string());
         }
     }
 
@@ -97,16 +104,22 @@ impl Output {
 }
 
 /// Removes secrets from text before it leaves the process.
+/// Shared by the writers and [`Output`], so a secret learned mid-run is hidden everywhere.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    secrets: Vec<String>,
+    secrets: Arc<Mutex<Vec<String>>>,
 }
 
 impl Redactor {
     /// The text with every known secret and secret-shaped string replaced.
     pub fn apply(&self, text: &str) -> String {
-        let secrets: Vec<&str> = self.secrets.iter().map(String::as_str).collect();
+        let secrets = self.lock();
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         crate::redact::redact(text, &secrets)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.secrets.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -1,14 +1,49 @@
 //! Model providers: the [`Provider`] trait and its two wires (OpenAI Chat Completions and
 //! Anthropic Messages), streaming over SSE, with retries and classified errors.
 
+mod anthropic;
+mod assembly;
+pub mod config;
+mod fault;
+mod http;
 pub mod message;
+mod openai;
+mod sse;
+mod tuning;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::ProviderKind;
+
+pub use config::{ConfigError, ProviderConfig, ProviderFlags, resolve};
+pub use http::BuildError;
 pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
+pub use tuning::{InvalidTuning, Tuning};
+
+/// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
+/// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL
+/// again, since a config may be built by hand rather than by [`resolve`].
+pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
+    config::parse_base_url(&config.base_url)?;
+    let model = config.model.clone();
+    let key = config.api_key.clone();
+    let provider: Arc<dyn Provider> = match config.kind {
+        ProviderKind::Openai => {
+            let wire = openai::OpenAi::new(&config.base_url);
+            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+        }
+        ProviderKind::Anthropic => {
+            let wire = anthropic::Anthropic::new(&config.base_url);
+            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+        }
+    };
+    Ok(provider)
+}
 
 /// How a provider call failed; decides retries, the `error.code` and the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +78,19 @@ impl ErrorClass {
             ErrorClass::Network => "network",
             ErrorClass::Protocol => "protocol",
             ErrorClass::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether waiting and trying again could succeed: rate limits, server trouble and network
+    /// failures pass; a refused request, a bad key or a cancelled run do not.
+    pub fn is_retryable(self) -> bool {
+        match self {
+            ErrorClass::RateLimited | ErrorClass::Unavailable | ErrorClass::Network => true,
+            ErrorClass::Auth
+            | ErrorClass::BadRequest
+            | ErrorClass::ContextLength
+            | ErrorClass::Protocol
+            | ErrorClass::Cancelled => false,
         }
     }
 }

@@ -1,0 +1,525 @@
+//! The Anthropic Messages wire.
+//!
+//! Differences from Chat Completions that shape this module: the system prompt is a field, not
+//! a message; tool results are `tool_result` blocks inside a *user* message (all results of one
+//! turn in one message); tool inputs are JSON objects, not strings; and the response streams as
+//! content blocks, each started, filled by deltas and stopped, with usage split between
+//! `message_start` (input) and `message_delta` (output).
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::assembly::Assembly;
+use super::fault::Fault;
+use super::http::{Decoder, Flow, Wire};
+use super::sse::SseEvent;
+use super::{Message, Request, StopReason, StreamDelta};
+
+/// The API version this wire speaks.
+const API_VERSION: &str = "2023-06-01";
+
+/// Output token limit per response. Required by the API; large enough for a long patch, and
+/// within what every current model accepts.
+const MAX_TOKENS: u32 = 8192;
+
+/// The Messages endpoint under one base URL.
+#[derive(Debug, Clone)]
+pub struct Anthropic {
+    url: String,
+}
+
+impl Anthropic {
+    /// The wire for `base_url` (e.g. `https://api.anthropic.com`); requests go to
+    /// `{base_url}/v1/messages`, or `{base_url}/messages` when the base already ends in `/v1`.
+    pub fn new(base_url: &str) -> Self {
+        let base = base_url.trim_end_matches('/');
+        let url = if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        };
+        Anthropic { url }
+    }
+}
+
+impl Wire for Anthropic {
+    type Decoder = AnthropicDecoder;
+
+    fn name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn headers(
+        &self,
+        api_key: Option<&str>,
+    ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue> {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(API_VERSION),
+        );
+        if let Some(key) = api_key {
+            let mut value = HeaderValue::from_str(key)?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static("x-api-key"), value);
+        }
+        Ok(headers)
+    }
+
+    fn body(&self, model: &str, request: &Request) -> Value {
+        let mut body = json!({
+            "model": model,
+            "max_tokens": MAX_TOKENS,
+            "messages": messages_json(&request.messages),
+            "stream": true,
+        });
+        if !request.system.is_empty() {
+            body["system"] = json!(request.system);
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}))
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+
+    fn decoder(&self) -> AnthropicDecoder {
+        AnthropicDecoder
+    }
+}
+
+/// The conversation as Messages: each message becomes content blocks, and consecutive messages
+/// of one role are merged, which puts all tool results of a turn into one user message (the
+/// API requires that) and keeps roles alternating. Empty text is dropped: the API rejects
+/// empty text blocks.
+fn messages_json(messages: &[Message]) -> Vec<Value> {
+    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message {
+            Message::User { content } => ("user", text_block(content).into_iter().collect()),
+            Message::Assistant { text, tool_calls } => {
+                let mut blocks: Vec<Value> = text_block(text).into_iter().collect();
+                blocks.extend(tool_calls.iter().map(|call| {
+                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+                }));
+                ("assistant", blocks)
+            }
+            Message::ToolResult {
+                call_id,
+                output,
+                is_error,
+                ..
+            } => (
+                "user",
+                vec![
+                    json!({"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": is_error}),
+                ],
+            ),
+        };
+        match turns.last_mut() {
+            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            _ if blocks.is_empty() => {}
+            _ => turns.push((role, blocks)),
+        }
+    }
+    turns
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect()
+}
+
+fn text_block(text: &str) -> Option<Value> {
+    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+}
+
+/// A tool call's stored arguments as the object the API requires. Arguments that are not a
+/// JSON object (the model produced broken JSON, which the loop already answered with an error
+/// result) are sent as `{}` so that the history stays acceptable to the API.
+fn tool_input(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => json!({}),
+    }
+}
+
+/// One streamed event, by its `type`. Unknown types are ignored, as the API asks.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    MessageStart {
+        message: StartedMessage,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: Block,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: BlockDelta,
+    },
+    MessageDelta {
+        delta: MessageDeltaBody,
+        usage: Option<EventUsage>,
+    },
+    MessageStop,
+    Error {
+        error: ApiError,
+    },
+    /// `ping`, `content_block_stop` and future event types carry nothing zero needs.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct StartedMessage {
+    usage: Option<EventUsage>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum BlockDelta {
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    InputJsonDelta {
+        partial_json: String,
+    },
+    /// `signature_delta` and future delta types.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct MessageDeltaBody {
+    stop_reason: Option<String>,
+}
+
+/// Token counts as the API reports them. Input is split into fresh and cached tokens; zero
+/// counts all of them as prompt tokens, since all of them filled the context.
+#[derive(Debug, Deserialize)]
+struct EventUsage {
+    input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ApiError {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    message: Option<String>,
+}
+
+/// Reads Messages events. Stateless: every event names its block index, which is also the
+/// tool call's position.
+#[derive(Debug, Default)]
+pub struct AnthropicDecoder;
+
+impl AnthropicDecoder {
+    /// Applies reported counts; later reports (cumulative) replace earlier ones.
+    fn usage(assembly: &mut Assembly, usage: EventUsage) {
+        let total = assembly.usage_mut();
+        if let Some(input) = usage.input_tokens {
+            total.prompt_tokens = input
+                + usage.cache_creation_input_tokens.unwrap_or(0)
+                + usage.cache_read_input_tokens.unwrap_or(0);
+        }
+        if let Some(output) = usage.output_tokens {
+            total.completion_tokens = output;
+        }
+    }
+}
+
+impl Decoder for AnthropicDecoder {
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Flow, Fault> {
+        match event.json::<Event>().map_err(|err| Fault::from_sse(&err))? {
+            Event::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    Self::usage(assembly, usage);
+                }
+            }
+            Event::ContentBlockStart {
+                index,
+                content_block,
+            } => match content_block {
+                Block::Text { text } => assembly.text(&text, on_delta),
+                Block::Thinking { thinking } => assembly.reasoning(&thinking, on_delta),
+                Block::ToolUse { id, name } => {
+                    assembly.tool_call(index, Some(&id), Some(&name), "")
+                }
+                Block::Other => {}
+            },
+            Event::ContentBlockDelta { index, delta } => match delta {
+                BlockDelta::TextDelta { text } => assembly.text(&text, on_delta),
+                BlockDelta::ThinkingDelta { thinking } => assembly.reasoning(&thinking, on_delta),
+                BlockDelta::InputJsonDelta { partial_json } => {
+                    assembly.tool_call(index, None, None, &partial_json)
+                }
+                BlockDelta::Other => {}
+            },
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    assembly.stop(stop_reason(reason));
+                }
+                if let Some(usage) = usage {
+                    Self::usage(assembly, usage);
+                }
+            }
+            Event::MessageStop => return Ok(Flow::Done),
+            Event::Error { error } => {
+                return Err(Fault::from_stream_error(
+                    error.kind.as_deref(),
+                    error.message.as_deref().unwrap_or("no details"),
+                ));
+            }
+            Event::Other => {}
+        }
+        Ok(Flow::More)
+    }
+}
+
+fn stop_reason(reason: String) -> StopReason {
+    match reason.as_str() {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        _ => StopReason::Other(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Completion, ErrorClass, ToolCall, ToolSpec, Usage};
+
+    fn decode(events: &[&str]) -> Result<(Completion, Vec<StreamDelta>, Flow), Fault> {
+        let mut decoder = AnthropicDecoder;
+        let mut assembly = Assembly::new();
+        let mut deltas = Vec::new();
+        let mut flow = Flow::More;
+        for data in events {
+            let event = SseEvent {
+                event: String::new(),
+                data: (*data).to_owned(),
+            };
+            flow = decoder.event(&event, &mut assembly, &mut |delta| deltas.push(delta))?;
+        }
+        Ok((assembly.finish(), deltas, flow))
+    }
+
+    #[test]
+    fn text_thinking_and_usage_blocks() {
+        let (done, deltas, flow) = decode(&[
+            r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":1}}}"#,
+            r#"{"type":"ping"}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"abc"}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"!"}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":7}}"#,
+            r#"{"type":"message_stop"}"#,
+        ])
+        .unwrap();
+        assert_eq!(flow, Flow::Done);
+        assert_eq!(done.text, "Hi!");
+        assert_eq!(done.stop, StopReason::EndTurn);
+        assert_eq!(
+            done.usage,
+            Some(Usage {
+                prompt_tokens: 15,
+                completion_tokens: 7
+            })
+        );
+        assert_eq!(
+            deltas,
+            vec![
+                StreamDelta::Reasoning("hmm".into()),
+                StreamDelta::Text("Hi".into()),
+                StreamDelta::Text("!".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_use_blocks_assemble_partial_json() {
+        let (done, _, _) = decode(&[
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Looking."}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_file","input":{}}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":".rs\"}"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"plan","input":{}}}"#,
+            r#"{"type":"content_block_stop","index":2}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ])
+        .unwrap();
+        assert_eq!(done.text, "Looking.");
+        assert_eq!(done.stop, StopReason::ToolUse);
+        assert_eq!(
+            done.tool_calls,
+            vec![
+                ToolCall {
+                    id: "toolu_1".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path": "a.rs"}"#.into()
+                },
+                ToolCall {
+                    id: "toolu_2".into(),
+                    name: "plan".into(),
+                    arguments: "{}".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn error_event_is_classified_and_unknown_events_ignored() {
+        let fault = decode(&[
+            r#"{"type":"some_future_event","x":1}"#,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        ])
+        .unwrap_err();
+        assert_eq!(fault.class, ErrorClass::Unavailable);
+        assert!(fault.detail.contains("Overloaded"));
+    }
+
+    #[test]
+    fn malformed_event_is_a_protocol_fault() {
+        assert_eq!(
+            decode(&["{\"type\":"]).unwrap_err().class,
+            ErrorClass::Protocol
+        );
+    }
+
+    #[test]
+    fn url_does_not_double_v1() {
+        assert_eq!(
+            Anthropic::new("https://api.anthropic.com").url(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            Anthropic::new("http://127.0.0.1:9/v1/").url(),
+            "http://127.0.0.1:9/v1/messages"
+        );
+    }
+
+    #[test]
+    fn headers_carry_version_and_key() {
+        let headers = Anthropic::new("http://h").headers(Some("k-123")).unwrap();
+        assert_eq!(headers["x-api-key"], "k-123");
+        assert_eq!(headers["anthropic-version"], API_VERSION);
+        assert!(headers.get("authorization").is_none());
+    }
+
+    #[test]
+    fn request_body_merges_tool_results_and_repairs_bad_arguments() {
+        let request = Request {
+            system: "sys".into(),
+            messages: vec![
+                Message::User {
+                    content: "go".into(),
+                },
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "t1".into(),
+                            name: "ls".into(),
+                            arguments: r#"{"dir":"."}"#.into(),
+                        },
+                        ToolCall {
+                            id: "t2".into(),
+                            name: "cat".into(),
+                            arguments: "{broken".into(),
+                        },
+                    ],
+                },
+                Message::ToolResult {
+                    call_id: "t1".into(),
+                    name: "ls".into(),
+                    output: "a".into(),
+                    is_error: false,
+                },
+                Message::ToolResult {
+                    call_id: "t2".into(),
+                    name: "cat".into(),
+                    output: "bad args".into(),
+                    is_error: true,
+                },
+                Message::Assistant {
+                    text: "done".into(),
+                    tool_calls: vec![],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "ls".into(),
+                description: "list".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+        };
+        let body = Anthropic::new("http://h").body("claude", &request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "claude",
+                "max_tokens": MAX_TOKENS,
+                "stream": true,
+                "system": "sys",
+                "messages": [
+                    {"role": "user", "content": [{"type": "text", "text": "go"}]},
+                    {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": "t1", "name": "ls", "input": {"dir": "."}},
+                        {"type": "tool_use", "id": "t2", "name": "cat", "input": {}},
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "a", "is_error": false},
+                        {"type": "tool_result", "tool_use_id": "t2", "content": "bad args", "is_error": true},
+                    ]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                ],
+                "tools": [{"name": "ls", "description": "list", "input_schema": {"type": "object"}}],
+            })
+        );
+    }
+}

@@ -1,0 +1,643 @@
+//! Which endpoint, model and key a run uses, resolved from flags, environment and config file.
+//!
+//! Precedence, highest first:
+//!
+//! 1. flags: `--provider`, `--model`, `--base-url` ([`ProviderFlags`]);
+//! 2. zero's own variables: `ZERO_PROVIDER`, `ZERO_MODEL`, `ZERO_BASE_URL`, `ZERO_API_KEY`;
+//! 3. the conventional variables of the chosen wire: `OPENAI_API_KEY`/`OPENAI_BASE_URL` or
+//!    `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`;
+//! 4. the config file `$XDG_CONFIG_HOME/zero/config.toml` (else `~/.config/zero/config.toml`),
+//!    keys `provider`, `model`, `base_url`, `api_key`.
+//!
+//! The wire is the explicit provider when one is named (flag, `ZERO_PROVIDER`, file); otherwise
+//! Anthropic when only Anthropic variables are set, else OpenAI. Empty variables count as unset.
+//!
+//! The environment is passed in as a lookup function so all of this is testable without
+//! touching the process environment.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::http::BuildError;
+use super::tuning::{InvalidTuning, Tuning};
+use crate::cli::{ExecArgs, ProviderKind};
+
+/// The official OpenAI endpoint.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// The official Anthropic endpoint.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The model used on the official OpenAI endpoint when none is configured.
+pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4.1-mini";
+/// The model used on the official Anthropic endpoint when none is configured.
+pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// The model name sent to a loopback server when none is configured. llama.cpp and similar
+/// single-model servers accept any name; servers that need a real one (Ollama) say so in a 404.
+pub const LOCAL_MODEL: &str = "local";
+
+/// What the user is told to set when nothing at all is configured.
+const NOT_CONFIGURED_HELP: &str = "set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KEY (Anthropic), or \
+     OPENAI_BASE_URL=http://127.0.0.1:8080/v1 for a local server; or use --provider/--base-url/--model, \
+     ZERO_* variables or ~/.config/zero/config.toml";
+
+/// The provider flags of `zero exec`, apart from the rest of its arguments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderFlags {
+    /// `--provider`.
+    pub provider: Option<ProviderKind>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+}
+
+impl From<&ExecArgs> for ProviderFlags {
+    fn from(args: &ExecArgs) -> Self {
+        ProviderFlags {
+            provider: args.provider,
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+        }
+    }
+}
+
+/// Everything needed to talk to one model endpoint. Its `Debug` output hides the key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The wire protocol.
+    pub kind: ProviderKind,
+    /// The endpoint's base URL, without a trailing `/`.
+    pub base_url: String,
+    /// The API key, if any (local servers and some gateways need none).
+    pub api_key: Option<String>,
+    /// The model name.
+    pub model: String,
+    /// Timeouts and retries (from the `ZERO_*` tuning variables; see [`Tuning`]).
+    pub tuning: Tuning,
+}
+
+impl fmt::Debug for ProviderConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field(
+                "api_key",
+                &self.api_key.as_ref().map(|_| crate::redact::MASK),
+            )
+            .field("model", &self.model)
+            .field("tuning", &self.tuning)
+            .finish()
+    }
+}
+
+/// Why no usable provider configuration could be resolved.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Nothing at all is configured.
+    #[error("no model provider configured: {NOT_CONFIGURED_HELP}")]
+    NotConfigured,
+    /// `ZERO_PROVIDER` names no known wire.
+    #[error("{variable}={value:?} is not a provider: use openai or anthropic")]
+    UnknownProvider {
+        /// Where the value came from.
+        variable: &'static str,
+        /// The value.
+        value: String,
+    },
+    /// The base URL is not an absolute http(s) URL.
+    #[error("invalid base URL {url:?}: {reason}")]
+    InvalidBaseUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A custom, non-loopback endpoint was given without a model name.
+    #[error("no model configured for {base_url}: set --model or ZERO_MODEL")]
+    MissingModel {
+        /// The endpoint.
+        base_url: String,
+    },
+    /// An official endpoint was chosen without a key.
+    #[error("no API key for {base_url}: set {variable} (or ZERO_API_KEY)")]
+    MissingApiKey {
+        /// The endpoint.
+        base_url: String,
+        /// The conventional variable for this wire.
+        variable: &'static str,
+    },
+    /// The config file exists but could not be read.
+    #[error("cannot read config file {}: {source}", path.display())]
+    ConfigFileUnreadable {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML of the expected shape.
+    #[error("invalid config file {}: {message}", path.display())]
+    ConfigFileInvalid {
+        /// The file.
+        path: PathBuf,
+        /// The TOML parser's message (it names the line and the problem).
+        message: String,
+    },
+    /// A `ZERO_*` tuning variable is not a usable number.
+    #[error(transparent)]
+    Tuning(#[from] InvalidTuning),
+    /// The provider could not be built from an otherwise valid configuration.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// The keys of `config.toml` this module reads; other keys belong to other parts of zero.
+#[derive(Debug, Default, Deserialize)]
+struct FileConfig {
+    provider: Option<ProviderKind>,
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+}
+
+/// Resolves the provider configuration from `flags`, the environment `env` (a lookup such as
+/// `|name| std::env::var(name).ok()`) and the config file the environment points to.
+///
+/// Defaults fill what is left: the official base URL of the wire; the model
+/// [`OPENAI_DEFAULT_MODEL`] or [`ANTHROPIC_DEFAULT_MODEL`] on the official endpoints and
+/// [`LOCAL_MODEL`] on a loopback URL. A custom, non-loopback URL without a model is an error
+/// (a gateway's model names cannot be guessed), and so is an official endpoint without a key;
+/// a custom URL may go without a key (some gateways and every local server need none).
+pub fn resolve(
+    flags: &ProviderFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderConfig, ConfigError> {
+    let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    let file = match config_path(&var) {
+        Some(path) => read_config_file(&path)?,
+        None => None,
+    };
+    let file = file.unwrap_or_default();
+
+    let explicit_kind = match (flags.provider, var("ZERO_PROVIDER")) {
+        (Some(kind), _) => Some(kind),
+        (None, Some(value)) => Some(parse_kind(&value)?),
+        (None, None) => file.provider,
+    };
+    let kind = explicit_kind.unwrap_or_else(|| infer_kind(&var));
+    let wire = WireDefaults::of(kind);
+
+    let api_key = var("ZERO_API_KEY")
+        .or_else(|| var(wire.key_var))
+        .or(file.api_key)
+        .filter(|key| !key.trim().is_empty());
+    let given_url = flags
+        .base_url
+        .clone()
+        .or_else(|| var("ZERO_BASE_URL"))
+        .or_else(|| var(wire.url_var))
+        .or(file.base_url);
+    if explicit_kind.is_none() && api_key.is_none() && given_url.is_none() {
+        return Err(ConfigError::NotConfigured);
+    }
+    let base_url = parse_base_url(given_url.as_deref().unwrap_or(wire.url))?;
+    let official = base_url.host_str() == Some(wire.host);
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| var("ZERO_MODEL"))
+        .or(file.model);
+    let base_url_text = base_url.as_str().trim_end_matches('/').to_owned();
+    let model = match model {
+        Some(model) => model,
+        None if official => wire.model.to_owned(),
+        None if is_loopback(&base_url) => LOCAL_MODEL.to_owned(),
+        None => {
+            return Err(ConfigError::MissingModel {
+                base_url: base_url_text,
+            });
+        }
+    };
+    if official && api_key.is_none() {
+        return Err(ConfigError::MissingApiKey {
+            base_url: base_url_text,
+            variable: wire.key_var,
+        });
+    }
+    Ok(ProviderConfig {
+        kind,
+        base_url: base_url_text,
+        api_key,
+        model,
+        tuning: Tuning::from_env(env)?,
+    })
+}
+
+/// What each wire brings: its conventional variables and its official endpoint.
+struct WireDefaults {
+    key_var: &'static str,
+    url_var: &'static str,
+    url: &'static str,
+    host: &'static str,
+    model: &'static str,
+}
+
+impl WireDefaults {
+    fn of(kind: ProviderKind) -> WireDefaults {
+        match kind {
+            ProviderKind::Openai => WireDefaults {
+                key_var: "OPENAI_API_KEY",
+                url_var: "OPENAI_BASE_URL",
+                url: OPENAI_BASE_URL,
+                host: "api.openai.com",
+                model: OPENAI_DEFAULT_MODEL,
+            },
+            ProviderKind::Anthropic => WireDefaults {
+                key_var: "ANTHROPIC_API_KEY",
+                url_var: "ANTHROPIC_BASE_URL",
+                url: ANTHROPIC_BASE_URL,
+                host: "api.anthropic.com",
+                model: ANTHROPIC_DEFAULT_MODEL,
+            },
+        }
+    }
+}
+
+/// The wire when none is named: Anthropic when only Anthropic variables are set, else OpenAI
+/// (the wire most servers speak).
+fn infer_kind(var: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
+    let set = |key: &str, url: &str| var(key).is_some() || var(url).is_some();
+    if set("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL") && !set("OPENAI_API_KEY", "OPENAI_BASE_URL") {
+        ProviderKind::Anthropic
+    } else {
+        ProviderKind::Openai
+    }
+}
+
+fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "openai" => Ok(ProviderKind::Openai),
+        "anthropic" => Ok(ProviderKind::Anthropic),
+        _ => Err(ConfigError::UnknownProvider {
+            variable: "ZERO_PROVIDER",
+            value: value.to_owned(),
+        }),
+    }
+}
+
+/// `$XDG_CONFIG_HOME/zero/config.toml`, else `$HOME/.config/zero/config.toml`.
+fn config_path(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".config")))?;
+    Some(base.join("zero").join("config.toml"))
+}
+
+/// The config file's provider keys; `None` when there is no file.
+fn read_config_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::ConfigFileUnreadable {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    toml::from_str(&text)
+        .map(Some)
+        .map_err(|err| ConfigError::ConfigFileInvalid {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })
+}
+
+/// Parses and checks a base URL: absolute, http or https, with a host.
+pub(crate) fn parse_base_url(url: &str) -> Result<reqwest::Url, ConfigError> {
+    let invalid = |reason: String| ConfigError::InvalidBaseUrl {
+        url: url.to_owned(),
+        reason,
+    };
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|err| invalid(err.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid(format!(
+            "scheme {:?} is not http or https",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("no host".to_owned()));
+    }
+    Ok(parsed)
+}
+
+/// Whether the URL points at this machine (a local model server).
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_start_matches('[').trim_end_matches(']'); // IPv6 literals come bracketed
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake environment; `HOME` points nowhere so no real config file is read.
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let mut pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        pairs.push(("HOME".into(), "/nonexistent/zero-test-home".into()));
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+        }
+    }
+
+    /// kind, base URL, key, model — the parts precedence decides.
+    type Summary<'a> = (ProviderKind, &'a str, Option<&'a str>, &'a str);
+
+    /// One table row: its name, the flags, the environment, and what to expect.
+    type Case<T> = (
+        &'static str,
+        ProviderFlags,
+        Vec<(&'static str, &'static str)>,
+        T,
+    );
+
+    /// Recognises the error a row expects.
+    type IsExpected = fn(&ConfigError) -> bool;
+
+    fn summary(config: &ProviderConfig) -> Summary<'_> {
+        (
+            config.kind,
+            &config.base_url,
+            config.api_key.as_deref(),
+            &config.model,
+        )
+    }
+
+    use ProviderKind::{Anthropic, Openai};
+
+    #[test]
+    fn precedence_and_inference() {
+        let flags = |provider, model: Option<&str>, base_url: Option<&str>| ProviderFlags {
+            provider,
+            model: model.map(str::to_owned),
+            base_url: base_url.map(str::to_owned),
+        };
+        let none = ProviderFlags::default();
+        let cases: Vec<Case<Summary>> = vec![
+            (
+                "openai key alone: official endpoint and default model",
+                none.clone(),
+                vec![("OPENAI_API_KEY", "sk-o")],
+                (Openai, OPENAI_BASE_URL, Some("sk-o"), OPENAI_DEFAULT_MODEL),
+            ),
+            (
+                "anthropic key alone infers anthropic",
+                none.clone(),
+                vec![("ANTHROPIC_API_KEY", "sk-a")],
+                (
+                    Anthropic,
+                    ANTHROPIC_BASE_URL,
+                    Some("sk-a"),
+                    ANTHROPIC_DEFAULT_MODEL,
+                ),
+            ),
+            (
+                "both keys: openai wins the inference",
+                none.clone(),
+                vec![("ANTHROPIC_API_KEY", "sk-a"), ("OPENAI_API_KEY", "sk-o")],
+                (Openai, OPENAI_BASE_URL, Some("sk-o"), OPENAI_DEFAULT_MODEL),
+            ),
+            (
+                "ZERO_PROVIDER beats inference and picks that wire's key",
+                none.clone(),
+                vec![
+                    ("ZERO_PROVIDER", "Anthropic"),
+                    ("ANTHROPIC_API_KEY", "sk-a"),
+                    ("OPENAI_API_KEY", "sk-o"),
+                ],
+                (
+                    Anthropic,
+                    ANTHROPIC_BASE_URL,
+                    Some("sk-a"),
+                    ANTHROPIC_DEFAULT_MODEL,
+                ),
+            ),
+            (
+                "flags beat ZERO_* which beat conventional variables",
+                flags(
+                    Some(Openai),
+                    Some("flag-model"),
+                    Some("http://flag.example/v1/"),
+                ),
+                vec![
+                    ("ZERO_PROVIDER", "anthropic"),
+                    ("ZERO_MODEL", "env-model"),
+                    ("ZERO_BASE_URL", "http://zero.example/v1"),
+                    ("ZERO_API_KEY", "zero-key"),
+                    ("OPENAI_API_KEY", "sk-o"),
+                    ("OPENAI_BASE_URL", "http://openai.example/v1"),
+                ],
+                (
+                    Openai,
+                    "http://flag.example/v1",
+                    Some("zero-key"),
+                    "flag-model",
+                ),
+            ),
+            (
+                "ZERO_* beat conventional variables",
+                none.clone(),
+                vec![
+                    ("ZERO_MODEL", "env-model"),
+                    ("ZERO_BASE_URL", "http://zero.example/v1"),
+                    ("OPENAI_BASE_URL", "http://openai.example/v1"),
+                ],
+                (Openai, "http://zero.example/v1", None, "env-model"),
+            ),
+            (
+                "local base URL alone: no key, model 'local'",
+                none.clone(),
+                vec![("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")],
+                (Openai, "http://127.0.0.1:8080/v1", None, LOCAL_MODEL),
+            ),
+            (
+                "anthropic base URL alone infers anthropic; localhost is loopback",
+                none.clone(),
+                vec![("ANTHROPIC_BASE_URL", "http://localhost:9000")],
+                (Anthropic, "http://localhost:9000", None, LOCAL_MODEL),
+            ),
+            (
+                "empty variables count as unset",
+                flags(None, None, Some("http://[::1]:1/v1")),
+                vec![("OPENAI_API_KEY", ""), ("ZERO_MODEL", " ")],
+                (Openai, "http://[::1]:1/v1", None, LOCAL_MODEL),
+            ),
+        ];
+        for (name, flags, env, expected) in cases {
+            let config =
+                resolve(&flags, &env_of(&env)).unwrap_or_else(|err| panic!("{name}: {err}"));
+            assert_eq!(summary(&config), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn configuration_errors() {
+        let cases: Vec<Case<IsExpected>> = vec![
+            ("nothing set", ProviderFlags::default(), vec![], |e| {
+                matches!(e, ConfigError::NotConfigured)
+            }),
+            (
+                "official endpoint without a key",
+                ProviderFlags {
+                    provider: Some(Anthropic),
+                    ..ProviderFlags::default()
+                },
+                vec![],
+                |e| {
+                    matches!(
+                        e,
+                        ConfigError::MissingApiKey {
+                            variable: "ANTHROPIC_API_KEY",
+                            ..
+                        }
+                    )
+                },
+            ),
+            (
+                "custom remote endpoint without a model",
+                ProviderFlags::default(),
+                vec![("ZERO_BASE_URL", "https://gateway.example/v1")],
+                |e| matches!(e, ConfigError::MissingModel { .. }),
+            ),
+            (
+                "bad base URL",
+                ProviderFlags {
+                    base_url: Some("127.0.0.1:8080".into()),
+                    ..ProviderFlags::default()
+                },
+                vec![],
+                |e| matches!(e, ConfigError::InvalidBaseUrl { .. }),
+            ),
+            (
+                "non-http scheme",
+                ProviderFlags {
+                    base_url: Some("ftp://h/v1".into()),
+                    ..ProviderFlags::default()
+                },
+                vec![],
+                |e| matches!(e, ConfigError::InvalidBaseUrl { .. }),
+            ),
+            (
+                "unknown provider",
+                ProviderFlags::default(),
+                vec![("ZERO_PROVIDER", "gemini")],
+                |e| matches!(e, ConfigError::UnknownProvider { .. }),
+            ),
+            (
+                "bad tuning",
+                ProviderFlags::default(),
+                vec![("OPENAI_API_KEY", "k"), ("ZERO_MAX_ATTEMPTS", "x")],
+                |e| matches!(e, ConfigError::Tuning(_)),
+            ),
+        ];
+        for (name, flags, env, is_expected) in cases {
+            let err = resolve(&flags, &env_of(&env)).expect_err(name);
+            assert!(is_expected(&err), "{name}: got {err:?}");
+        }
+    }
+
+    #[test]
+    fn not_configured_message_says_what_to_set() {
+        let message = ConfigError::NotConfigured.to_string();
+        for needle in [
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OPENAI_BASE_URL=http://127.0.0.1:8080/v1",
+            "--provider",
+            "config.toml",
+        ] {
+            assert!(message.contains(needle), "{message}");
+        }
+    }
+
+    #[test]
+    fn config_file_is_the_lowest_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        let xdg = dir.path().to_str().unwrap();
+        std::fs::create_dir_all(dir.path().join("zero")).unwrap();
+        std::fs::write(
+            dir.path().join("zero/config.toml"),
+            "provider = \"anthropic\"\nmodel = \"file-model\"\nbase_url = \"http://127.0.0.1:7/\"\napi_key = \"file-key\"\n[other]\nx = 1\n",
+        )
+        .unwrap();
+        let from_file = resolve(
+            &ProviderFlags::default(),
+            &env_of(&[("XDG_CONFIG_HOME", xdg)]),
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&from_file),
+            (
+                Anthropic,
+                "http://127.0.0.1:7",
+                Some("file-key"),
+                "file-model"
+            )
+        );
+
+        let env = env_of(&[
+            ("XDG_CONFIG_HOME", xdg),
+            ("ANTHROPIC_API_KEY", "env-key"),
+            ("ZERO_MODEL", "env-model"),
+        ]);
+        let overridden = resolve(&ProviderFlags::default(), &env).unwrap();
+        assert_eq!(
+            summary(&overridden),
+            (
+                Anthropic,
+                "http://127.0.0.1:7",
+                Some("env-key"),
+                "env-model"
+            )
+        );
+    }
+
+    #[test]
+    fn malformed_config_file_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("zero")).unwrap();
+        let path = dir.path().join("zero/config.toml");
+        std::fs::write(&path, "model = \n").unwrap();
+        let err = resolve(
+            &ProviderFlags::default(),
+            &env_of(&[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())]),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, ConfigError::ConfigFileInvalid { .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains(path.to_str().unwrap()), "{err}");
+    }
+
+    #[test]
+    fn debug_output_hides_the_key() {
+        let config = resolve(
+            &ProviderFlags::default(),
+            &env_of(&[("OPENAI_API_KEY", "sk-secret-value")]),
+        )
+        .unwrap();
+        assert!(!format!("{config:?}").contains("sk-secret-value"));
+    }
+}

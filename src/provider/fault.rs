@@ -1,0 +1,320 @@
+//! Classifying failures: an HTTP status and body, a transport error, a timeout or a bad stream
+//! become a [`Fault`], which becomes the user-facing [`ProviderError`] in exactly one place
+//! ([`Fault::into_error`]), where the endpoint is named and secrets are redacted.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::sse::SseError;
+use super::{ErrorClass, ProviderError};
+use crate::redact::redact;
+
+/// Phrases servers use when a request no longer fits the context window. This is the one place
+/// where zero reads an error's text: providers report context overflow as a plain 400 whose
+/// only distinguishing mark is the message (`context_length_exceeded` is OpenAI's `code`).
+const CONTEXT_LENGTH_MARKERS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "context window",
+    "context length",
+];
+
+/// The most of a non-JSON error body quoted in a message.
+const BODY_SNIPPET_CHARS: usize = 300;
+
+/// A failure of one attempt, before it is phrased for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// What kind of failure.
+    pub class: ErrorClass,
+    /// The HTTP status, when the server answered with an error status.
+    pub status: Option<u16>,
+    /// What went wrong, in the server's words where it gave any.
+    pub detail: String,
+    /// How long the server asked us to wait before trying again (`Retry-After`).
+    pub retry_after: Option<Duration>,
+}
+
+impl Fault {
+    /// A failure without an HTTP status.
+    pub fn new(class: ErrorClass, detail: impl Into<String>) -> Self {
+        Fault {
+            class,
+            status: None,
+            detail: detail.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Classifies an error status from its code and body.
+    pub fn from_status(status: u16, body: &str, retry_after: Option<Duration>) -> Self {
+        let detail = error_detail(body).unwrap_or_else(|| {
+            reqwest::StatusCode::from_u16(status)
+                .ok()
+                .and_then(|code| code.canonical_reason())
+                .unwrap_or("no details")
+                .to_owned()
+        });
+        let class = match status {
+            401 | 403 => ErrorClass::Auth,
+            429 => ErrorClass::RateLimited,
+            408 => ErrorClass::Network,
+            500.. => ErrorClass::Unavailable,
+            _ if mentions_context_length(body) => ErrorClass::ContextLength,
+            _ => ErrorClass::BadRequest,
+        };
+        Fault {
+            class,
+            status: Some(status),
+            detail,
+            retry_after,
+        }
+    }
+
+    /// Classifies an error the server reported inside a successful stream (an Anthropic `error`
+    /// event, an OpenAI-compatible `{"error": ...}` chunk), by its type where it has one.
+    pub fn from_stream_error(error_type: Option<&str>, message: &str) -> Self {
+        let class = match error_type {
+            _ if mentions_context_length(message) => ErrorClass::ContextLength,
+            Some("authentication_error" | "permission_error") => ErrorClass::Auth,
+            Some("rate_limit_error") => ErrorClass::RateLimited,
+            Some("invalid_request_error" | "not_found_error") => ErrorClass::BadRequest,
+            // overloaded_error, api_error, and anything unknown: the server failed mid-way.
+            _ => ErrorClass::Unavailable,
+        };
+        Fault::new(
+            class,
+            format!("the server reported an error mid-stream: {message}"),
+        )
+    }
+
+    /// Classifies a transport failure from `reqwest` (connect, reset, body read).
+    pub fn from_transport(err: &reqwest::Error) -> Self {
+        // The top-level message is terse ("error sending request"); the cause chain has the
+        // part a user can act on ("Connection refused").
+        let mut detail = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            detail.push_str(": ");
+            detail.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        let class = if err.is_builder() {
+            ErrorClass::BadRequest
+        } else {
+            ErrorClass::Network
+        };
+        Fault::new(class, detail)
+    }
+
+    /// A stream that could not be decoded.
+    pub fn from_sse(err: &SseError) -> Self {
+        Fault::new(ErrorClass::Protocol, format!("malformed stream: {err}"))
+    }
+
+    /// Phrases the failure for the user, naming the endpoint, and redacts `secrets` and
+    /// key-shaped strings from the whole message.
+    pub fn into_error(self, url: &str, secrets: &[&str]) -> ProviderError {
+        let message = match self.status {
+            Some(status) => format!("HTTP {status} from {url}: {}", self.detail),
+            None => format!("request to {url} failed: {}", self.detail),
+        };
+        ProviderError {
+            retryable: self.class.is_retryable(),
+            class: self.class,
+            status: self.status,
+            message: redact(&message, secrets),
+        }
+    }
+}
+
+/// Parses a `Retry-After` header in its seconds form. The HTTP-date form is rare from model
+/// APIs and is ignored (the caller then falls back to its own backoff).
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|secs| secs.is_finite() && *secs >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+/// The provider's own words from an error body: `error.message` (OpenAI, Anthropic),
+/// `error` as a string (Ollama), or a top-level `message`; else a bounded snippet of the body.
+fn error_detail(body: &str) -> Option<String> {
+    let body = body.trim();
+    if body.is_empty() {
+        return None;
+    }
+    if let Ok(json) = serde_json::from_str::<Value>(body) {
+        let message = json
+            .pointer("/error/message")
+            .or_else(|| json.get("error").filter(|e| e.is_string()))
+            .or_else(|| json.get("message"))
+            .and_then(Value::as_str);
+        if let Some(message) = message {
+            return Some(message.to_owned());
+        }
+    }
+    let snippet: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut chars = snippet.chars();
+    let mut bounded: String = chars.by_ref().take(BODY_SNIPPET_CHARS).collect();
+    if chars.next().is_some() {
+        bounded.push('…');
+    }
+    Some(bounded)
+}
+
+fn mentions_context_length(text: &str) -> bool {
+    let text = text.to_lowercase();
+    CONTEXT_LENGTH_MARKERS
+        .iter()
+        .any(|marker| text.contains(marker))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URL: &str = "http://127.0.0.1:1234/v1/chat/completions";
+
+    #[test]
+    fn statuses_map_to_classes() {
+        let cases = [
+            (401, "", ErrorClass::Auth),
+            (403, "", ErrorClass::Auth),
+            (
+                400,
+                r#"{"error":{"message":"bad tool schema"}}"#,
+                ErrorClass::BadRequest,
+            ),
+            (404, "model not found", ErrorClass::BadRequest),
+            (422, "", ErrorClass::BadRequest),
+            (429, "", ErrorClass::RateLimited),
+            (500, "", ErrorClass::Unavailable),
+            (503, "", ErrorClass::Unavailable),
+            (
+                529,
+                r#"{"type":"error","error":{"type":"overloaded_error"}}"#,
+                ErrorClass::Unavailable,
+            ),
+            (408, "", ErrorClass::Network),
+        ];
+        for (status, body, class) in cases {
+            assert_eq!(
+                Fault::from_status(status, body, None).class,
+                class,
+                "HTTP {status}"
+            );
+        }
+    }
+
+    #[test]
+    fn context_overflow_is_recognised_in_client_errors() {
+        let bodies = [
+            r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            "the request exceeds the available context window",
+        ];
+        for body in bodies {
+            assert_eq!(
+                Fault::from_status(400, body, None).class,
+                ErrorClass::ContextLength,
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn message_names_status_endpoint_and_provider_message() {
+        let fault = Fault::from_status(401, r#"{"error":{"message":"invalid api key"}}"#, None);
+        let err = fault.into_error(URL, &[]);
+        assert_eq!(err.message, format!("HTTP 401 from {URL}: invalid api key"));
+        assert_eq!(err.status, Some(401));
+        assert!(!err.retryable);
+    }
+
+    #[test]
+    fn detail_falls_back_to_string_error_snippet_or_reason() {
+        assert_eq!(
+            Fault::from_status(404, r#"{"error":"model 'x' not found"}"#, None).detail,
+            "model 'x' not found"
+        );
+        assert_eq!(
+            Fault::from_status(502, "<html>\n  Bad   gateway</html>", None).detail,
+            "<html> Bad gateway</html>"
+        );
+        assert_eq!(
+            Fault::from_status(500, "", None).detail,
+            "Internal Server Error"
+        );
+        let long = "x".repeat(1000);
+        assert_eq!(
+            Fault::from_status(500, &long, None).detail.chars().count(),
+            BODY_SNIPPET_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn the_key_never_survives_into_a_message() {
+        let key = "sk-test-0123456789abcdefghij";
+        let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {key}"}}}}"#);
+        let err = Fault::from_status(401, &body, None).into_error(URL, &[key]);
+        assert!(!err.message.contains(key), "{}", err.message);
+        let odd_key = "plain-local-key";
+        let err =
+            Fault::new(ErrorClass::Network, format!("echo {odd_key}")).into_error(URL, &[odd_key]);
+        assert!(!err.message.contains(odd_key), "{}", err.message);
+    }
+
+    #[test]
+    fn retryable_classes() {
+        for class in [
+            ErrorClass::RateLimited,
+            ErrorClass::Unavailable,
+            ErrorClass::Network,
+        ] {
+            assert!(class.is_retryable());
+        }
+        let permanent = [
+            ErrorClass::Auth,
+            ErrorClass::BadRequest,
+            ErrorClass::ContextLength,
+            ErrorClass::Protocol,
+            ErrorClass::Cancelled,
+        ];
+        for class in permanent {
+            assert!(!class.is_retryable());
+        }
+    }
+
+    #[test]
+    fn stream_errors_are_classified_by_type() {
+        assert_eq!(
+            Fault::from_stream_error(Some("overloaded_error"), "Overloaded").class,
+            ErrorClass::Unavailable
+        );
+        assert_eq!(
+            Fault::from_stream_error(Some("rate_limit_error"), "slow down").class,
+            ErrorClass::RateLimited
+        );
+        assert_eq!(
+            Fault::from_stream_error(Some("invalid_request_error"), "prompt is too long").class,
+            ErrorClass::ContextLength
+        );
+        assert_eq!(
+            Fault::from_stream_error(None, "boom").class,
+            ErrorClass::Unavailable
+        );
+    }
+
+    #[test]
+    fn retry_after_seconds_form() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+}

@@ -1,0 +1,301 @@
+//! The transport both wires share: one reused HTTP client, timeouts, retries, cancellation.
+//!
+//! A [`Wire`] says how to phrase a request and how to read its event stream; [`HttpProvider`]
+//! does everything else, once, for both. Robustness rules live here and nowhere else:
+//!
+//! - one `reqwest::Client` per provider, so connections are kept alive across turns;
+//! - a connect timeout, a first-byte timeout and a stream idle timeout (see [`Tuning`]);
+//! - bounded retries with backoff and `Retry-After` for transient failures, but only while
+//!   nothing has reached the caller: once text was shown or a tool call began, a retry would
+//!   repeat it, so the failure is reported instead;
+//! - cancellation wins every race and drops the response, which aborts the HTTP request.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use serde_json::Value;
+use tokio::time::{Instant, sleep, timeout_at};
+use tokio_util::sync::CancellationToken;
+
+use super::assembly::Assembly;
+use super::fault::{Fault, parse_retry_after};
+use super::sse::{SseDecoder, SseEvent};
+use super::tuning::Tuning;
+use super::{Completion, ErrorClass, Provider, ProviderError, Request, StreamDelta};
+
+/// The most of an error response body read for its message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// How long an unused kept-alive connection stays in the pool (between turns the model's tool
+/// calls run, which can take a while).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Whether the stream goes on after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep reading.
+    More,
+    /// The response is complete (`[DONE]`, `message_stop`); stop reading.
+    Done,
+}
+
+/// Reads one response's events into an [`Assembly`]. A fresh decoder serves each attempt.
+pub trait Decoder: Send {
+    /// Applies one event. Errors are malformed data or an error the server reported mid-stream.
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Flow, Fault>;
+}
+
+/// One wire protocol: where requests go, how they are phrased, how responses are read.
+pub trait Wire: Send + Sync + 'static {
+    /// The decoder of this wire's responses.
+    type Decoder: Decoder;
+    /// The wire's name (`openai`, `anthropic`).
+    fn name(&self) -> &'static str;
+    /// The full URL requests are posted to.
+    fn url(&self) -> &str;
+    /// The headers every request carries, authentication included; the key goes in exactly one
+    /// of them and nowhere else.
+    fn headers(
+        &self,
+        api_key: Option<&str>,
+    ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue>;
+    /// The JSON body for `request` to `model`, with streaming switched on.
+    fn body(&self, model: &str, request: &Request) -> Value;
+    /// A decoder for one response.
+    fn decoder(&self) -> Self::Decoder;
+}
+
+/// Why a provider could not be built from a valid configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The API key cannot be sent in an HTTP header (control characters, newlines).
+    #[error("the API key contains characters that cannot be sent in an HTTP header")]
+    KeyNotHeaderSafe,
+    /// The HTTP client could not be set up (for example, TLS initialisation failed).
+    #[error("could not set up the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+/// A [`Provider`] speaking wire `W` over HTTP.
+pub struct HttpProvider<W: Wire> {
+    wire: W,
+    model: String,
+    client: reqwest::Client,
+    tuning: Tuning,
+    /// Kept only to redact it from error messages; it is sent by the client's default headers.
+    api_key: Option<String>,
+}
+
+impl<W: Wire> HttpProvider<W> {
+    /// A provider for `model` behind `wire`, with its own client (and connection pool).
+    pub fn new(
+        wire: W,
+        model: String,
+        api_key: Option<String>,
+        tuning: Tuning,
+    ) -> Result<Self, BuildError> {
+        let headers = wire
+            .headers(api_key.as_deref())
+            .map_err(|_| BuildError::KeyNotHeaderSafe)?;
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .user_agent(concat!("zero/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(tuning.connect_timeout)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .tcp_keepalive(Duration::from_secs(30))
+            .build()
+            .map_err(BuildError::Client)?;
+        Ok(HttpProvider {
+            wire,
+            model,
+            client,
+            tuning,
+            api_key,
+        })
+    }
+
+    /// Phrases a fault for the user: endpoint named, secrets redacted.
+    fn error(&self, fault: Fault) -> ProviderError {
+        let secrets: Vec<&str> = self.api_key.as_deref().into_iter().collect();
+        fault.into_error(self.wire.url(), &secrets)
+    }
+
+    /// One request and its whole response. Fills `assembly`; `Ok` means the response is complete.
+    async fn attempt(
+        &self,
+        body: &Value,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), Fault> {
+        // One deadline covers sending, the headers and the first byte of the body.
+        let deadline = Instant::now() + self.tuning.first_byte_timeout;
+        let response = self.send(body, deadline).await?;
+        self.read_stream(response, deadline, assembly, on_delta)
+            .await
+    }
+
+    /// Sends the request and returns the response once its headers say it is an event stream.
+    async fn send(&self, body: &Value, deadline: Instant) -> Result<reqwest::Response, Fault> {
+        let request = self.client.post(self.wire.url()).json(body).send();
+        let response = timeout_at(deadline, request)
+            .await
+            .map_err(|_| self.first_byte_timeout())?
+            .map_err(|err| Fault::from_transport(&err))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(parse_retry_after);
+            let text = self.read_error_body(response).await;
+            return Err(Fault::from_status(status.as_u16(), &text, retry_after));
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok());
+        if content_type.is_some_and(|kind| kind.starts_with("application/json")) {
+            return Err(Fault::new(
+                ErrorClass::Protocol,
+                "expected an event stream but the server answered with one JSON document \
+                 (does it support streaming?)",
+            ));
+        }
+        Ok(response)
+    }
+
+    /// Reads the event stream into `assembly` until the wire's end marker, the end of the body,
+    /// a failure, or a timeout: `first_byte_deadline` until the first chunk, then the idle
+    /// timeout between chunks.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        first_byte_deadline: Instant,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<(), Fault> {
+        let mut decoder = self.wire.decoder();
+        let mut sse = SseDecoder::new();
+        let mut chunks = response.bytes_stream();
+        let mut deadline = first_byte_deadline;
+        let mut started = false;
+        loop {
+            let chunk = match timeout_at(deadline, chunks.next()).await {
+                Err(_) if started => {
+                    let idle = self.tuning.idle_timeout;
+                    return Err(Fault::new(
+                        ErrorClass::Network,
+                        format!("the stream stalled: no data for {idle:?} (idle timeout)"),
+                    ));
+                }
+                Err(_) => return Err(self.first_byte_timeout()),
+                Ok(None) => break,
+                Ok(Some(Err(err))) => {
+                    let fault = Fault::from_transport(&err);
+                    let detail = format!("the stream broke off: {}", fault.detail);
+                    return Err(Fault { detail, ..fault });
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            started = true;
+            deadline = Instant::now() + self.tuning.idle_timeout;
+            for event in sse.push(&chunk).map_err(|err| Fault::from_sse(&err))? {
+                if decoder.event(&event, assembly, on_delta)? == Flow::Done {
+                    return Ok(());
+                }
+            }
+        }
+        // Some servers close without the final marker; a stop reason means nothing is missing.
+        if assembly.is_stopped() {
+            Ok(())
+        } else {
+            Err(Fault::new(
+                ErrorClass::Network,
+                "the stream ended before the response was complete",
+            ))
+        }
+    }
+
+    fn first_byte_timeout(&self) -> Fault {
+        let limit = self.tuning.first_byte_timeout;
+        Fault::new(
+            ErrorClass::Network,
+            format!("no response within {limit:?} (first-byte timeout)"),
+        )
+    }
+
+    /// Reads up to [`ERROR_BODY_LIMIT`] of an error response; whatever arrived in time is enough
+    /// to explain the status.
+    async fn read_error_body(&self, response: reqwest::Response) -> String {
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        while body.len() < ERROR_BODY_LIMIT {
+            match tokio::time::timeout(self.tuning.idle_timeout, chunks.next()).await {
+                Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        body.truncate(ERROR_BODY_LIMIT);
+        String::from_utf8_lossy(&body).into_owned()
+    }
+}
+
+#[async_trait]
+impl<W: Wire> Provider for HttpProvider<W> {
+    fn name(&self) -> &'static str {
+        self.wire.name()
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    async fn complete(
+        &self,
+        request: &Request,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Completion, ProviderError> {
+        let body = self.wire.body(&self.model, request);
+        let cancelled = || Fault::new(ErrorClass::Cancelled, "cancelled");
+        let mut attempt = 1;
+        loop {
+            let mut assembly = Assembly::new();
+            let outcome = tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Err(cancelled()),
+                outcome = self.attempt(&body, &mut assembly, &mut *on_delta) => outcome,
+            };
+            let mut fault = match outcome {
+                Ok(()) => return Ok(assembly.finish()),
+                Err(fault) => fault,
+            };
+            let retry = fault.class.is_retryable()
+                && !assembly.has_started()
+                && attempt < self.tuning.max_attempts;
+            if !retry {
+                if attempt > 1 {
+                    fault
+                        .detail
+                        .push_str(&format!(" (gave up after {attempt} attempts)"));
+                }
+                return Err(self.error(fault));
+            }
+            let wait = self.tuning.retry_wait(attempt, fault.retry_after);
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return Err(self.error(cancelled())),
+                _ = sleep(wait) => {}
+            }
+            attempt += 1;
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! The OpenAI Chat Completions wire, as spoken by OpenAI and the many servers that copy it
+//! (llama.cpp, Ollama, vLLM, OpenRouter, LM Studio, ...).
+//!
+//! The copies differ in small ways this module tolerates: `content: null` or `""` next to tool
+//! calls, reasoning as `reasoning_content` or `reasoning`, tool-call ids sent late or never,
+//! a missing `index`, extra fields such as llama.cpp's `timings`, an `{"error": ...}` chunk in
+//! place of a stream failure, and streams that end without `[DONE]`.
+
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::assembly::Assembly;
+use super::fault::Fault;
+use super::http::{Decoder, Flow, Wire};
+use super::sse::SseEvent;
+use super::{Message, Request, StopReason, StreamDelta};
+
+/// The Chat Completions endpoint under one base URL.
+#[derive(Debug, Clone)]
+pub struct OpenAi {
+    url: String,
+}
+
+impl OpenAi {
+    /// The wire for `base_url` (e.g. `https://api.openai.com/v1`); requests go to
+    /// `{base_url}/chat/completions`.
+    pub fn new(base_url: &str) -> Self {
+        OpenAi {
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+        }
+    }
+}
+
+impl Wire for OpenAi {
+    type Decoder = OpenAiDecoder;
+
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn headers(
+        &self,
+        api_key: Option<&str>,
+    ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue> {
+        let mut headers = HeaderMap::new();
+        if let Some(key) = api_key {
+            let mut value = HeaderValue::from_str(&format!("Bearer {key}"))?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
+        }
+        Ok(headers)
+    }
+
+    fn body(&self, model: &str, request: &Request) -> Value {
+        let mut messages = Vec::with_capacity(request.messages.len() + 1);
+        if !request.system.is_empty() {
+            messages.push(json!({"role": "system", "content": request.system}));
+        }
+        messages.extend(request.messages.iter().map(message_json));
+        let mut body = json!({
+            "model": model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({
+                        "type": "function",
+                        "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
+                    })
+                })
+                .collect();
+            body["tools"] = Value::Array(tools);
+        }
+        body
+    }
+
+    fn decoder(&self) -> OpenAiDecoder {
+        OpenAiDecoder::default()
+    }
+}
+
+fn message_json(message: &Message) -> Value {
+    match message {
+        Message::User { content } => json!({"role": "user", "content": content}),
+        Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": text})
+        }
+        Message::Assistant { text, tool_calls } => {
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments},
+                    })
+                })
+                .collect();
+            // `null` rather than "" when the turn is only tool calls: the reference API's shape.
+            let content = if text.is_empty() {
+                Value::Null
+            } else {
+                json!(text)
+            };
+            json!({"role": "assistant", "content": content, "tool_calls": calls})
+        }
+        Message::ToolResult {
+            call_id, output, ..
+        } => {
+            json!({"role": "tool", "tool_call_id": call_id, "content": output})
+        }
+    }
+}
+
+/// Reads an absent or `null` field as its default: the copies of the API send `null` where the
+/// reference omits a field (`"tool_calls": null`, `"choices": null`).
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Option::unwrap_or_default)
+}
+
+/// One streamed chunk; every field optional because the copies of the API disagree.
+#[derive(Debug, Deserialize)]
+struct Chunk {
+    #[serde(default, deserialize_with = "null_as_default")]
+    choices: Vec<Choice>,
+    usage: Option<ChunkUsage>,
+    error: Option<ChunkError>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    #[serde(default, deserialize_with = "null_as_default")]
+    delta: Delta,
+    finish_reason: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Delta {
+    content: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    tool_calls: Vec<ToolCallDelta>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ToolCallDelta {
+    index: Option<usize>,
+    id: Option<String>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    function: FunctionDelta,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct FunctionDelta {
+    name: Option<String>,
+    arguments: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChunkUsage {
+    #[serde(default, deserialize_with = "null_as_default")]
+    prompt_tokens: u64,
+    #[serde(default, deserialize_with = "null_as_default")]
+    completion_tokens: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ChunkError {
+    Object {
+        message: Option<String>,
+        #[serde(rename = "type")]
+        kind: Option<String>,
+    },
+    Text(String),
+}
+
+/// Reads Chat Completions chunks.
+#[derive(Debug, Default)]
+pub struct OpenAiDecoder {
+    /// The index of the last tool call a fragment went to, for fragments without an index.
+    last_call: Option<usize>,
+}
+
+impl OpenAiDecoder {
+    /// Where an index-less fragment belongs: with the call that has its id, to a new call when
+    /// it brings an unknown id, else to the call being received.
+    fn call_index(&self, delta: &ToolCallDelta, assembly: &Assembly) -> usize {
+        if let Some(index) = delta.index {
+            return index;
+        }
+        match delta.id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) => assembly
+                .call_index(id)
+                .unwrap_or_else(|| assembly.next_call_index()),
+            None => self.last_call.unwrap_or(0),
+        }
+    }
+}
+
+impl Decoder for OpenAiDecoder {
+    fn event(
+        &mut self,
+        event: &SseEvent,
+        assembly: &mut Assembly,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) -> Result<Flow, Fault> {
+        if event.data.trim() == "[DONE]" {
+            return Ok(Flow::Done);
+        }
+        let chunk: Chunk = event.json().map_err(|err| Fault::from_sse(&err))?;
+        if let Some(error) = chunk.error {
+            return Err(match error {
+                ChunkError::Object { message, kind } => Fault::from_stream_error(
+                    kind.as_deref(),
+                    message.as_deref().unwrap_or("no details"),
+                ),
+                ChunkError::Text(message) => Fault::from_stream_error(None, &message),
+            });
+        }
+        // Only the first choice matters: zero never asks for more than one (`n` is unset).
+        if let Some(choice) = chunk.choices.into_iter().next() {
+            let delta = choice.delta;
+            if let Some(reasoning) = delta
+                .reasoning_content
+                .as_deref()
+                .or(delta.reasoning.as_deref())
+            {
+                assembly.reasoning(reasoning, on_delta);
+            }
+            if let Some(text) = &delta.content {
+                assembly.text(text, on_delta);
+            }
+            for call in &delta.tool_calls {
+                let index = self.call_index(call, assembly);
+                self.last_call = Some(index);
+                let arguments = call.function.arguments.as_deref().unwrap_or("");
+                assembly.tool_call(
+                    index,
+                    call.id.as_deref(),
+                    call.function.name.as_deref(),
+                    arguments,
+                );
+            }
+            if let Some(reason) = choice.finish_reason {
+                assembly.stop(stop_reason(reason));
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            let total = assembly.usage_mut();
+            total.prompt_tokens = usage.prompt_tokens;
+            total.completion_tokens = usage.completion_tokens;
+        }
+        Ok(Flow::More)
+    }
+}
+
+fn stop_reason(reason: String) -> StopReason {
+    match reason.as_str() {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        _ => StopReason::Other(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{ErrorClass, ToolCall, ToolSpec, Usage};
+
+    /// Feeds `lines` (one JSON chunk each, or `[DONE]`) to a decoder; returns the completion,
+    /// the deltas, and the flow after the last line.
+    fn decode(lines: &[&str]) -> Result<(crate::provider::Completion, Vec<StreamDelta>), Fault> {
+        let mut decoder = OpenAiDecoder::default();
+        let mut assembly = Assembly::new();
+        let mut deltas = Vec::new();
+        for line in lines {
+            let event = SseEvent {
+                event: String::new(),
+                data: (*line).to_owned(),
+            };
+            decoder.event(&event, &mut assembly, &mut |delta| deltas.push(delta))?;
+        }
+        Ok((assembly.finish(), deltas))
+    }
+
+    #[test]
+    fn text_reasoning_finish_and_usage() {
+        let (done, deltas) = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think","tool_calls":null}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning":" more"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}],"timings":{"predicted_ms":1.5}}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#,
+            "[DONE]",
+        ])
+        .unwrap();
+        assert_eq!(done.text, "Hi there");
+        assert_eq!(done.stop, StopReason::EndTurn);
+        assert_eq!(
+            done.usage,
+            Some(Usage {
+                prompt_tokens: 12,
+                completion_tokens: 3
+            })
+        );
+        assert_eq!(
+            deltas,
+            vec![
+                StreamDelta::Reasoning("think".into()),
+                StreamDelta::Reasoning(" more".into()),
+                StreamDelta::Text("Hi".into()),
+                StreamDelta::Text(" there".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn parallel_tool_calls_assemble_by_index_with_split_arguments() {
+        let (done, deltas) = decode(&[
+            r#"{"choices":[{"delta":{"content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"content":"","tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"grep","arguments":"{\"pat"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"fn\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.rs\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+        ])
+        .unwrap();
+        assert!(deltas.is_empty());
+        assert_eq!(done.stop, StopReason::ToolUse);
+        assert_eq!(
+            done.tool_calls,
+            vec![
+                ToolCall {
+                    id: "call_a".into(),
+                    name: "read_file".into(),
+                    arguments: r#"{"path":"a.rs"}"#.into()
+                },
+                ToolCall {
+                    id: "call_b".into(),
+                    name: "grep".into(),
+                    arguments: r#"{"pattern":"fn"}"#.into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn id_arriving_late_or_never() {
+        let (done, _) = decode(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"ls","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"pwd"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"late_id","function":{"arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+        ])
+        .unwrap();
+        let ids: Vec<&str> = done
+            .tool_calls
+            .iter()
+            .map(|call| call.id.as_str())
+            .collect();
+        assert_eq!(ids, ["call_0", "late_id"]);
+        // "stop" next to tool calls still means the model wants them run.
+        assert_eq!(done.stop, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn calls_without_index_are_told_apart_by_id() {
+        let (done, _) = decode(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"x","function":{"name":"a","arguments":"{\"n\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"1}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"y","function":{"name":"b","arguments":"{}"}}]}}]}"#,
+        ])
+        .unwrap();
+        let calls: Vec<(&str, &str)> = done
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, [("x", r#"{"n":1}"#), ("y", "{}")]);
+    }
+
+    #[test]
+    fn length_and_unknown_finish_reasons() {
+        assert_eq!(stop_reason("length".into()), StopReason::MaxTokens);
+        assert_eq!(
+            stop_reason("content_filter".into()),
+            StopReason::Other("content_filter".into())
+        );
+    }
+
+    #[test]
+    fn malformed_chunk_is_a_protocol_fault() {
+        let fault = decode(&["{\"choices\": [oops"]).unwrap_err();
+        assert_eq!(fault.class, ErrorClass::Protocol);
+    }
+
+    #[test]
+    fn error_chunk_is_classified() {
+        let fault = decode(&[r#"{"error":{"message":"server overloaded","type":"server_error"}}"#])
+            .unwrap_err();
+        assert_eq!(fault.class, ErrorClass::Unavailable);
+        assert!(fault.detail.contains("server overloaded"));
+    }
+
+    #[test]
+    fn request_body_shape() {
+        let request = Request {
+            system: "be brief".into(),
+            messages: vec![
+                Message::User {
+                    content: "list files".into(),
+                },
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "ls".into(),
+                        arguments: "{}".into(),
+                    }],
+                },
+                Message::ToolResult {
+                    call_id: "c1".into(),
+                    name: "ls".into(),
+                    output: "a.rs".into(),
+                    is_error: false,
+                },
+                Message::Assistant {
+                    text: "a.rs".into(),
+                    tool_calls: vec![],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "ls".into(),
+                description: "list".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+        };
+        let body = OpenAi::new("http://h/v1/").body("m", &request);
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "list files"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "a.rs"},
+                    {"role": "assistant", "content": "a.rs"},
+                ],
+                "tools": [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object"}}}],
+            })
+        );
+        let no_tools = OpenAi::new("http://h/v1").body(
+            "m",
+            &Request {
+                tools: vec![],
+                ..request
+            },
+        );
+        assert!(no_tools.get("tools").is_none());
+    }
+
+    #[test]
+    fn url_and_auth_header() {
+        let wire = OpenAi::new("http://h:1/v1/");
+        assert_eq!(wire.url(), "http://h:1/v1/chat/completions");
+        assert_eq!(wire.headers(Some("k")).unwrap()[AUTHORIZATION], "Bearer k");
+        assert!(wire.headers(None).unwrap().is_empty());
+    }
+}

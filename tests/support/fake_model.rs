@@ -1,0 +1,742 @@
+//! A fake model server for tests: real HTTP on 127.0.0.1, real SSE framing, scripted replies.
+//!
+//! It speaks both wires, chosen by the request path: `/v1/chat/completions` or
+//! `/chat/completions` is OpenAI Chat Completions, `/v1/messages` or `/messages` is Anthropic
+//! Messages. Each reply is streamed as separate chunks (one SSE event per write, with a pause
+//! between), so clients see a stream rather than one buffered body.
+//!
+//! ```ignore
+//! let server = FakeModel::start(
+//!     Script::new()
+//!         .reply(Reply::tool_call("read_file", json!({"path": "a.rs"})))
+//!         .reply(Reply::text("The file is empty.")),
+//! );
+//! // point the client at server.base_url_openai() or server.base_url_anthropic()
+//! assert_eq!(server.requests().len(), 2);
+//! ```
+//!
+//! The server runs on its own tokio runtime in a background thread, so synchronous tests (for
+//! example `assert_cmd` runs of the binary) and async tests can both use it. Dropping the
+//! [`FakeModel`] stops it and aborts any reply still streaming.
+//!
+//! Requests that find no scripted reply get HTTP 400 with a wire-shaped error saying so (400
+//! because clients do not retry it, so a missing reply shows up as one clear failure).
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// The pause between two SSE events, so each leaves the server as its own write.
+const EVENT_GAP: Duration = Duration::from_millis(2);
+
+/// The pause before a cut, so the events before it reach the client.
+const CUT_FLUSH_PAUSE: Duration = Duration::from_millis(20);
+
+/// The usage reported when a reply does not set its own.
+pub const DEFAULT_USAGE: (u64, u64) = (10, 5);
+
+/// What the model does in response to one request.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    kind: Kind,
+    delay: Duration,
+    headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    /// An HTTP error status with a wire-shaped error body.
+    Error { status: u16, message: String },
+    /// A 200 event stream whose second event is not JSON.
+    Malformed,
+    /// A 200 event stream whose second event is the wire's error event.
+    StreamError { message: String },
+    /// A 200 event stream.
+    Stream(Streamed),
+}
+
+/// The content of a streamed reply, in the order it is sent: reasoning, text, tool calls.
+#[derive(Debug, Clone, Default)]
+struct Streamed {
+    reasoning: Option<String>,
+    text: Option<String>,
+    /// Name and the raw arguments text, exactly as streamed.
+    tool_calls: Vec<(String, String)>,
+    usage: Option<(u64, u64)>,
+    max_tokens: bool,
+    ending: Ending,
+}
+
+/// How a streamed reply ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Ending {
+    /// Stop reason, usage, and the wire's end marker (`[DONE]`, `message_stop`).
+    #[default]
+    Complete,
+    /// The connection is closed after the content, without a stop reason or end marker.
+    Cut,
+    /// After the content, nothing more is ever sent and the connection stays open.
+    Stall,
+}
+
+impl Reply {
+    /// A text answer, streamed one word per delta.
+    pub fn text(text: &str) -> Reply {
+        Reply::streamed(Streamed {
+            text: Some(text.to_owned()),
+            ..Streamed::default()
+        })
+    }
+
+    /// Reasoning (as `reasoning_content` / a `thinking` block), then a text answer.
+    pub fn reasoning(reasoning: &str, text: &str) -> Reply {
+        Reply::streamed(Streamed {
+            reasoning: Some(reasoning.to_owned()),
+            text: Some(text.to_owned()),
+            ..Streamed::default()
+        })
+    }
+
+    /// One tool call; its arguments are serialized and streamed in many small fragments.
+    /// Calls get the ids `call_fake_<n>` (OpenAI) or `toolu_fake_<n>` (Anthropic).
+    pub fn tool_call(name: &str, arguments: Value) -> Reply {
+        Reply::tool_calls(vec![(name, arguments)])
+    }
+
+    /// Several parallel tool calls in one response. On the OpenAI wire their argument
+    /// fragments are interleaved, so only assembly by index gets them right.
+    pub fn tool_calls(calls: Vec<(&str, Value)>) -> Reply {
+        let tool_calls = calls
+            .into_iter()
+            .map(|(name, arguments)| (name.to_owned(), arguments.to_string()))
+            .collect();
+        Reply::streamed(Streamed {
+            tool_calls,
+            ..Streamed::default()
+        })
+    }
+
+    /// One tool call whose arguments text is sent verbatim (e.g. invalid JSON).
+    pub fn tool_call_raw(name: &str, arguments: &str) -> Reply {
+        Reply::streamed(Streamed {
+            tool_calls: vec![(name.to_owned(), arguments.to_owned())],
+            ..Streamed::default()
+        })
+    }
+
+    /// A response that sends its first events and then closes the connection before any text
+    /// or tool call.
+    pub fn cut_before_content() -> Reply {
+        Reply::streamed(Streamed {
+            ending: Ending::Cut,
+            ..Streamed::default()
+        })
+    }
+
+    /// An HTTP error: `status` with the wire's error body carrying `message`
+    /// (`{"error":{"message":...}}` for OpenAI, `{"type":"error","error":{...}}` for Anthropic).
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::of(Kind::Error {
+            status,
+            message: message.to_owned(),
+        })
+    }
+
+    /// A 200 event stream with one data line that is not JSON.
+    pub fn malformed() -> Reply {
+        Reply::of(Kind::Malformed)
+    }
+
+    /// A 200 event stream that reports an error in-band before any content: an `error` event
+    /// of type `overloaded_error` (Anthropic), an `{"error": ...}` chunk of type `server_error`
+    /// (OpenAI-compatible servers).
+    pub fn stream_error(message: &str) -> Reply {
+        Reply::of(Kind::StreamError {
+            message: message.to_owned(),
+        })
+    }
+
+    /// Adds text before the tool calls of a tool-call reply (or replaces a reply's text).
+    pub fn with_text(self, text: &str) -> Reply {
+        self.map_stream(|streamed| streamed.text = Some(text.to_owned()))
+    }
+
+    /// Reports these token counts instead of [`DEFAULT_USAGE`].
+    pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
+        self.map_stream(|streamed| streamed.usage = Some((prompt_tokens, completion_tokens)))
+    }
+
+    /// Ends with the wire's "output token limit reached" reason (`length` / `max_tokens`).
+    pub fn max_tokens(self) -> Reply {
+        self.map_stream(|streamed| streamed.max_tokens = true)
+    }
+
+    /// Sends the content, then closes the connection without a stop reason or end marker.
+    pub fn cut(self) -> Reply {
+        self.map_stream(|streamed| streamed.ending = Ending::Cut)
+    }
+
+    /// Sends the content, then nothing more, ever (until the client gives up).
+    pub fn stall(self) -> Reply {
+        self.map_stream(|streamed| streamed.ending = Ending::Stall)
+    }
+
+    /// Waits this long before sending the response headers.
+    pub fn delay(mut self, delay: Duration) -> Reply {
+        self.delay = delay;
+        self
+    }
+
+    /// Adds a response header.
+    pub fn header(mut self, name: &str, value: &str) -> Reply {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Adds `Retry-After: <seconds>`.
+    pub fn retry_after(self, seconds: u64) -> Reply {
+        self.header("retry-after", &seconds.to_string())
+    }
+
+    fn streamed(streamed: Streamed) -> Reply {
+        Reply::of(Kind::Stream(streamed))
+    }
+
+    fn of(kind: Kind) -> Reply {
+        Reply {
+            kind,
+            delay: Duration::ZERO,
+            headers: Vec::new(),
+        }
+    }
+
+    fn map_stream(mut self, change: impl FnOnce(&mut Streamed)) -> Reply {
+        match &mut self.kind {
+            Kind::Stream(streamed) => change(streamed),
+            other => panic!("this modifier applies to streamed replies, not {other:?}"),
+        }
+        self
+    }
+}
+
+/// Which requests a [`Route`] serves.
+#[derive(Debug, Clone)]
+enum Matcher {
+    BodyContains(String),
+    Header(String, String),
+}
+
+/// A queue of replies for the requests that match a condition (for example those of one
+/// sub-agent, recognised by its system prompt).
+#[derive(Debug, Clone)]
+pub struct Route {
+    matcher: Matcher,
+    replies: VecDeque<Reply>,
+}
+
+impl Route {
+    /// Serves requests whose raw body contains `needle`.
+    pub fn body_contains(needle: &str) -> Route {
+        Route {
+            matcher: Matcher::BodyContains(needle.to_owned()),
+            replies: VecDeque::new(),
+        }
+    }
+
+    /// Serves requests that carry header `name` with exactly `value`.
+    pub fn header(name: &str, value: &str) -> Route {
+        Route {
+            matcher: Matcher::Header(name.to_ascii_lowercase(), value.to_owned()),
+            replies: VecDeque::new(),
+        }
+    }
+
+    /// Queues a reply on this route.
+    pub fn reply(mut self, reply: Reply) -> Route {
+        self.replies.push_back(reply);
+        self
+    }
+
+    fn matches(&self, request: &RecordedRequest) -> bool {
+        match &self.matcher {
+            Matcher::BodyContains(needle) => request.raw_body.contains(needle.as_str()),
+            Matcher::Header(name, value) => request.header(name) == Some(value.as_str()),
+        }
+    }
+}
+
+/// What the server answers, in order. A request goes to the first route that matches it, else
+/// to the default queue; each reply is used once.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    default: VecDeque<Reply>,
+    routes: Vec<Route>,
+}
+
+impl Script {
+    /// An empty script.
+    pub fn new() -> Script {
+        Script::default()
+    }
+
+    /// Queues a reply for requests no route matches.
+    pub fn reply(mut self, reply: Reply) -> Script {
+        self.default.push_back(reply);
+        self
+    }
+
+    /// Adds a route, checked in the order added.
+    pub fn route(mut self, route: Route) -> Script {
+        self.routes.push(route);
+        self
+    }
+
+    fn next_reply(&mut self, request: &RecordedRequest) -> Option<Reply> {
+        match self.routes.iter_mut().find(|route| route.matches(request)) {
+            Some(route) => route.replies.pop_front(),
+            None => self.default.pop_front(),
+        }
+    }
+}
+
+/// One request as the server received it.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    /// `POST`, ...
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The query string, if any.
+    pub query: Option<String>,
+    /// The headers, names lowercased, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// The body as text.
+    pub raw_body: String,
+    /// The body parsed as JSON (`Null` when it is not JSON).
+    pub body: Value,
+    /// When it arrived.
+    pub at: Instant,
+    /// The client's address; the same port on two requests means the connection was reused.
+    pub peer: SocketAddr,
+}
+
+impl RecordedRequest {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// The two wires, told apart by path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    OpenAi,
+    Anthropic,
+}
+
+struct Shared {
+    script: Mutex<Script>,
+    requests: Mutex<Vec<RecordedRequest>>,
+}
+
+/// A running fake model server. Dropping it stops the server.
+pub struct FakeModel {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FakeModel {
+    /// Starts a server on a free port of 127.0.0.1 that answers with `script`.
+    pub fn start(script: Script) -> FakeModel {
+        let listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("bind the fake model server");
+        listener
+            .set_nonblocking(true)
+            .expect("make the listener non-blocking");
+        let addr = listener
+            .local_addr()
+            .expect("the fake model server's address");
+        let shared = Arc::new(Shared {
+            script: Mutex::new(script),
+            requests: Mutex::new(Vec::new()),
+        });
+        let (shutdown, stop) = oneshot::channel();
+        let app = Router::new()
+            .fallback(handle)
+            .with_state(Arc::clone(&shared));
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                tokio::select! {
+                    result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
+                        result.expect("the fake model server");
+                    }
+                    _ = stop => {}
+                }
+            });
+            // Aborts replies still streaming (a stalled one never ends by itself).
+            runtime.shutdown_background();
+        });
+        FakeModel {
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    /// The base URL for the OpenAI wire (`http://127.0.0.1:<port>/v1`).
+    pub fn base_url_openai(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The base URL for the Anthropic wire (`http://127.0.0.1:<port>`).
+    pub fn base_url_anthropic(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let at = Instant::now();
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let raw_body = String::from_utf8_lossy(&bytes).into_owned();
+    let recorded = RecordedRequest {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: serde_json::from_str(&raw_body).unwrap_or(Value::Null),
+        raw_body,
+        at,
+        peer,
+    };
+    let wire = match recorded.path.as_str() {
+        "/v1/chat/completions" | "/chat/completions" => Some(Wire::OpenAi),
+        "/v1/messages" | "/messages" => Some(Wire::Anthropic),
+        _ => None,
+    };
+    let reply = shared.script.lock().unwrap().next_reply(&recorded);
+    shared.requests.lock().unwrap().push(recorded);
+    let Some(wire) = wire else {
+        return plain(StatusCode::NOT_FOUND, "fake model: unknown path");
+    };
+    let Some(reply) = reply else {
+        return error_response(wire, 400, "fake model: no reply scripted for this request");
+    };
+    tokio::time::sleep(reply.delay).await;
+    let mut response = match reply.kind {
+        Kind::Error { status, message } => error_response(wire, status, &message),
+        Kind::Malformed => event_stream(malformed_events(wire), Ending::Complete),
+        Kind::StreamError { message } => {
+            event_stream(stream_error_events(wire, &message), Ending::Complete)
+        }
+        Kind::Stream(streamed) => {
+            let events = match wire {
+                Wire::OpenAi => openai_events(&streamed),
+                Wire::Anthropic => anthropic_events(&streamed),
+            };
+            event_stream(events, streamed.ending)
+        }
+    };
+    for (name, value) in reply.headers {
+        let name =
+            axum::http::HeaderName::from_bytes(name.as_bytes()).expect("a valid header name");
+        response.headers_mut().insert(
+            name,
+            HeaderValue::from_str(&value).expect("a valid header value"),
+        );
+    }
+    response
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    Response::builder()
+        .status(status)
+        .body(Body::from(text))
+        .expect("a response")
+}
+
+fn error_response(wire: Wire, status: u16, message: &str) -> Response {
+    let kind = match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        500.. => "api_error",
+        _ => "invalid_request_error",
+    };
+    let body = match wire {
+        Wire::OpenAi => {
+            json!({"error": {"message": message, "type": kind, "param": null, "code": null}})
+        }
+        Wire::Anthropic => json!({"type": "error", "error": {"type": kind, "message": message}}),
+    };
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a response")
+}
+
+/// A 200 `text/event-stream` response that sends `events` one write at a time, then ends as
+/// `ending` says.
+fn event_stream(events: Vec<String>, ending: Ending) -> Response {
+    let events = stream::iter(events).then(|event| async move {
+        tokio::time::sleep(EVENT_GAP).await;
+        Ok::<Bytes, std::io::Error>(Bytes::from(event))
+    });
+    let tail: BoxStream<'static, Result<Bytes, std::io::Error>> = match ending {
+        Ending::Complete => stream::empty().boxed(),
+        // An error from the body makes the server drop the connection mid-response. The pause
+        // first lets the content already written leave the server's buffer.
+        Ending::Cut => stream::once(async {
+            tokio::time::sleep(CUT_FLUSH_PAUSE).await;
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "fake model cut the stream",
+            ))
+        })
+        .boxed(),
+        Ending::Stall => stream::pending().boxed(),
+    };
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(events.chain(tail)))
+        .expect("a response")
+}
+
+/// An SSE event with only data.
+fn data(value: &Value) -> String {
+    format!("data: {value}\n\n")
+}
+
+/// An SSE event with a name, as Anthropic sends them (the name repeats the data's `type`).
+fn named(value: Value) -> String {
+    format!(
+        "event: {}\ndata: {value}\n\n",
+        value["type"].as_str().unwrap_or("message")
+    )
+}
+
+/// Text split into deltas of one word each (with its trailing space).
+fn words(text: &str) -> Vec<String> {
+    text.split_inclusive(' ').map(str::to_owned).collect()
+}
+
+/// Serialized arguments split into fragments of a few characters.
+fn fragments(arguments: &str) -> Vec<String> {
+    let text: Vec<char> = arguments.chars().collect();
+    text.chunks(5).map(|chunk| chunk.iter().collect()).collect()
+}
+
+fn openai_events(reply: &Streamed) -> Vec<String> {
+    let chunk = |delta: Value, finish: Value| {
+        data(&json!({
+            "id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }))
+    };
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    for piece in reply.reasoning.iter().flat_map(|text| words(text)) {
+        events.push(chunk(json!({"reasoning_content": piece}), Value::Null));
+    }
+    for piece in reply.text.iter().flat_map(|text| words(text)) {
+        events.push(chunk(json!({"content": piece}), Value::Null));
+    }
+    let fragments: Vec<Vec<String>> = reply
+        .tool_calls
+        .iter()
+        .map(|(_, arguments)| fragments(arguments))
+        .collect();
+    for (index, (name, _)) in reply.tool_calls.iter().enumerate() {
+        let call = json!({"index": index, "id": format!("call_fake_{index}"), "type": "function",
+                          "function": {"name": name, "arguments": ""}});
+        events.push(chunk(
+            json!({"content": null, "tool_calls": [call]}),
+            Value::Null,
+        ));
+    }
+    // Interleave the calls' fragments round-robin, as a server generating them in parallel may.
+    let rounds = fragments.iter().map(Vec::len).max().unwrap_or(0);
+    for round in 0..rounds {
+        for (index, pieces) in fragments.iter().enumerate() {
+            if let Some(piece) = pieces.get(round) {
+                let call = json!({"index": index, "function": {"arguments": piece}});
+                events.push(chunk(json!({"tool_calls": [call]}), Value::Null));
+            }
+        }
+    }
+    if reply.ending != Ending::Complete {
+        return events;
+    }
+    let finish = match () {
+        _ if reply.max_tokens => "length",
+        _ if !reply.tool_calls.is_empty() => "tool_calls",
+        _ => "stop",
+    };
+    events.push(chunk(json!({}), json!(finish)));
+    let (prompt, completion) = reply.usage.unwrap_or(DEFAULT_USAGE);
+    events.push(data(&json!({
+        "id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0},
+    })));
+    events.push("data: [DONE]\n\n".to_owned());
+    events
+}
+
+fn anthropic_events(reply: &Streamed) -> Vec<String> {
+    let (prompt, completion) = reply.usage.unwrap_or(DEFAULT_USAGE);
+    let mut events = vec![
+        named(json!({"type": "message_start", "message": {
+            "id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": "fake",
+            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }})),
+        named(json!({"type": "ping"})),
+    ];
+    let mut index = 0;
+    let mut block = |events: &mut Vec<String>, start: Value, deltas: Vec<Value>| {
+        events.push(named(
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for delta in deltas {
+            events.push(named(
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events.push(named(json!({"type": "content_block_stop", "index": index})));
+        index += 1;
+    };
+    if let Some(reasoning) = &reply.reasoning {
+        let mut deltas: Vec<Value> = words(reasoning)
+            .into_iter()
+            .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
+            .collect();
+        deltas.push(json!({"type": "signature_delta", "signature": "fake-signature"}));
+        block(
+            &mut events,
+            json!({"type": "thinking", "thinking": ""}),
+            deltas,
+        );
+    }
+    if let Some(text) = &reply.text {
+        let deltas = words(text)
+            .into_iter()
+            .map(|piece| json!({"type": "text_delta", "text": piece}))
+            .collect();
+        block(&mut events, json!({"type": "text", "text": ""}), deltas);
+    }
+    for (n, (name, arguments)) in reply.tool_calls.iter().enumerate() {
+        let deltas = fragments(arguments)
+            .into_iter()
+            .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
+            .collect();
+        let start =
+            json!({"type": "tool_use", "id": format!("toolu_fake_{n}"), "name": name, "input": {}});
+        block(&mut events, start, deltas);
+    }
+    if reply.ending != Ending::Complete {
+        return events;
+    }
+    let stop = match () {
+        _ if reply.max_tokens => "max_tokens",
+        _ if !reply.tool_calls.is_empty() => "tool_use",
+        _ => "end_turn",
+    };
+    events.push(named(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                             "usage": {"output_tokens": completion}}),
+    ));
+    events.push(named(json!({"type": "message_stop"})));
+    events
+}
+
+fn malformed_events(wire: Wire) -> Vec<String> {
+    match wire {
+        Wire::OpenAi => vec![
+            data(
+                &json!({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]}),
+            ),
+            "data: {\"choices\": [this is not json\n\n".to_owned(),
+        ],
+        Wire::Anthropic => vec![
+            named(json!({"type": "message_start", "message": {"usage": {"input_tokens": 1}}})),
+            "event: content_block_delta\ndata: {this is not json\n\n".to_owned(),
+        ],
+    }
+}
+
+fn stream_error_events(wire: Wire, message: &str) -> Vec<String> {
+    match wire {
+        Wire::OpenAi => vec![
+            data(
+                &json!({"choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}]}),
+            ),
+            data(&json!({"error": {"message": message, "type": "server_error"}})),
+        ],
+        Wire::Anthropic => vec![
+            named(json!({"type": "message_start", "message": {"usage": {"input_tokens": 1}}})),
+            named(
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": message}}),
+            ),
+        ],
+    }
+}

@@ -1,0 +1,10 @@
+//! Support code shared by the integration tests (each test crate compiles it with `mod support;`).
+//!
+//! - [`fake_model`]: a scripted fake model server speaking both wires over real HTTP and SSE.
+//!
+//! Not every test crate uses every helper, hence the module-level `dead_code` allowance, which
+//! belongs here and nowhere else.
+#![allow(dead_code)]
+
+pub mod fake_model;
+pub mod zero;

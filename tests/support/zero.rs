@@ -1,0 +1,122 @@
+//! Running the real `zero` binary in tests: a clean environment, private directories, and a
+//! provider pointed at a fake model server.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use super::fake_model::FakeModel;
+
+/// Provider variables that must not leak in from the machine running the tests.
+const PROVIDER_VARIABLES: [&str; 8] = [
+    "ZERO_PROVIDER",
+    "ZERO_MODEL",
+    "ZERO_BASE_URL",
+    "ZERO_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+];
+
+/// `zero` with no provider configured, and its config, data and home directories private to
+/// this command (kept for the test's life; the OS temp cleaner removes them).
+pub fn zero() -> Command {
+    let mut cmd = Command::cargo_bin("zero").unwrap();
+    for var in PROVIDER_VARIABLES {
+        cmd.env_remove(var);
+    }
+    let home = private_dir();
+    cmd.env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("ZERO_HOME", home.join("zero"))
+        .env_remove("NO_COLOR");
+    cmd
+}
+
+/// `zero` talking OpenAI Chat Completions to `server`, with fast retries.
+pub fn zero_openai(server: &FakeModel) -> Command {
+    let mut cmd = zero();
+    cmd.env("ZERO_PROVIDER", "openai")
+        .env("ZERO_BASE_URL", server.base_url_openai())
+        .env("ZERO_MODEL", "fake-model");
+    fast_retries(&mut cmd);
+    cmd
+}
+
+/// `zero` talking Anthropic Messages to `server`, with fast retries.
+pub fn zero_anthropic(server: &FakeModel) -> Command {
+    let mut cmd = zero();
+    cmd.env("ZERO_PROVIDER", "anthropic")
+        .env("ZERO_BASE_URL", server.base_url_anthropic())
+        .env("ZERO_MODEL", "fake-claude");
+    fast_retries(&mut cmd);
+    cmd
+}
+
+fn fast_retries(cmd: &mut Command) {
+    cmd.env("ZERO_RETRY_BASE_MS", "10")
+        .env("ZERO_RETRY_MAX_WAIT_MS", "2000")
+        .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "3000")
+        .env("ZERO_FIRST_BYTE_TIMEOUT_MS", "5000");
+}
+
+fn private_dir() -> PathBuf {
+    tempfile::tempdir().unwrap().keep()
+}
+
+/// The stream-json lines of `stdout`, parsed; panics on a line that is not JSON.
+pub fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+/// The `type` of each event.
+pub fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+/// Checks the invariants every stream-json transcript keeps, and returns it for more checks:
+/// one schema version and run id throughout, `run_start` at most once and first, exactly one
+/// `run_end` and it is last with the given exit code, and every `tool_call` answered by one
+/// `tool_result` with its id.
+pub fn assert_stream_contract(events: &[Value], exit_code: i32) {
+    assert!(!events.is_empty(), "no events");
+    let run_id = &events[0]["runId"];
+    for event in events {
+        assert_eq!(event["schemaVersion"], 2, "{event}");
+        assert_eq!(&event["runId"], run_id, "{event}");
+    }
+    let kinds = types(events);
+    assert_eq!(
+        kinds.iter().filter(|t| **t == "run_end").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(*kinds.last().unwrap(), "run_end", "{kinds:?}");
+    assert_eq!(events.last().unwrap()["exitCode"], exit_code);
+    let starts: Vec<usize> = (0..kinds.len())
+        .filter(|i| kinds[*i] == "run_start")
+        .collect();
+    assert!(
+        starts.len() <= 1 && starts.iter().all(|i| *i == 0),
+        "{kinds:?}"
+    );
+    for (index, event) in events.iter().enumerate() {
+        if event["type"] == "tool_call" {
+            let answers = events[index..]
+                .iter()
+                .filter(|e| e["type"] == "tool_result" && e["id"] == event["id"])
+                .count();
+            assert_eq!(
+                answers, 1,
+                "tool_call {} answered {answers} times",
+                event["id"]
+            );
+        }
+    }
+}
