@@ -33,11 +33,8 @@ fn an_open_stdin_is_never_read_without_dash() {
     // assert_cmd gives the child a stdin pipe that we never close; a run that read it would
     // hang, so reaching the provider check proves it did not.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("zero"))
+    let mut child = support::zero::zero_std()
         .args(["exec", "hello"])
-        .env_clear()
-        .env("XDG_CONFIG_HOME", dir.path())
-        .env("HOME", dir.path())
         .current_dir(dir.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

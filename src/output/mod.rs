@@ -10,7 +10,7 @@ mod json;
 mod stream_json;
 mod text;
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
 pub use event::{CallStatus, Decision, EventKind, RunStatus, ToolInfo, UsageTotals};
@@ -27,6 +27,9 @@ pub trait Writer: Send {
 pub struct Output {
     run_id: String,
     redactor: Redactor,
+    /// Machine formats keep stdout for JSON; errors and warnings are echoed to stderr so a
+    /// person reading a CI log sees them too.
+    echo_diagnostics: bool,
     state: Mutex<State>,
 }
 
@@ -55,6 +58,7 @@ impl Output {
         Output {
             run_id,
             redactor,
+            echo_diagnostics: format != OutputFormat::Text,
             state: Mutex::new(State {
                 writer,
                 ended: false,
@@ -84,12 +88,25 @@ impl Output {
         if matches!(event, EventKind::RunEnd { .. }) {
             state.ended = true;
         }
+        if self.echo_diagnostics {
+            self.echo(&event);
+        }
         if state.broken.is_some() {
             return;
         }
         if let Err(err) = state.writer.write(&event) {
             state.broken = Some(err.kind());
         }
+    }
+
+    fn echo(&self, event: &EventKind) {
+        let line = match event {
+            EventKind::Error { message, .. } => format!("zero: error: {message}"),
+            EventKind::Warning { message } => format!("zero: warning: {message}"),
+            _ => return,
+        };
+        // Best effort: a closed stderr must not end the run.
+        let _ = writeln!(io::stderr().lock(), "{}", self.redactor.apply(&line));
     }
 
     /// Whether `run_end` has been emitted.

@@ -23,7 +23,12 @@ const PROVIDER_VARIABLES: [&str; 8] = [
 /// `zero` with no provider configured, and its config, data and home directories private to
 /// this command (kept for the test's life; the OS temp cleaner removes them).
 pub fn zero() -> Command {
-    let mut cmd = Command::cargo_bin("zero").unwrap();
+    Command::from_std(zero_std())
+}
+
+/// [`zero`] as a plain `std::process::Command`, for tests that manage the process themselves.
+pub fn zero_std() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("zero"));
     for var in PROVIDER_VARIABLES {
         cmd.env_remove(var);
     }
@@ -36,31 +41,40 @@ pub fn zero() -> Command {
     cmd
 }
 
-/// `zero` talking OpenAI Chat Completions to `server`, with fast retries.
-pub fn zero_openai(server: &FakeModel) -> Command {
-    let mut cmd = zero();
-    cmd.env("ZERO_PROVIDER", "openai")
-        .env("ZERO_BASE_URL", server.base_url_openai())
-        .env("ZERO_MODEL", "fake-model");
-    fast_retries(&mut cmd);
-    cmd
+/// The wire a test talks to the fake model server with.
+#[derive(Debug, Clone, Copy)]
+pub enum Wire {
+    /// OpenAI Chat Completions.
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
 }
 
-/// `zero` talking Anthropic Messages to `server`, with fast retries.
-pub fn zero_anthropic(server: &FakeModel) -> Command {
-    let mut cmd = zero();
-    cmd.env("ZERO_PROVIDER", "anthropic")
-        .env("ZERO_BASE_URL", server.base_url_anthropic())
-        .env("ZERO_MODEL", "fake-claude");
-    fast_retries(&mut cmd);
-    cmd
-}
-
-fn fast_retries(cmd: &mut Command) {
-    cmd.env("ZERO_RETRY_BASE_MS", "10")
+/// [`zero_std`] talking `wire` to `server`, with fast retries.
+pub fn zero_std_with(server: &FakeModel, wire: Wire) -> std::process::Command {
+    let mut cmd = zero_std();
+    let (provider, base_url, model) = match wire {
+        Wire::OpenAi => ("openai", server.base_url_openai(), "fake-model"),
+        Wire::Anthropic => ("anthropic", server.base_url_anthropic(), "fake-claude"),
+    };
+    cmd.env("ZERO_PROVIDER", provider)
+        .env("ZERO_BASE_URL", base_url)
+        .env("ZERO_MODEL", model)
+        .env("ZERO_RETRY_BASE_MS", "10")
         .env("ZERO_RETRY_MAX_WAIT_MS", "2000")
         .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "3000")
         .env("ZERO_FIRST_BYTE_TIMEOUT_MS", "5000");
+    cmd
+}
+
+/// `zero` talking OpenAI Chat Completions to `server`.
+pub fn zero_openai(server: &FakeModel) -> Command {
+    Command::from_std(zero_std_with(server, Wire::OpenAi))
+}
+
+/// `zero` talking Anthropic Messages to `server`.
+pub fn zero_anthropic(server: &FakeModel) -> Command {
+    Command::from_std(zero_std_with(server, Wire::Anthropic))
 }
 
 fn private_dir() -> PathBuf {
@@ -108,8 +122,10 @@ pub fn assert_stream_contract(events: &[Value], exit_code: i32) {
     );
     for (index, event) in events.iter().enumerate() {
         if event["type"] == "tool_call" {
-            let answers = events[index..]
+            // Ids are unique within a turn; a later turn may reuse one.
+            let answers = events[index + 1..]
                 .iter()
+                .take_while(|e| !(e["type"] == "tool_call" && e["id"] == event["id"]))
                 .filter(|e| e["type"] == "tool_result" && e["id"] == event["id"])
                 .count();
             assert_eq!(
