@@ -48,12 +48,9 @@ fn version_and_help_exit_zero() {
 
 #[test]
 fn no_prompt_is_exit_2_with_a_hint() {
-    zero()
-        .arg("exec")
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("no prompt given").and(predicate::str::contains("-p TEXT")));
+    zero().arg("exec").assert().code(2).stdout("").stderr(
+        predicate::str::contains("no prompt given").and(predicate::str::contains("-p TEXT")),
+    );
 }
 
 #[test]
@@ -96,7 +93,11 @@ fn dash_reads_the_prompt_from_stdin() {
         .assert()
         .code(3)
         .stderr(predicate::str::contains("provider"));
-    zero().args(["exec", "-"]).write_stdin("  \n").assert().code(2);
+    zero()
+        .args(["exec", "-"])
+        .write_stdin("  \n")
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -176,9 +177,19 @@ fn unknown_tool_names_list_the_valid_ones() {
         .args(["exec", "--list-tools", "--enabled-tools", "read_file,cat"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown tool `cat`").and(predicate::str::contains("read_file")));
+        .stderr(
+            predicate::str::contains("unknown tool `cat`")
+                .and(predicate::str::contains("read_file")),
+        );
     zero()
-        .args(["exec", "--list-tools", "--enabled-tools", "grep", "--disabled-tools", "grep glob"])
+        .args([
+            "exec",
+            "--list-tools",
+            "--enabled-tools",
+            "grep",
+            "--disabled-tools",
+            "grep glob",
+        ])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("both"));
@@ -202,7 +213,10 @@ fn listed_tools(args: &[&str]) -> Vec<String> {
 #[test]
 fn autonomy_decides_which_tools_are_offered() {
     let low = listed_tools(&[]);
-    assert_eq!(low, ["glob", "grep", "list_directory", "read_file", "update_plan"]);
+    assert_eq!(
+        low,
+        ["glob", "grep", "list_directory", "read_file", "update_plan"]
+    );
     let medium = listed_tools(&["--auto", "medium"]);
     assert_eq!(
         medium,
@@ -238,11 +252,17 @@ fn filters_decide_which_tools_the_model_sees() {
 
 #[test]
 fn list_tools_needs_no_provider_and_no_prompt() {
-    let assert = zero().args(["exec", "--list-tools", "--auto", "medium"]).assert().success();
+    let assert = zero()
+        .args(["exec", "--list-tools", "--auto", "medium"])
+        .assert()
+        .success();
     let text = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     insta::assert_snapshot!("list_tools_text", text);
 
-    let assert = zero().args(["exec", "--list-tools", "-o", "json", "--auto", "medium"]).assert().success();
+    let assert = zero()
+        .args(["exec", "--list-tools", "-o", "json", "--auto", "medium"])
+        .assert()
+        .success();
     let json: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
     insta::assert_json_snapshot!("list_tools_json", json);
 }
