@@ -26,6 +26,10 @@ pub struct Cli {
 
 /// The subcommands of `zero`.
 #[derive(Debug, Subcommand)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per process; boxing `ExecArgs` would buy nothing"
+)]
 pub enum Command {
     /// Run one agent job headlessly and exit with a code a script can act on.
     #[command(
@@ -109,6 +113,10 @@ pub struct ExecArgs {
     /// Print the tools the model would see under these flags, then exit.
     #[arg(long = "list-tools")]
     pub list_tools: bool,
+
+    /// Print the specialists the `Task` tool can launch, then exit.
+    #[arg(long = "list-specialists", conflicts_with = "list_tools")]
+    pub list_specialists: bool,
 }
 
 /// How much the agent may do on its own.
