@@ -52,6 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Give up after this many model turns (exit 4)')
             [CompletionResult]::new('--skip-permissions-unsafe', '--skip-permissions-unsafe', [CompletionResultType]::ParameterName, 'Allow every tool, writes anywhere and any command (same as `--auto high`)')
             [CompletionResult]::new('--list-tools', '--list-tools', [CompletionResultType]::ParameterName, 'Print the tools the model would see under these flags, then exit')
+            [CompletionResult]::new('--list-specialists', '--list-specialists', [CompletionResultType]::ParameterName, 'Print the specialists the `Task` tool can launch, then exit')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

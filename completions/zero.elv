@@ -48,6 +48,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --max-turns 'Give up after this many model turns (exit 4)'
             cand --skip-permissions-unsafe 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
             cand --list-tools 'Print the tools the model would see under these flags, then exit'
+            cand --list-specialists 'Print the specialists the `Task` tool can launch, then exit'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

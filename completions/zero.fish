@@ -50,6 +50,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 'Directory that receives the shell completions' -r -F

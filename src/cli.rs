@@ -109,6 +109,10 @@ pub struct ExecArgs {
     /// Print the tools the model would see under these flags, then exit.
     #[arg(long = "list-tools")]
     pub list_tools: bool,
+
+    /// Print the specialists the `Task` tool can launch, then exit.
+    #[arg(long = "list-specialists", conflicts_with = "list_tools")]
+    pub list_specialists: bool,
 }
 
 /// How much the agent may do on its own.

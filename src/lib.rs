@@ -11,4 +11,5 @@ pub mod output;
 pub mod provider;
 pub mod redact;
 pub mod runtime;
+pub mod specialist;
 pub mod tools;

@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
-use crate::output::{EventKind, Output, ToolInfo, UsageTotals};
+use crate::output::{EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals};
 use crate::provider::{self, ErrorClass, Provider, ProviderError, ProviderFlags, Usage};
+use crate::specialist::{self, SearchPaths};
 use crate::tools::{Registry, ToolContext, Toolset};
 
 pub use outcome::ExitCode;
@@ -152,6 +153,10 @@ fn run_job(
 ) -> Result<ExitCode, Failure> {
     let args = &invocation.args;
     let workspace = job::workspace(args)?;
+    if args.list_specialists {
+        list_specialists(output, &workspace);
+        return Ok(ExitCode::Success);
+    }
     let policy = job::policy(args, &workspace)?;
     let registry = Registry::core();
     let filter = job::tool_filter(args, &registry)?;
@@ -257,12 +262,17 @@ fn write_last_message(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     })
 }
 
-fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
+/// The `run_start` of a listing: the workspace, and no provider or model.
+fn start_listing(output: &Output, workspace: &Path) {
     output.emit(EventKind::RunStart {
         cwd: workspace.display().to_string(),
         provider: None,
         model: None,
     });
+}
+
+fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
+    start_listing(output, workspace);
     output.emit(EventKind::Tools {
         tools: toolset
             .visible()
@@ -272,6 +282,31 @@ fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
                 description: tool.description().to_string(),
                 side_effect: tool.side_effect(),
                 input_schema: tool.input_schema(),
+            })
+            .collect(),
+    });
+}
+
+/// Discovers the specialists under this workspace and lists them. Broken manifests are
+/// warnings, emitted before the listing so `-o json` can carry them in it.
+fn list_specialists(output: &Output, workspace: &Path) {
+    start_listing(output, workspace);
+    let found = specialist::discover(&SearchPaths::from_env(workspace));
+    for warning in &found.warnings {
+        output.emit(EventKind::Warning {
+            message: warning.to_string(),
+        });
+    }
+    output.emit(EventKind::Specialists {
+        specialists: found
+            .specialists
+            .into_iter()
+            .map(|s| SpecialistInfo {
+                name: s.name,
+                description: s.description,
+                source: s.source.to_string(),
+                tools: s.tools.into_iter().map(str::to_string).collect(),
+                model: s.model,
             })
             .collect(),
     });

@@ -34,10 +34,10 @@ pub enum EventKind {
     RunStart {
         /// The workspace root.
         cwd: String,
-        /// The wire in use (`openai`, `anthropic`), absent for `--list-tools`.
+        /// The wire in use (`openai`, `anthropic`), absent for the listings.
         #[serde(skip_serializing_if = "Option::is_none")]
         provider: Option<String>,
-        /// The model, absent for `--list-tools`.
+        /// The model, absent for the listings (`--list-tools`, `--list-specialists`).
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
@@ -45,6 +45,11 @@ pub enum EventKind {
     Tools {
         /// One entry per tool, sorted by name.
         tools: Vec<ToolInfo>,
+    },
+    /// The specialists the `Task` tool can launch (for `--list-specialists`).
+    Specialists {
+        /// One entry per specialist, sorted by name.
+        specialists: Vec<SpecialistInfo>,
     },
     /// A piece of the model's visible text.
     Text {
@@ -152,6 +157,23 @@ pub struct ToolInfo {
     pub side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub input_schema: Value,
+}
+
+/// A specialist as listed by `--list-specialists`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpecialistInfo {
+    /// Its name, as the `Task` tool takes it.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// `builtin`, or the path of the manifest that defined it.
+    pub source: String,
+    /// The tools it may use, sorted.
+    pub tools: Vec<String>,
+    /// Its own model, absent when it runs on the launching run's model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// A policy decision on a tool call.

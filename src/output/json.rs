@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CallStatus, EventKind, Redactor, RunStatus, UsageTotals, Writer};
+use super::{CallStatus, EventKind, Redactor, RunStatus, SpecialistInfo, UsageTotals, Writer};
 
 /// Collects what a script needs from the run and prints it once, at `run_end`.
 pub struct JsonWriter {
@@ -14,8 +14,8 @@ pub struct JsonWriter {
     tool_calls: Vec<CallSummary>,
     errors: Vec<Value>,
     warnings: Vec<String>,
-    /// `--list-tools` prints its listing instead of a run summary.
-    listed_tools: bool,
+    /// `--list-tools` and `--list-specialists` print their listing instead of a run summary.
+    listed: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,6 +38,14 @@ struct Summary<'a> {
     warnings: &'a [String],
 }
 
+/// `--list-specialists -o json`: the listing, and the warnings about manifests that were
+/// skipped or partly ignored.
+#[derive(Serialize)]
+struct SpecialistListing<'a> {
+    specialists: &'a [SpecialistInfo],
+    warnings: &'a [String],
+}
+
 impl JsonWriter {
     /// An empty summary.
     pub fn new(redactor: Redactor) -> Self {
@@ -47,7 +55,7 @@ impl JsonWriter {
             tool_calls: Vec::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
-            listed_tools: false,
+            listed: false,
         }
     }
 
@@ -65,8 +73,17 @@ impl Writer for JsonWriter {
     fn write(&mut self, event: &EventKind) -> io::Result<()> {
         match event {
             EventKind::Tools { tools } => {
-                self.listed_tools = true;
+                self.listed = true;
                 return self.print(&json!({ "tools": tools }));
+            }
+            EventKind::Specialists { specialists } => {
+                // Manifest warnings come before the listing; carry them in it, since no run
+                // summary follows a listing.
+                self.listed = true;
+                return self.print(&SpecialistListing {
+                    specialists,
+                    warnings: &self.warnings,
+                });
             }
             EventKind::ToolCall { id, name, .. } => self.tool_calls.push(CallSummary {
                 id: id.clone(),
@@ -94,7 +111,7 @@ impl Writer for JsonWriter {
                 exit_code,
                 turns,
                 usage,
-            } if !self.listed_tools => {
+            } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
                     exit_code: *exit_code,

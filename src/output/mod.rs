@@ -13,7 +13,9 @@ mod text;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-pub use event::{CallStatus, Decision, EventKind, RunStatus, ToolInfo, UsageTotals};
+pub use event::{
+    CallStatus, Decision, EventKind, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
+};
 
 use crate::cli::OutputFormat;
 

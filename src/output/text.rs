@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::{CallStatus, EventKind, Redactor, Writer};
+use super::{CallStatus, EventKind, Redactor, SpecialistInfo, Writer};
 
 /// Longest one-line summary of a call's arguments or outcome on stderr.
 const SUMMARY_MAX: usize = 160;
@@ -73,6 +73,9 @@ impl Writer for TextWriter {
                 }
                 return self.stdout(&listing);
             }
+            EventKind::Specialists { specialists } => {
+                return self.stdout(&specialist_listing(specialists));
+            }
             EventKind::ToolCall { name, args, .. } => {
                 let line = format!("▸ {name}  {}", summarize_args(args));
                 self.stderr_line(line.trim_end());
@@ -111,6 +114,40 @@ impl Writer for TextWriter {
         }
         Ok(())
     }
+}
+
+/// One aligned line per specialist: name, source, tools, and the first sentence of its
+/// description.
+fn specialist_listing(specialists: &[SpecialistInfo]) -> String {
+    let rows: Vec<[String; 3]> = specialists
+        .iter()
+        .map(|s| {
+            let tools = if s.tools.is_empty() {
+                "none".to_string()
+            } else {
+                s.tools.join(",")
+            };
+            [s.name.clone(), s.source.clone(), tools]
+        })
+        .collect();
+    // `format!` pads by characters, so widths count characters too (paths may be non-ASCII).
+    let widths: [usize; 3] = std::array::from_fn(|column| {
+        rows.iter()
+            .map(|row| row[column].chars().count())
+            .max()
+            .unwrap_or(0)
+    });
+    let mut listing = String::new();
+    for ([name, source, tools], specialist) in rows.iter().zip(specialists) {
+        listing.push_str(&format!(
+            "{name:name_width$}  {source:source_width$}  {tools:tools_width$}  {}\n",
+            first_sentence(&specialist.description),
+            name_width = widths[0],
+            source_width = widths[1],
+            tools_width = widths[2],
+        ));
+    }
+    listing
 }
 
 /// Spinners and colour only on a terminal, and never when `NO_COLOR` or `TERM=dumb` says no.

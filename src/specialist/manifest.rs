@@ -1,0 +1,708 @@
+//! One specialist manifest: a markdown file whose YAML front matter says who the specialist is
+//! and which tools it gets, and whose body is its system prompt.
+//!
+//! ```markdown
+//! ---
+//! name: test-fixer
+//! description: Runs the test suite and fixes failing tests.
+//! tools: edit, execute      # or a YAML list: [edit, execute]
+//! model: gpt-4.1-mini       # optional; default: the model of the launching run
+//! ---
+//! You fix failing tests. ...
+//! ```
+//!
+//! `tools` names [categories](Category) and/or single tools, as a comma-separated string or a
+//! YAML list; omitted, it means `read-only`. Two dialects share the format:
+//!
+//! - [`Dialect::Zero`] (zero's own manifests) is strict: an unknown tool is an error, because a
+//!   typo must not quietly leave a specialist without a tool its instructions rely on.
+//! - [`Dialect::ClaudeCode`] (`.claude/agents/*.md`) also accepts Claude Code's tool names
+//!   (`Read, Grep, Bash`), mapping the ones zero has and leaving out the rest with an
+//!   [`Ignored`] notice, so agent definitions written for Claude Code load unchanged.
+//!
+//! In both, `Task`, `TaskOutput` and `TaskStop` are refused: a specialist never launches tasks
+//! of its own, which keeps the process tree one level deep and bounded.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+
+use super::{Source, Specialist};
+
+/// The read-only core tools: the whole of `read-only`, and part of `edit` and `execute`.
+const READ_TOOLS: [&str; 4] = ["read_file", "list_directory", "glob", "grep"];
+/// The core tools that change files.
+const WRITE_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
+/// The core tool that runs commands.
+const SHELL_TOOL: &str = "bash";
+/// The core tool that records a plan.
+const PLAN_TOOL: &str = "update_plan";
+
+/// The tools that start, read and stop tasks; a specialist may not have them.
+const TASK_TOOLS: [&str; 3] = ["Task", "TaskOutput", "TaskStop"];
+
+/// A named group of tools a manifest grants with one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// `read-only`: read_file, list_directory, glob, grep.
+    ReadOnly,
+    /// `edit`: read-only plus write_file, edit_file, apply_patch.
+    Edit,
+    /// `execute`: read-only plus bash.
+    Execute,
+    /// `plan`: update_plan.
+    Plan,
+}
+
+impl Category {
+    /// Every category, in the order the docs list them.
+    pub const ALL: [Category; 4] = [
+        Category::ReadOnly,
+        Category::Edit,
+        Category::Execute,
+        Category::Plan,
+    ];
+
+    /// The word a manifest uses for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::ReadOnly => "read-only",
+            Category::Edit => "edit",
+            Category::Execute => "execute",
+            Category::Plan => "plan",
+        }
+    }
+
+    /// The tools it grants.
+    pub fn tools(self) -> Vec<&'static str> {
+        match self {
+            Category::ReadOnly => READ_TOOLS.to_vec(),
+            Category::Edit => [READ_TOOLS.as_slice(), &WRITE_TOOLS].concat(),
+            Category::Execute => [READ_TOOLS.as_slice(), &[SHELL_TOOL]].concat(),
+            Category::Plan => vec![PLAN_TOOL],
+        }
+    }
+
+    fn from_name(word: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == word)
+    }
+}
+
+/// Every tool a manifest may name on its own: the union of the categories.
+fn zero_tool(word: &str) -> Option<&'static str> {
+    Category::ALL
+        .into_iter()
+        .flat_map(Category::tools)
+        .find(|tool| *tool == word)
+}
+
+/// The zero tool behind a Claude Code tool name, for the Claude tools zero has.
+fn claude_tool(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "Read" => "read_file",
+        "Grep" => "grep",
+        "Glob" => "glob",
+        "LS" => "list_directory",
+        "Bash" => SHELL_TOOL,
+        "Edit" | "MultiEdit" => "edit_file",
+        "Write" => "write_file",
+        "TodoWrite" => PLAN_TOOL,
+        _ => return None,
+    })
+}
+
+/// Which vocabulary a manifest speaks; decided by the directory it was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// zero's own manifests (`.zero/specialists/`, `~/.config/zero/specialists/`, built-ins).
+    Zero,
+    /// Claude Code agent files (`.claude/agents/`): Claude tool names and model aliases too.
+    ClaudeCode,
+}
+
+/// Why a manifest could not be loaded. The manifest is skipped; others still load.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The file could not be read (or is not UTF-8).
+    #[error("cannot read the manifest: {0}")]
+    Read(#[from] std::io::Error),
+    /// The file does not start with a `---` line.
+    #[error(
+        "no front matter: a manifest starts with a `---` line, then YAML, then another `---` line"
+    )]
+    MissingFrontMatter,
+    /// No `---` line ends the front matter.
+    #[error("the front matter never ends: add a `---` line after the YAML")]
+    UnclosedFrontMatter,
+    /// The front matter is not valid YAML, or a key has the wrong type.
+    #[error("invalid front matter: {0}")]
+    Yaml(#[from] yaml_serde::Error),
+    /// There is no `name`.
+    #[error("`name` is missing")]
+    MissingName,
+    /// The `name` is not `^[a-z][a-z0-9-]{0,63}$`.
+    #[error(
+        "invalid name `{0}`: use lowercase letters, digits and `-`, starting with a letter, at \
+         most 64 characters"
+    )]
+    InvalidName(String),
+    /// There is no `description`, or it is blank.
+    #[error(
+        "`description` is missing or empty; the model reads it to decide when to use the \
+         specialist"
+    )]
+    MissingDescription,
+    /// `tools` names something that is neither a category nor a tool.
+    #[error(
+        "unknown tool or category `{0}` in `tools`; use a category ({categories}) or a tool \
+         ({tools})",
+        categories = category_names(),
+        tools = tool_names()
+    )]
+    UnknownTool(String),
+    /// `tools` names a task tool.
+    #[error("`{0}` cannot be given to a specialist: specialists do not launch tasks of their own")]
+    ForbiddenTool(String),
+    /// The body, which is the system prompt, is empty.
+    #[error("the body is empty; it is the specialist's system prompt, so write its instructions")]
+    EmptyPrompt,
+}
+
+impl ManifestError {
+    /// The line of the manifest file the problem is on, when the YAML parser knows it.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            ManifestError::Yaml(error) => error.location().map(|at| at.line()),
+            _ => None,
+        }
+    }
+}
+
+fn category_names() -> String {
+    Category::ALL.map(Category::name).join(", ")
+}
+
+fn tool_names() -> String {
+    let tools: BTreeSet<&str> = Category::ALL
+        .into_iter()
+        .flat_map(Category::tools)
+        .collect();
+    tools.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+/// A part of a manifest that was left out without failing it; reported as a warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ignored {
+    /// A front-matter key zero does not use (Claude Code's `color`, a typo, ...).
+    UnknownKey(String),
+    /// A Claude Code tool zero has no equivalent for (`WebFetch`, an MCP tool, ...).
+    ClaudeTool(String),
+    /// A Claude Code model alias (`sonnet`, `opus`, `haiku`) no zero provider knows.
+    ClaudeModel(String),
+}
+
+impl fmt::Display for Ignored {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ignored::UnknownKey(key) => write!(f, "unknown front-matter key `{key}` ignored"),
+            Ignored::ClaudeTool(tool) => {
+                write!(
+                    f,
+                    "Claude Code tool `{tool}` has no zero equivalent; left out"
+                )
+            }
+            Ignored::ClaudeModel(alias) => write!(
+                f,
+                "Claude Code model alias `{alias}` ignored; the specialist uses the launching \
+                 run's model"
+            ),
+        }
+    }
+}
+
+/// A manifest that loaded, and what of it was left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The specialist it defines.
+    pub specialist: Specialist,
+    /// Parts that were ignored, in the order found; each deserves a warning.
+    pub ignored: Vec<Ignored>,
+}
+
+/// Reads and parses the manifest at `path`; its source is the path.
+pub fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
+    let text = std::fs::read_to_string(path)?;
+    parse(&text, dialect, Source::File(path.to_path_buf()))
+}
+
+/// Parses a manifest's text.
+pub fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Parsed, ManifestError> {
+    let (front, body) = split(text)?;
+    let front: FrontMatter =
+        yaml_serde::from_str::<Option<FrontMatter>>(front)?.unwrap_or_default();
+    let mut ignored: Vec<Ignored> = front
+        .unknown
+        .keys()
+        .map(|key| {
+            Ignored::UnknownKey(
+                key.as_str()
+                    .map_or_else(|| format!("{key:?}"), str::to_string),
+            )
+        })
+        .collect();
+
+    let name = front.name.ok_or(ManifestError::MissingName)?;
+    if !valid_name(&name) {
+        return Err(ManifestError::InvalidName(name));
+    }
+    let description = front
+        .description
+        .as_deref()
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .ok_or(ManifestError::MissingDescription)?
+        .to_string();
+    // An omitted `tools` is the safe default: a specialist that can look but not touch.
+    let words = front
+        .tools
+        .map_or_else(|| vec![Category::ReadOnly.name().to_string()], |t| t.0);
+    let tools = resolve_tools(&words, dialect, &mut ignored)?;
+    let model = resolve_model(front.model, dialect, &mut ignored);
+    let prompt = body.trim();
+    if prompt.is_empty() {
+        return Err(ManifestError::EmptyPrompt);
+    }
+    Ok(Parsed {
+        specialist: Specialist {
+            name,
+            description,
+            tools,
+            model,
+            prompt: prompt.to_string(),
+            source,
+        },
+        ignored,
+    })
+}
+
+/// Splits a manifest into its front matter and its body. The front matter keeps its opening
+/// `---` (a YAML document marker), so the line numbers in YAML errors are the file's own.
+fn split(text: &str) -> Result<(&str, &str), ManifestError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let opening = lines.next().ok_or(ManifestError::MissingFrontMatter)?;
+    if opening.trim_end() != "---" {
+        return Err(ManifestError::MissingFrontMatter);
+    }
+    let mut end = opening.len();
+    for line in lines {
+        if line.trim_end() == "---" {
+            return Ok((&text[..end], &text[end + line.len()..]));
+        }
+        end += line.len();
+    }
+    Err(ManifestError::UnclosedFrontMatter)
+}
+
+/// `^[a-z][a-z0-9-]{0,63}$`: safe in a file name, a command line and a tool argument.
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// Turns the words of `tools` into zero tool names, sorted and de-duplicated.
+fn resolve_tools(
+    words: &[String],
+    dialect: Dialect,
+    ignored: &mut Vec<Ignored>,
+) -> Result<Vec<&'static str>, ManifestError> {
+    let mut tools = BTreeSet::new();
+    for word in words {
+        if TASK_TOOLS.contains(&word.as_str()) {
+            return Err(ManifestError::ForbiddenTool(word.clone()));
+        }
+        if let Some(category) = Category::from_name(word) {
+            tools.extend(category.tools());
+        } else if let Some(tool) = zero_tool(word) {
+            tools.insert(tool);
+        } else if dialect == Dialect::ClaudeCode {
+            match claude_tool(word) {
+                Some(tool) => {
+                    tools.insert(tool);
+                }
+                None => ignored.push(Ignored::ClaudeTool(word.clone())),
+            }
+        } else {
+            return Err(ManifestError::UnknownTool(word.clone()));
+        }
+    }
+    Ok(tools.into_iter().collect())
+}
+
+/// The specialist's own model, if it names one a zero provider could know.
+fn resolve_model(
+    model: Option<String>,
+    dialect: Dialect,
+    ignored: &mut Vec<Ignored>,
+) -> Option<String> {
+    let model = model
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())?;
+    if dialect == Dialect::ClaudeCode {
+        match model.as_str() {
+            // Claude Code's spelling of "the launching run's model", which is zero's default.
+            "inherit" => return None,
+            "sonnet" | "opus" | "haiku" => {
+                ignored.push(Ignored::ClaudeModel(model));
+                return None;
+            }
+            _ => {}
+        }
+    }
+    Some(model)
+}
+
+/// The front matter as written. Keys zero does not use are collected, not rejected: Claude
+/// Code agent files carry keys such as `color`.
+#[derive(Debug, Default, Deserialize)]
+struct FrontMatter {
+    name: Option<String>,
+    description: Option<String>,
+    tools: Option<ToolWords>,
+    model: Option<String>,
+    #[serde(flatten)]
+    unknown: yaml_serde::Mapping,
+}
+
+/// The words of `tools`, from either `a, b` or a YAML list (whose items may hold commas too).
+///
+/// Deserialized by hand rather than as an untagged enum so that a wrong type is reported at
+/// the `tools` value's own line, not at the start of the front matter.
+#[derive(Debug)]
+struct ToolWords(Vec<String>);
+
+impl<'de> Deserialize<'de> for ToolWords {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ToolWordsVisitor)
+    }
+}
+
+struct ToolWordsVisitor;
+
+impl<'de> Visitor<'de> for ToolWordsVisitor {
+    type Value = ToolWords;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a comma-separated string or a list of tool names and categories")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<ToolWords, E> {
+        Ok(ToolWords(comma_words(text).collect()))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<ToolWords, A::Error> {
+        let mut words = Vec::new();
+        while let Some(item) = items.next_element::<String>()? {
+            words.extend(comma_words(&item));
+        }
+        Ok(ToolWords(words))
+    }
+}
+
+fn comma_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(',')
+        .map(str::trim)
+        .filter(|word| !word.is_empty())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zero(text: &str) -> Result<Parsed, ManifestError> {
+        parse(text, Dialect::Zero, Source::Builtin)
+    }
+
+    fn claude(text: &str) -> Result<Parsed, ManifestError> {
+        parse(text, Dialect::ClaudeCode, Source::Builtin)
+    }
+
+    fn manifest(front: &str) -> String {
+        format!("---\n{front}\n---\nDo the thing well.\n")
+    }
+
+    fn tools_of(front: &str) -> Vec<&'static str> {
+        zero(&manifest(&format!("name: t\ndescription: d\n{front}")))
+            .unwrap()
+            .specialist
+            .tools
+    }
+
+    #[test]
+    fn a_full_manifest_parses_into_a_specialist() {
+        let parsed = zero(
+            "---\nname: test-fixer\ndescription: >\n  Fixes failing tests.\ntools: [edit, \
+             execute]\nmodel: gpt-4.1-mini\n---\n\nYou fix failing tests.\n\nRun them first.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.specialist,
+            Specialist {
+                name: "test-fixer".into(),
+                description: "Fixes failing tests.".into(),
+                tools: vec![
+                    "apply_patch",
+                    "bash",
+                    "edit_file",
+                    "glob",
+                    "grep",
+                    "list_directory",
+                    "read_file",
+                    "write_file"
+                ],
+                model: Some("gpt-4.1-mini".into()),
+                prompt: "You fix failing tests.\n\nRun them first.".into(),
+                source: Source::Builtin,
+            }
+        );
+        assert!(parsed.ignored.is_empty());
+    }
+
+    #[test]
+    fn each_category_grants_its_tools() {
+        assert_eq!(
+            tools_of("tools: read-only"),
+            ["glob", "grep", "list_directory", "read_file"]
+        );
+        assert_eq!(
+            tools_of("tools: edit"),
+            [
+                "apply_patch",
+                "edit_file",
+                "glob",
+                "grep",
+                "list_directory",
+                "read_file",
+                "write_file"
+            ]
+        );
+        assert_eq!(
+            tools_of("tools: execute"),
+            ["bash", "glob", "grep", "list_directory", "read_file"]
+        );
+        assert_eq!(tools_of("tools: plan"), ["update_plan"]);
+    }
+
+    #[test]
+    fn omitted_tools_mean_read_only() {
+        assert_eq!(tools_of(""), tools_of("tools: read-only"));
+        assert_eq!(tools_of("tools: ~"), tools_of("tools: read-only"));
+    }
+
+    #[test]
+    fn tools_mix_categories_and_names_deduplicated_and_sorted() {
+        assert_eq!(
+            tools_of("tools: plan, grep, read-only, grep"),
+            ["glob", "grep", "list_directory", "read_file", "update_plan"]
+        );
+        assert_eq!(
+            tools_of("tools:\n  - bash\n  - read_file, grep\n"),
+            ["bash", "grep", "read_file"]
+        );
+        assert_eq!(tools_of("tools: []"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn an_unknown_tool_is_an_error_that_lists_the_vocabulary() {
+        let error = zero(&manifest("name: t\ndescription: d\ntools: read-only, cat")).unwrap_err();
+        assert!(matches!(&error, ManifestError::UnknownTool(word) if word == "cat"));
+        let message = error.to_string();
+        assert!(
+            message.contains("read-only, edit, execute, plan"),
+            "{message}"
+        );
+        assert!(message.contains("apply_patch"), "{message}");
+        // zero's own manifests do not speak Claude Code's tool names.
+        assert!(matches!(
+            zero(&manifest("name: t\ndescription: d\ntools: Read")),
+            Err(ManifestError::UnknownTool(_))
+        ));
+    }
+
+    #[test]
+    fn task_tools_are_forbidden_in_both_dialects() {
+        for tool in TASK_TOOLS {
+            let text = manifest(&format!(
+                "name: t\ndescription: d\ntools: read-only, {tool}"
+            ));
+            assert!(
+                matches!(zero(&text), Err(ManifestError::ForbiddenTool(t)) if t == tool),
+                "{tool}"
+            );
+            assert!(
+                matches!(claude(&text), Err(ManifestError::ForbiddenTool(t)) if t == tool),
+                "{tool}"
+            );
+        }
+    }
+
+    #[test]
+    fn claude_tool_names_map_to_zero_tools_and_unknown_ones_are_left_out() {
+        let parsed = claude(
+            "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Grep, Glob, LS, Bash, \
+             Edit, MultiEdit, Write, TodoWrite, WebFetch\nmodel: sonnet\ncolor: blue\n---\nReview.\n",
+        )
+        .unwrap();
+        assert_eq!(
+            parsed.specialist.tools,
+            [
+                "bash",
+                "edit_file",
+                "glob",
+                "grep",
+                "list_directory",
+                "read_file",
+                "update_plan",
+                "write_file"
+            ]
+        );
+        assert_eq!(parsed.specialist.model, None);
+        assert_eq!(
+            parsed.ignored,
+            [
+                Ignored::UnknownKey("color".into()),
+                Ignored::ClaudeTool("WebFetch".into()),
+                Ignored::ClaudeModel("sonnet".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn claude_files_also_take_zero_words_and_inherit_means_no_model() {
+        let parsed = claude(&manifest(
+            "name: t\ndescription: d\ntools: plan, grep\nmodel: inherit",
+        ))
+        .unwrap();
+        assert_eq!(parsed.specialist.tools, ["grep", "update_plan"]);
+        assert_eq!(parsed.specialist.model, None);
+        assert!(parsed.ignored.is_empty());
+    }
+
+    #[test]
+    fn names_must_be_lowercase_words_of_at_most_64_characters() {
+        for good in ["a", "code-review", "x86-helper", &"a".repeat(64)] {
+            assert!(valid_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "Explorer",
+            "1st",
+            "-x",
+            "snake_case",
+            "with space",
+            "naïve",
+            &"a".repeat(65),
+        ] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+        assert!(matches!(
+            zero(&manifest("name: Bad_Name\ndescription: d")),
+            Err(ManifestError::InvalidName(name)) if name == "Bad_Name"
+        ));
+        assert!(matches!(
+            zero(&manifest("description: d")),
+            Err(ManifestError::MissingName)
+        ));
+    }
+
+    #[test]
+    fn a_missing_or_blank_description_is_an_error() {
+        for front in ["name: t", "name: t\ndescription: \"  \""] {
+            assert!(
+                matches!(
+                    zero(&manifest(front)),
+                    Err(ManifestError::MissingDescription)
+                ),
+                "{front}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_empty_body_is_an_error() {
+        assert!(matches!(
+            zero("---\nname: t\ndescription: d\n---\n  \n\n"),
+            Err(ManifestError::EmptyPrompt)
+        ));
+        assert!(matches!(
+            zero("---\nname: t\ndescription: d\n---"),
+            Err(ManifestError::EmptyPrompt)
+        ));
+    }
+
+    #[test]
+    fn bad_yaml_reports_the_line_in_the_file() {
+        let error = zero("---\nname: t\ndescription: d\n  nested: oops\n---\nBody.\n").unwrap_err();
+        assert!(matches!(error, ManifestError::Yaml(_)), "{error}");
+        assert_eq!(error.line(), Some(4));
+
+        let error = zero("---\nname: t\ndescription: d\ntools: 3\n---\nBody.\n").unwrap_err();
+        assert_eq!(error.line(), Some(4), "{error}");
+        assert!(error.to_string().contains("tools"), "{error}");
+    }
+
+    #[test]
+    fn front_matter_must_open_and_close() {
+        assert!(matches!(
+            zero("# Title\nname: t\n"),
+            Err(ManifestError::MissingFrontMatter)
+        ));
+        assert!(matches!(zero(""), Err(ManifestError::MissingFrontMatter)));
+        assert!(matches!(
+            zero("---\nname: t\ndescription: d\nBody.\n"),
+            Err(ManifestError::UnclosedFrontMatter)
+        ));
+        assert!(matches!(
+            zero("---\n---\nBody.\n"),
+            Err(ManifestError::MissingName)
+        ));
+        assert!(matches!(
+            zero("---\n- a\n---\nBody.\n"),
+            Err(ManifestError::Yaml(_))
+        ));
+    }
+
+    #[test]
+    fn crlf_and_a_byte_order_mark_are_accepted() {
+        let parsed = zero("\u{feff}---\r\nname: t\r\ndescription: d\r\n---\r\nBody.\r\n").unwrap();
+        assert_eq!(parsed.specialist.name, "t");
+        assert_eq!(parsed.specialist.prompt, "Body.");
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_with_a_notice() {
+        let parsed = zero(&manifest("name: t\ndescription: d\ncolor: red\nmodle: x")).unwrap();
+        assert_eq!(
+            parsed.ignored,
+            [
+                Ignored::UnknownKey("color".into()),
+                Ignored::UnknownKey("modle".into())
+            ]
+        );
+        assert_eq!(parsed.specialist.model, None);
+    }
+
+    #[test]
+    fn the_categories_cover_exactly_the_core_tools() {
+        assert_eq!(
+            tool_names(),
+            crate::tools::Registry::core().names().join(", ")
+        );
+    }
+}
