@@ -9,13 +9,17 @@
 //! with a message that says which flag would allow it.
 
 mod args;
+mod atomic;
 mod files;
+mod fsops;
 mod patch;
 mod plan;
 pub mod policy;
 mod search;
 mod shell;
 mod text;
+#[cfg(test)]
+mod testing;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
