@@ -487,4 +487,39 @@ mod tests {
         }
         assert_eq!(ws.read("a.txt"), b"a\n");
     }
+
+    #[tokio::test]
+    async fn the_example_in_the_docs_applies() {
+        let doc = include_str!("../../../docs/PATCH.md");
+        let example = doc
+            .split("```text\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("docs/PATCH.md has a ```text example");
+        let ws = Workspace::new();
+        ws.write("scripts/old_greet.sh", "echo hi\n");
+        ws.write(
+            "src/app.py",
+            "def greet(name):\n    greeting = \"Hello\"\n    print(greeting)\n\n\
+             if __name__ == \"__main__\":\n    greet()\n",
+        );
+
+        let out = apply_patch(&ws, example).await.unwrap();
+
+        assert_eq!(
+            out,
+            "Applied the patch to 3 files:\nA docs/CHANGES.md\nD scripts/old_greet.sh\n\
+             R src/app.py -> src/greet.py"
+        );
+        assert_eq!(
+            ws.read("docs/CHANGES.md"),
+            b"# Changes\n\n- Greet people by name.\n"
+        );
+        assert_eq!(
+            ws.read("src/greet.py"),
+            "def greet(name):\n    greeting = \"Hello\"\n    print(f\"{greeting}, {name}\")\n\n\
+             if __name__ == \"__main__\":\n    greet(\"world\")\n"
+                .as_bytes()
+        );
+    }
 }
