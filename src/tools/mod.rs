@@ -9,7 +9,7 @@
 //! with a message that says which flag would allow it.
 
 mod args;
-mod atomic;
+pub(crate) mod atomic;
 mod files;
 mod fsops;
 mod patch;
@@ -17,9 +17,9 @@ mod plan;
 pub mod policy;
 mod search;
 mod shell;
-mod text;
 #[cfg(test)]
 mod testing;
+mod text;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -114,7 +114,7 @@ fn edit(path: &Path, args: &EditFileArgs) -> ToolResult {
 }
 
 /// Why a replacement could not be made.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum EditError {
     /// `old_string` does not occur.
     NotFound,

@@ -115,7 +115,7 @@ impl Window {
 }
 
 /// What reading the window found.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Outcome {
     /// Numbered lines, and why showing stopped.
     Lines {
@@ -163,19 +163,19 @@ fn read(path: &Path, shown: &str, window: Window) -> ToolResult {
         return Ok(format!("`{shown}` is {kind} ({size} bytes); not shown."));
     }
     let reader = BufReader::new(Cursor::new(head).chain(file));
-    Ok(match render(reader, window).map_err(fail)? {
-        Outcome::Lines { text, last, stop } => text + &continuation_note(window, last, stop, size),
-        Outcome::Empty => format!("`{shown}` is empty (0 lines)."),
-        Outcome::PastEnd(lines) => {
-            return Err(ToolError::Failed(format!(
-                "`{shown}` has only {lines} lines; offset {} is past the end",
-                window.first
-            )));
+    match render(reader, window).map_err(fail)? {
+        Outcome::Lines { text, last, stop } => {
+            Ok(text + &continuation_note(window, last, stop, size))
         }
-        Outcome::NotUtf8(line) => {
-            format!("`{shown}` is not UTF-8 text (line {line} is not; {size} bytes); not shown.")
-        }
-    })
+        Outcome::Empty => Ok(format!("`{shown}` is empty (0 lines).")),
+        Outcome::PastEnd(lines) => Err(ToolError::Failed(format!(
+            "`{shown}` has only {lines} lines; offset {} is past the end",
+            window.first
+        ))),
+        Outcome::NotUtf8(line) => Ok(format!(
+            "`{shown}` is not UTF-8 text (line {line} is not; {size} bytes); not shown."
+        )),
+    }
 }
 
 /// Says why the start of a file is not showable text, or `None` when it is.
@@ -195,19 +195,15 @@ fn sniff(head: &[u8]) -> Option<&'static str> {
 fn render(mut reader: impl BufRead, window: Window) -> io::Result<Outcome> {
     let mut line = Vec::new();
     let mut number = 0;
-    while number + 1 < window.first {
-        if next_line(&mut reader, &mut line, 0)?.is_none() {
-            return Ok(if number == 0 {
-                Outcome::Empty
-            } else {
-                Outcome::PastEnd(number)
-            });
-        }
+    // Lines before the window are counted, never kept. If the file ends first, the loop below
+    // stops at once and the final match reports it.
+    while number + 1 < window.first && next_line(&mut reader, &mut line, 0)?.is_some() {
         number += 1;
     }
     let mut text = String::new();
+    let mut shown = 0;
     let stop = loop {
-        if window.limit == Some(number + 1 - window.first) {
+        if window.limit == Some(shown) {
             break if reader.fill_buf()?.is_empty() {
                 Stop::End
             } else {
@@ -227,6 +223,7 @@ fn render(mut reader: impl BufRead, window: Window) -> io::Result<Outcome> {
         }
         text.push_str(&entry);
         number += 1;
+        shown += 1;
     };
     Ok(match (number, stop) {
         (0, Stop::End) => Outcome::Empty,

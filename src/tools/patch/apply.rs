@@ -22,11 +22,11 @@ pub(super) struct HunkError {
 /// Why a hunk could not be placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Failure {
-    /// The `@@` line's text is not in the file after this line.
-    HeaderNotFound { after_line: usize },
-    /// The context and `-` lines are not in the file, in this order, after this line.
+    /// The `@@` line's text is not in the file from this line (1-based) on.
+    HeaderNotFound { from_line: usize },
+    /// The context and `-` lines are not in the file, in this order, from this line on.
     LinesNotFound {
-        after_line: usize,
+        from_line: usize,
         expected: Vec<String>,
     },
 }
@@ -38,18 +38,17 @@ impl fmt::Display for HunkError {
             write!(f, " (`@@ {header}`)")?;
         }
         match &self.failure {
-            Failure::HeaderNotFound { after_line } => write!(
+            Failure::HeaderNotFound { from_line } => write!(
                 f,
-                " failed: no line after line {after_line} reads `{}`",
-                self.header.as_deref().unwrap_or_default()
+                " failed: no line from line {from_line} on matches its `@@` text"
             ),
             Failure::LinesNotFound {
-                after_line,
+                from_line,
                 expected,
             } => write!(
                 f,
-                " failed: these context and `-` lines are not in the file after line \
-                 {after_line} (hunks must be in file order, and their lines must match the file \
+                " failed: these context and `-` lines are not in the file from line {from_line} \
+                 on (hunks must be in file order, and their lines must match the file \
                  exactly, apart from trailing whitespace):\n{}",
                 expected.join("\n")
             ),
@@ -79,8 +78,11 @@ pub(super) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, Hunk
             let found = lines[cursor..]
                 .iter()
                 .position(|l| l.text.trim() == header.trim());
-            cursor +=
-                1 + found.ok_or_else(|| fail(Failure::HeaderNotFound { after_line: cursor }))?;
+            cursor += 1 + found.ok_or_else(|| {
+                fail(Failure::HeaderNotFound {
+                    from_line: cursor + 1,
+                })
+            })?;
         }
         let expected: Vec<&str> = hunk.lines.iter().filter_map(expected_text).collect();
         let start = if expected.is_empty() {
@@ -89,7 +91,7 @@ pub(super) fn apply_hunks(original: &str, hunks: &[Hunk]) -> Result<String, Hunk
         } else {
             locate(&lines, &expected, cursor, hunk.at_eof).ok_or_else(|| {
                 fail(Failure::LinesNotFound {
-                    after_line: cursor,
+                    from_line: cursor + 1,
                     expected: quoted(hunk),
                 })
             })?
@@ -261,13 +263,13 @@ mod tests {
     fn failures_name_the_hunk_and_show_the_expected_lines() {
         let err = apply("a\nb\n", "@@\n-a\n+A\n@@ fn missing\n-b\n+B").unwrap_err();
         assert_eq!(err.hunk, 2);
-        assert_eq!(err.failure, Failure::HeaderNotFound { after_line: 1 });
+        assert_eq!(err.failure, Failure::HeaderNotFound { from_line: 2 });
 
         let err = apply("a\nb\n", "@@\n-b\n+B\n@@\n a\n-x\n+y").unwrap_err();
         assert_eq!(
             err.failure,
             Failure::LinesNotFound {
-                after_line: 2,
+                from_line: 3,
                 expected: vec![" a".into(), "-x".into()]
             }
         );

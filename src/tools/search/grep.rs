@@ -265,7 +265,7 @@ fn search(
 struct Report {
     /// Output lines in order.
     lines: Vec<String>,
-    /// Files with at least one match.
+    /// Files with at least one match so far.
     files: usize,
     /// Whether the limit cut the results short.
     limited: bool,
@@ -286,28 +286,20 @@ impl Report {
         if file.binary || file.matches == 0 {
             return true;
         }
-        let listed = match query.mode {
-            OutputMode::Content => self.lines.len(),
-            OutputMode::FilesWithMatches | OutputMode::Count => self.files,
-        };
-        if file.cut || listed >= query.limit {
-            // A match exists beyond what fits: keep what did fit and say the output was cut.
-            self.limited = true;
-        }
-        if query.mode != OutputMode::Content && listed >= query.limit {
-            return false;
-        }
-        self.files += 1;
         match query.mode {
             OutputMode::Content => {
                 if query.context > 0 && !self.lines.is_empty() && !file.lines.is_empty() {
                     self.lines.push("--".to_string());
                 }
                 self.lines.extend(file.lines);
+                // The file had a line beyond the room left: keep what fit, note the cut.
+                self.limited = file.cut;
             }
+            _ if self.files == query.limit => self.limited = true,
             OutputMode::FilesWithMatches => self.lines.push(file.path.to_string()),
             OutputMode::Count => self.lines.push(format!("{}:{}", file.path, file.matches)),
         }
+        self.files += 1;
         !self.limited
     }
 
@@ -663,6 +655,14 @@ mod tests {
                 "{args}: {err}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_run_stops_the_search() {
+        let ws = sample();
+        ws.ctx.cancel.cancel();
+        let err = grep(&ws, json!({"pattern": "parse"})).await.unwrap_err();
+        assert_eq!(err, ToolError::Cancelled);
     }
 
     #[tokio::test]
