@@ -127,8 +127,8 @@ enum Outcome {
     Empty,
     /// The window starts after the last line; the file has this many lines.
     PastEnd(usize),
-    /// This line is not valid UTF-8.
-    NotUtf8(usize),
+    /// This line is binary data or not valid UTF-8.
+    NotText(usize),
 }
 
 /// Why showing lines stopped.
@@ -172,8 +172,9 @@ fn read(path: &Path, shown: &str, window: Window) -> ToolResult {
             "`{shown}` has only {lines} lines; offset {} is past the end",
             window.first
         ))),
-        Outcome::NotUtf8(line) => Ok(format!(
-            "`{shown}` is not UTF-8 text (line {line} is not; {size} bytes); not shown."
+        Outcome::NotText(line) => Ok(format!(
+            "`{shown}` is not UTF-8 text (line {line} holds binary data or invalid UTF-8; {size} \
+             bytes); not shown."
         )),
     }
 }
@@ -215,7 +216,7 @@ fn render(mut reader: impl BufRead, window: Window) -> io::Result<Outcome> {
         };
         let cut = full_len > line.len();
         let Some(content) = decode(&line, cut) else {
-            return Ok(Outcome::NotUtf8(number + 1));
+            return Ok(Outcome::NotText(number + 1));
         };
         let entry = numbered(number + 1, content, cut.then_some(full_len));
         if text.len() + entry.len() > OUTPUT_CAP {
@@ -268,9 +269,12 @@ fn next_line(
 }
 
 /// The text of a line read by [`next_line`] (`cut` when only its start was kept): `None` if
-/// it is not UTF-8. A character split by the cut is dropped; a `\r` of a CRLF ending is not
-/// shown.
+/// it holds a NUL byte (binary data the start of the file did not reveal) or is not UTF-8. A
+/// character split by the cut is dropped; a `\r` of a CRLF ending is not shown.
 fn decode(line: &[u8], cut: bool) -> Option<&str> {
+    if line.contains(&0) {
+        return None;
+    }
     let text = match std::str::from_utf8(line) {
         Ok(text) => text,
         Err(e) if cut && e.error_len().is_none() => {
@@ -409,6 +413,18 @@ mod tests {
         );
     }
 
+    #[test]
+    fn reading_stops_once_the_budget_is_spent() {
+        // An endless stream of empty lines: reading it to the end would never return.
+        let endless = BufReader::new(io::repeat(b'\n'));
+        let outcome = render(endless, Window::new(None, None).unwrap()).unwrap();
+        let Outcome::Lines { last, stop, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(stop, Stop::Cap);
+        assert_eq!(last, OUTPUT_CAP / "     1\t\n".len());
+    }
+
     #[tokio::test]
     async fn binary_and_non_utf8_files_are_described_not_dumped() {
         let ws = Workspace::new();
@@ -417,6 +433,7 @@ mod tests {
         let mut late = "ok\n".repeat(5000).into_bytes();
         late.extend_from_slice(b"caf\xe9\n");
         ws.write("late.txt", &late);
+        ws.write("late_nul.txt", format!("{}a\0b\n", "ok\n".repeat(5000)));
 
         let binary = read_file(&ws, json!({"path": "image.png"})).await.unwrap();
         assert_eq!(
@@ -429,7 +446,11 @@ mod tests {
             "{latin1}"
         );
         let late_out = read_file(&ws, json!({"path": "late.txt"})).await.unwrap();
-        assert!(late_out.contains("line 5001 is not"), "{late_out}");
+        assert!(late_out.contains("line 5001 holds"), "{late_out}");
+        let nul_out = read_file(&ws, json!({"path": "late_nul.txt"}))
+            .await
+            .unwrap();
+        assert!(nul_out.contains("line 5001 holds binary data"), "{nul_out}");
     }
 
     #[tokio::test]
