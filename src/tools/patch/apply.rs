@@ -15,7 +15,9 @@ use super::parse::{Hunk, HunkLine};
 pub(super) struct HunkError {
     /// 1-based position of the hunk in its file section.
     pub hunk: usize,
+    /// The hunk's `@@` text, to name it in the message.
     pub header: Option<String>,
+    /// What did not match.
     pub failure: Failure,
 }
 

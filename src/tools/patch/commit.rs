@@ -30,7 +30,9 @@ pub(super) struct Change {
 /// A file's contents and mode before the patch.
 #[derive(Debug, Clone)]
 pub(super) struct Original {
+    /// The whole contents.
     pub bytes: Vec<u8>,
+    /// The permission bits, restored along with the contents.
     pub permissions: Permissions,
 }
 
@@ -39,6 +41,7 @@ pub(super) struct Original {
 pub(super) struct CommitError {
     /// The path whose write failed, as the patch wrote it.
     pub shown: String,
+    /// Why the write failed.
     pub error: io::Error,
     /// Paths that could not be restored; empty when the rollback was complete.
     pub not_restored: Vec<(String, io::Error)>,

@@ -68,6 +68,7 @@ pub(super) enum HunkLine {
 pub(super) struct ParseError {
     /// 1-based line in the patch text.
     pub line: usize,
+    /// What is wrong there, and what was expected.
     pub message: String,
 }
 

@@ -40,7 +40,7 @@ impl Tool for Glob {
          any number of directories, `{a,b}` and `[abc]` work as in a shell. So `*.rs` finds \
          Rust files directly in `path`, `**/*.rs` finds them at any depth, and \
          `src/**/test_*.{ts,tsx}` narrows to a subtree. Files ignored by .gitignore or .ignore \
-         are skipped (hidden files are not, except .git). Returns matching file paths (not \
+         are skipped; hidden files such as .github/ are included, .git/ never is. Returns matching file paths (not \
          directories), sorted, up to `limit` (default 100, at most 1000), with a note when more \
          matched. To search file contents use grep."
     }
