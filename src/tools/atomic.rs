@@ -1,15 +1,182 @@
-//! placeholder until the tools branch lands
-use std::io::Write;
-use std::path::Path;
-/// placeholder
-pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+//! Atomic file replacement: the one door through which zero writes files.
+//!
+//! A reader (the user's editor, a build running alongside, a crash-restarted zero) sees either
+//! the old file or the new one, never a half-written mix. The new contents go to a temporary
+//! file in the same directory (so the final rename cannot cross filesystems), are flushed to
+//! disk, and are renamed over the target; the directory is then flushed so the rename itself
+//! survives a crash.
+//!
+//! These functions block; async callers run them on a blocking thread.
+
+use std::fs::{self, File, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
+/// file created in place (usually 0644). Without it the temp file's 0600 would leak through.
+const NEW_FILE_MODE: u32 = 0o666;
+
+/// Replaces `path` with `contents` atomically. An existing file keeps its permission bits; a new
+/// file gets the usual 0666-minus-umask.
+///
+/// `path` should already be resolved: a symlink at `path` is replaced by a regular file, not
+/// followed. Parent directories must exist (see [`create_parent_dirs`]).
+pub(crate) fn write(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let existing = match fs::metadata(path) {
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    replace(path, contents, existing)
+}
+
+/// Like [`write`], but the file ends up with exactly `permissions` whether or not it existed;
+/// used to restore a deleted file or to carry a file's mode along when it is moved.
+pub(crate) fn write_with_permissions(
+    path: &Path,
+    contents: &[u8],
+    permissions: Permissions,
+) -> io::Result<()> {
+    replace(path, contents, Some(permissions))
+}
+
+/// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
+/// a caller that must undo its work can remove them again (innermost first). If one cannot be
+/// created, those it did create are removed before the error is returned.
+pub(crate) fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut dir = parent_dir(path);
+    while !dir.exists() {
+        missing.push(dir.to_path_buf());
+        match dir.parent() {
+            Some(parent) => dir = parent,
+            None => break,
+        }
+    }
+    missing.reverse();
+    for (made, dir) in missing.iter().enumerate() {
+        if let Err(error) = fs::create_dir(dir) {
+            for dir in missing[..made].iter().rev() {
+                let _ = fs::remove_dir(dir);
+            }
+            return Err(error);
+        }
+    }
+    Ok(missing)
+}
+
+/// Writes a temp file beside `path`, gives it `permissions` (bypassing the umask, so 0755 stays
+/// 0755), flushes it, renames it over `path` and flushes the directory. On any error before the
+/// rename the temp file is removed and `path` is untouched.
+fn replace(path: &Path, contents: &[u8], permissions: Option<Permissions>) -> io::Result<()> {
+    let dir = parent_dir(path);
+    let mut temp = tempfile::Builder::new()
+        .prefix(".zero-write-")
+        .permissions(Permissions::from_mode(NEW_FILE_MODE))
+        .tempfile_in(dir)?;
+    temp.write_all(contents)?;
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    File::open(dir)?.sync_all()
+}
+
+/// The directory `path` lives in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn replaces_contents_and_keeps_an_executable_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("run.sh");
+        fs::write(&script, "old").unwrap();
+        fs::set_permissions(&script, Permissions::from_mode(0o755)).unwrap();
+
+        write(&script, b"#!/bin/sh\necho new\n").unwrap();
+
+        assert_eq!(
+            fs::read_to_string(&script).unwrap(),
+            "#!/bin/sh\necho new\n"
+        );
+        assert_eq!(mode(&script), 0o755);
+    }
+
+    #[test]
+    fn new_file_gets_the_mode_a_plain_create_would_give_and_no_temp_file_remains() {
+        let dir = tempfile::tempdir().unwrap();
+        let reference = dir.path().join("reference");
+        fs::write(&reference, "r").unwrap();
+        let file = dir.path().join("new.txt");
+
+        write(&file, b"hello").unwrap();
+
+        assert_eq!(fs::read(&file).unwrap(), b"hello");
+        // Not the temp file's private 0600: the same mode `fs::write` gets under this umask.
+        assert_eq!(mode(&file), mode(&reference));
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, vec!["new.txt", "reference"]);
+    }
+
+    #[test]
+    fn explicit_permissions_win_over_the_existing_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        fs::write(&file, "x").unwrap();
+        write_with_permissions(&file, b"y", Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(mode(&file), 0o700);
+    }
+
+    #[test]
+    fn failed_write_leaves_the_target_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("sub");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("keep"), "k").unwrap();
+
+        // Renaming a file over a non-empty directory fails after the temp file was written.
+        assert!(write(&target, b"data").is_err());
+
+        assert!(target.join("keep").exists());
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["sub"]);
+    }
+
+    #[test]
+    fn create_parent_dirs_reports_what_it_created() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("a")).unwrap();
+        let created = create_parent_dirs(&dir.path().join("a/b/c/file.txt")).unwrap();
+        assert_eq!(
+            created,
+            vec![dir.path().join("a/b"), dir.path().join("a/b/c")]
+        );
+        assert!(dir.path().join("a/b/c").is_dir());
+        assert!(
+            create_parent_dirs(&dir.path().join("a/b/c/other"))
+                .unwrap()
+                .is_empty()
+        );
+    }
 }

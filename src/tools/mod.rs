@@ -11,11 +11,14 @@
 mod args;
 pub(crate) mod atomic;
 mod files;
+mod fsops;
 mod patch;
 mod plan;
 pub mod policy;
 mod search;
 mod shell;
+#[cfg(test)]
+mod testing;
 pub(crate) mod text;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,47 @@
+//! Plumbing shared by the tools that touch the filesystem: running blocking work off the async
+//! workers, honouring cancellation inside long walks, and turning io errors into messages that
+//! tell the model what to do next.
+
+use std::io;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{ToolError, ToolResult};
+
+/// Runs filesystem work on tokio's blocking pool, so a slow disk or a big walk never stalls the
+/// async workers that drive the model stream and the other tools.
+pub(super) async fn run_blocking<F>(work: F) -> ToolResult
+where
+    F: FnOnce() -> ToolResult + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(ToolError::Failed(format!(
+            "the tool stopped unexpectedly: {e}"
+        )))
+    })
+}
+
+/// Fails with [`ToolError::Cancelled`] once the run is stopping; called between the steps of a
+/// walk so a cancelled search ends promptly instead of finishing a large tree.
+pub(super) fn check_cancelled(cancel: &CancellationToken) -> Result<(), ToolError> {
+    if cancel.is_cancelled() {
+        Err(ToolError::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+/// Describes an io error on `shown` (the path as the model wrote it), adding a hint for the
+/// kinds a model can do something about.
+pub(super) fn io_failure(shown: &str, error: &io::Error) -> ToolError {
+    let hint = match error.kind() {
+        io::ErrorKind::NotFound => "; check the path (glob or list_directory can show what exists)",
+        io::ErrorKind::NotADirectory => "; a component of the path is a file, not a directory",
+        io::ErrorKind::IsADirectory => {
+            "; give the path of a file (list_directory shows a directory)"
+        }
+        io::ErrorKind::PermissionDenied => "; the file's permissions do not allow this",
+        _ => "",
+    };
+    ToolError::Failed(format!("`{shown}`: {error}{hint}"))
+}
