@@ -61,10 +61,10 @@ impl Writer for TextWriter {
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
                 let mut listing = String::new();
                 for tool in tools {
+                    let effect = format!("[{}]", tool.side_effect.as_str());
                     listing.push_str(&format!(
-                        "{:width$}  [{}]  {}\n",
+                        "{:width$}  {effect:7}  {}\n",
                         tool.name,
-                        tool.side_effect.as_str(),
                         first_sentence(&tool.description),
                     ));
                 }
@@ -211,11 +211,40 @@ fn one_line(text: &str) -> String {
     }
 }
 
-/// The first sentence of a description, for one-line listings.
+/// The first sentence of a description, for one-line listings: up to the first ". " that is
+/// followed by a capital letter and not inside backticks.
 fn first_sentence(description: &str) -> String {
     let flat = description.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.find(". ") {
-        Some(end) => flat[..=end].to_string(),
-        None => flat,
+    let mut in_code = false;
+    let chars: Vec<(usize, char)> = flat.char_indices().collect();
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        match c {
+            '`' => in_code = !in_code,
+            '.' if !in_code
+                && chars.get(i + 1).is_some_and(|(_, n)| *n == ' ')
+                && chars
+                    .get(i + 2)
+                    .is_some_and(|(_, n)| n.is_uppercase() || *n == '`') =>
+            {
+                return flat[..=at].to_string();
+            }
+            _ => {}
+        }
+    }
+    flat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_sentence_skips_code_and_abbreviations() {
+        assert_eq!(first_sentence("Read a file. Then more."), "Read a file.");
+        assert_eq!(
+            first_sentence("Search (escape `( ) . *` first; e.g. this). Next one."),
+            "Search (escape `( ) . *` first; e.g. this)."
+        );
+        assert_eq!(first_sentence("No period"), "No period");
     }
 }
