@@ -2,6 +2,8 @@
 //! manifests, Claude Code agent files, and broken manifests — all through the real binary, with
 //! `HOME`, `XDG_CONFIG_HOME` and the workspace in temporary directories.
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -42,22 +44,9 @@ impl Machine {
         path
     }
 
-    /// `zero` with a clean environment: no provider variables from the machine, and this
-    /// machine's home and config home.
+    /// `zero` with a clean environment and this machine's home and config home.
     fn zero(&self) -> Command {
-        let mut cmd = Command::cargo_bin("zero").unwrap();
-        for var in [
-            "ZERO_PROVIDER",
-            "ZERO_MODEL",
-            "ZERO_BASE_URL",
-            "ZERO_API_KEY",
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-        ] {
-            cmd.env_remove(var);
-        }
+        let mut cmd = support::zero::zero();
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config);
         cmd
