@@ -1,15 +1,4 @@
-//! placeholder until the tools branch lands
-use std::io::Write;
-use std::path::Path;
-/// placeholder
-pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+//! Atomic file writes for the tools. The helper itself lives in [`crate::fsutil`] so the
+//! runtime (which must not depend on tools) writes its task records through the same door.
+
+pub use crate::fsutil::write_atomic as write;
