@@ -451,22 +451,21 @@ async fn the_ninth_start_is_refused_and_a_failed_start_frees_its_slot() {
         panic!("expected a failed start, got {failed:?}");
     };
     let record = h.runtime.status(id.as_str()).await.unwrap();
-    assert_eq!(record.status, TaskStatus::Failed);
-    assert!(record.reason.unwrap().starts_with("could not start"));
-    assert_eq!(
-        on_disk(&record_of(&h, &id).await, h.home.path()).status,
-        TaskStatus::Failed
+    assert_eq!((record.status, record.pid), (TaskStatus::Failed, None));
+    assert!(
+        record
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("could not start")
     );
+    assert_eq!(on_disk(&record, h.home.path()), record);
     // The failed start holds no slot: the eighth task can still start.
     h.shell("sleep 100").await;
     assert_eq!(h.runtime.running().await.len(), 8);
     let report = h.runtime.close().await;
     assert_eq!(report.stopped.len(), 8);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
-}
-
-async fn record_of(h: &Harness, id: &zero::runtime::TaskId) -> TaskRecord {
-    h.runtime.status(id.as_str()).await.unwrap()
 }
 
 #[tokio::test]

@@ -142,16 +142,6 @@ impl Runtime {
         }
     }
 
-    /// The run's id, which every record of this runtime carries.
-    pub fn run_id(&self) -> &str {
-        &self.shared.config.run_id
-    }
-
-    /// The most tasks that may run at once.
-    pub fn max_running(&self) -> usize {
-        self.shared.config.max_running
-    }
-
     /// Starts a task and returns its `running` record once that is persisted. Fails when the
     /// runtime is closed, when [`RuntimeConfig::max_running`] tasks are running, or when the
     /// process cannot start — which is recorded as a `failed` task and frees its slot.
@@ -291,19 +281,19 @@ impl Shared {
         };
         let task = Arc::new(Task::new(layout.record(&id), record.clone(), identity));
         state.tasks.insert(id.clone(), Arc::clone(&task));
-        drop(state);
-
         let identity = match started {
             Ok(identity) => identity,
             Err(source) => {
-                // Recorded as failed through the same transition as any other failure; it
-                // is finished at once, so it holds no slot.
+                // Recorded as failed through the same transition as any other failure, still
+                // under the state lock so a concurrent close cannot call it killed first. It is
+                // finished at once, so it holds no slot.
                 task.apply(Change::Failed(format!("could not start: {source}")))
                     .await;
                 task.finish_unstarted();
                 return Err(RuntimeError::StartFailed { id, source });
             }
         };
+        drop(state);
         let recorded = task.persist().await;
         (self.events)(TaskEvent::Started(record.clone()));
         let follower = Arc::clone(&task);
