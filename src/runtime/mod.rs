@@ -152,8 +152,13 @@ impl Runtime {
     /// The private run directory (0700) for prompt files and other scratch, created (and the
     /// run opened) on first use. Removed by [`Runtime::close`].
     pub async fn run_dir(&self) -> Result<PathBuf, RuntimeError> {
-        let mut state = self.shared.state.lock().await;
-        Ok(self.shared.open(&mut state).await?.dir().to_path_buf())
+        let shared = Arc::clone(&self.shared);
+        detached(async move {
+            let mut state = shared.state.lock().await;
+            let run = shared.open(&mut state).await?;
+            Ok(run.dir().to_path_buf())
+        })
+        .await?
     }
 
     /// The task's record as it is now. `id` may be anything the model typed: malformed ids,
