@@ -138,20 +138,30 @@ async fn eventually<F: Future<Output = bool>>(mut condition: impl FnMut() -> F) 
     }
 }
 
-/// Whether the task's process is reaped and nothing of its group is alive. A killed grandchild
-/// stays a zombie in the group until init reaps it, so zombies count as gone.
-fn group_is_gone(record: &TaskRecord) -> bool {
+/// Waits until the task's process is reaped and nothing of its group is alive. The runtime has
+/// delivered SIGKILL to the group by the time a task is finished, but a killed grandchild's
+/// death completes asynchronously, and it then stays a zombie in the group until init reaps it,
+/// so zombies count as gone.
+async fn group_is_gone(record: &TaskRecord) {
     let pgid = record.pid.unwrap().to_string();
-    let alive_in_group = std::fs::read_dir("/proc").unwrap().any(|entry| {
-        let stat = std::fs::read_to_string(entry.unwrap().path().join("stat")).unwrap_or_default();
-        let Some(close) = stat.rfind(')') else {
-            return false;
-        };
-        // After the command name: state, ppid, pgrp.
-        let fields: Vec<&str> = stat[close + 1..].split_whitespace().take(3).collect();
-        fields.len() == 3 && fields[2] == pgid && fields[0] != "Z"
-    });
-    kill(pid(record), None) == Err(Errno::ESRCH) && !alive_in_group
+    let alive_in_group = || {
+        std::fs::read_dir("/proc").unwrap().any(|entry| {
+            let path = entry.unwrap().path().join("stat");
+            let stat = std::fs::read_to_string(path).unwrap_or_default();
+            let Some(close) = stat.rfind(')') else {
+                return false;
+            };
+            // After the command name: state, ppid, pgrp.
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().take(3).collect();
+            fields.len() == 3 && fields[2] == pgid && fields[0] != "Z"
+        })
+    };
+    assert_eq!(
+        kill(pid(record), None),
+        Err(Errno::ESRCH),
+        "{record:?} is not reaped"
+    );
+    eventually(|| async { !alive_in_group() }).await;
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -209,7 +219,7 @@ async fn a_background_shell_runs_to_completion_and_is_recorded() {
     assert!(done.ended_at.is_some());
     assert_eq!(on_disk(&done, h.home.path()), done);
     assert_eq!(h.output(&done).await, "hello\noops\n");
-    assert!(group_is_gone(&done));
+    group_is_gone(&done).await;
     // Started and finished were announced, the finish with the final record.
     assert!(matches!(&h.events.lock().unwrap()[0], TaskEvent::Started(r) if r.id == done.id));
     assert_eq!(h.finished_events(), [done]);
@@ -224,10 +234,7 @@ async fn what_a_finished_command_left_running_in_its_group_dies_with_it() {
     assert_eq!(done.status, TaskStatus::Completed);
     let leftover = std::fs::read_to_string(h.workspace.path().join("leftover")).unwrap();
     assert!(!leftover.trim().is_empty());
-    assert!(
-        group_is_gone(&done),
-        "the background `sleep` outlived its task"
-    );
+    group_is_gone(&done).await;
     h.runtime.close().await;
 }
 
@@ -376,7 +383,7 @@ async fn a_child_that_exits_non_zero_on_sigterm_stays_killed() {
     );
     assert_eq!(record.reason.as_deref(), Some("stopped by TaskStop"));
     assert_eq!(on_disk(&record, h.home.path()), record);
-    assert!(group_is_gone(&record));
+    group_is_gone(&record).await;
     assert_eq!(h.finished_events(), [record]);
     h.runtime.close().await;
 }
@@ -423,7 +430,7 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
         (record.status, record.signal),
         (TaskStatus::Killed, Some(9))
     );
-    assert!(group_is_gone(&record));
+    group_is_gone(&record).await;
     h.runtime.close().await;
 }
 
@@ -512,7 +519,7 @@ async fn close_stops_everything_and_removes_the_run() {
             Some("stopped because the run ended")
         );
         assert_eq!(on_disk(record, h.home.path()), *record);
-        assert!(group_is_gone(record), "{record:?} left a process");
+        group_is_gone(record).await;
     }
     assert!(!h.lease().exists() && !h.run_dir().exists());
     assert_eq!(entries(&h.home.path().join("runs")), Vec::<String>::new());
