@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cli;
 pub mod exec;
+pub mod fsutil;
 pub mod generate;
 pub mod output;
 pub mod provider;

@@ -13,6 +13,7 @@ use zero::agent::{AgentRun, Ending};
 use zero::cli::{Autonomy, OutputFormat, ProviderKind};
 use zero::output::Output;
 use zero::provider::{self, ProviderConfig, Tuning};
+use zero::runtime::{Runtime, RuntimeConfig};
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
 
 /// How long a cancelled run may take to return; far above the expected few milliseconds, far
@@ -34,6 +35,11 @@ async fn run_cancelled_after(
     })
     .unwrap();
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
+    let home = tempfile::tempdir().unwrap();
+    let tasks = Runtime::new(
+        RuntimeConfig::new("run_agent_test", home.path()),
+        Arc::new(|_| {}),
+    );
     let toolset = Registry::core().select(&ToolFilter::default(), &policy);
     let cancel = CancellationToken::new();
     let output = Output::new(OutputFormat::Json, Vec::new());
@@ -48,6 +54,7 @@ async fn run_cancelled_after(
         },
         output: &output,
         max_turns: 10,
+        tasks: &tasks,
     };
     let started = Instant::now();
     let run = agent.run("system".into(), "go".into());

@@ -187,12 +187,21 @@ fn autonomy_decides_which_tools_are_offered() {
     let low = listed_tools(&[]);
     assert_eq!(
         low,
-        ["glob", "grep", "list_directory", "read_file", "update_plan"]
+        [
+            "TaskOutput",
+            "glob",
+            "grep",
+            "list_directory",
+            "read_file",
+            "update_plan"
+        ]
     );
     let medium = listed_tools(&["--auto", "medium"]);
     assert_eq!(
         medium,
         [
+            "TaskOutput",
+            "TaskStop",
             "apply_patch",
             "bash",
             "edit_file",
@@ -216,7 +225,7 @@ fn filters_decide_which_tools_the_model_sees() {
     );
     assert_eq!(
         listed_tools(&["--disabled-tools", "grep", "--disabled-tools", "glob"]),
-        ["list_directory", "read_file", "update_plan"]
+        ["TaskOutput", "list_directory", "read_file", "update_plan"]
     );
     // Enabling a tool does not lift policy: bash still needs --auto medium.
     assert_eq!(listed_tools(&["--enabled-tools", "bash,grep"]), ["grep"]);

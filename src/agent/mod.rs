@@ -12,6 +12,7 @@ use crate::output::{EventKind, Output};
 use crate::provider::{
     ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Usage,
 };
+use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{ToolContext, Toolset};
 
 /// What the model is asked when the turn budget is spent: no tools, just a summary.
@@ -31,6 +32,8 @@ pub struct AgentRun<'a> {
     pub output: &'a Output,
     /// The most model requests that may call tools; one more summary request follows.
     pub max_turns: u32,
+    /// The run's background tasks, checked when the model answers.
+    pub tasks: &'a Runtime,
 }
 
 /// How the conversation ended.
@@ -81,6 +84,9 @@ impl AgentRun<'_> {
         };
         let mut turns = 0;
         let mut usage = Usage::default();
+        // The model is told once about tasks still running when it answers; a second answer
+        // ends the run and `exec` stops them.
+        let mut told_about_tasks = false;
         let ending = loop {
             if turns == self.max_turns {
                 break self
@@ -97,6 +103,20 @@ impl AgentRun<'_> {
                     self.output.emit(EventKind::Warning {
                         message: "the answer was cut off at the model's output token limit".into(),
                     });
+                }
+                if !told_about_tasks {
+                    let running = self.tasks.running().await;
+                    if !running.is_empty() {
+                        told_about_tasks = true;
+                        request.messages.push(Message::Assistant {
+                            text: completion.text,
+                            tool_calls: Vec::new(),
+                        });
+                        request.messages.push(Message::User {
+                            content: still_running_notice(&running),
+                        });
+                        continue;
+                    }
                 }
                 break Ending::Answered(completion.text);
             }
@@ -177,4 +197,18 @@ impl AgentRun<'_> {
             Err(other) => other,
         }
     }
+}
+
+/// What the model is told when it answers while background tasks still run.
+fn still_running_notice(running: &[TaskRecord]) -> String {
+    let ids: Vec<&str> = running.iter().map(|task| task.id.as_str()).collect();
+    let (count, verb) = match running.len() {
+        1 => ("1 background task is".to_string(), "it"),
+        n => (format!("{n} background tasks are"), "them"),
+    };
+    format!(
+        "{count} still running: {}. Wait for {verb} with TaskOutput (block=true), stop {verb} \
+         with TaskStop, or answer again to finish (they will be stopped).",
+        ids.join(", ")
+    )
 }

@@ -17,6 +17,7 @@ use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
 use crate::output::{EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals};
 use crate::provider::{self, ErrorClass, Provider, ProviderError, ProviderFlags, Usage};
+use crate::runtime::{Runtime, RuntimeConfig, TaskEvent, TaskEventSink};
 use crate::specialist::{self, SearchPaths};
 use crate::tools::{Registry, ToolContext, Toolset};
 
@@ -108,7 +109,7 @@ struct Accounting {
 
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then.
 pub fn run(invocation: Invocation) -> ExitCode {
-    let output = Output::new(invocation.args.output_format, known_secrets());
+    let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let mut accounting = Accounting::default();
     let exit = match run_job(&invocation, &output, &mut accounting) {
         Ok(exit) => exit,
@@ -148,7 +149,7 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
 
 fn run_job(
     invocation: &Invocation,
-    output: &Output,
+    output: &Arc<Output>,
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
     let args = &invocation.args;
@@ -158,7 +159,12 @@ fn run_job(
         return Ok(ExitCode::Success);
     }
     let policy = job::policy(args, &workspace)?;
-    let registry = Registry::core();
+    // Lazy: costs nothing until the model starts a background task.
+    let tasks = Arc::new(Runtime::new(
+        RuntimeConfig::from_env(output.run_id()).map_err(|e| Failure::usage(e.to_string()))?,
+        task_events(output),
+    ));
+    let registry = Registry::with_runtime(Arc::clone(&tasks));
     let filter = job::tool_filter(args, &registry)?;
     let toolset = registry.select(&filter, &policy);
     if args.list_tools {
@@ -205,15 +211,59 @@ fn run_job(
         context,
         output,
         max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        tasks: &tasks,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
-    let report = runtime.block_on(agent.run(system, prompt));
+    // Tasks can only start inside this block, so closing the task runtime here, right after
+    // the loop, covers every way out of the job: each task's end is reported before
+    // `run_end` and nothing the run started outlives it.
+    let report = runtime.block_on(async {
+        let report = agent.run(system, prompt).await;
+        close_tasks(&tasks, output).await;
+        report
+    });
+    // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
+    // the process from exiting.
+    runtime.shutdown_background();
     accounting.turns = report.turns;
     accounting.usage = report.usage;
     conclude(report.ending, output, last_message.as_deref())
+}
+
+/// Stops whatever tasks are still running and reports what could not be cleaned up; the
+/// stopped tasks themselves are reported by their `task_finished` events.
+async fn close_tasks(tasks: &Runtime, output: &Output) {
+    for error in tasks.close().await.errors {
+        output.emit(EventKind::Warning {
+            message: format!("while stopping the run's background tasks: {error}"),
+        });
+    }
+}
+
+/// Forwards the task runtime's events to the output.
+fn task_events(output: &Arc<Output>) -> TaskEventSink {
+    let output = Arc::clone(output);
+    Arc::new(move |event| {
+        output.emit(match event {
+            TaskEvent::Started(record) => EventKind::TaskStarted {
+                task_id: record.id.to_string(),
+                kind: record.kind,
+                description: record.description,
+            },
+            TaskEvent::Finished(record) => EventKind::TaskFinished {
+                task_id: record.id.to_string(),
+                kind: record.kind,
+                status: record.status,
+                exit_code: record.exit_code,
+            },
+            TaskEvent::Unrecorded(error) => EventKind::Warning {
+                message: format!("a background task's state could not be saved: {error}"),
+            },
+        })
+    })
 }
 
 /// Reports how the conversation ended and picks the exit code.
@@ -254,7 +304,7 @@ fn write_last_message(path: Option<&Path>, text: &str) -> Result<(), Failure> {
     let Some(path) = path else {
         return Ok(());
     };
-    crate::tools::atomic::write(path, text.as_bytes()).map_err(|e| {
+    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {
         Failure::internal(format!(
             "cannot write --output-last-message {}: {e}",
             path.display()

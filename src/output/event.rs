@@ -7,6 +7,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::{PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
@@ -101,6 +102,33 @@ pub enum EventKind {
     Plan {
         /// The whole plan.
         steps: Vec<PlanStep>,
+    },
+    /// A background task started (a `bash` command with `run_in_background`, or a specialist).
+    #[serde(rename_all = "camelCase")]
+    TaskStarted {
+        /// The task's id, as TaskOutput and TaskStop take it.
+        task_id: String,
+        /// `kind` (`shell` | `specialist`) with `command` or `name`.
+        #[serde(flatten)]
+        kind: TaskKind,
+        /// The description it was started with.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+    /// A background task ended: on its own, by TaskStop, or stopped because the run ended
+    /// (always before `run_end`, so no task ends unreported).
+    #[serde(rename_all = "camelCase")]
+    TaskFinished {
+        /// The task's id.
+        task_id: String,
+        /// `kind` with `command` or `name`.
+        #[serde(flatten)]
+        kind: TaskKind,
+        /// `completed`, `failed`, `killed` or `interrupted`.
+        status: TaskStatus,
+        /// The exit code, when its process exited (rather than being ended by a signal).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
     /// Token counts of one model response.
     #[serde(rename_all = "camelCase")]
@@ -242,5 +270,49 @@ impl EventKind {
             output,
             truncated,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn task_events_carry_the_kind_and_its_label() {
+        let started = EventKind::TaskStarted {
+            task_id: "task_0123456789ab".into(),
+            kind: TaskKind::Shell {
+                command: "sleep 100".into(),
+            },
+            description: None,
+        };
+        let finished = EventKind::TaskFinished {
+            task_id: "task_0123456789ab".into(),
+            kind: TaskKind::Specialist {
+                name: "explorer".into(),
+            },
+            status: TaskStatus::Killed,
+            exit_code: None,
+        };
+        let wire = |event: &EventKind| {
+            serde_json::to_value(Envelope {
+                schema_version: SCHEMA_VERSION,
+                run_id: "run_1",
+                event,
+            })
+            .unwrap()
+        };
+        assert_eq!(
+            wire(&started),
+            json!({"schemaVersion": 2, "runId": "run_1", "type": "task_started",
+                   "taskId": "task_0123456789ab", "kind": "shell", "command": "sleep 100"})
+        );
+        assert_eq!(
+            wire(&finished),
+            json!({"schemaVersion": 2, "runId": "run_1", "type": "task_finished",
+                   "taskId": "task_0123456789ab", "kind": "specialist", "name": "explorer",
+                   "status": "killed"})
+        );
     }
 }

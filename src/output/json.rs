@@ -6,12 +6,14 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{CallStatus, EventKind, Redactor, RunStatus, SpecialistInfo, UsageTotals, Writer};
+use crate::runtime::{TaskKind, TaskStatus};
 
 /// Collects what a script needs from the run and prints it once, at `run_end`.
 pub struct JsonWriter {
     redactor: Redactor,
     final_text: Option<String>,
     tool_calls: Vec<CallSummary>,
+    tasks: Vec<TaskSummary>,
     errors: Vec<Value>,
     warnings: Vec<String>,
     /// `--list-tools` and `--list-specialists` print their listing instead of a run summary.
@@ -25,6 +27,17 @@ struct CallSummary {
     status: Option<CallStatus>,
 }
 
+/// A background task and how it ended (`running` only if the run never saw it end).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskSummary {
+    task_id: String,
+    #[serde(flatten)]
+    kind: TaskKind,
+    status: TaskStatus,
+    exit_code: Option<i32>,
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Summary<'a> {
@@ -34,6 +47,7 @@ struct Summary<'a> {
     turns: u32,
     usage: &'a UsageTotals,
     tool_calls: &'a [CallSummary],
+    tasks: &'a [TaskSummary],
     errors: &'a [Value],
     warnings: &'a [String],
 }
@@ -53,10 +67,28 @@ impl JsonWriter {
             redactor,
             final_text: None,
             tool_calls: Vec::new(),
+            tasks: Vec::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
             listed: false,
         }
+    }
+
+    /// The summary entry of a task, added (as `running`) when first heard of.
+    fn task(&mut self, task_id: &str, kind: &TaskKind) -> &mut TaskSummary {
+        let index = match self.tasks.iter().position(|t| t.task_id == task_id) {
+            Some(index) => index,
+            None => {
+                self.tasks.push(TaskSummary {
+                    task_id: task_id.to_string(),
+                    kind: kind.clone(),
+                    status: TaskStatus::Running,
+                    exit_code: None,
+                });
+                self.tasks.len() - 1
+            }
+        };
+        &mut self.tasks[index]
     }
 
     fn print(&self, value: &impl Serialize) -> io::Result<()> {
@@ -95,6 +127,19 @@ impl Writer for JsonWriter {
                     call.status = Some(*status);
                 }
             }
+            EventKind::TaskStarted { task_id, kind, .. } => {
+                self.task(task_id, kind);
+            }
+            EventKind::TaskFinished {
+                task_id,
+                kind,
+                status,
+                exit_code,
+            } => {
+                let task = self.task(task_id, kind);
+                task.status = *status;
+                task.exit_code = *exit_code;
+            }
             EventKind::Final { text } => self.final_text = Some(text.clone()),
             EventKind::Warning { message } => self.warnings.push(message.clone()),
             EventKind::Error {
@@ -119,6 +164,7 @@ impl Writer for JsonWriter {
                     turns: *turns,
                     usage,
                     tool_calls: &self.tool_calls,
+                    tasks: &self.tasks,
                     errors: &self.errors,
                     warnings: &self.warnings,
                 });

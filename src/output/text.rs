@@ -8,6 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use super::{CallStatus, EventKind, Redactor, SpecialistInfo, Writer};
+use crate::runtime::TaskStatus;
 
 /// Longest one-line summary of a call's arguments or outcome on stderr.
 const SUMMARY_MAX: usize = 160;
@@ -94,6 +95,26 @@ impl Writer for TextWriter {
                     .filter(|s| s.status == crate::tools::StepStatus::Completed)
                     .count();
                 self.stderr_line(&format!("▸ plan  {done}/{} steps done", steps.len()));
+            }
+            EventKind::TaskStarted { task_id, kind, .. } => self.stderr_line(&format!(
+                "▸ task {task_id} started ({})",
+                one_line(kind.label())
+            )),
+            EventKind::TaskFinished {
+                task_id,
+                kind,
+                status,
+                exit_code,
+            } => {
+                let code = match exit_code {
+                    Some(code) if *status != TaskStatus::Completed => format!(", exit code {code}"),
+                    _ => String::new(),
+                };
+                self.stderr_line(&format!(
+                    "▸ task {task_id} {}{code} ({})",
+                    status.as_str(),
+                    one_line(kind.label())
+                ))
             }
             EventKind::Warning { message } => {
                 self.stderr_line(&format!("zero: warning: {message}"))

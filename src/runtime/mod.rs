@@ -1,5 +1,418 @@
-//! The runtime: the one place where zero starts external processes, and (as it grows) the owner
-//! of every child a run starts. Nothing here knows about models or tools.
+//! The runtime: the one owner of every child process a run starts, and the one place where
+//! zero spawns processes. Nothing here knows about models, tools or output formats.
+//!
+//! A [`Runtime`] is created once per run and shared (behind an `Arc`) by everything that starts,
+//! reads or stops tasks. It is lazy: until the first task starts it has no directory, no file
+//! and no lease, so a run that never starts a child leaves no trace. Once open it holds the
+//! run's lease, a private run directory, and every task it started; [`Runtime::close`] stops
+//! what is still running, records how each task ended, and removes the run's footprint.
+//! `docs/RUNTIME.md` describes the data directory, the record and the state machine.
+//!
+//! Operations that change state (start, stop, close) run as their own tokio tasks, so a caller
+//! that gives up half-way (a cancelled tool call) cannot leave a child unregistered or a stop
+//! half-done.
 
 pub mod capture;
+mod config;
+mod error;
+mod identity;
+pub mod output;
 pub mod process;
+mod reap;
+mod record;
+mod run;
+mod task;
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::future::Future;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::sync::Mutex;
+
+pub use config::{DEFAULT_KILL_GRACE, DEFAULT_MAX_RUNNING, RuntimeConfig};
+pub use error::RuntimeError;
+pub use output::{OutputWindow, Window};
+pub use process::Launch;
+pub use record::{RECORD_SCHEMA_VERSION, TaskId, TaskKind, TaskRecord, TaskStatus};
+pub use task::Stopped;
+
+use identity::ProcessIdentity;
+use run::{Layout, Run};
+use task::{Change, StopCause, Task};
+
+/// Something that happened to a task, for whoever reports the run (the runtime itself never
+/// writes output).
+#[derive(Debug)]
+pub enum TaskEvent {
+    /// A task's process started; its record says `running`.
+    Started(TaskRecord),
+    /// A task's process ended and was reaped; the record is final.
+    Finished(TaskRecord),
+    /// A task's record could not be persisted outside any caller's request (e.g. when its
+    /// process ended on its own). The in-memory state is still right.
+    Unrecorded(RuntimeError),
+}
+
+/// Receives [`TaskEvent`]s. It is called from runtime tasks, never under a runtime lock, and
+/// must not block for long.
+pub type TaskEventSink = Arc<dyn Fn(TaskEvent) + Send + Sync>;
+
+/// What to start as a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSpec {
+    /// What the task is; also decides its output file's format.
+    pub kind: TaskKind,
+    /// A short description for records and events.
+    pub description: Option<String>,
+    /// The program to run.
+    pub launch: Launch,
+}
+
+impl TaskSpec {
+    /// A background shell task: `command` run by the platform shell in `cwd`.
+    pub fn shell(command: &str, cwd: &Path) -> Self {
+        TaskSpec {
+            kind: TaskKind::Shell {
+                command: command.to_string(),
+            },
+            description: None,
+            launch: Launch::shell(command, cwd),
+        }
+    }
+}
+
+/// What [`Runtime::close`] did.
+#[derive(Debug, Default)]
+pub struct CloseReport {
+    /// The tasks close stopped, with their final records (`killed`).
+    pub stopped: Vec<TaskRecord>,
+    /// What went wrong, failures to stop a process first (they may leave something running),
+    /// then records that could not be written, then the run's files that could not be removed.
+    pub errors: Vec<RuntimeError>,
+}
+
+/// The run's shared runtime. See the module documentation.
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    config: RuntimeConfig,
+    /// `None` when the environment names no data directory (an error only once used).
+    layout: Option<Layout>,
+    events: TaskEventSink,
+    state: Mutex<State>,
+}
+
+struct State {
+    phase: Phase,
+    /// Every task this run started, also after close (so their final state stays readable).
+    tasks: BTreeMap<TaskId, Arc<Task>>,
+}
+
+enum Phase {
+    /// Nothing started yet: nothing exists on disk.
+    Idle,
+    /// The run holds its lease and directory.
+    Open(Run),
+    /// Closed: nothing may start any more.
+    Closed,
+}
+
+impl Runtime {
+    /// A runtime for one run. Does nothing else: no directory, file or lease is created until
+    /// the first task starts. `events` hears of every task that starts and finishes.
+    pub fn new(config: RuntimeConfig, events: TaskEventSink) -> Self {
+        let layout = config.data_dir.clone().map(Layout::new);
+        Runtime {
+            shared: Arc::new(Shared {
+                config,
+                layout,
+                events,
+                state: Mutex::new(State {
+                    phase: Phase::Idle,
+                    tasks: BTreeMap::new(),
+                }),
+            }),
+        }
+    }
+
+    /// Starts a task and returns its `running` record once that is persisted. Fails when the
+    /// runtime is closed, when [`RuntimeConfig::max_running`] tasks are running, or when the
+    /// process cannot start — which is recorded as a `failed` task and frees its slot.
+    pub async fn start(&self, spec: TaskSpec) -> Result<TaskRecord, RuntimeError> {
+        detached(Arc::clone(&self.shared).start(spec)).await?
+    }
+
+    /// The private run directory (0700) for prompt files and other scratch, created (and the
+    /// run opened) on first use. Removed by [`Runtime::close`].
+    pub async fn run_dir(&self) -> Result<PathBuf, RuntimeError> {
+        let shared = Arc::clone(&self.shared);
+        detached(async move {
+            let mut state = shared.state.lock().await;
+            let run = shared.open(&mut state).await?;
+            Ok(run.dir().to_path_buf())
+        })
+        .await?
+    }
+
+    /// The task's record as it is now. `id` may be anything the model typed: malformed ids,
+    /// unknown ids and ids of another run's tasks are told apart.
+    pub async fn status(&self, id: &str) -> Result<TaskRecord, RuntimeError> {
+        Ok(self.shared.lookup(id).await?.snapshot().await)
+    }
+
+    /// Waits until the task is over or `timeout` has passed, then returns its record (still
+    /// `running` on a timeout).
+    pub async fn wait(&self, id: &str, timeout: Duration) -> Result<TaskRecord, RuntimeError> {
+        let task = self.shared.lookup(id).await?;
+        task.wait_finished(timeout).await;
+        Ok(task.snapshot().await)
+    }
+
+    /// Reads `window` of the task's output file (see [`output::read_window`]).
+    pub async fn read_output(
+        &self,
+        id: &str,
+        window: Window,
+    ) -> Result<OutputWindow, RuntimeError> {
+        let path = self.shared.lookup(id).await?.snapshot().await.output_path;
+        blocking(move || output::read_window(&path, window).map_err(RuntimeError::io("read", path)))
+            .await?
+    }
+
+    /// Stops the task: `killed` is recorded before SIGTERM reaches its process group, SIGKILL
+    /// follows after the grace period, and the call returns once the process is reaped. A task
+    /// that already finished is not an error: its final record comes back.
+    pub async fn stop(&self, id: &str) -> Result<Stopped, RuntimeError> {
+        let task = self.shared.lookup(id).await?;
+        let grace = self.shared.config.kill_grace;
+        detached(async move { task.stop(StopCause::Requested, grace).await }).await?
+    }
+
+    /// The records of the tasks whose processes have not finished yet.
+    pub async fn running(&self) -> Vec<TaskRecord> {
+        let tasks: Vec<Arc<Task>> = {
+            let state = self.shared.state.lock().await;
+            state
+                .tasks
+                .values()
+                .filter(|task| !task.is_finished())
+                .cloned()
+                .collect()
+        };
+        let mut records = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            records.push(task.snapshot().await);
+        }
+        records
+    }
+
+    /// Ends the run's use of the runtime: nothing new may start; every task still running is
+    /// stopped (concurrently) and waited for; the run directory and the lease file are removed
+    /// and the lease released. Idempotent: later calls do nothing and report nothing.
+    pub async fn close(&self) -> CloseReport {
+        detached(Arc::clone(&self.shared).close())
+            .await
+            .unwrap_or_else(|error| CloseReport {
+                stopped: Vec::new(),
+                errors: vec![error],
+            })
+    }
+}
+
+impl Shared {
+    fn layout(&self) -> Result<&Layout, RuntimeError> {
+        self.layout.as_ref().ok_or(RuntimeError::NoDataDir)
+    }
+
+    /// Opens the run on first use (directories, lease, run directory) and returns it.
+    async fn open<'s>(&self, state: &'s mut State) -> Result<&'s Run, RuntimeError> {
+        if let Phase::Idle = state.phase {
+            let layout = self.layout()?.clone();
+            let run_id = self.config.run_id.clone();
+            state.phase = Phase::Open(blocking(move || Run::open(&layout, &run_id)).await??);
+        }
+        match &state.phase {
+            Phase::Open(run) => Ok(run),
+            Phase::Idle | Phase::Closed => Err(RuntimeError::Closed),
+        }
+    }
+
+    async fn start(self: Arc<Self>, spec: TaskSpec) -> Result<TaskRecord, RuntimeError> {
+        // Held throughout, so close cannot slip between the checks and the registration.
+        let mut state = self.state.lock().await;
+        let boot_id = self.open(&mut state).await?.boot_id.clone();
+        let running = state.tasks.values().filter(|t| !t.is_finished()).count();
+        if running >= self.config.max_running {
+            return Err(RuntimeError::TooManyTasks {
+                limit: self.config.max_running,
+            });
+        }
+        let layout = self.layout()?;
+        let id = TaskId::generate();
+        let output_path = layout.output(&id, &spec.kind);
+        // No file of this id may exist: creating the output file exclusively claims the id
+        // before anything (a record) is written under it.
+        let claimed = output_path.clone();
+        let output = blocking(move || create_output(&claimed)).await??;
+        let launch = spec.launch;
+        let started =
+            blocking(move || process::spawn_background(&launch, &output).map(ProcessIdentity::of))
+                .await?;
+
+        let identity = started.as_ref().ok().copied();
+        let record = TaskRecord {
+            schema_version: RECORD_SCHEMA_VERSION,
+            id: id.clone(),
+            kind: spec.kind,
+            description: spec.description,
+            run_id: self.config.run_id.clone(),
+            pid: identity.map(|identity| identity.pid),
+            start_time: identity.and_then(|identity| identity.start_time),
+            boot_id: identity.and(boot_id),
+            started_at: record::now(),
+            ended_at: None,
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            output_path,
+        };
+        let task = Arc::new(Task::new(layout.record(&id), record.clone(), identity));
+        state.tasks.insert(id.clone(), Arc::clone(&task));
+        let identity = match started {
+            Ok(identity) => identity,
+            Err(source) => {
+                // Recorded as failed through the same transition as any other failure, still
+                // under the state lock so a concurrent close cannot call it killed first. It is
+                // finished at once, so it holds no slot.
+                task.apply(Change::Failed(format!("could not start: {source}")))
+                    .await;
+                task.finish_unstarted();
+                return Err(RuntimeError::StartFailed { id, source });
+            }
+        };
+        drop(state);
+        let recorded = task.persist().await;
+        (self.events)(TaskEvent::Started(record.clone()));
+        let follower = Arc::clone(&task);
+        let events = Arc::clone(&self.events);
+        tokio::spawn(async move { follower.follow(identity, &events).await });
+        match recorded {
+            Ok(()) => Ok(record),
+            Err(error) => {
+                // A process the disk does not know about must not keep running.
+                task.apply(Change::Failed(format!("could not be recorded: {error}")))
+                    .await;
+                let _ = identity.signal_group(nix::sys::signal::Signal::SIGKILL);
+                Err(error)
+            }
+        }
+    }
+
+    /// Finds a task of this run by the id a caller gave.
+    async fn lookup(&self, id: &str) -> Result<Arc<Task>, RuntimeError> {
+        let id = TaskId::parse(id)?;
+        if let Some(task) = self.state.lock().await.tasks.get(&id) {
+            return Ok(Arc::clone(task));
+        }
+        // Not ours: say whose it is when its record says (reading only, creating nothing).
+        let Some(layout) = &self.layout else {
+            return Err(RuntimeError::UnknownTask(id));
+        };
+        let path = layout.record(&id);
+        let owner = blocking(move || {
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Owner {
+                run_id: String,
+            }
+            let bytes = std::fs::read(path).ok()?;
+            serde_json::from_slice::<Owner>(&bytes).ok()
+        })
+        .await?;
+        match owner {
+            Some(owner) if owner.run_id != self.config.run_id => Err(RuntimeError::OtherRun {
+                id,
+                run_id: owner.run_id,
+            }),
+            _ => Err(RuntimeError::UnknownTask(id)),
+        }
+    }
+
+    async fn close(self: Arc<Self>) -> CloseReport {
+        let (tasks, phase) = {
+            let mut state = self.state.lock().await;
+            let phase = std::mem::replace(&mut state.phase, Phase::Closed);
+            (state.tasks.values().cloned().collect::<Vec<_>>(), phase)
+        };
+        let Phase::Open(run) = phase else {
+            return CloseReport::default();
+        };
+        let grace = self.config.kill_grace;
+        let stops = futures_util::future::join_all(
+            tasks
+                .iter()
+                .map(|task| task.stop(StopCause::Closing, grace)),
+        )
+        .await;
+        let mut report = CloseReport::default();
+        let mut unrecorded = Vec::new();
+        for stop in stops {
+            match stop {
+                Ok(stopped) => {
+                    unrecorded.extend(stopped.unrecorded);
+                    if stopped.stopped_here {
+                        report.stopped.push(stopped.record);
+                    }
+                }
+                Err(error) => report.errors.push(error),
+            }
+        }
+        report.errors.extend(unrecorded);
+        match blocking(move || run.close()).await {
+            Ok(errors) => report.errors.extend(errors),
+            Err(error) => report.errors.push(error),
+        }
+        report
+    }
+}
+
+/// Creates a task's output file: exclusively (the id is fresh), private, append-only.
+fn create_output(path: &Path) -> Result<File, RuntimeError> {
+    OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(RuntimeError::io("create", path))
+}
+
+/// Runs `work` on a blocking thread (file system work, `waitpid`): never on an async worker.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, RuntimeError> {
+    joined(tokio::task::spawn_blocking(work).await)
+}
+
+/// Runs `future` as its own tokio task, so it completes even if the caller stops waiting.
+async fn detached<T: Send + 'static>(
+    future: impl Future<Output = T> + Send + 'static,
+) -> Result<T, RuntimeError> {
+    joined(tokio::spawn(future).await)
+}
+
+/// A panic in spawned work is re-raised in the caller; the only other way spawned work fails
+/// is the async runtime shutting down, which ends the operation like a closed runtime.
+fn joined<T>(result: Result<T, tokio::task::JoinError>) -> Result<T, RuntimeError> {
+    result.map_err(|error| match error.try_into_panic() {
+        Ok(panic) => std::panic::resume_unwind(panic),
+        Err(_) => RuntimeError::Closed,
+    })
+}

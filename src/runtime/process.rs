@@ -1,9 +1,13 @@
 //! Starting external commands. Every process zero runs is spawned here, so the rules live in
-//! one place: its own process group, stdin from `/dev/null`, bounded output capture, and the
-//! whole group killed when the command ends, times out, or the run is cancelled.
+//! one place: its own process group and stdin from `/dev/null`, always. A foreground command
+//! gets bounded output capture and its whole group killed when it ends, times out, or the run
+//! is cancelled; a background task's output goes to a file and its end is the runtime's
+//! business (see [`super::Runtime`]).
 
+use std::ffi::OsString;
+use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -63,6 +67,45 @@ pub fn shell() -> &'static str {
         .into_iter()
         .find(|path| Path::new(path).exists())
         .unwrap_or("/bin/sh")
+}
+
+/// A program to start as a background task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its working directory.
+    pub cwd: PathBuf,
+}
+
+impl Launch {
+    /// `command` run by the platform [`shell`] in `cwd`.
+    pub fn shell(command: &str, cwd: &Path) -> Self {
+        Launch {
+            program: shell().into(),
+            args: vec!["-c".into(), command.into()],
+            cwd: cwd.to_path_buf(),
+        }
+    }
+}
+
+/// Starts `launch` in its own process group with stdin from `/dev/null` and stdout and stderr
+/// appended to `output`, and returns its pid. The child is deliberately not reaped or killed
+/// when the handle is dropped: the runtime observes its end and reaps it itself, after it has
+/// finished signalling the group, so the pid cannot be recycled under it.
+pub(super) fn spawn_background(launch: &Launch, output: &File) -> io::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let child = std::process::Command::new(&launch.program)
+        .args(&launch.args)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::null())
+        .stdout(output.try_clone()?)
+        .stderr(output.try_clone()?)
+        .process_group(0)
+        .spawn()?;
+    Ok(child.id())
 }
 
 /// Runs `spec` to completion, timeout or cancellation. Whatever the command left running in

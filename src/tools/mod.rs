@@ -9,7 +9,6 @@
 //! with a message that says which flag would allow it.
 
 mod args;
-pub(crate) mod atomic;
 mod files;
 mod fsops;
 mod patch;
@@ -17,6 +16,7 @@ mod plan;
 pub mod policy;
 mod search;
 mod shell;
+mod task;
 #[cfg(test)]
 mod testing;
 pub(crate) mod text;
@@ -29,6 +29,8 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::runtime::Runtime;
 
 pub use args::parse_args;
 pub use plan::{PlanStep, StepStatus};
@@ -134,8 +136,18 @@ impl Registry {
         registry.register(Arc::new(files::WriteFile));
         registry.register(Arc::new(files::EditFile));
         registry.register(Arc::new(patch::ApplyPatch));
-        registry.register(Arc::new(shell::Bash));
+        registry.register(Arc::new(shell::Bash::foreground()));
         registry.register(Arc::new(plan::UpdatePlan));
+        registry
+    }
+
+    /// The core tools plus those that work through the run's shared task runtime: `bash`
+    /// with `run_in_background`, `TaskOutput` and `TaskStop`.
+    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
+        let mut registry = Registry::core();
+        registry.register(Arc::new(shell::Bash::with_runtime(Arc::clone(&runtime))));
+        registry.register(Arc::new(task::TaskOutput::new(Arc::clone(&runtime))));
+        registry.register(Arc::new(task::TaskStop::new(runtime)));
         registry
     }
 

@@ -1,5 +1,8 @@
-//! `bash`: run a shell command in the workspace, in the foreground, with a timeout.
+//! `bash`: run a shell command in the workspace, in the foreground with a timeout, or — when
+//! the run has a task runtime — in the background as a task read with `TaskOutput` and stopped
+//! with `TaskStop`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -8,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 use crate::runtime::process::{self, CommandOutput, ShellCommand, Termination};
+use crate::runtime::{Runtime, TaskSpec};
 
 /// The timeout when the model gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -21,18 +25,12 @@ const OUTPUT_MAX: usize = 64 * 1024;
 struct BashArgs {
     command: String,
     timeout_ms: Option<u64>,
+    run_in_background: Option<bool>,
 }
 
-/// Runs one command with the platform shell in the workspace root.
-pub struct Bash;
-
-#[async_trait]
-impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        "bash"
-    }
-
-    fn description(&self) -> &'static str {
+/// What the tool is for, whether or not it can run commands in the background.
+macro_rules! foreground_description {
+    () => {
         "Run a shell command (bash) in the workspace root and return its exit code, stdout and \
          stderr. Use it to build, run tests, and use command-line tools. The command runs \
          headless: stdin is empty, so never run anything interactive (editors, pagers, \
@@ -41,10 +39,49 @@ impl Tool for Bash {
          leaves running in the background are stopped when it returns. Output beyond 64 KiB \
          keeps the beginning and the end. Prefer read_file, grep and glob over cat, grep and \
          find for reading code."
+    };
+}
+
+/// Runs one command with the platform shell in the workspace root: in the foreground, or as a
+/// background task of `runtime` when there is one.
+pub struct Bash {
+    runtime: Option<Arc<Runtime>>,
+}
+
+impl Bash {
+    /// Foreground commands only.
+    pub fn foreground() -> Self {
+        Bash { runtime: None }
+    }
+
+    /// Foreground commands, and background commands as tasks of `runtime`.
+    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
+        Bash {
+            runtime: Some(runtime),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        match self.runtime {
+            None => foreground_description!(),
+            Some(_) => concat!(
+                foreground_description!(),
+                " For a server, a watcher or a long build, set run_in_background: the call \
+                 returns at once with a task id, the output goes to a log you read with \
+                 TaskOutput, TaskStop stops it, and it is stopped when the run ends."
+            ),
+        }
     }
 
     fn input_schema(&self) -> Value {
-        json!({
+        let mut schema = json!({
             "type": "object",
             "properties": {
                 "command": {
@@ -60,7 +97,15 @@ impl Tool for Bash {
             },
             "required": ["command"],
             "additionalProperties": false
-        })
+        });
+        if self.runtime.is_some() {
+            schema["properties"]["run_in_background"] = json!({
+                "type": "boolean",
+                "description": "Start the command as a background task and return at once \
+                                with its task id (no timeout applies)."
+            });
+        }
+        schema
     }
 
     fn side_effect(&self) -> SideEffect {
@@ -73,6 +118,15 @@ impl Tool for Bash {
             return Err(ToolError::InvalidArguments(
                 "`command` must not be empty".into(),
             ));
+        }
+        if args.run_in_background.unwrap_or(false) {
+            if args.timeout_ms.is_some() {
+                return Err(ToolError::InvalidArguments(
+                    "`timeout_ms` does not apply to a background command; stop it with TaskStop"
+                        .into(),
+                ));
+            }
+            return self.start_background(&args.command, ctx).await;
         }
         let timeout_ms = match args.timeout_ms {
             None => DEFAULT_TIMEOUT_MS,
@@ -104,6 +158,31 @@ impl Tool for Bash {
             Termination::Cancelled => Err(ToolError::Cancelled),
             _ => Err(ToolError::Failed(report)),
         }
+    }
+}
+
+impl Bash {
+    /// Starts `command` as a background task and tells the model how to follow it.
+    async fn start_background(&self, command: &str, ctx: &ToolContext) -> ToolResult {
+        let Some(runtime) = &self.runtime else {
+            return Err(ToolError::Failed(
+                "background commands are not available in this run; run it in the foreground"
+                    .into(),
+            ));
+        };
+        let record = runtime
+            .start(TaskSpec::shell(command, &ctx.workspace))
+            .await
+            .map_err(super::task::tool_error)?;
+        let id = &record.id;
+        Ok(format!(
+            "started background task {id} (pid {pid})\n\
+             Its stdout and stderr go to a log. Read it with TaskOutput {{\"task_id\": \"{id}\"}} \
+             (add \"block\": true to wait for the command to end, or \"offset\" to read from a \
+             position). Stop it with TaskStop {{\"task_id\": \"{id}\"}}. It is stopped when \
+             the run ends.\n",
+            pid = record.pid.unwrap_or_default(),
+        ))
     }
 }
 

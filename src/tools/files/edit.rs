@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::tools::atomic;
+use crate::fsutil;
 use crate::tools::fsops::{io_failure, run_blocking};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
@@ -108,7 +108,7 @@ fn edit(path: &Path, args: &EditFileArgs) -> ToolResult {
     })?;
     let (edited, count) = replace(&text, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|e| e.into_tool_error(shown))?;
-    atomic::write(path, edited.as_bytes()).map_err(fail)?;
+    fsutil::write_atomic(path, edited.as_bytes()).map_err(fail)?;
     let plural = if count == 1 { "" } else { "s" };
     Ok(format!("Edited `{shown}`: {count} replacement{plural}."))
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::tools::atomic;
+use crate::fsutil;
 use crate::tools::fsops::{io_failure, run_blocking};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
@@ -79,8 +79,8 @@ fn write(path: &Path, shown: &str, content: &str) -> ToolResult {
         Err(e) if e.kind() == io::ErrorKind::NotFound => false,
         Err(e) => return Err(fail(e)),
     };
-    atomic::create_parent_dirs(path).map_err(fail)?;
-    atomic::write(path, content.as_bytes()).map_err(fail)?;
+    fsutil::create_parent_dirs(path).map_err(fail)?;
+    fsutil::write_atomic(path, content.as_bytes()).map_err(fail)?;
     let verb = if existed { "Overwrote" } else { "Created" };
     Ok(format!("{verb} `{shown}` ({} bytes).", content.len()))
 }

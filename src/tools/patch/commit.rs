@@ -9,7 +9,7 @@ use std::fs::{self, Permissions};
 use std::io;
 use std::path::PathBuf;
 
-use crate::tools::atomic;
+use crate::fsutil;
 
 /// One path a patch changes: what is there now, and what the patch leaves there.
 #[derive(Debug)]
@@ -68,12 +68,12 @@ fn apply(change: &Change, created_dirs: &mut Vec<PathBuf>) -> io::Result<()> {
         return fs::remove_file(&change.path);
     };
     if change.before.is_some() {
-        return atomic::write(&change.path, bytes);
+        return fsutil::write_atomic(&change.path, bytes);
     }
-    created_dirs.extend(atomic::create_parent_dirs(&change.path)?);
+    created_dirs.extend(fsutil::create_parent_dirs(&change.path)?);
     match &change.mode {
-        Some(mode) => atomic::write_with_permissions(&change.path, bytes, mode.clone()),
-        None => atomic::write(&change.path, bytes),
+        Some(mode) => fsutil::write_atomic_with_permissions(&change.path, bytes, mode.clone()),
+        None => fsutil::write_atomic(&change.path, bytes),
     }
 }
 
@@ -83,7 +83,7 @@ fn rollback(applied: &[Change], created_dirs: &[PathBuf]) -> Vec<(String, io::Er
     let mut not_restored = Vec::new();
     for change in applied.iter().rev() {
         let restored = match &change.before {
-            Some(original) => atomic::write_with_permissions(
+            Some(original) => fsutil::write_atomic_with_permissions(
                 &change.path,
                 &original.bytes,
                 original.permissions.clone(),

@@ -1,4 +1,5 @@
-//! Atomic file replacement: the one door through which zero writes files.
+//! Atomic file replacement: the one door through which zero writes files (tool edits, task
+//! records, `--output-last-message`).
 //!
 //! A reader (the user's editor, a build running alongside, a crash-restarted zero) sees either
 //! the old file or the new one, never a half-written mix. The new contents go to a temporary
@@ -22,7 +23,7 @@ const NEW_FILE_MODE: u32 = 0o666;
 ///
 /// `path` should already be resolved: a symlink at `path` is replaced by a regular file, not
 /// followed. Parent directories must exist (see [`create_parent_dirs`]).
-pub(crate) fn write(path: &Path, contents: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     let existing = match fs::metadata(path) {
         Ok(meta) => Some(meta.permissions()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -33,7 +34,7 @@ pub(crate) fn write(path: &Path, contents: &[u8]) -> io::Result<()> {
 
 /// Like [`write`], but the file ends up with exactly `permissions` whether or not it existed;
 /// used to restore a deleted file or to carry a file's mode along when it is moved.
-pub(crate) fn write_with_permissions(
+pub fn write_atomic_with_permissions(
     path: &Path,
     contents: &[u8],
     permissions: Permissions,
@@ -44,7 +45,7 @@ pub(crate) fn write_with_permissions(
 /// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
 /// a caller that must undo its work can remove them again (innermost first). If one cannot be
 /// created, those it did create are removed before the error is returned.
-pub(crate) fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
+pub fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut dir = parent_dir(path);
     while !dir.exists() {
@@ -107,7 +108,7 @@ mod tests {
         fs::write(&script, "old").unwrap();
         fs::set_permissions(&script, Permissions::from_mode(0o755)).unwrap();
 
-        write(&script, b"#!/bin/sh\necho new\n").unwrap();
+        write_atomic(&script, b"#!/bin/sh\necho new\n").unwrap();
 
         assert_eq!(
             fs::read_to_string(&script).unwrap(),
@@ -123,7 +124,7 @@ mod tests {
         fs::write(&reference, "r").unwrap();
         let file = dir.path().join("new.txt");
 
-        write(&file, b"hello").unwrap();
+        write_atomic(&file, b"hello").unwrap();
 
         assert_eq!(fs::read(&file).unwrap(), b"hello");
         // Not the temp file's private 0600: the same mode `fs::write` gets under this umask.
@@ -141,7 +142,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
         fs::write(&file, "x").unwrap();
-        write_with_permissions(&file, b"y", Permissions::from_mode(0o700)).unwrap();
+        write_atomic_with_permissions(&file, b"y", Permissions::from_mode(0o700)).unwrap();
         assert_eq!(mode(&file), 0o700);
     }
 
@@ -153,7 +154,7 @@ mod tests {
         fs::write(target.join("keep"), "k").unwrap();
 
         // Renaming a file over a non-empty directory fails after the temp file was written.
-        assert!(write(&target, b"data").is_err());
+        assert!(write_atomic(&target, b"data").is_err());
 
         assert!(target.join("keep").exists());
         let names: Vec<_> = fs::read_dir(dir.path())

@@ -1,0 +1,171 @@
+//! What a runtime is configured with: its run id, where its data lives, and its limits.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::RuntimeError;
+
+/// The most tasks one run may have running at once, unless configured otherwise.
+pub const DEFAULT_MAX_RUNNING: usize = 8;
+
+/// How long a stopped task gets between SIGTERM and SIGKILL, unless configured otherwise.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Environment variable naming the data directory (beats `XDG_DATA_HOME`).
+const ZERO_HOME: &str = "ZERO_HOME";
+/// Environment variable overriding [`DEFAULT_MAX_RUNNING`].
+const MAX_RUNNING_VAR: &str = "ZERO_MAX_BACKGROUND_TASKS";
+/// Environment variable overriding [`DEFAULT_KILL_GRACE`], in milliseconds.
+const KILL_GRACE_VAR: &str = "ZERO_KILL_GRACE_MS";
+
+/// Everything a [`super::Runtime`] is configured with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// The id of the run that owns every task this runtime starts.
+    pub run_id: String,
+    /// The data directory (`runs/`, `tasks/`); `None` when the environment names none, which
+    /// is only an error once a task is started.
+    pub data_dir: Option<PathBuf>,
+    /// The most tasks that may run at once; a start beyond it fails.
+    pub max_running: usize,
+    /// The time between SIGTERM and SIGKILL when a task is stopped.
+    pub kill_grace: Duration,
+}
+
+impl RuntimeConfig {
+    /// A configuration with an explicit data directory and the default limits (what tests
+    /// use: no process-wide environment involved).
+    pub fn new(run_id: impl Into<String>, data_dir: impl Into<PathBuf>) -> Self {
+        RuntimeConfig {
+            run_id: run_id.into(),
+            data_dir: Some(data_dir.into()),
+            max_running: DEFAULT_MAX_RUNNING,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+
+    /// The configuration the environment asks for: the data directory from `ZERO_HOME`, else
+    /// `$XDG_DATA_HOME/zero`, else `~/.local/share/zero`; the limits from
+    /// `ZERO_MAX_BACKGROUND_TASKS` and `ZERO_KILL_GRACE_MS`. Nothing is created here.
+    pub fn from_env(run_id: impl Into<String>) -> Result<Self, RuntimeError> {
+        Self::from_vars(run_id.into(), |name| std::env::var_os(name))
+    }
+
+    fn from_vars(
+        run_id: String,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Self, RuntimeError> {
+        let max_running = match setting(&var, MAX_RUNNING_VAR, "a whole number of at least 1")? {
+            Some(0) => {
+                return Err(RuntimeError::InvalidSetting {
+                    name: MAX_RUNNING_VAR,
+                    value: "0".into(),
+                    expected: "a whole number of at least 1",
+                });
+            }
+            Some(max) => max as usize,
+            None => DEFAULT_MAX_RUNNING,
+        };
+        let kill_grace = setting(&var, KILL_GRACE_VAR, "a whole number of milliseconds")?
+            .map_or(DEFAULT_KILL_GRACE, Duration::from_millis);
+        Ok(RuntimeConfig {
+            run_id,
+            data_dir: data_dir(&var),
+            max_running,
+            kill_grace,
+        })
+    }
+}
+
+/// Resolves the data directory. Empty values count as unset, and a relative `XDG_DATA_HOME`
+/// is ignored as the XDG spec requires.
+fn data_dir(var: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let set = |name: &str| {
+        var(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    let dir = set(ZERO_HOME)
+        .or_else(|| {
+            set("XDG_DATA_HOME")
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join("zero"))
+        })
+        .or_else(|| set("HOME").map(|home| home.join(".local/share/zero")))?;
+    // Records store absolute paths, and a later `cd` must not move the data.
+    std::path::absolute(&dir).ok()
+}
+
+fn setting(
+    var: &impl Fn(&str) -> Option<OsString>,
+    name: &'static str,
+    expected: &'static str,
+) -> Result<Option<u64>, RuntimeError> {
+    let Some(value) = var(name).filter(|value| !value.is_empty()) else {
+        return Ok(None);
+    };
+    let value = value.to_string_lossy();
+    value
+        .trim()
+        .parse()
+        .map(Some)
+        .map_err(|_| RuntimeError::InvalidSetting {
+            name,
+            value: value.into_owned(),
+            expected,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<RuntimeConfig, RuntimeError> {
+        let vars: Vec<(String, OsString)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        RuntimeConfig::from_vars("run_x".into(), |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn the_data_directory_follows_zero_home_then_xdg_then_home() {
+        let dir = |vars: &[(&str, &str)]| config(vars).unwrap().data_dir;
+        let all = [("ZERO_HOME", "/z"), ("XDG_DATA_HOME", "/x"), ("HOME", "/h")];
+        assert_eq!(dir(&all), Some("/z".into()));
+        assert_eq!(dir(&all[1..]), Some("/x/zero".into()));
+        assert_eq!(dir(&all[2..]), Some("/h/.local/share/zero".into()));
+        assert_eq!(
+            dir(&[("XDG_DATA_HOME", "relative"), ("HOME", "/h")]),
+            Some("/h/.local/share/zero".into())
+        );
+        assert_eq!(
+            dir(&[("ZERO_HOME", ""), ("HOME", "/h")]),
+            Some("/h/.local/share/zero".into())
+        );
+        assert_eq!(dir(&[]), None);
+    }
+
+    #[test]
+    fn limits_come_from_the_environment_or_the_defaults() {
+        let defaults = config(&[]).unwrap();
+        assert_eq!(defaults.max_running, DEFAULT_MAX_RUNNING);
+        assert_eq!(defaults.kill_grace, DEFAULT_KILL_GRACE);
+        let set = config(&[(MAX_RUNNING_VAR, "3"), (KILL_GRACE_VAR, "50")]).unwrap();
+        assert_eq!(set.max_running, 3);
+        assert_eq!(set.kill_grace, Duration::from_millis(50));
+        for bad in [
+            (MAX_RUNNING_VAR, "0"),
+            (MAX_RUNNING_VAR, "x"),
+            (KILL_GRACE_VAR, "-1"),
+        ] {
+            assert!(matches!(
+                config(&[bad]),
+                Err(RuntimeError::InvalidSetting { .. })
+            ));
+        }
+    }
+}

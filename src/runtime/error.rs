@@ -1,0 +1,98 @@
+//! Why a runtime operation failed. Callers decide by the variant; the messages are for people.
+
+use std::io;
+use std::path::PathBuf;
+
+use nix::errno::Errno;
+
+use super::TaskId;
+
+/// A failed runtime operation.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The text is not shaped like a task id.
+    #[error("`{0}` is not a task id (task ids look like task_0123456789ab)")]
+    MalformedId(String),
+    /// No task with this id exists in this run or on disk.
+    #[error("there is no task {0}")]
+    UnknownTask(TaskId),
+    /// The task exists, but another run owns it; a run only reads and stops its own tasks.
+    #[error("task {id} belongs to another run ({run_id})")]
+    OtherRun {
+        /// The task.
+        id: TaskId,
+        /// The run that owns it.
+        run_id: String,
+    },
+    /// Starting another task would exceed the run's limit on concurrently running tasks.
+    #[error("{limit} background tasks are already running, the most one run may have at once")]
+    TooManyTasks {
+        /// The limit.
+        limit: usize,
+    },
+    /// The runtime was closed (the run is ending); nothing new may start.
+    #[error("the run is ending, so no new task can start")]
+    Closed,
+    /// No data directory could be determined from the environment.
+    #[error("cannot find a data directory for tasks: set ZERO_HOME (or XDG_DATA_HOME or HOME)")]
+    NoDataDir,
+    /// An environment setting has a value the runtime cannot use.
+    #[error("{name} must be {expected}, not `{value}`")]
+    InvalidSetting {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// The task's process could not be started; the task is recorded as `failed`.
+    #[error("task {id} could not start: {source}")]
+    StartFailed {
+        /// The task.
+        id: TaskId,
+        /// Why.
+        source: io::Error,
+    },
+    /// Signalling the task's process group failed for a reason other than it being gone.
+    #[error("cannot signal task {id}: {source}")]
+    SignalFailed {
+        /// The task.
+        id: TaskId,
+        /// The error `killpg` returned.
+        source: Errno,
+    },
+    /// The task's process was still alive after SIGKILL and a further wait.
+    #[error("task {id} (pid {pid}) did not exit after SIGKILL")]
+    Unkillable {
+        /// The task.
+        id: TaskId,
+        /// Its process.
+        pid: u32,
+    },
+    /// Reading or writing the data directory failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done (`create`, `write`, `read`, `remove`, `lock`).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl RuntimeError {
+    /// Wraps an I/O error with what was being done to which path.
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> Self {
+        let path = path.into();
+        move |source| RuntimeError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}

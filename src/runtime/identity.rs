@@ -1,0 +1,103 @@
+//! Knowing which process a record means, and signalling its group only while it is still that
+//! process. A pid alone is not an identity: once a process is reaped its pid can be handed to
+//! an unrelated process, so the runtime pairs the pid with the process's start time.
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::{Pid, getpgrp};
+
+/// A process as the runtime recorded it: its pid (which is also its process group id, since
+/// every task leads its own group) and, where the platform tells, its start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcessIdentity {
+    /// The process id.
+    pub pid: u32,
+    /// Start time in clock ticks since boot (Linux); `None` where the platform does not say.
+    pub start_time: Option<u64>,
+}
+
+impl ProcessIdentity {
+    /// The identity of a process that was just started.
+    pub fn of(pid: u32) -> Self {
+        ProcessIdentity {
+            pid,
+            start_time: start_time(pid),
+        }
+    }
+
+    /// Whether the process is still the one recorded (alive or an unreaped zombie). Where the
+    /// start time is unknown, existence is the best evidence there is.
+    fn is_current(&self) -> bool {
+        match self.start_time {
+            Some(recorded) => start_time(self.pid) == Some(recorded),
+            None => nix::sys::signal::kill(self.pid(), None).is_ok(),
+        }
+    }
+
+    fn pid(&self) -> Pid {
+        Pid::from_raw(self.pid as i32)
+    }
+
+    /// Sends `signal` to the process's group — but never to our own group, never to a group
+    /// whose leader is no longer this process, and a group that is already empty is fine.
+    pub fn signal_group(&self, signal: Signal) -> Result<(), Errno> {
+        let pgid = self.pid();
+        if self.pid <= 1 || pgid == getpgrp() || !self.is_current() {
+            return Ok(());
+        }
+        match killpg(pgid, signal) {
+            Ok(()) | Err(Errno::ESRCH) => Ok(()),
+            Err(errno) => Err(errno),
+        }
+    }
+}
+
+/// The start time of `pid` in clock ticks since boot: field 22 of `/proc/<pid>/stat`.
+#[cfg(target_os = "linux")]
+pub(crate) fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 2 (the command name) is parenthesized and may itself contain spaces and ')', so
+    // count fields from the last ')': field 3 is the first one after it.
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(22 - 3)?.parse().ok()
+}
+
+/// Other platforms do not expose a start time this cheaply.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn start_time(_pid: u32) -> Option<u64> {
+    None
+}
+
+/// The kernel's boot id, which scopes start times to one boot (Linux).
+pub(crate) fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|id| id.trim().to_string())
+        .filter(|id| !id.is_empty())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_start_time_is_stable_and_a_dead_pid_has_none() {
+        let me = std::process::id();
+        let first = start_time(me).expect("own start time");
+        assert_eq!(start_time(me), Some(first));
+        assert!(ProcessIdentity::of(me).is_current());
+        let impostor = ProcessIdentity {
+            pid: me,
+            start_time: Some(first + 1),
+        };
+        assert!(!impostor.is_current());
+        assert!(boot_id().is_some());
+    }
+
+    #[test]
+    fn our_own_group_is_never_signalled() {
+        let me = ProcessIdentity::of(getpgrp().as_raw() as u32);
+        // Were this delivered, the test process would die.
+        assert_eq!(me.signal_group(Signal::SIGKILL), Ok(()));
+    }
+}

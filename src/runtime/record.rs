@@ -1,0 +1,250 @@
+//! The durable task record (`<data>/tasks/<id>.json`) and the small types it is made of.
+//!
+//! The record is a claim written by the run that owns the task; another process must not trust
+//! its `running` without checking the run's lease (see `docs/RUNTIME.md`). Readers ignore
+//! fields they do not know, so later versions can add fields without breaking older readers.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::RuntimeError;
+
+/// The version of the record's shape; bumped on any incompatible change.
+pub const RECORD_SCHEMA_VERSION: u32 = 1;
+
+/// A task's id: `task_` and 12 lowercase hex digits. Ids are checked before they are used in
+/// a path, so a model-supplied id can never name a file outside the tasks directory.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TaskId(String);
+
+const ID_PREFIX: &str = "task_";
+const ID_HEX_DIGITS: usize = 12;
+
+impl TaskId {
+    /// A fresh random id (48 random bits: collisions are not a practical concern, and the
+    /// output file is created exclusively, so one would fail the start rather than mix tasks).
+    pub(crate) fn generate() -> Self {
+        TaskId(format!(
+            "{ID_PREFIX}{:0width$x}",
+            fastrand::u64(..1 << (4 * ID_HEX_DIGITS)),
+            width = ID_HEX_DIGITS
+        ))
+    }
+
+    /// Checks that `text` is shaped like a task id.
+    pub fn parse(text: &str) -> Result<Self, RuntimeError> {
+        let well_formed = text.strip_prefix(ID_PREFIX).is_some_and(|hex| {
+            hex.len() == ID_HEX_DIGITS
+                && hex
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        });
+        if well_formed {
+            Ok(TaskId(text.to_string()))
+        } else {
+            Err(RuntimeError::MalformedId(text.to_string()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a task is. On the wire this is the `kind` field plus `name` (specialist) or `command`
+/// (shell), so records and events carry the same words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum TaskKind {
+    /// A specialist: a child `zero exec` writing stream-json to its output file.
+    Specialist {
+        /// The specialist's name.
+        name: String,
+    },
+    /// A background shell command writing plain text to its output file.
+    Shell {
+        /// The command line.
+        command: String,
+    },
+}
+
+impl TaskKind {
+    /// The `kind` word.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TaskKind::Specialist { .. } => "specialist",
+            TaskKind::Shell { .. } => "shell",
+        }
+    }
+
+    /// The specialist's name or the command line: what a person recognizes the task by.
+    pub fn label(&self) -> &str {
+        match self {
+            TaskKind::Specialist { name } => name,
+            TaskKind::Shell { command } => command,
+        }
+    }
+
+    /// The output file's extension, which says how to read it.
+    pub(crate) fn output_extension(&self) -> &'static str {
+        match self {
+            TaskKind::Specialist { .. } => "ndjson",
+            TaskKind::Shell { .. } => "log",
+        }
+    }
+}
+
+/// Where a task is in its life. `Running` is the only non-terminal state; every other state is
+/// final (see `docs/RUNTIME.md` for the state machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskStatus {
+    /// The process was started and has not been seen to end.
+    Running,
+    /// It exited with code 0.
+    Completed,
+    /// It exited non-zero, was ended by a signal nobody sent on purpose, or could not start.
+    Failed,
+    /// The runtime stopped it (TaskStop, or the run closing). Set before the first signal.
+    Killed,
+    /// Its owning run died before it ended (found by reconciliation).
+    Interrupted,
+}
+
+impl TaskStatus {
+    /// The status word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Killed => "killed",
+            TaskStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Whether the state is final.
+    pub fn is_terminal(self) -> bool {
+        self != TaskStatus::Running
+    }
+}
+
+/// One task's durable record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRecord {
+    /// Always [`RECORD_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// The task's id.
+    pub id: TaskId,
+    /// What the task is (`kind` plus `name` or `command`).
+    #[serde(flatten)]
+    pub kind: TaskKind,
+    /// A short description given when the task was started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The run that started it.
+    pub run_id: String,
+    /// The process id (also its process group id); absent when it could not start.
+    pub pid: Option<u32>,
+    /// The process start time in clock ticks since boot (`/proc/<pid>/stat` field 22), which
+    /// with `pid` and `bootId` identifies the process even after the pid is reused.
+    pub start_time: Option<u64>,
+    /// The kernel boot id the start time belongs to (Linux).
+    pub boot_id: Option<String>,
+    /// When the task was started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When its process was seen to end (RFC 3339, UTC).
+    pub ended_at: Option<String>,
+    /// Where it is in its life.
+    pub status: TaskStatus,
+    /// The exit code, when the process exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the process, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Why it was stopped or failed, when that is not told by the exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The file its output is appended to.
+    pub output_path: PathBuf,
+}
+
+/// The current time as the records write it.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_are_checked_before_they_name_a_file() {
+        let id = TaskId::generate();
+        assert_eq!(TaskId::parse(id.as_str()).unwrap(), id);
+        for bad in [
+            "",
+            "task_",
+            "task_0123456789a",
+            "task_0123456789abc",
+            "task_0123456789AB",
+            "task_../../etc/pa",
+            "job_0123456789ab",
+        ] {
+            assert!(
+                matches!(TaskId::parse(bad), Err(RuntimeError::MalformedId(_))),
+                "{bad:?} was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn records_use_the_documented_field_names_and_ignore_unknown_ones() {
+        let record = TaskRecord {
+            schema_version: RECORD_SCHEMA_VERSION,
+            id: TaskId::parse("task_0123456789ab").unwrap(),
+            kind: TaskKind::Shell {
+                command: "make test".into(),
+            },
+            description: None,
+            run_id: "run_1".into(),
+            pid: Some(42),
+            start_time: Some(7),
+            boot_id: Some("b".into()),
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            ended_at: None,
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            output_path: "/d/tasks/task_0123456789ab.log".into(),
+        };
+        let value = serde_json::to_value(&record).unwrap();
+        assert_eq!(
+            value,
+            json!({
+                "schemaVersion": 1, "id": "task_0123456789ab", "kind": "shell",
+                "command": "make test", "runId": "run_1", "pid": 42, "startTime": 7,
+                "bootId": "b", "startedAt": "2026-01-01T00:00:00.000Z", "endedAt": null,
+                "status": "running", "exitCode": null,
+                "outputPath": "/d/tasks/task_0123456789ab.log"
+            })
+        );
+        let mut newer = value;
+        newer["addedLater"] = json!(true);
+        let read: TaskRecord = serde_json::from_value(newer).unwrap();
+        assert_eq!(read, record);
+    }
+}

@@ -1,0 +1,413 @@
+//! One task: its record, the one function that changes it, how it is stopped, and how its
+//! process is followed to the end.
+//!
+//! Three things order a task's life:
+//! - the **record lock**: every change to the record is a compare-and-set made under it and
+//!   persisted before the lock is released, so the disk never goes backwards and nobody hears of
+//!   a change before it is durable;
+//! - the **ended** signal: the process has ended but is not reaped yet (a zombie), so its pid and
+//!   group id are still ours and signalling the group is still safe;
+//! - the **finished** signal: the task is over — terminal, reaped, recorded, announced. Every
+//!   waiter (TaskOutput, TaskStop, close) awaits it; nobody polls.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use tokio::sync::{Mutex, watch};
+
+use super::identity::ProcessIdentity;
+use super::reap::{self, ProcessEnd};
+use super::record::now;
+use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
+
+/// How long a process may take to go after SIGKILL before a stop reports it as unkillable
+/// (a process in uninterruptible sleep can outlive SIGKILL for a while).
+const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
+
+/// One task of the run.
+pub(crate) struct Task {
+    /// The task's id.
+    pub id: TaskId,
+    /// Where its record is persisted.
+    record_path: PathBuf,
+    /// The record, behind the one lock every change happens under.
+    record: Mutex<TaskRecord>,
+    /// Its process, when it started.
+    identity: Option<ProcessIdentity>,
+    /// True once the process has ended (it may not be reaped yet).
+    ended: watch::Sender<bool>,
+    /// True once the task is over: terminal, reaped, recorded and announced.
+    finished: watch::Sender<bool>,
+    /// Held by a stop while it signals the group. The reap waits for it, so the group id stays
+    /// reserved by the unreaped leader until no stop will signal it any more.
+    signalling: Mutex<()>,
+}
+
+/// A change to a task's record.
+#[derive(Debug)]
+pub(crate) enum Change {
+    /// The process ended.
+    Ended(ProcessEnd),
+    /// The process could not start or be recorded, or its end could not be observed.
+    Failed(String),
+    /// The runtime is stopping it.
+    Stopped(StopCause),
+}
+
+/// Why the runtime stops a task; recorded as its `reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopCause {
+    /// TaskStop asked for it.
+    Requested,
+    /// The run is ending.
+    Closing,
+}
+
+impl StopCause {
+    fn reason(self) -> &'static str {
+        match self {
+            StopCause::Requested => "stopped by TaskStop",
+            StopCause::Closing => "stopped because the run ended",
+        }
+    }
+}
+
+/// The result of [`Task::apply`].
+#[derive(Debug)]
+pub(crate) struct Applied {
+    /// Whether this change moved the task out of `running` (it won the compare-and-set).
+    pub transitioned: bool,
+    /// The record after the change.
+    pub record: TaskRecord,
+    /// Whether the change reached the disk.
+    pub persisted: Result<(), RuntimeError>,
+}
+
+/// How a stop went.
+#[derive(Debug)]
+pub struct Stopped {
+    /// The task's final record.
+    pub record: TaskRecord,
+    /// Whether this stop is what ended the task (false: it had already finished or was being
+    /// stopped by someone else).
+    pub stopped_here: bool,
+    /// Set when the process was stopped but its new state could not be persisted.
+    pub unrecorded: Option<RuntimeError>,
+}
+
+impl Task {
+    /// A task whose record says `running`; `identity` is `None` when its process never started
+    /// (the caller then fails it through [`Task::apply`]).
+    pub fn new(
+        record_path: PathBuf,
+        record: TaskRecord,
+        identity: Option<ProcessIdentity>,
+    ) -> Self {
+        Task {
+            id: record.id.clone(),
+            record_path,
+            record: Mutex::new(record),
+            identity,
+            ended: watch::Sender::new(false),
+            finished: watch::Sender::new(false),
+            signalling: Mutex::new(()),
+        }
+    }
+
+    /// Applies `change` under the record lock and persists the result before releasing it.
+    /// This is the only code that changes a record after it was first written.
+    pub async fn apply(&self, change: Change) -> Applied {
+        let mut record = self.record.lock().await;
+        let before = record.clone();
+        let transitioned = transition(&mut record, change);
+        let persisted = if *record == before {
+            Ok(())
+        } else {
+            persist(self.record_path.clone(), record.clone()).await
+        };
+        Applied {
+            transitioned,
+            record: record.clone(),
+            persisted,
+        }
+    }
+
+    /// Writes the record as it is (its first write, right after the process started).
+    pub async fn persist(&self) -> Result<(), RuntimeError> {
+        let record = self.record.lock().await;
+        persist(self.record_path.clone(), record.clone()).await
+    }
+
+    /// The record as it is now.
+    pub async fn snapshot(&self) -> TaskRecord {
+        self.record.lock().await.clone()
+    }
+
+    /// Whether the task is over.
+    pub fn is_finished(&self) -> bool {
+        *self.finished.borrow()
+    }
+
+    /// Marks the task over. Only for a task whose process never started; a started task is
+    /// finished by [`Task::follow`] alone.
+    pub fn finish_unstarted(&self) {
+        debug_assert!(self.identity.is_none());
+        self.finished.send_replace(true);
+    }
+
+    /// Waits until the task is over or `limit` has passed; says whether it is over.
+    pub async fn wait_finished(&self, limit: Duration) -> bool {
+        until(&self.finished, limit).await
+    }
+
+    /// Stops the task: marks it `killed` (persisted) before the first signal, SIGTERMs its
+    /// process group, gives it `grace` to end, SIGKILLs the group, and waits for the task to be
+    /// over. A task that already ended is left alone and its final record returned.
+    ///
+    /// Returns an error only when the process may still be running; a record that could not be
+    /// written is reported in [`Stopped::unrecorded`] instead, after the process is gone.
+    pub async fn stop(&self, cause: StopCause, grace: Duration) -> Result<Stopped, RuntimeError> {
+        let signalling = self.signalling.lock().await;
+        let applied = self.apply(Change::Stopped(cause)).await;
+        // Also when an earlier stop marked it but could not make it end: try again.
+        let must_signal = applied.record.status == TaskStatus::Killed && !*self.ended.borrow();
+        if let (true, Some(identity)) = (must_signal, self.identity) {
+            self.terminate(identity, grace).await?;
+        }
+        drop(signalling);
+        // The process has ended; the follower reaps it and finishes the task promptly.
+        let mut finished = self.finished.subscribe();
+        let _ = finished.wait_for(|done| *done).await;
+        Ok(Stopped {
+            record: self.snapshot().await,
+            stopped_here: applied.transitioned,
+            unrecorded: applied.persisted.err(),
+        })
+    }
+
+    /// SIGTERM, up to `grace` for the process to end, SIGKILL, and a last bounded wait.
+    async fn terminate(
+        &self,
+        identity: ProcessIdentity,
+        grace: Duration,
+    ) -> Result<(), RuntimeError> {
+        let signal = |signal| {
+            identity
+                .signal_group(signal)
+                .map_err(|source| RuntimeError::SignalFailed {
+                    id: self.id.clone(),
+                    source,
+                })
+        };
+        signal(Signal::SIGTERM)?;
+        if until(&self.ended, grace).await {
+            return Ok(());
+        }
+        signal(Signal::SIGKILL)?;
+        if until(&self.ended, AFTER_KILL_WAIT).await {
+            return Ok(());
+        }
+        Err(RuntimeError::Unkillable {
+            id: self.id.clone(),
+            pid: identity.pid,
+        })
+    }
+
+    /// Follows the task's process to the end: observes how it ended (leaving it unreaped),
+    /// records that, kills whatever it left running in its group (`cmd &`), reaps it, announces
+    /// the final record, and only then marks the task finished — so whoever waits for the
+    /// task hears of it after the announcement. The only code that reaps a task's process.
+    pub async fn follow(&self, identity: ProcessIdentity, events: &TaskEventSink) {
+        let pid = identity.pid;
+        let change = match blocking(move || reap::wait_for_end(pid)).await {
+            Ok(Ok(end)) => Change::Ended(end),
+            Ok(Err(errno)) => Change::Failed(format!("lost track of the process: {errno}")),
+            Err(error) => Change::Failed(error.to_string()),
+        };
+        self.ended.send_replace(true);
+        let applied = self.apply(change).await;
+        {
+            let _signalling = self.signalling.lock().await;
+            // Best effort on both: the group may be empty already, and a reap that fails leaves
+            // nothing to act on (the child was not ours to wait for any more).
+            let _ = identity.signal_group(Signal::SIGKILL);
+            let _ = blocking(move || reap::reap(pid)).await;
+        }
+        events(TaskEvent::Finished(applied.record));
+        if let Err(error) = applied.persisted {
+            events(TaskEvent::Unrecorded(error));
+        }
+        self.finished.send_replace(true);
+    }
+}
+
+/// The state machine. Moves a `running` record to its terminal state, or fills in how a killed
+/// task's process ended; says whether the status changed. Terminal states are final: nothing
+/// else changes a terminal record, so a late exit can never overwrite `killed`.
+fn transition(record: &mut TaskRecord, change: Change) -> bool {
+    match (record.status, change) {
+        (TaskStatus::Running, Change::Ended(end)) => {
+            record.status = match end {
+                ProcessEnd::Exited(0) => TaskStatus::Completed,
+                _ => TaskStatus::Failed,
+            };
+            record_end(record, end);
+            true
+        }
+        (TaskStatus::Running, Change::Failed(reason)) => {
+            record.status = TaskStatus::Failed;
+            record.reason = Some(reason);
+            record.ended_at = Some(now());
+            true
+        }
+        (TaskStatus::Running, Change::Stopped(cause)) => {
+            record.status = TaskStatus::Killed;
+            record.reason = Some(cause.reason().to_string());
+            true
+        }
+        (TaskStatus::Killed, Change::Ended(end)) if record.ended_at.is_none() => {
+            record_end(record, end);
+            false
+        }
+        _ => false,
+    }
+}
+
+fn record_end(record: &mut TaskRecord, end: ProcessEnd) {
+    record.ended_at = Some(now());
+    match end {
+        ProcessEnd::Exited(code) => record.exit_code = Some(code),
+        ProcessEnd::Signalled(signal) => record.signal = Some(signal),
+    }
+}
+
+/// Waits until `flag` is true or `limit` has passed; says whether it is true.
+async fn until(flag: &watch::Sender<bool>, limit: Duration) -> bool {
+    let mut receiver = flag.subscribe();
+    let result = tokio::time::timeout(limit, receiver.wait_for(|set| *set)).await;
+    result.is_ok()
+}
+
+/// Writes `record` to `path` atomically, on a blocking thread.
+async fn persist(path: PathBuf, record: TaskRecord) -> Result<(), RuntimeError> {
+    blocking(move || write_record(&path, &record).map_err(RuntimeError::io("write", path))).await?
+}
+
+fn write_record(path: &Path, record: &TaskRecord) -> io::Result<()> {
+    let mut json = serde_json::to_vec_pretty(record)?;
+    json.push(b'\n');
+    crate::fsutil::write_atomic(path, &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{RECORD_SCHEMA_VERSION, TaskKind};
+
+    fn running() -> TaskRecord {
+        TaskRecord {
+            schema_version: RECORD_SCHEMA_VERSION,
+            id: TaskId::generate(),
+            kind: TaskKind::Shell {
+                command: "true".into(),
+            },
+            description: None,
+            run_id: "run_t".into(),
+            pid: Some(1234),
+            start_time: None,
+            boot_id: None,
+            started_at: now(),
+            ended_at: None,
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            output_path: "/nowhere".into(),
+        }
+    }
+
+    #[test]
+    fn exits_decide_completed_or_failed() {
+        let mut record = running();
+        assert!(transition(
+            &mut record,
+            Change::Ended(ProcessEnd::Exited(0))
+        ));
+        assert_eq!(
+            (record.status, record.exit_code),
+            (TaskStatus::Completed, Some(0))
+        );
+        let mut record = running();
+        assert!(transition(
+            &mut record,
+            Change::Ended(ProcessEnd::Exited(3))
+        ));
+        assert_eq!(
+            (record.status, record.exit_code),
+            (TaskStatus::Failed, Some(3))
+        );
+        let mut record = running();
+        assert!(transition(
+            &mut record,
+            Change::Ended(ProcessEnd::Signalled(9))
+        ));
+        assert_eq!(
+            (record.status, record.signal),
+            (TaskStatus::Failed, Some(9))
+        );
+    }
+
+    #[test]
+    fn stop_then_late_exit_keeps_killed_and_records_how_it_ended() {
+        let mut record = running();
+        assert!(transition(
+            &mut record,
+            Change::Stopped(StopCause::Requested)
+        ));
+        assert_eq!(record.status, TaskStatus::Killed);
+        assert!(!transition(
+            &mut record,
+            Change::Ended(ProcessEnd::Exited(7))
+        ));
+        assert_eq!(
+            (record.status, record.exit_code),
+            (TaskStatus::Killed, Some(7))
+        );
+        // The end is recorded once; nothing moves a terminal record after that.
+        let settled = record.clone();
+        assert!(!transition(
+            &mut record,
+            Change::Ended(ProcessEnd::Exited(0))
+        ));
+        assert!(!transition(&mut record, Change::Failed("late".into())));
+        assert!(!transition(
+            &mut record,
+            Change::Stopped(StopCause::Closing)
+        ));
+        assert_eq!(record, settled);
+    }
+
+    #[test]
+    fn terminal_states_are_final() {
+        for first in [
+            Change::Ended(ProcessEnd::Exited(0)),
+            Change::Ended(ProcessEnd::Exited(1)),
+            Change::Failed("could not start".into()),
+        ] {
+            let mut record = running();
+            assert!(transition(&mut record, first));
+            let settled = record.clone();
+            assert!(!transition(
+                &mut record,
+                Change::Stopped(StopCause::Requested)
+            ));
+            assert!(!transition(
+                &mut record,
+                Change::Ended(ProcessEnd::Exited(2))
+            ));
+            assert_eq!(record, settled);
+        }
+    }
+}

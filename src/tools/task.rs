@@ -1,0 +1,441 @@
+//! `TaskOutput` and `TaskStop`: reading and stopping the run's background tasks. Thin adapters
+//! over [`crate::runtime::Runtime`]: they validate arguments, call it, and write what happened
+//! for the model.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::runtime::{
+    OutputWindow, Runtime, RuntimeError, TaskKind, TaskRecord, TaskStatus, Window,
+};
+
+/// The output returned when the model gives no `max_bytes`.
+const DEFAULT_MAX_BYTES: u64 = 16 * 1024;
+/// The most output one call may ask for.
+const MAX_MAX_BYTES: u64 = 256 * 1024;
+/// How long `block` waits when the model gives no `timeout_ms`.
+const DEFAULT_BLOCK_MS: u64 = 30_000;
+/// The longest `block` wait one call may ask for.
+const MAX_BLOCK_MS: u64 = 600_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputArgs {
+    task_id: String,
+    block: Option<bool>,
+    timeout_ms: Option<u64>,
+    offset: Option<u64>,
+    max_bytes: Option<u64>,
+}
+
+/// Reads a background task's state and output.
+pub struct TaskOutput {
+    runtime: Arc<Runtime>,
+}
+
+impl TaskOutput {
+    /// The tool over the run's runtime.
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        TaskOutput { runtime }
+    }
+}
+
+#[async_trait]
+impl Tool for TaskOutput {
+    fn name(&self) -> &'static str {
+        "TaskOutput"
+    }
+
+    fn description(&self) -> &'static str {
+        "Check a background task started earlier in this run (such as a bash command run \
+         with run_in_background): its status, exit code and output. By default it \
+         returns at once with the last max_bytes (default 16384) of the output; set block to \
+         true to wait until the task ends or timeout_ms (default 30000, max 600000) passes. To \
+         read output in order, pass offset (0 first, then the next_offset of the previous \
+         result). Output is never read whole, so this is cheap however much the task wrote."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {
+                    "type": "string",
+                    "description": "The task's id, e.g. task_0123456789ab."
+                },
+                "block": {
+                    "type": "boolean",
+                    "description": "Wait for the task to end (up to timeout_ms) before answering."
+                },
+                "timeout_ms": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_BLOCK_MS,
+                    "description": "With block: the longest to wait (default 30000)."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Read output from this byte offset instead of the end."
+                },
+                "max_bytes": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_MAX_BYTES,
+                    "description": "The most output bytes to return (default 16384)."
+                }
+            },
+            "required": ["task_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Read
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: OutputArgs = parse_args(args)?;
+        let max_bytes = bounded(
+            "max_bytes",
+            args.max_bytes,
+            DEFAULT_MAX_BYTES,
+            MAX_MAX_BYTES,
+        )?;
+        let timeout_ms = bounded(
+            "timeout_ms",
+            args.timeout_ms,
+            DEFAULT_BLOCK_MS,
+            MAX_BLOCK_MS,
+        )?;
+        let id = args.task_id.as_str();
+        let blocked = args.block.unwrap_or(false);
+        let record = if blocked {
+            tokio::select! {
+                record = self.runtime.wait(id, Duration::from_millis(timeout_ms)) => record,
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            }
+        } else {
+            self.runtime.status(id).await
+        }
+        .map_err(tool_error)?;
+
+        let max_bytes = max_bytes as usize;
+        let lines = matches!(record.kind, TaskKind::Specialist { .. });
+        let window = match args.offset {
+            Some(offset) => Window::From { offset, max_bytes },
+            // One byte more for stream-json: it tells whether the first line starts in the
+            // window or before it (see `whole_lines`).
+            None => Window::Tail {
+                max_bytes: max_bytes + usize::from(lines),
+            },
+        };
+        let read = self
+            .runtime
+            .read_output(id, window)
+            .await
+            .map_err(tool_error)?;
+        if let Some(offset) = args.offset.filter(|offset| *offset > read.size) {
+            return Err(ToolError::InvalidArguments(format!(
+                "offset {offset} is past the end of the output ({} bytes so far)",
+                read.size
+            )));
+        }
+
+        let mut report = describe(&record);
+        if blocked && record.status == TaskStatus::Running {
+            report.push_str(&format!(
+                "note: still running after waiting {timeout_ms} ms; call TaskOutput with \
+                 block=true again to keep waiting, or TaskStop to stop it\n"
+            ));
+        }
+        let (text, next_offset) = if lines {
+            let (bytes, next) = whole_lines(&read, args.offset.is_none());
+            (render_stream_json(bytes), next)
+        } else {
+            (
+                String::from_utf8_lossy(&read.bytes).into_owned(),
+                read.next_offset,
+            )
+        };
+        append_output(&mut report, &read, &text, next_offset);
+        Ok(report)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StopArgs {
+    task_id: String,
+}
+
+/// Stops a background task.
+pub struct TaskStop {
+    runtime: Arc<Runtime>,
+}
+
+impl TaskStop {
+    /// The tool over the run's runtime.
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        TaskStop { runtime }
+    }
+}
+
+#[async_trait]
+impl Tool for TaskStop {
+    fn name(&self) -> &'static str {
+        "TaskStop"
+    }
+
+    fn description(&self) -> &'static str {
+        "Stop a background task started earlier in this run: it gets SIGTERM, then SIGKILL if \
+         it is still running after a short grace period, together with everything it started. \
+         Returns the task's final state. Stopping a task that already ended just returns how \
+         it ended."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "task_id": {
+                    "type": "string",
+                    "description": "The task's id, e.g. task_0123456789ab."
+                }
+            },
+            "required": ["task_id"],
+            "additionalProperties": false
+        })
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Shell
+    }
+
+    async fn call(&self, args: Value, _ctx: &ToolContext) -> ToolResult {
+        let args: StopArgs = parse_args(args)?;
+        // Not cancellable on purpose: a stop half-done is worse than one that finishes (the
+        // runtime completes it anyway), and it is bounded by the grace period.
+        let stopped = self.runtime.stop(&args.task_id).await.map_err(tool_error)?;
+        let mut report = if stopped.stopped_here {
+            String::new()
+        } else {
+            "note: the task had already ended; this is how\n".to_string()
+        };
+        report.push_str(&describe(&stopped.record));
+        if let Some(error) = stopped.unrecorded {
+            report.push_str(&format!(
+                "warning: the new state could not be saved: {error}\n"
+            ));
+        }
+        Ok(report)
+    }
+}
+
+/// A runtime error as the model should see it, with what to do about it where there is
+/// something to do. Decided by the error's kind.
+pub(super) fn tool_error(error: RuntimeError) -> ToolError {
+    match error {
+        RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
+        RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(
+            "{error}; stop one with TaskStop or wait for one to end (TaskOutput with \
+             block=true), then start this again"
+        )),
+        RuntimeError::UnknownTask(_) => ToolError::Failed(format!(
+            "{error}; a task's id is in the result of the call that started it"
+        )),
+        _ => ToolError::Failed(error.to_string()),
+    }
+}
+
+/// An optional numeric argument with a default and a maximum; 0 is refused.
+fn bounded(name: &str, value: Option<u64>, default: u64, max: u64) -> Result<u64, ToolError> {
+    match value {
+        None => Ok(default),
+        Some(0) => Err(ToolError::InvalidArguments(format!(
+            "`{name}` must be at least 1"
+        ))),
+        Some(value) if value > max => Err(ToolError::InvalidArguments(format!(
+            "`{name}` is {value}; the maximum is {max}"
+        ))),
+        Some(value) => Ok(value),
+    }
+}
+
+/// The record as `key: value` lines.
+fn describe(record: &TaskRecord) -> String {
+    let mut lines = vec![
+        format!("task_id: {}", record.id),
+        format!("kind: {}", record.kind.as_str()),
+        match &record.kind {
+            TaskKind::Specialist { name } => format!("name: {name}"),
+            TaskKind::Shell { command } => format!("command: {command}"),
+        },
+    ];
+    if let Some(description) = &record.description {
+        lines.push(format!("description: {description}"));
+    }
+    lines.push(format!("status: {}", record.status.as_str()));
+    if let Some(code) = record.exit_code {
+        lines.push(format!("exit_code: {code}"));
+    }
+    if let Some(signal) = record.signal {
+        lines.push(format!("signal: {signal}"));
+    }
+    if let Some(reason) = &record.reason {
+        lines.push(format!("reason: {reason}"));
+    }
+    lines.push(format!("started_at: {}", record.started_at));
+    if let Some(ended) = &record.ended_at {
+        lines.push(format!("ended_at: {ended}"));
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Appends the output section: which bytes are shown, where to continue, then the text.
+fn append_output(report: &mut String, read: &OutputWindow, text: &str, next_offset: u64) {
+    if read.size == 0 {
+        report.push_str("output: (none yet)\n");
+        return;
+    }
+    report.push_str(&format!(
+        "output: {} bytes in all; showing bytes {}..{next_offset}; next_offset: {next_offset}",
+        read.size, read.start
+    ));
+    if read.start > 0 {
+        report.push_str(" (earlier output omitted; pass offset to read it)");
+    }
+    report.push('\n');
+    report.push_str(text);
+    if !text.ends_with('\n') {
+        report.push('\n');
+    }
+}
+
+/// Cuts a stream-json window to whole lines and returns them with the offset just past them.
+/// When `read_early` (a tail read one byte before its window) and the window does not start
+/// the file, everything up to the first line break belongs to a line that began earlier and
+/// is dropped. A line still being written at the end is left for the next read, unless the
+/// window holds no line break at all (a line longer than the window is shown as it is).
+fn whole_lines(read: &OutputWindow, read_early: bool) -> (&[u8], u64) {
+    let mut bytes = read.bytes.as_slice();
+    let mut start = read.start;
+    if read_early && read.start > 0 {
+        if let Some(newline) = bytes.iter().position(|b| *b == b'\n') {
+            bytes = &bytes[newline + 1..];
+            start += newline as u64 + 1;
+        }
+    }
+    let end = bytes
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(bytes.len(), |last| last + 1);
+    (&bytes[..end], start + end as u64)
+}
+
+/// A specialist's stream-json as text for the model: the assistant's text deltas joined,
+/// `▸ tool_call name args` for each call, `final: text` for the answer, and every other line
+/// as it is.
+fn render_stream_json(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let mut in_text = false;
+    for line in String::from_utf8_lossy(bytes).lines() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Option<Value> = serde_json::from_str(line).ok();
+        let field = |name: &str| event.as_ref().and_then(|e| e.get(name));
+        let text = |name: &str| field(name).and_then(Value::as_str).unwrap_or_default();
+        let rendered = match text("type") {
+            "text" => {
+                out.push_str(text("delta"));
+                in_text = true;
+                continue;
+            }
+            "tool_call" => format!(
+                "▸ tool_call {} {}",
+                text("name"),
+                field("args").map(Value::to_string).unwrap_or_default()
+            ),
+            "final" => format!("final: {}", text("text")),
+            _ => line.to_string(),
+        };
+        if std::mem::take(&mut in_text) && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&rendered);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(start: u64, bytes: &[u8]) -> OutputWindow {
+        OutputWindow {
+            start,
+            next_offset: start + bytes.len() as u64,
+            size: start + bytes.len() as u64 + 5,
+            bytes: bytes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn stream_json_reads_as_text() {
+        let stream = concat!(
+            r#"{"type":"run_start","cwd":"/w"}"#,
+            "\n",
+            r#"{"type":"text","delta":"Looking "}"#,
+            "\n",
+            r#"{"type":"text","delta":"around."}"#,
+            "\n",
+            r#"{"type":"tool_call","id":"c1","name":"grep","args":{"pattern":"fn main"}}"#,
+            "\n",
+            "a stray stderr line\n",
+            r#"{"type":"final","text":"Found it."}"#,
+            "\n"
+        );
+        assert_eq!(
+            render_stream_json(stream.as_bytes()),
+            concat!(
+                r#"{"type":"run_start","cwd":"/w"}"#,
+                "\nLooking around.\n",
+                r#"▸ tool_call grep {"pattern":"fn main"}"#,
+                "\na stray stderr line\nfinal: Found it.\n"
+            )
+        );
+    }
+
+    #[test]
+    fn stream_json_windows_keep_whole_lines() {
+        // A tail read one byte early that starts inside a line drops that line's end...
+        let read = window(10, b"ial\"}\n{\"a\":1}\n{\"b\"");
+        let (lines, next) = whole_lines(&read, true);
+        assert_eq!(lines, b"{\"a\":1}\n");
+        assert_eq!(next, 10 + 14);
+        // ...but keeps the first line when the early byte was the previous line's end.
+        let read = window(10, b"\n{\"a\":1}\n");
+        assert_eq!(whole_lines(&read, true).0, b"{\"a\":1}\n");
+        // An offset read keeps its start, and a window without a line break is shown whole.
+        assert_eq!(
+            whole_lines(&window(3, b"{\"a\"}\n{"), false),
+            (&b"{\"a\"}\n"[..], 9)
+        );
+        assert_eq!(whole_lines(&window(3, b"abc"), false), (&b"abc"[..], 6));
+    }
+
+    #[test]
+    fn numeric_limits_are_checked() {
+        assert_eq!(bounded("max_bytes", None, 7, 10), Ok(7));
+        assert_eq!(bounded("max_bytes", Some(10), 7, 10), Ok(10));
+        assert!(bounded("max_bytes", Some(0), 7, 10).is_err());
+        assert!(bounded("max_bytes", Some(11), 7, 10).is_err());
+    }
+}
