@@ -468,6 +468,8 @@ async fn handle(
         _ => None,
     };
     let reply = shared.script.lock().unwrap().next_reply(&recorded);
+    // Only the conversation: tool descriptions may show example ids.
+    let conversation = recorded.body["messages"].to_string();
     shared.requests.lock().unwrap().push(recorded);
     let Some(wire) = wire else {
         return plain(StatusCode::NOT_FOUND, "fake model: unknown path");
@@ -482,7 +484,8 @@ async fn handle(
         Kind::StreamError { message } => {
             event_stream(stream_error_events(wire, &message), Ending::Complete)
         }
-        Kind::Stream(streamed) => {
+        Kind::Stream(mut streamed) => {
+            fill_task_ids(&mut streamed, &conversation);
             let events = match wire {
                 Wire::OpenAi => openai_events(&streamed),
                 Wire::Anthropic => anthropic_events(&streamed),
@@ -571,6 +574,33 @@ fn named(value: Value) -> String {
         "event: {}\ndata: {value}\n\n",
         value["type"].as_str().unwrap_or("message")
     )
+}
+
+/// The placeholder a scripted tool call's arguments may contain; it is replaced by the task id
+/// most recently mentioned in the request's messages (a tool result that started a task names it), so a
+/// script can call `TaskOutput`/`TaskStop` on a task whose id it cannot know in advance.
+pub const TASK_ID: &str = "$TASK_ID";
+
+fn fill_task_ids(reply: &mut Streamed, request_body: &str) {
+    let Some(id) = last_task_id(request_body) else {
+        return;
+    };
+    for (_, arguments) in &mut reply.tool_calls {
+        *arguments = arguments.replace(TASK_ID, &id);
+    }
+}
+
+/// The last `task_` followed by 12 lowercase hex digits in `text`.
+fn last_task_id(text: &str) -> Option<String> {
+    text.match_indices("task_")
+        .filter_map(|(at, _)| text.get(at..at + 17))
+        .filter(|id| {
+            id[5..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        })
+        .last()
+        .map(str::to_owned)
 }
 
 /// Text split into deltas of one word each (with its trailing space).
