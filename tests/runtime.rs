@@ -17,6 +17,11 @@ use zero::runtime::{
 
 const DEADLINE: Duration = Duration::from_secs(20);
 
+/// Commands run under guardians, which are the zero binary, not this test harness.
+fn use_the_zero_binary_as_guardian() {
+    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+}
+
 /// A runtime in a fresh data directory, with a workspace for its commands and a log of events.
 struct Harness {
     home: tempfile::TempDir,
@@ -31,6 +36,7 @@ impl Harness {
     }
 
     fn with(adjust: impl FnOnce(&mut RuntimeConfig)) -> Self {
+        use_the_zero_binary_as_guardian();
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let mut config = RuntimeConfig::new("run_test_a", home.path());
@@ -586,4 +592,80 @@ async fn ids_are_checked_and_other_runs_tasks_are_refused() {
     assert!(h.runtime.stop(theirs.id.as_str()).await.is_err());
     other.close().await;
     h.runtime.close().await;
+}
+
+mod foreground {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+    use zero::runtime::process::{CommandOutput, ShellCommand, Termination, run_foreground};
+
+    async fn run(command: &str, timeout_ms: u64, cancel: &CancellationToken) -> CommandOutput {
+        use_the_zero_binary_as_guardian();
+        let dir = tempfile::tempdir().unwrap();
+        run_foreground(
+            ShellCommand {
+                command,
+                cwd: dir.path(),
+                timeout: Duration::from_millis(timeout_ms),
+            },
+            cancel,
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_both_streams_and_the_exit_code() {
+        let out = run(
+            "echo out; echo err >&2; exit 3",
+            10_000,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(out.termination, Termination::Exited(3));
+        assert_eq!(out.stdout.render(), "out\n");
+        assert_eq!(out.stderr.render(), "err\n");
+        assert_eq!(out.leftovers, 0);
+    }
+
+    #[tokio::test]
+    async fn leftovers_are_stopped_and_counted_without_hanging_the_call() {
+        let out = run(
+            "sleep 30 & sleep 31 & setsid sleep 32 & echo started",
+            10_000,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(out.termination, Termination::Exited(0));
+        assert_eq!(out.stdout.render(), "started\n");
+        assert_eq!(out.leftovers, 3);
+    }
+
+    #[tokio::test]
+    async fn a_signal_death_is_passed_through() {
+        let out = run("kill -USR1 $$", 10_000, &CancellationToken::new()).await;
+        assert_eq!(out.termination, Termination::Signalled(libc_sigusr1()));
+    }
+
+    fn libc_sigusr1() -> i32 {
+        Signal::SIGUSR1 as i32
+    }
+
+    #[tokio::test]
+    async fn cancellation_ends_the_command() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let out = run("sleep 30", 60_000, &cancel).await;
+        assert_eq!(out.termination, Termination::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_stops_the_command() {
+        let out = run("sleep 30", 200, &CancellationToken::new()).await;
+        assert_eq!(out.termination, Termination::TimedOut);
+    }
 }
