@@ -1,0 +1,392 @@
+//! The lifecycle conformance suite: the real binary against the fake model server, stopped by
+//! every signal in every phase of a run, and then checked for what it promises — the right exit
+//! code in time, nothing it started still running, nothing it wrote left behind, exactly one
+//! `run_end` and it last, task records that agree.
+//!
+//! Processes are found by a per-test nonce in their argv (`sleep 300.<nonce>`); every test
+//! SIGKILLs whatever still carries its nonce when it ends, pass or fail. Each run has its own
+//! ZERO_HOME, TMPDIR and workspace. Waits are deadline-based polls, and a signal is sent only
+//! once its phase is reached.
+
+mod support;
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use support::fake_model::{FakeModel, Reply, Script};
+use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+/// How long zero may take to exit after a signal, and its processes to be gone.
+const PROMPT: Duration = Duration::from_secs(3);
+/// How long a phase may take to be reached.
+const SETUP: Duration = Duration::from_secs(20);
+/// The grace period the runs use.
+const GRACE_MS: &str = "300";
+
+/// A model reply that takes far longer than any test: the run is waiting on the model.
+fn slow_model() -> Reply {
+    Reply::text("too late").delay(Duration::from_secs(120))
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_call("bash", json!({ "command": command }))
+}
+
+fn bash_background(command: &str) -> Reply {
+    Reply::tool_call(
+        "bash",
+        json!({ "command": command, "run_in_background": true }),
+    )
+}
+
+/// Where a run is when the signal arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the model's first byte.
+    Model,
+    /// A foreground `bash` running `sleep`.
+    Foreground,
+    /// A foreground `bash` whose shell waits on a background and a foreground `sleep`.
+    Grandchild,
+    /// A foreground `bash` that escaped a `sleep` into its own session and returned; the run
+    /// then waits on the model.
+    Escape,
+    /// A background shell task running `sleep`; the run waits on the model.
+    Background,
+}
+
+impl Phase {
+    fn script(self, nonce: &str) -> Script {
+        let first = match self {
+            Phase::Model => return Script::new().reply(slow_model()),
+            Phase::Foreground => bash(&format!("sleep 300.{nonce}")),
+            Phase::Grandchild => bash(&format!("sleep 300.{nonce}1 & sleep 300.{nonce}2; wait")),
+            Phase::Escape => bash(&format!("setsid sleep 300.{nonce} & echo started")),
+            Phase::Background => bash_background(&format!("sleep 300.{nonce}")),
+        };
+        Script::new().reply(first).reply(slow_model())
+    }
+
+    fn reached(self, server: &FakeModel, nonce: &str) -> bool {
+        let requests = server.requests().len();
+        let sleeping = sleepers(nonce).len();
+        match self {
+            Phase::Model => requests >= 1,
+            Phase::Foreground => sleeping >= 1,
+            Phase::Grandchild => sleeping >= 2,
+            Phase::Escape => requests >= 2,
+            Phase::Background => requests >= 2 && sleeping >= 1,
+        }
+    }
+}
+
+/// A process, by pid and argv.
+struct Process {
+    pid: i32,
+    argv: Vec<String>,
+}
+
+/// Live (not zombie) processes whose argv mentions `nonce`.
+fn processes(nonce: &str) -> Vec<Process> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        let argv: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|part| !part.is_empty())
+            .map(|part| String::from_utf8_lossy(part).into_owned())
+            .collect();
+        if !zombie && argv.iter().any(|arg| arg.contains(nonce)) {
+            found.push(Process { pid, argv });
+        }
+    }
+    found
+}
+
+/// The `sleep` processes of `nonce` (not their guardians or shells).
+fn sleepers(nonce: &str) -> Vec<Process> {
+    processes(nonce)
+        .into_iter()
+        .filter(|p| p.argv.first().is_some_and(|a| a.ends_with("sleep")))
+        .collect()
+}
+
+fn nonce() -> String {
+    format!("{}{:06}", std::process::id(), fastrand::u32(..1_000_000))
+}
+
+/// Polls `condition` until it holds or `limit` passes; says whether it held.
+fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// SIGKILLs whatever still carries the nonce when a test ends, however it ends.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for process in processes(&self.0) {
+            let _ = kill(Pid::from_raw(process.pid), Signal::SIGKILL);
+        }
+    }
+}
+
+/// One `zero exec` run with private directories.
+struct Zero {
+    child: Child,
+    home: tempfile::TempDir,
+    tmp: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+impl Zero {
+    fn start(server: &FakeModel) -> Zero {
+        let home = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let child = zero_std_with(server, Wire::OpenAi)
+            .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+            .current_dir(workspace.path())
+            .env("ZERO_HOME", home.path())
+            .env("TMPDIR", tmp.path())
+            .env("ZERO_KILL_GRACE_MS", GRACE_MS)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Zero {
+            child,
+            home,
+            tmp,
+            workspace,
+        }
+    }
+
+    fn pid(&self) -> Pid {
+        Pid::from_raw(self.child.id() as i32)
+    }
+
+    fn signal(&self, signal: Signal) {
+        kill(self.pid(), signal).unwrap();
+    }
+
+    /// Waits for the exit; panics if it does not come within `limit`.
+    fn exit_within(&mut self, limit: Duration) -> ExitStatus {
+        let mut status = None;
+        let exited = eventually(limit, || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        if !exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            panic!("zero did not exit within {limit:?}: {}", self.stderr());
+        }
+        status.unwrap()
+    }
+
+    fn stdout(&mut self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        bytes
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut text);
+        }
+        text
+    }
+
+    fn records(&self) -> Vec<Value> {
+        std::fs::read_dir(self.home.path().join("tasks"))
+            .map(|dir| {
+                dir.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Nothing zero created is left in its TMPDIR or its workspace.
+    fn assert_no_stray_files(&self) {
+        for dir in [self.tmp.path(), self.workspace.path()] {
+            assert_eq!(
+                entries(dir),
+                Vec::<String>::new(),
+                "left in {}",
+                dir.display()
+            );
+        }
+    }
+
+    /// No lease and no run directory are left in ZERO_HOME/runs.
+    fn assert_run_closed(&self) {
+        let runs = self.home.path().join("runs");
+        assert_eq!(
+            entries(&runs),
+            Vec::<String>::new(),
+            "left in {}",
+            runs.display()
+        );
+    }
+}
+
+impl Drop for Zero {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn assert_gone_soon(nonce: &str) {
+    assert!(
+        eventually(PROMPT, || processes(nonce).is_empty()),
+        "still running: {:?}",
+        processes(nonce)
+            .iter()
+            .map(|p| (p.pid, p.argv.join(" ")))
+            .collect::<Vec<_>>()
+    );
+}
+
+fn tool_results(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Plays one cell of the matrix: reach `phase`, send `signal`, check every promise.
+fn play(signal: Signal, phase: Phase) {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let server = FakeModel::start(phase.script(&nonce));
+    let mut zero = Zero::start(&server);
+    assert!(
+        eventually(SETUP, || phase.reached(&server, &nonce)),
+        "{phase:?} was never reached: {}",
+        zero.stderr()
+    );
+    zero.signal(signal);
+    let status = zero.exit_within(PROMPT);
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    let records = zero.records();
+    assert_eq!(
+        records.len(),
+        usize::from(phase == Phase::Background),
+        "{records:?}"
+    );
+    if signal == Signal::SIGKILL {
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+        // Nobody closed the run: its records still claim `running` under a lease nobody holds
+        // (reconciliation's business), but the process they name is gone.
+        for record in &records {
+            assert_eq!(record["status"], "running", "{record}");
+        }
+        return;
+    }
+    let code = 128 + signal as i32;
+    assert_eq!(status.code(), Some(code), "{status:?}: {}", zero.stderr());
+    zero.assert_run_closed();
+    let events = events(&zero.stdout());
+    assert_stream_contract(&events, code);
+    assert_eq!(events.last().unwrap()["status"], "interrupted");
+    let expected = match signal {
+        Signal::SIGINT => "interrupted",
+        Signal::SIGTERM => "terminated",
+        _ => "hangup",
+    };
+    let errors: Vec<&Value> = events.iter().filter(|e| e["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["code"], expected, "{}", errors[0]);
+    assert_eq!(errors[0]["retryable"], false);
+    for record in &records {
+        assert_eq!(record["status"], "killed", "{record}");
+    }
+    if phase == Phase::Escape {
+        let results = tool_results(&events);
+        assert!(
+            results[0].contains("stopped 1 leftover process"),
+            "{}",
+            results[0]
+        );
+    }
+}
+
+macro_rules! matrix {
+    ($($name:ident: $signal:ident in $phase:ident;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                play(Signal::$signal, Phase::$phase);
+            }
+        )*
+    };
+}
+
+matrix! {
+    sigint_while_waiting_on_the_model: SIGINT in Model;
+    sigterm_while_waiting_on_the_model: SIGTERM in Model;
+    sighup_while_waiting_on_the_model: SIGHUP in Model;
+    sigkill_while_waiting_on_the_model: SIGKILL in Model;
+    sigint_during_a_foreground_command: SIGINT in Foreground;
+    sigterm_during_a_foreground_command: SIGTERM in Foreground;
+    sighup_during_a_foreground_command: SIGHUP in Foreground;
+    sigkill_during_a_foreground_command: SIGKILL in Foreground;
+    sigint_during_a_command_with_grandchildren: SIGINT in Grandchild;
+    sigterm_during_a_command_with_grandchildren: SIGTERM in Grandchild;
+    sighup_during_a_command_with_grandchildren: SIGHUP in Grandchild;
+    sigkill_during_a_command_with_grandchildren: SIGKILL in Grandchild;
+    sigint_after_a_command_escaped_with_setsid: SIGINT in Escape;
+    sigterm_after_a_command_escaped_with_setsid: SIGTERM in Escape;
+    sighup_after_a_command_escaped_with_setsid: SIGHUP in Escape;
+    sigkill_after_a_command_escaped_with_setsid: SIGKILL in Escape;
+    sigint_during_a_background_task: SIGINT in Background;
+    sigterm_during_a_background_task: SIGTERM in Background;
+    sighup_during_a_background_task: SIGHUP in Background;
+    sigkill_during_a_background_task: SIGKILL in Background;
+}
