@@ -164,15 +164,24 @@ struct Zero {
 
 impl Zero {
     fn start(server: &FakeModel) -> Zero {
+        Zero::start_with(server, &[])
+    }
+
+    fn start_with(server: &FakeModel, env: &[(&str, &str)]) -> Zero {
         let home = tempfile::tempdir().unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
-        let child = zero_std_with(server, Wire::OpenAi)
+        let mut command = zero_std_with(server, Wire::OpenAi);
+        command
             .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
             .current_dir(workspace.path())
             .env("ZERO_HOME", home.path())
             .env("TMPDIR", tmp.path())
-            .env("ZERO_KILL_GRACE_MS", GRACE_MS)
+            .env("ZERO_KILL_GRACE_MS", GRACE_MS);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -389,4 +398,205 @@ matrix! {
     sigterm_during_a_background_task: SIGTERM in Background;
     sighup_during_a_background_task: SIGHUP in Background;
     sigkill_during_a_background_task: SIGKILL in Background;
+}
+
+/// Starts a run of `script` and waits until `reached` holds.
+fn reach(
+    script: Script,
+    env: &[(&str, &str)],
+    reached: impl Fn(&FakeModel) -> bool,
+) -> (FakeModel, Zero) {
+    let server = FakeModel::start(script);
+    let mut zero = Zero::start_with(&server, env);
+    assert!(
+        eventually(SETUP, || reached(&server)),
+        "the phase was never reached: {}",
+        zero.stderr()
+    );
+    (server, zero)
+}
+
+#[test]
+fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_gone() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash_background(&format!("sleep 300.{nonce}")))
+            .reply(Reply::text("started it"))
+            .reply(Reply::text("done anyway")),
+    );
+    let mut zero = Zero::start(&server);
+    let status = zero.exit_within(SETUP);
+    assert_eq!(status.code(), Some(0), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    zero.assert_run_closed();
+    let events = events(&zero.stdout());
+    assert_stream_contract(&events, 0);
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "task_finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["status"], "killed");
+    let records = zero.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["status"], "killed");
+}
+
+#[test]
+fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("trap '' TERM; sleep 300.{nonce}")))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
+    let signalled = Instant::now();
+    zero.signal(Signal::SIGTERM);
+    let status = zero.exit_within(PROMPT);
+    assert!(
+        signalled.elapsed() >= Duration::from_millis(250),
+        "the grace was skipped"
+    );
+    assert_eq!(status.code(), Some(143), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_run_closed();
+    assert_stream_contract(&events(&zero.stdout()), 143);
+}
+
+#[test]
+fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("trap '' TERM; sleep 300.{nonce}")))
+        .reply(slow_model());
+    // A grace far beyond the deadline: only the second signal can end the run in time.
+    let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
+        !sleepers(&nonce).is_empty()
+    });
+    zero.signal(Signal::SIGINT);
+    std::thread::sleep(Duration::from_millis(200));
+    zero.signal(Signal::SIGTERM);
+    let status = zero.exit_within(PROMPT);
+    assert_eq!(status.code(), Some(130), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_run_closed();
+    assert_stream_contract(&events(&zero.stdout()), 130);
+}
+
+#[test]
+fn a_closed_stdout_ends_the_run_as_a_clean_close() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("sleep 300.{nonce}")))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
+    // What `| head -c1` does: read one byte, then go away.
+    let mut stdout = zero.child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let status = zero.exit_within(PROMPT);
+    let stderr = zero.stderr();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    zero.assert_run_closed();
+}
+
+#[test]
+fn stopping_and_continuing_zero_tears_nothing_down() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
+        Phase::Background.reached(server, &nonce)
+    });
+    let before: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    zero.signal(Signal::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(500));
+    let while_stopped: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    zero.signal(Signal::SIGCONT);
+    std::thread::sleep(Duration::from_millis(300));
+    let after: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    assert_eq!(while_stopped, before, "a stopped parent is not a dead one");
+    assert_eq!(after, before);
+    assert!(zero.child.try_wait().unwrap().is_none());
+    zero.signal(Signal::SIGTERM);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
+    assert_gone_soon(&nonce);
+    drop(server);
+}
+
+/// The pipe inode an fd link names (`pipe:[N]`), if it is a pipe.
+fn pipe_inode(pid: i32, fd: &str) -> Option<String> {
+    let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let target = target.to_string_lossy();
+    target
+        .strip_prefix("pipe:[")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .map(str::to_string)
+}
+
+/// The fds of `pid` open on pipe `inode`, with their access mode (`O_RDONLY`, `O_WRONLY`...).
+fn fds_on_pipe(pid: i32, inode: &str) -> Vec<(String, i32)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let fd = entry.file_name().to_string_lossy().into_owned();
+        if pipe_inode(pid, &fd).as_deref() != Some(inode) {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .map(|octal| i32::from_str_radix(octal.trim(), 8).unwrap())
+            .unwrap();
+        found.push((fd, flags & libc::O_ACCMODE));
+    }
+    found
+}
+
+#[test]
+fn only_zero_holds_the_lifeline_write_end() {
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!(
+            "sleep 300.{nonce}1 & sleep 300.{nonce}2; wait"
+        )))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| sleepers(&nonce).len() >= 2);
+    let sleeper = sleepers(&nonce)[0].pid;
+    // The command got the lifeline's read end on fd 3, as every child does.
+    let lifeline = pipe_inode(sleeper, "3").expect("the lifeline on fd 3");
+    let zero_pid = zero.child.id() as i32;
+    assert!(
+        fds_on_pipe(zero_pid, &lifeline)
+            .iter()
+            .any(|(_, mode)| *mode == libc::O_WRONLY),
+        "zero holds the write end"
+    );
+    let descendants = processes(&nonce);
+    assert!(descendants.len() >= 4, "guardian, shell and two sleeps");
+    for process in descendants {
+        for (fd, mode) in fds_on_pipe(process.pid, &lifeline) {
+            assert_eq!(
+                mode,
+                libc::O_RDONLY,
+                "{} holds the lifeline on fd {fd} for writing",
+                process.argv.join(" ")
+            );
+        }
+    }
+    zero.signal(Signal::SIGTERM);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
+    assert_gone_soon(&nonce);
 }

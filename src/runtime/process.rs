@@ -18,6 +18,7 @@ use std::time::Duration;
 use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
@@ -227,12 +228,75 @@ fn foreground_grace() -> Duration {
 /// Runs `spec` to completion, timeout or cancellation. Whatever the command left running (in
 /// its group, or daemonized below its guardian) is stopped when it ends: a foreground
 /// command's leftovers die with it.
+///
+/// The command is run by a tokio task of its own, counted until it is over (see [`settled`]):
+/// a caller that stops waiting (the agent loop drops a cancelled tool call) does not cut the
+/// stop short — dropping this future asks for the stop, and the task carries it through, grace
+/// period and all.
 pub async fn run_foreground(
     spec: ShellCommand<'_>,
     cancel: &CancellationToken,
 ) -> Result<CommandOutput, StartError> {
-    let mut prepared = prepare(&Launch::shell(spec.command, spec.cwd), foreground_grace())
-        .map_err(StartError::Guardian)?;
+    let stop = cancel.child_token();
+    let _stop_when_dropped = stop.clone().drop_guard();
+    let launch = Launch::shell(spec.command, spec.cwd);
+    let timeout = spec.timeout;
+    let counted = InFlight::enter();
+    let run = tokio::spawn(async move {
+        let _counted = counted;
+        run_guarded(launch, timeout, stop).await
+    });
+    match run.await {
+        Ok(result) => result,
+        Err(error) => match error.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(_) => Err(StartError::Guardian(std::io::Error::other(
+                "the async runtime is shutting down",
+            ))),
+        },
+    }
+}
+
+/// Waits until no foreground command is running or being stopped anywhere in the process.
+/// The run calls it before closing, so a command whose tool call was abandoned has been
+/// stopped — with its grace period — before the process goes.
+pub async fn settled() {
+    let _ = in_flight()
+        .subscribe()
+        .wait_for(|running| *running == 0)
+        .await;
+}
+
+/// How many foreground commands are running or being stopped, process-wide.
+fn in_flight() -> &'static watch::Sender<usize> {
+    static IN_FLIGHT: OnceLock<watch::Sender<usize>> = OnceLock::new();
+    IN_FLIGHT.get_or_init(|| watch::Sender::new(0))
+}
+
+/// One foreground command counted in [`in_flight`] for as long as this lives.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        in_flight().send_modify(|running| *running += 1);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        in_flight().send_modify(|running| *running -= 1);
+    }
+}
+
+/// [`run_foreground`]'s work, on its own tokio task.
+async fn run_guarded(
+    launch: Launch,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> Result<CommandOutput, StartError> {
+    let grace = foreground_grace();
+    let mut prepared = prepare(&launch, grace).map_err(StartError::Guardian)?;
     prepared
         .command
         .stdout(Stdio::piped())
@@ -280,10 +344,11 @@ pub async fn run_foreground(
         };
         tokio::pin!(reading);
         let mut reading_done = false;
-        let deadline = tokio::time::sleep(spec.timeout);
+        let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
-        // Armed once a stop was requested: the guardian's grace plus a margin.
-        let backstop = tokio::time::sleep(Duration::MAX / 4);
+        // The guardian's grace plus a margin after the stop request; the first request comes
+        // at the timeout at the latest, and an earlier one moves this forward.
+        let backstop = tokio::time::sleep(timeout + grace + GUARDIAN_MARGIN);
         tokio::pin!(backstop);
         let mut stopped: Option<Termination> = None;
         let mut hurried = false;
@@ -295,12 +360,12 @@ pub async fn run_foreground(
                 () = &mut deadline, if stopped.is_none() => {
                     stopped = Some(Termination::TimedOut);
                     stopper.request_stop();
-                    backstop.as_mut().reset(tokio::time::Instant::now() + foreground_grace() + GUARDIAN_MARGIN);
+                    backstop.as_mut().reset(tokio::time::Instant::now() + grace + GUARDIAN_MARGIN);
                 }
                 () = cancel.cancelled(), if stopped.is_none() => {
                     stopped = Some(Termination::Cancelled);
                     stopper.request_stop();
-                    backstop.as_mut().reset(tokio::time::Instant::now() + foreground_grace() + GUARDIAN_MARGIN);
+                    backstop.as_mut().reset(tokio::time::Instant::now() + grace + GUARDIAN_MARGIN);
                 }
                 () = hurry.cancelled(), if stopped.is_some() && !hurried => {
                     hurried = true;
