@@ -12,7 +12,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use nix::fcntl::OFlag;
@@ -238,15 +239,22 @@ pub async fn run_foreground(
     cancel: &CancellationToken,
 ) -> Result<CommandOutput, StartError> {
     let stop = cancel.child_token();
-    let _stop_when_dropped = stop.clone().drop_guard();
+    let stopper = Arc::new(Stopper::default());
+    let abandoned = Abandoned {
+        stopper: Arc::clone(&stopper),
+        stop: stop.clone(),
+        armed: true,
+    };
     let launch = Launch::shell(spec.command, spec.cwd);
     let timeout = spec.timeout;
     let counted = InFlight::enter();
     let run = tokio::spawn(async move {
         let _counted = counted;
-        run_guarded(launch, timeout, stop).await
+        run_guarded(launch, timeout, stop, stopper).await
     });
-    match run.await {
+    let result = run.await;
+    abandoned.disarm();
+    match result {
         Ok(result) => result,
         Err(error) => match error.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),
@@ -254,6 +262,30 @@ pub async fn run_foreground(
                 "the async runtime is shutting down",
             ))),
         },
+    }
+}
+
+/// Dropped while armed when the caller of [`run_foreground`] stops waiting: cancels the
+/// command's task and sends the stop request at once, so the guardian starts stopping the
+/// subtree even if that task is never polled again.
+struct Abandoned {
+    stopper: Arc<Stopper>,
+    stop: CancellationToken,
+    armed: bool,
+}
+
+impl Abandoned {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if self.armed {
+            self.stop.cancel();
+            self.stopper.request_stop();
+        }
     }
 }
 
@@ -294,6 +326,7 @@ async fn run_guarded(
     launch: Launch,
     timeout: Duration,
     cancel: CancellationToken,
+    stopper: Arc<Stopper>,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground_grace();
     let mut prepared = prepare(&launch, grace).map_err(StartError::Guardian)?;
@@ -307,29 +340,34 @@ async fn run_guarded(
     drop(prepared.report_end);
     let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
     let mut report = prepared.report;
+    let confirmed = Arc::clone(&stopper);
+    let abandoned = cancel.clone();
+    // The handshake, and making the processes known to stop requests, happen on a blocking
+    // thread that needs no polling: a caller that gave up meanwhile gets its stop request
+    // delivered even if this task is never polled again. Either the caller's request finds the
+    // processes set, or this finds the token cancelled and sends it.
     let (report, handshake) = super::blocking(move || {
         let handshake = report.handshake();
+        if let Ok(command) = &handshake {
+            let _ = confirmed.processes.set(Processes {
+                guardian,
+                command: *command,
+            });
+            if abandoned.is_cancelled() {
+                confirmed.request_stop();
+            }
+        }
         (report, handshake)
     })
     .await
     .map_err(|_| {
         StartError::Guardian(std::io::Error::other("the async runtime is shutting down"))
     })?;
-    let command = match handshake {
-        Ok(command) => command,
-        Err(error) => {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
-            return Err(error);
-        }
-    };
-    // Stops the command if this future is dropped mid-run (the caller gave up on the call):
-    // the guardian then stops the subtree on its own.
-    let mut stopper = Stopper {
-        guardian,
-        command,
-        armed: true,
-    };
+    if let Err(error) = handshake {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        return Err(error);
+    }
 
     let mut stdout = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
     let mut stderr = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
@@ -379,7 +417,6 @@ async fn run_guarded(
         }
         (status, stopped)
     };
-    stopper.armed = false;
     let ended = super::blocking(move || report.ended()).await.ok().flatten();
     let leftovers = ended.map_or(0, |(_, leftovers)| leftovers);
     let termination = match (stopped, ended, status) {
@@ -427,37 +464,49 @@ async fn drain(pipe: Option<impl AsyncRead + Unpin>, capture: &mut BoundedCaptur
     }
 }
 
-/// Stop requests for a foreground command's guardian; a stop request on drop while armed.
-struct Stopper {
+/// The processes of a foreground command, once its guardian has confirmed the start.
+#[derive(Debug, Clone, Copy)]
+struct Processes {
     guardian: ProcessIdentity,
     command: ProcessIdentity,
-    armed: bool,
+}
+
+/// Stop requests for one foreground command, shared by the caller's future and the task that
+/// runs the command. Each kind of request is sent at most once: the guardian reads a second
+/// stop request as "skip the grace", so a repeated first request must not look like one.
+#[derive(Debug, Default)]
+struct Stopper {
+    processes: OnceLock<Processes>,
+    requested: AtomicBool,
+    hurried: AtomicBool,
 }
 
 impl Stopper {
     /// Asks the guardian to stop the subtree (TERM, grace, KILL).
     fn request_stop(&self) {
-        let _ = self.guardian.signal_group(Signal::SIGTERM);
+        if let Some(processes) = self.processes.get() {
+            if !self.requested.swap(true, Ordering::SeqCst) {
+                let _ = processes.guardian.signal_group(Signal::SIGTERM);
+            }
+        }
     }
 
     /// Skips the grace: the command's group is killed now, and a second request makes the
     /// guardian kill the rest of the subtree.
     fn hurry(&self) {
-        let _ = self.command.signal_group(Signal::SIGKILL);
-        let _ = self.guardian.signal_group(Signal::SIGTERM);
+        if let Some(processes) = self.processes.get() {
+            if !self.hurried.swap(true, Ordering::SeqCst) {
+                let _ = processes.command.signal_group(Signal::SIGKILL);
+                let _ = processes.guardian.signal_group(Signal::SIGTERM);
+            }
+        }
     }
 
     /// The guardian did not finish in time: kill it and the command's group.
     fn kill(&self) {
-        let _ = self.command.signal_group(Signal::SIGKILL);
-        let _ = self.guardian.signal_group(Signal::SIGKILL);
-    }
-}
-
-impl Drop for Stopper {
-    fn drop(&mut self) {
-        if self.armed {
-            self.request_stop();
+        if let Some(processes) = self.processes.get() {
+            let _ = processes.command.signal_group(Signal::SIGKILL);
+            let _ = processes.guardian.signal_group(Signal::SIGKILL);
         }
     }
 }
