@@ -239,7 +239,7 @@ impl Tool for TaskStop {
 
 /// A runtime error as the model should see it, with what to do about it where there is
 /// something to do. Decided by the error's kind.
-pub(super) fn tool_error(error: RuntimeError) -> ToolError {
+pub(crate) fn tool_error(error: RuntimeError) -> ToolError {
     match error {
         RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
         RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(
