@@ -18,10 +18,21 @@ const API_KEY: &str = "sk-task-test-secret-4711";
 
 /// A parent run in `workspace` with its data in `home`; returns its stream-json events.
 fn run_parent(server: &FakeModel, workspace: &Path, home: &Path, prompt: &str) -> Vec<Value> {
+    run_parent_with_grace(server, workspace, home, prompt, 300)
+}
+
+/// [`run_parent`] with its tasks (and theirs) given `grace_ms` between SIGTERM and SIGKILL.
+fn run_parent_with_grace(
+    server: &FakeModel,
+    workspace: &Path,
+    home: &Path,
+    prompt: &str,
+    grace_ms: u64,
+) -> Vec<Value> {
     let output = zero_std_with(server, Wire::OpenAi)
         .env("ZERO_HOME", home)
         .env("ZERO_API_KEY", API_KEY)
-        .env("ZERO_KILL_GRACE_MS", "300")
+        .env("ZERO_KILL_GRACE_MS", grace_ms.to_string())
         .args(["exec", "--auto", "medium", "-o", "stream-json", prompt])
         .current_dir(workspace)
         .output()
@@ -236,7 +247,14 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
             .reply(Reply::text("leaving it running"))
             .reply(Reply::text("stop it then")),
     );
-    let events = run_parent(&server, workspace.path(), home.path(), "start and leave");
+    // A generous grace period: the child must end by its own SIGTERM handling, not SIGKILL.
+    let events = run_parent_with_grace(
+        &server,
+        workspace.path(),
+        home.path(),
+        "start and leave",
+        5000,
+    );
 
     let results = of_type(&events, "tool_result");
     assert_eq!(
@@ -248,6 +266,19 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
     assert!(finished < kinds.len() - 1);
     assert_eq!(events[finished]["status"], "killed");
     assert_eq!(of_type(&events, "final")[0]["text"], "stop it then");
+    // The child heard SIGTERM, cancelled its run, closed, and said so.
+    assert_eq!(events[finished]["exitCode"], 143, "{}", events[finished]);
+    let id = events[finished]["taskId"].as_str().unwrap();
+    let stream =
+        std::fs::read_to_string(home.path().join("tasks").join(format!("{id}.ndjson"))).unwrap();
+    // The file holds the child's stderr too: its events are the JSON lines.
+    let child: Vec<Value> = stream
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_stream_contract(&child, 143);
+    assert_eq!(of_type(&child, "error")[0]["code"], "terminated");
 
     let deadline = Instant::now() + Duration::from_secs(5);
     while !processes_with(&marker).is_empty() {
@@ -258,4 +289,44 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn unknown_and_failing_specialists_are_error_results() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD).reply(Reply::error(400, "the child's request is bad")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "nobody", "prompt": "Anything."}),
+            ))
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "explorer", "prompt": "Look around."}),
+            ))
+            .reply(Reply::text("both failed")),
+    );
+    let events = run_parent(&server, workspace.path(), home.path(), "try");
+
+    let results = of_type(&events, "tool_result");
+    assert_eq!(results[0]["status"], "error");
+    let unknown = results[0]["output"].as_str().unwrap();
+    assert!(
+        unknown.contains("unknown specialist `nobody`")
+            && unknown.contains("code-review, explorer, worker"),
+        "{unknown}"
+    );
+    assert_eq!(results[1]["status"], "error");
+    let failed = results[1]["output"].as_str().unwrap();
+    assert!(
+        failed.contains("status: failed")
+            && failed.contains("exit_code: 3")
+            && failed.contains("the child's request is bad"),
+        "{failed}"
+    );
+    assert_eq!(of_type(&events, "task_finished")[0]["status"], "failed");
 }
