@@ -21,7 +21,6 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::{SearchPaths, Specialist, discover};
-use crate::cli::Autonomy;
 use crate::provider::ProviderConfig;
 use crate::runtime::{Launch, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
 use crate::tools::{Registry, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
@@ -50,12 +49,8 @@ pub struct ChildEnv {
 
 impl From<&ProviderConfig> for ChildEnv {
     fn from(config: &ProviderConfig) -> Self {
-        let provider = match config.kind {
-            crate::cli::ProviderKind::Openai => "openai",
-            crate::cli::ProviderKind::Anthropic => "anthropic",
-        };
         let mut vars = vec![
-            ("ZERO_PROVIDER", provider.to_string()),
+            ("ZERO_PROVIDER", config.kind.as_str().to_string()),
             ("ZERO_BASE_URL", config.base_url.clone()),
             ("ZERO_MODEL", config.model.clone()),
         ];
@@ -176,7 +171,8 @@ impl TaskTool {
             "-o".into(),
             "stream-json".into(),
             "--auto".into(),
-            auto_flag(ctx.policy.autonomy()).into(),
+            // The launching run's effective level: a child never gets more.
+            ctx.policy.autonomy().as_str().into(),
             "-C".into(),
             ctx.workspace.clone().into(),
         ];
@@ -415,15 +411,6 @@ fn envelope(specialist: &Specialist, task: &str) -> String {
         instructions = specialist.prompt.trim(),
         task = task.trim(),
     )
-}
-
-/// `--auto` for a child: the parent's effective level, so a child never gets more.
-fn auto_flag(level: Autonomy) -> &'static str {
-    match level {
-        Autonomy::Low => "low",
-        Autonomy::Medium => "medium",
-        Autonomy::High => "high",
-    }
 }
 
 /// The tool flags for a child: its tools (plus `TaskOutput` and `TaskStop` when it has `bash`,
