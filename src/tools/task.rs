@@ -52,8 +52,8 @@ impl Tool for TaskOutput {
     }
 
     fn description(&self) -> &'static str {
-        "Check a background task started earlier in this run (such as a bash command run \
-         with run_in_background): its status, exit code and output. By default it \
+        "Check a background task started earlier in this run (a bash command or a Task \
+         specialist run with run_in_background): its status, exit code and output. By default it \
          returns at once with the last max_bytes (default 16384) of the output; set block to \
          true to wait until the task ends or timeout_ms (default 30000, max 600000) passes. To \
          read output in order, pass offset (0 first, then the next_offset of the previous \
