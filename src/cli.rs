@@ -126,6 +126,17 @@ pub enum Autonomy {
     High,
 }
 
+impl Autonomy {
+    /// The word `--auto` takes for this level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Autonomy::Low => "low",
+            Autonomy::Medium => "medium",
+            Autonomy::High => "high",
+        }
+    }
+}
+
 /// The stdout format of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -154,6 +165,16 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// Flags of the hidden `zero __generate`.
