@@ -35,7 +35,8 @@ fn local_zero(workspace: &tempfile::TempDir) -> assert_cmd::Command {
     cmd
 }
 
-const QUESTION: &str = "Read the file src/lib.rs and tell me in one sentence what the function add really computes.";
+const QUESTION: &str =
+    "Read the file src/lib.rs and tell me in one sentence what the function add really computes.";
 
 #[test]
 #[ignore = "needs a local model server: scripts/local-model serve"]
@@ -77,7 +78,10 @@ fn in_text_mode_stdout_is_only_the_answer() {
         );
     }
     let stderr = String::from_utf8_lossy(&output.get_output().stderr);
-    assert!(stderr.contains("read_file"), "progress goes to stderr: {stderr}");
+    assert!(
+        stderr.contains("read_file"),
+        "progress goes to stderr: {stderr}"
+    );
 }
 
 #[test]
