@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script};
+use support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
 use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// Marks a request as a child's.
@@ -174,11 +174,6 @@ fn a_foreground_specialist_returns_its_answer() {
 fn a_background_specialist_finishes_on_its_own() {
     let workspace = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    // The parent cannot know the task id in advance, so it waits for the child's record to
-    // say completed with a command of its own.
-    let wait_for_completion = "for i in $(seq 200); do \
-         grep -qs '\"status\": *\"completed\"' \"$ZERO_HOME\"/tasks/*.json && exit 0; \
-         sleep 0.05; done; exit 1";
     let server = FakeModel::start(
         Script::new()
             .route(Route::body_contains(CHILD).reply(Reply::text("the worker is done")))
@@ -187,11 +182,9 @@ fn a_background_specialist_finishes_on_its_own() {
                 json!({"name": "worker", "prompt": "Do the thing.", "run_in_background": true}),
             ))
             .reply(Reply::tool_call(
-                "bash",
-                json!({"command": wait_for_completion}),
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "block": true, "timeout_ms": 30000}),
             ))
-            .reply(Reply::text("the worker finished"))
-            // Only used if the task had not quite counted as finished yet.
             .reply(Reply::text("the worker finished")),
     );
     let events = run_parent(&server, workspace.path(), home.path(), "do it");
@@ -202,7 +195,11 @@ fn a_background_specialist_finishes_on_its_own() {
         started.contains("background task task_") && started.contains("TaskOutput"),
         "{started}"
     );
-    assert_eq!(results[1]["status"], "ok", "{}", results[1]);
+    let waited = results[1]["output"].as_str().unwrap();
+    assert!(
+        waited.contains("status: completed") && waited.contains("the worker is done"),
+        "TaskOutput blocks until the child ends and shows its answer: {waited}"
+    );
     let finished = of_type(&events, "task_finished");
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["name"], "worker");
@@ -227,23 +224,8 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
     let home = tempfile::tempdir().unwrap();
     let marker = format!("300.{}", nonce());
     let _cleanup = KillOnDrop(marker.clone());
-    // Matched as a regex, so this command's own command line (with `\.`) does not count.
-    let escaped = marker.replace('.', "\\.");
-    let wait_for_sleep = format!(
-        "for i in $(seq 200); do grep -qs '{escaped}' /proc/[0-9]*/cmdline && exit 0; \
-         sleep 0.05; done; exit 1"
-    );
     let server = FakeModel::start(
-        Script::new()
-            .route(Route::body_contains(CHILD).reply(Reply::tool_call(
-                "bash",
-                json!({"command": format!("sleep {marker}")}),
-            )))
-            .reply(Reply::tool_call(
-                "Task",
-                json!({"name": "worker", "prompt": "Wait a long time.", "run_in_background": true}),
-            ))
-            .reply(Reply::tool_call("bash", json!({"command": wait_for_sleep})))
+        sleeping_child(&marker)
             .reply(Reply::text("leaving it running"))
             .reply(Reply::text("stop it then")),
     );
@@ -280,15 +262,66 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
     assert_stream_contract(&child, 143);
     assert_eq!(of_type(&child, "error")[0]["code"], "terminated");
 
+    assert_gone_soon(&marker);
+}
+
+/// A script whose parent starts a background `worker` whose own foreground `bash` sleeps with
+/// `marker` in its command line, and then waits until that sleep exists.
+fn sleeping_child(marker: &str) -> Script {
+    // Matched as a regex, so this command's own command line (with `\.`) does not count.
+    let escaped = marker.replace('.', "\\.");
+    let wait_for_sleep = format!(
+        "for i in $(seq 200); do grep -qs '{escaped}' /proc/[0-9]*/cmdline && exit 0; \
+         sleep 0.05; done; exit 1"
+    );
+    Script::new()
+        .route(Route::body_contains(CHILD).reply(Reply::tool_call(
+            "bash",
+            json!({"command": format!("sleep {marker}")}),
+        )))
+        .reply(Reply::tool_call(
+            "Task",
+            json!({"name": "worker", "prompt": "Wait a long time.", "run_in_background": true}),
+        ))
+        .reply(Reply::tool_call("bash", json!({"command": wait_for_sleep})))
+}
+
+fn assert_gone_soon(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with(&marker).is_empty() {
+    while !processes_with(marker).is_empty() {
         assert!(
             Instant::now() < deadline,
-            "the child's command outlived the run: {:?}",
-            processes_with(&marker)
+            "the child's command outlived its stop: {:?}",
+            processes_with(marker)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn task_stop_stops_a_running_specialist_and_its_commands() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let marker = format!("300.{}", nonce());
+    let _cleanup = KillOnDrop(marker.clone());
+    let server = FakeModel::start(
+        sleeping_child(&marker)
+            .reply(Reply::tool_call("TaskStop", json!({"task_id": TASK_ID})))
+            .reply(Reply::text("stopped it")),
+    );
+    let events = run_parent(&server, workspace.path(), home.path(), "start, then stop");
+    let results = of_type(&events, "tool_result");
+    assert_eq!(
+        results[1]["status"], "ok",
+        "the child's sleep never started"
+    );
+    let stopped = results[2]["output"].as_str().unwrap();
+    assert!(stopped.contains("killed"), "{stopped}");
+    assert_gone_soon(&marker);
+    let finished = of_type(&events, "task_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["status"], "killed");
+    assert_eq!(of_type(&events, "final")[0]["text"], "stopped it");
 }
 
 #[test]
