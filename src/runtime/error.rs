@@ -70,6 +70,10 @@ pub enum RuntimeError {
         /// Its process.
         pid: u32,
     },
+    /// A task record exists but cannot be used (unreadable, corrupt, or another zero
+    /// version's).
+    #[error(transparent)]
+    Record(#[from] super::RecordError),
     /// Reading or writing the data directory failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

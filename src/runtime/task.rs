@@ -10,7 +10,6 @@
 //! - the **finished** signal: the task is over — terminal, reaped, recorded, announced. Every
 //!   waiter (TaskOutput, TaskStop, close) awaits it; nobody polls.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,12 +18,12 @@ use tokio::sync::{Mutex, watch};
 
 use super::identity::ProcessIdentity;
 use super::reap::{self, ProcessEnd};
-use super::record::now;
+use super::record::{self, RecordLock, now};
 use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
 
 /// How long a process may take to go after SIGKILL before a stop reports it as unkillable
 /// (a process in uninterruptible sleep can outlive SIGKILL for a while).
-const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// One task of the run.
 pub(crate) struct Task {
@@ -118,19 +117,30 @@ impl Task {
 
     /// Applies `change` under the record lock and persists the result before releasing it.
     /// This is the only code that changes a record after it was first written.
+    ///
+    /// Another process may have ended the task on disk (`zero tasks stop` writes `killed`
+    /// before it signals). So the change is made against the disk: under the cross-process
+    /// [`RecordLock`], a terminal record on disk replaces a `running` one in memory before the
+    /// change is applied — terminal states are final across processes too, and the exit this
+    /// process then observes only fills in how the process ended.
     pub async fn apply(&self, change: Change) -> Applied {
         let mut record = self.record.lock().await;
-        let before = record.clone();
-        let transitioned = transition(&mut record, change);
-        let persisted = if *record == before {
-            Ok(())
-        } else {
-            persist(self.record_path.clone(), record.clone()).await
-        };
-        Applied {
-            transitioned,
-            record: record.clone(),
-            persisted,
+        let path = self.record_path.clone();
+        let current = record.clone();
+        match blocking(move || commit(&path, current, change)).await {
+            Ok((next, transitioned, persisted)) => {
+                *record = next;
+                Applied {
+                    transitioned,
+                    record: record.clone(),
+                    persisted,
+                }
+            }
+            Err(error) => Applied {
+                transitioned: false,
+                record: record.clone(),
+                persisted: Err(error),
+            },
         }
     }
 
@@ -292,13 +302,36 @@ async fn until(flag: &watch::Sender<bool>, limit: Duration) -> bool {
 
 /// Writes `record` to `path` atomically, on a blocking thread.
 async fn persist(path: PathBuf, record: TaskRecord) -> Result<(), RuntimeError> {
-    blocking(move || write_record(&path, &record).map_err(RuntimeError::io("write", path))).await?
+    blocking(move || record::write(&path, &record).map_err(RuntimeError::io("write", path))).await?
 }
 
-fn write_record(path: &Path, record: &TaskRecord) -> io::Result<()> {
-    let mut json = serde_json::to_vec_pretty(record)?;
-    json.push(b'\n');
-    crate::fsutil::write_atomic(path, &json)
+/// The read-modify-write behind [`Task::apply`], on a blocking thread: adopts a terminal record
+/// another process wrote, applies `change`, and writes the result if it differs from what the
+/// disk has. Returns the new record, whether the change won the compare-and-set, and whether
+/// the write succeeded.
+fn commit(
+    path: &Path,
+    mut record: TaskRecord,
+    change: Change,
+) -> (TaskRecord, bool, Result<(), RuntimeError>) {
+    let lock = RecordLock::acquire(&record.output_path);
+    if record.status == TaskStatus::Running {
+        // Unreadable or foreign-looking disk state is ignored: this process owns the task and
+        // its in-memory record is the best there is.
+        if let Ok(on_disk) = record::read(path) {
+            if on_disk.id == record.id && on_disk.status.is_terminal() {
+                record = on_disk;
+            }
+        }
+    }
+    let before = record.clone();
+    let transitioned = transition(&mut record, change);
+    let persisted = match lock {
+        Err(error) => Err(RuntimeError::io("lock", record.output_path.clone())(error)),
+        Ok(_held) if record == before => Ok(()),
+        Ok(_held) => record::write(path, &record).map_err(RuntimeError::io("write", path)),
+    };
+    (record, transitioned, persisted)
 }
 
 #[cfg(test)]
