@@ -119,6 +119,12 @@ impl Store {
         Ok(self.view(record, &mut HashMap::new()))
     }
 
+    /// Where the task's output is: derived from its id and kind, never taken from the record,
+    /// so a hand-edited record cannot point a reader at another file.
+    pub fn output_path(&self, record: &TaskRecord) -> PathBuf {
+        self.layout.output(&record.id, &record.kind)
+    }
+
     /// Every readable task record, newest first, each status as the evidence says. Records
     /// that cannot be used are warned about and left out.
     pub fn tasks(&self) -> Result<Vec<TaskRecord>, RuntimeError> {
