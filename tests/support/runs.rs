@@ -33,12 +33,17 @@ impl Home {
 
     /// `zero tasks <args>` with this data directory.
     pub fn tasks(&self, args: &[&str]) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.tasks_std(args))
+    }
+
+    /// [`Home::tasks`] as a plain `std::process::Command`, for a test that manages the process.
+    pub fn tasks_std(&self, args: &[&str]) -> Command {
         let mut cmd = zero_std();
         cmd.env("ZERO_HOME", self.path())
             .env("ZERO_KILL_GRACE_MS", "300")
             .arg("tasks")
             .args(args);
-        assert_cmd::Command::from_std(cmd)
+        cmd
     }
 
     /// Every task record in the data directory, parsed.
