@@ -165,3 +165,97 @@ impl Store {
         Ok(Some((record, process)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::runtime::record::running_for_test;
+    use crate::runtime::run::{Layout, Run};
+
+    /// Writes a `running` record of `run_id` (no process identity, so nothing is signalled),
+    /// its output file, and the run's index entry.
+    fn running_task(root: &Path, run_id: &str) -> TaskRecord {
+        let layout = Layout::new(root.to_path_buf());
+        fs::create_dir_all(layout.tasks_dir()).unwrap();
+        fs::create_dir_all(layout.runs_dir()).unwrap();
+        let mut record = running_for_test(run_id, PathBuf::new());
+        record.output_path = layout.output(&record.id, &record.kind);
+        fs::write(&record.output_path, "").unwrap();
+        record::write(&layout.record(&record.id), &record).unwrap();
+        run::append_to_index(&layout.task_index(run_id), &record.id).unwrap();
+        record
+    }
+
+    fn store(root: &Path) -> Store {
+        Store::new(root, Duration::from_millis(50))
+    }
+
+    #[test]
+    fn racing_reconcilers_do_a_dead_runs_work_once() {
+        let root = tempfile::tempdir().unwrap();
+        running_task(root.path(), "run_dead");
+        fs::write(root.path().join("runs/run_dead.lock"), "").unwrap();
+        let passes: Vec<Reconciliation> = std::thread::scope(|scope| {
+            let racers: Vec<_> = (0..6)
+                .map(|_| scope.spawn(|| store(root.path()).reconcile()))
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let runs: usize = passes.iter().map(|pass| pass.runs.len()).sum();
+        let interrupted: usize = passes.iter().map(|pass| pass.interrupted.len()).sum();
+        assert_eq!((runs, interrupted), (1, 1));
+        assert!(
+            fs::read_dir(root.path().join("runs"))
+                .unwrap()
+                .next()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_run_whose_lease_is_held_is_never_touched() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::new(root.path().to_path_buf());
+        let live = Run::open(&layout, "run_live").unwrap();
+        let record = running_task(root.path(), "run_live");
+        let store = store(root.path());
+        let pass = store.reconcile();
+        assert!(pass.runs.is_empty() && pass.interrupted.is_empty());
+        assert_eq!(
+            store.task(record.id.as_str()).unwrap().status,
+            TaskStatus::Running
+        );
+        assert!(store.take_warnings().is_empty());
+        assert!(live.close().is_empty());
+    }
+
+    #[test]
+    fn a_running_record_of_a_dead_run_reads_as_interrupted_before_reconciliation() {
+        let root = tempfile::tempdir().unwrap();
+        let record = running_task(root.path(), "run_dead");
+        let store = store(root.path());
+        // No lease at all: the run closed or died and was half cleaned up.
+        let shown = store.task(record.id.as_str()).unwrap();
+        assert_eq!(shown.status, TaskStatus::Interrupted);
+        let on_disk = record::read(&Layout::new(root.path().into()).record(&record.id)).unwrap();
+        assert_eq!(
+            on_disk.status,
+            TaskStatus::Running,
+            "reading changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_record_naming_another_run_is_left_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let other = running_task(root.path(), "run_other");
+        fs::write(root.path().join("runs/run_dead.lock"), "").unwrap();
+        run::append_to_index(&root.path().join("runs/run_dead.tasks"), &other.id).unwrap();
+        let pass = store(root.path()).reconcile();
+        assert_eq!(pass.runs, ["run_dead"]);
+        assert!(pass.interrupted.is_empty());
+    }
+}

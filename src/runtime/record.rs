@@ -292,6 +292,30 @@ impl RecordLock {
     }
 }
 
+/// A `running` shell task record of `run_id` with no process identity, for tests.
+#[cfg(test)]
+pub(crate) fn running_for_test(run_id: &str, output_path: PathBuf) -> TaskRecord {
+    TaskRecord {
+        schema_version: RECORD_SCHEMA_VERSION,
+        id: TaskId::generate(),
+        kind: TaskKind::Shell {
+            command: "true".into(),
+        },
+        description: None,
+        run_id: run_id.into(),
+        pid: Some(1234),
+        start_time: None,
+        boot_id: None,
+        started_at: now(),
+        ended_at: None,
+        status: TaskStatus::Running,
+        exit_code: None,
+        signal: None,
+        reason: None,
+        output_path,
+    }
+}
+
 /// The current time as the records write it.
 pub(crate) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)

@@ -230,3 +230,22 @@ fn private_dir(recursive: bool) -> DirBuilder {
     builder.recursive(recursive).mode(0o700);
     builder
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_is_held_from_the_moment_it_exists_until_it_is_gone() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::new(root.path().to_path_buf());
+        let lease = layout.lease("run_a");
+        let run = Run::open(&layout, "run_a").unwrap();
+        assert!(matches!(Lease::try_take(&lease), Ok(Lease::Held)));
+        assert!(Lease::is_held(&lease));
+        assert!(!layout.new_lease("run_a").exists());
+        assert!(run.close().is_empty());
+        assert!(matches!(Lease::try_take(&lease), Ok(Lease::Absent)));
+        assert!(!Lease::is_held(&lease));
+    }
+}

@@ -167,7 +167,12 @@ impl Store {
             }
             Lease::Absent => return Ok(over(self.view(self.read(&id)?, &mut HashMap::new()))),
         }
-        let killed = {
+        // Checked before anything is written: `killed` on disk must mean this stop will signal
+        // the process, and a process that already ended is its owner's to record.
+        let Some(process) = ProcessIdentity::recorded(&record, self.boot_id.as_deref()) else {
+            return Err(RuntimeError::Unverifiable { id });
+        };
+        let killed = if process.is_running() {
             let output = self.layout.output(&id, &record.kind);
             let _lock =
                 RecordLock::acquire(&output).map_err(RuntimeError::io("lock", output.as_path()))?;
@@ -179,18 +184,22 @@ impl Store {
             current.reason = Some(STOPPED_ELSEWHERE.to_string());
             let path = self.layout.record(&id);
             record::write(&path, &current).map_err(RuntimeError::io("write", path))?;
-            current
+            Some(current)
+        } else {
+            None
         };
-        if let Some(process) = ProcessIdentity::recorded(&killed, self.boot_id.as_deref()) {
-            if !identity::stop_foreign_groups(&[process], self.kill_grace).is_empty() {
-                return Err(RuntimeError::Unkillable {
-                    id,
-                    pid: process.pid,
-                });
-            }
+        if killed.is_some()
+            && !identity::stop_foreign_groups(&[process], self.kill_grace).is_empty()
+        {
+            return Err(RuntimeError::Unkillable {
+                id,
+                pid: process.pid,
+            });
         }
+        // The owner observes its child's end and records it (keeping `killed`); wait briefly
+        // for that so the report is complete.
         let deadline = Instant::now() + OWNER_RECORDS_END;
-        let mut latest = killed;
+        let mut latest = killed.clone().unwrap_or(record);
         while latest.ended_at.is_none() && Instant::now() < deadline {
             std::thread::sleep(POLL);
             if let Ok(record) = record::read(&self.layout.record(&id)) {
@@ -199,7 +208,7 @@ impl Store {
         }
         Ok(Stopped {
             record: latest,
-            stopped_here: true,
+            stopped_here: killed.is_some(),
             unrecorded: None,
         })
     }

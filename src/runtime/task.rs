@@ -337,28 +337,31 @@ fn commit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{RECORD_SCHEMA_VERSION, TaskKind};
 
     fn running() -> TaskRecord {
-        TaskRecord {
-            schema_version: RECORD_SCHEMA_VERSION,
-            id: TaskId::generate(),
-            kind: TaskKind::Shell {
-                command: "true".into(),
-            },
-            description: None,
-            run_id: "run_t".into(),
-            pid: Some(1234),
-            start_time: None,
-            boot_id: None,
-            started_at: now(),
-            ended_at: None,
-            status: TaskStatus::Running,
-            exit_code: None,
-            signal: None,
-            reason: None,
-            output_path: "/nowhere".into(),
-        }
+        record::running_for_test("run_t", "/nowhere".into())
+    }
+
+    #[test]
+    fn a_terminal_state_another_process_wrote_is_kept_and_the_end_filled_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("t.log");
+        std::fs::write(&output, "").unwrap();
+        let path = dir.path().join("t.json");
+        let in_memory = record::running_for_test("run_t", output);
+        let mut stopped_elsewhere = in_memory.clone();
+        stopped_elsewhere.status = TaskStatus::Killed;
+        stopped_elsewhere.reason = Some("stopped by `zero tasks stop`".into());
+        record::write(&path, &stopped_elsewhere).unwrap();
+
+        let (record, transitioned, persisted) =
+            commit(&path, in_memory, Change::Ended(ProcessEnd::Signalled(15)));
+        persisted.unwrap();
+        assert!(!transitioned, "the exit must not win over killed");
+        assert_eq!(record.status, TaskStatus::Killed);
+        assert_eq!(record.reason, stopped_elsewhere.reason);
+        assert_eq!(record.signal, Some(15));
+        assert_eq!(record::read(&path).unwrap(), record);
     }
 
     #[test]
