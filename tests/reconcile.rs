@@ -264,6 +264,17 @@ fn unusable_records_are_warned_about_once_and_kept() {
 }
 
 #[test]
+fn zero_exec_reconciles_before_it_starts() {
+    let home = Home::new();
+    dead_run_with(&home, "run_dead", "task_000000000011", 1, 1);
+    let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
+    let (code, _) = Exec::start(&server, &home).finish();
+    assert_eq!(code, 0);
+    assert_eq!(home.records()[0]["status"], "interrupted");
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+}
+
+#[test]
 fn version_and_help_touch_nothing() {
     let home = Home::new();
     dead_run_with(&home, "run_dead", "task_000000000010", 1, 1);

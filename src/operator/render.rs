@@ -98,18 +98,16 @@ pub fn show(record: &TaskRecord, out: &mut impl Write) -> io::Result<()> {
 pub fn stopped(stopped: &Stopped, out: &mut impl Write) -> io::Result<()> {
     let record = &stopped.record;
     let status = record.status.as_str();
-    match (stopped.stopped_here, &record.reason) {
-        (true, _) => writeln!(out, "{}: {status}", record.id),
-        (false, Some(reason)) => {
-            writeln!(out, "{}: already over: {status} ({reason})", record.id)
-        }
-        (false, None) => writeln!(
-            out,
-            "{}: already over: {status} ({})",
-            record.id,
-            exit(record)
-        ),
+    if stopped.stopped_here {
+        return writeln!(out, "{}: {status}", record.id);
     }
+    let why = match (&record.reason, record.exit_code, record.signal) {
+        (Some(reason), _, _) => format!(" ({reason})"),
+        (None, Some(code), _) => format!(" (exit code {code})"),
+        (None, None, Some(signal)) => format!(" (signal {signal})"),
+        (None, None, None) => String::new(),
+    };
+    writeln!(out, "{}: already over: {status}{why}", record.id)
 }
 
 /// `gc`: what went (or would go).
