@@ -29,10 +29,15 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 /// no data directory yet. A configuration error is left for `exec` itself to report.
 pub fn reconcile_at_start() {
     if let Ok(Some(store)) = Store::from_env() {
-        if store.exists() {
-            store.reconcile();
-            print_warnings(&store);
-        }
+        reconcile(&store);
+    }
+}
+
+/// Reconciles dead runs in `store`, if it exists, and prints what went wrong as warnings.
+fn reconcile(store: &Store) {
+    if store.exists() {
+        store.reconcile();
+        print_warnings(store);
     }
 }
 
@@ -42,10 +47,7 @@ pub fn run(args: TasksArgs) -> ExitCode {
         .and_then(|store| store.ok_or(RuntimeError::NoDataDir))
         .and_then(|store| {
             // Dead runs first, so what is shown is settled where it can be.
-            if store.exists() {
-                store.reconcile();
-                print_warnings(&store);
-            }
+            reconcile(&store);
             let result = dispatch(&store, args.command);
             print_warnings(&store);
             result
