@@ -98,6 +98,24 @@ fn dead_run_with(home: &Home, run_id: &str, id: &str, pid: u32, start_time: u64)
     .unwrap();
 }
 
+/// A `sleep` of our own in its own process group, killed when dropped (also when a test fails).
+struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    fn start(nonce: &str) -> Sleeper {
+        let mut sleep = Command::new("sleep");
+        std::os::unix::process::CommandExt::process_group(&mut sleep, 0);
+        Sleeper(sleep.arg(nonce).stdin(Stdio::null()).spawn().unwrap())
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 1..];
@@ -110,10 +128,8 @@ fn a_reused_pid_is_never_signalled() {
     let home = Home::new();
     // An unrelated live process in its own group, whose pid the record names with another
     // start time: the pid was reused.
-    let mut unrelated = Command::new("sleep");
-    std::os::unix::process::CommandExt::process_group(&mut unrelated, 0);
-    let mut unrelated = unrelated.arg(&nonce).stdin(Stdio::null()).spawn().unwrap();
-    let pid = unrelated.id();
+    let mut unrelated = Sleeper::start(&nonce);
+    let pid = unrelated.0.id();
     dead_run_with(
         &home,
         "run_dead",
@@ -126,27 +142,23 @@ fn a_reused_pid_is_never_signalled() {
     assert_eq!(listed[0]["status"], "interrupted");
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert!(
-        unrelated.try_wait().unwrap().is_none(),
+        unrelated.0.try_wait().unwrap().is_none(),
         "a process with a reused pid was signalled"
     );
     assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
-    let _ = unrelated.kill();
-    let _ = unrelated.wait();
 }
 
 #[test]
 fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
     let nonce = nonce();
     let home = Home::new();
-    let mut orphan = Command::new("sleep");
-    std::os::unix::process::CommandExt::process_group(&mut orphan, 0);
-    let mut orphan = orphan.arg(&nonce).stdin(Stdio::null()).spawn().unwrap();
-    let pid = orphan.id();
+    let mut orphan = Sleeper::start(&nonce);
+    let pid = orphan.0.id();
     dead_run_with(&home, "run_dead", "task_00000000000b", pid, start_time(pid));
 
     home.tasks(&["list"]).assert().success();
     // Our child, so it is a zombie until we reap it: its end is what we wait for.
-    let status = wait_for("the orphan to be stopped", || orphan.try_wait().unwrap());
+    let status = wait_for("the orphan to be stopped", || orphan.0.try_wait().unwrap());
     assert!(!status.success());
     let record = &home.records()[0];
     assert_eq!(record["status"], "interrupted");
