@@ -248,4 +248,19 @@ mod tests {
         assert!(matches!(Lease::try_take(&lease), Ok(Lease::Absent)));
         assert!(!Lease::is_held(&lease));
     }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn no_child_inherits_the_lease() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::new(root.path().to_path_buf());
+        let run = Run::open(&layout, "run_c").unwrap();
+        let fds = std::process::Command::new("sh")
+            .args(["-c", "ls -l /proc/$$/fd"])
+            .output()
+            .unwrap();
+        let fds = String::from_utf8_lossy(&fds.stdout).into_owned();
+        assert!(!fds.contains("run_c.lock"), "{fds}");
+        assert!(run.close().is_empty());
+    }
 }
