@@ -9,6 +9,7 @@ pub mod exec;
 pub mod fsutil;
 pub mod generate;
 pub mod lifecycle;
+pub mod operator;
 pub mod output;
 pub mod provider;
 pub mod redact;

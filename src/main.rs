@@ -33,6 +33,8 @@ fn main() -> ProcessExitCode {
     };
     match cli.command {
         Command::Exec(args) => {
+            // Before anything of this run touches the data directory.
+            zero::operator::reconcile_at_start();
             let exec_matches = matches
                 .subcommand_matches("exec")
                 .expect("clap returned the exec subcommand");
@@ -52,6 +54,7 @@ fn main() -> ProcessExitCode {
                 args: command.collect(),
             }))
         }
+        Command::Tasks(args) => zero::operator::run(args).into(),
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,
             Err(error) => {

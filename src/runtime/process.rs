@@ -108,7 +108,7 @@ fn guardian_program() -> PathBuf {
 }
 
 /// A program to start as a background task.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Launch {
     /// The program to run.
     pub program: PathBuf,
@@ -116,6 +116,23 @@ pub struct Launch {
     pub args: Vec<OsString>,
     /// Its working directory.
     pub cwd: PathBuf,
+    /// Variables set for it on top of the inherited environment. They may carry secrets (a
+    /// specialist gets the run's API key this way, never on argv), so `Debug` shows only names.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 impl Launch {
@@ -125,6 +142,7 @@ impl Launch {
             program: shell().into(),
             args: vec!["-c".into(), command.into()],
             cwd: cwd.to_path_buf(),
+            env: Vec::new(),
         }
     }
 }
@@ -153,6 +171,7 @@ fn prepare(launch: &Launch, grace: Duration) -> std::io::Result<Prepared> {
         .arg(&launch.program)
         .args(&launch.args)
         .current_dir(&launch.cwd)
+        .envs(launch.env.iter().map(|(name, value)| (name, value)))
         .env(LIFELINE_FD_VAR, CHILD_LIFELINE_FD.to_string())
         .stdin(Stdio::null())
         .process_group(0);

@@ -7,4 +7,5 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod runs;
 pub mod zero;
