@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
+use support::fake_model::{FakeModel, Reply, Route, Script};
 use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// How long zero may take to exit after a signal, and its processes to be gone.
@@ -32,6 +32,17 @@ const GRACE_MS: &str = "300";
 /// A model reply that takes far longer than any test: the run is waiting on the model.
 fn slow_model() -> Reply {
     Reply::text("too late").delay(Duration::from_secs(120))
+}
+
+/// Marks a specialist child's requests: the heading of the prompt its parent gives it.
+const CHILD: &str = "## Assigned task";
+
+/// The parent's `Task` call: a `worker` specialist, in the foreground or the background.
+fn task(in_background: bool) -> Reply {
+    Reply::tool_call(
+        "Task",
+        json!({"name": "worker", "prompt": "Wait a long time.", "run_in_background": in_background}),
+    )
 }
 
 fn bash(command: &str) -> Reply {
@@ -59,6 +70,11 @@ enum Phase {
     Escape,
     /// A background shell task running `sleep`; the run waits on the model.
     Background,
+    /// A foreground specialist (a child `zero exec`) whose own foreground `bash` sleeps.
+    Specialist,
+    /// A background specialist whose own background shell sleeps; parent and child both wait
+    /// on the model.
+    BackgroundSpecialist,
 }
 
 impl Phase {
@@ -69,8 +85,32 @@ impl Phase {
             Phase::Grandchild => bash(&format!("sleep 300.{nonce}1 & sleep 300.{nonce}2; wait")),
             Phase::Escape => bash(&format!("setsid sleep 300.{nonce} & echo started")),
             Phase::Background => bash_background(&format!("sleep 300.{nonce}")),
+            Phase::Specialist => {
+                let child = Route::body_contains(CHILD)
+                    .reply(bash(&format!("sleep 300.{nonce}")))
+                    .reply(slow_model());
+                return Script::new().route(child).reply(task(false));
+            }
+            Phase::BackgroundSpecialist => {
+                let child = Route::body_contains(CHILD)
+                    .reply(bash_background(&format!("sleep 300.{nonce}")))
+                    .reply(slow_model());
+                return Script::new()
+                    .route(child)
+                    .reply(task(true))
+                    .reply(slow_model());
+            }
         };
         Script::new().reply(first).reply(slow_model())
+    }
+
+    /// The task records a run in this phase leaves: the specialist's, and its own shell's.
+    fn records(self) -> usize {
+        match self {
+            Phase::Model | Phase::Foreground | Phase::Grandchild | Phase::Escape => 0,
+            Phase::Background | Phase::Specialist => 1,
+            Phase::BackgroundSpecialist => 2,
+        }
     }
 
     fn reached(self, server: &FakeModel, nonce: &str) -> bool {
@@ -82,6 +122,15 @@ impl Phase {
             Phase::Grandchild => sleeping >= 2,
             Phase::Escape => requests >= 2,
             Phase::Background => requests >= 2 && sleeping >= 1,
+            Phase::Specialist => sleeping >= 1,
+            Phase::BackgroundSpecialist => {
+                let children = server
+                    .requests()
+                    .iter()
+                    .filter(|r| r.raw_body.contains(CHILD))
+                    .count();
+                requests - children >= 2 && children >= 2 && sleeping >= 1
+            }
         }
     }
 }
@@ -324,16 +373,14 @@ fn play(signal: Signal, phase: Phase) {
     assert_gone_soon(&nonce);
     zero.assert_no_stray_files();
     let records = zero.records();
-    assert_eq!(
-        records.len(),
-        usize::from(phase == Phase::Background),
-        "{records:?}"
-    );
+    assert_eq!(records.len(), phase.records(), "{records:?}");
     if signal == Signal::SIGKILL {
         assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
-        // Nobody closed the run: its records still claim `running` under a lease nobody holds
-        // (reconciliation's business), but the process they name is gone.
-        for record in &records {
+        // Nobody closed the run: the records of its own tasks still claim `running` under a
+        // lease nobody holds (reconciliation's business), but the processes they name are
+        // gone. A specialist child's own tasks may have been closed by the child.
+        let run_id = events(&zero.stdout())[0]["runId"].clone();
+        for record in records.iter().filter(|r| r["runId"] == run_id) {
             assert_eq!(record["status"], "running", "{record}");
         }
         return;
@@ -398,6 +445,14 @@ matrix! {
     sigterm_during_a_background_task: SIGTERM in Background;
     sighup_during_a_background_task: SIGHUP in Background;
     sigkill_during_a_background_task: SIGKILL in Background;
+    sigint_during_a_foreground_specialist: SIGINT in Specialist;
+    sigterm_during_a_foreground_specialist: SIGTERM in Specialist;
+    sighup_during_a_foreground_specialist: SIGHUP in Specialist;
+    sigkill_during_a_foreground_specialist: SIGKILL in Specialist;
+    sigint_during_a_background_specialist: SIGINT in BackgroundSpecialist;
+    sigterm_during_a_background_specialist: SIGTERM in BackgroundSpecialist;
+    sighup_during_a_background_specialist: SIGHUP in BackgroundSpecialist;
+    sigkill_during_a_background_specialist: SIGKILL in BackgroundSpecialist;
 }
 
 /// Starts a run of `script` and waits until `reached` holds.

@@ -12,9 +12,10 @@
 //! 4. when the command exits, kills whatever it left behind (its group, and every process
 //!    reparented to the guardian), reaps them, and reports how the command ended and how many
 //!    leftovers it stopped;
-//! 5. on a stop request (SIGTERM, SIGINT or SIGHUP) or lifeline EOF, TERMs the subtree, waits
-//!    the grace period, KILLs what is left, reaps, reports and exits. A second stop request
-//!    skips what is left of the grace.
+//! 5. on a stop request (SIGTERM, SIGINT or SIGHUP) or lifeline EOF, TERMs the command's group,
+//!    TERMs the rest of the subtree once the command has ended, KILLs whatever is left when the
+//!    grace period is over, reaps, reports and exits. A second stop request skips what is
+//!    left of the grace.
 //!
 //! Its exit status mirrors the command's (the code, or 128 + the signal), so even a runtime
 //! that missed the final report knows how the command ended.
@@ -160,6 +161,11 @@ fn watch(
             Some(stop) => {
                 if stop.killing {
                     subtree.signal(Signal::SIGKILL);
+                } else if end.is_some() && !stop.rest_asked {
+                    // The command is gone: now whatever it left gets its TERM, within what
+                    // is left of the grace.
+                    subtree.signal(Signal::SIGTERM);
+                    stop.rest_asked = true;
                 }
                 let done = !children_left && subtree.members().is_empty();
                 if done || (stop.killing && Instant::now() >= stop.deadline) {
@@ -209,9 +215,10 @@ fn watch(
         if requested {
             match &mut stop {
                 None => {
-                    subtree.signal(Signal::SIGTERM);
+                    subtree.signal_group(Signal::SIGTERM);
                     stop = Some(Stop {
                         deadline: Instant::now() + grace,
+                        rest_asked: false,
                         killing: false,
                     });
                 }
@@ -222,10 +229,16 @@ fn watch(
     }
 }
 
-/// A stop in progress.
+/// A stop in progress. The command's group is asked first (SIGTERM), so a command that
+/// cleans up after itself — a specialist `zero exec` closing its own runtime, whose guardians
+/// stop its commands — can do so before anything below it is touched; once the command has
+/// ended, the rest of the subtree is asked too; when the grace is over, everything left is
+/// SIGKILLed.
 struct Stop {
     /// When the current step (grace, or the wait after SIGKILL) is over.
     deadline: Instant,
+    /// Whether the rest of the subtree has been sent SIGTERM (after the command ended).
+    rest_asked: bool,
     /// Whether SIGKILL has been sent.
     killing: bool,
 }
@@ -272,11 +285,16 @@ impl Subtree {
         for pid in &members {
             let _ = kill(*pid, signal);
         }
-        // The group id stays reserved while any member lives; never our own group.
+        self.signal_group(signal);
+        members
+    }
+
+    /// Sends `signal` to the command's process group only. The group id stays reserved while
+    /// any member lives (and the guardian has not reaped the leader); never our own group.
+    fn signal_group(&self, signal: Signal) {
         if self.command != getpgrp() {
             let _ = killpg(self.command, signal);
         }
-        members
     }
 
     /// Kills what the command left behind after it ended on its own, until nothing is left or
