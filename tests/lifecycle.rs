@@ -655,3 +655,34 @@ fn only_zero_holds_the_lifeline_write_end() {
     assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
     assert_gone_soon(&nonce);
 }
+
+#[test]
+fn the_process_is_gone_right_after_run_end() {
+    use std::io::BufRead;
+    let nonce = nonce();
+    let _cleanup = Cleanup(nonce.clone());
+    // A background task still running at the end: the most threads and blocking work a run
+    // can have left when it reports its end.
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash_background(&format!("sleep 300.{nonce}")))
+            .reply(Reply::text("started it"))
+            .reply(Reply::text("done anyway")),
+    );
+    let mut zero = Zero::start(&server);
+    let mut stdout = std::io::BufReader::new(zero.child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("\"run_end\"") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no run_end");
+    }
+    let ended = Instant::now();
+    let status = zero.exit_within(PROMPT);
+    let lingered = ended.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        lingered <= Duration::from_millis(100),
+        "the process lingered {lingered:?} after run_end"
+    );
+    assert_gone_soon(&nonce);
+}

@@ -669,3 +669,32 @@ mod foreground {
         assert_eq!(out.termination, Termination::TimedOut);
     }
 }
+
+/// A panic that unwinds past the scope owning the run closes the runtime on its way out.
+#[test]
+fn a_panic_closes_the_runtime_through_the_guard() {
+    use zero::lifecycle::CloseOnDrop;
+    use_the_zero_binary_as_guardian();
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new("run_panics", home.path());
+    config.kill_grace = Duration::from_millis(300);
+    let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let record = tokio
+        .block_on(runtime.start(TaskSpec::shell("sleep 30", workspace.path())))
+        .unwrap();
+    let guard = CloseOnDrop::new(Arc::clone(&runtime), tokio.handle().clone());
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _guard = guard;
+        panic!("a bug");
+    }));
+    assert!(unwound.is_err());
+    let after = tokio.block_on(runtime.status(record.id.as_str())).unwrap();
+    assert_eq!(after.status, TaskStatus::Killed);
+    tokio.block_on(group_is_gone(&record));
+    assert!(entries(&home.path().join("runs")).is_empty());
+}
