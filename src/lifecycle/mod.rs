@@ -82,7 +82,10 @@ pub enum LifecycleError {
     Hook(#[from] ctrlc::Error),
     /// The signal numbers could not be recorded.
     #[error("cannot register for signals: {0}")]
-    Register(#[from] std::io::Error),
+    Register(#[source] std::io::Error),
+    /// The thread watching the inherited lifeline could not be started.
+    #[error("cannot watch the parent's lifeline: {0}")]
+    Lifeline(#[source] std::io::Error),
 }
 
 /// The number of the first stop signal; 0 until one came. Written from the signal handler.
@@ -102,7 +105,8 @@ pub fn install() -> Result<(), LifecycleError> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the action is one compare-and-swap on an atomic: async-signal-safe.
         unsafe {
-            signal_hook::low_level::register(signal, move || record(signal))?;
+            signal_hook::low_level::register(signal, move || record(signal))
+                .map_err(LifecycleError::Register)?;
         }
     }
     if let Some(fd) = lifeline::inherited() {
@@ -114,7 +118,8 @@ pub fn install() -> Result<(), LifecycleError> {
                 lifeline::wait_for_eof(fd.as_fd());
                 record(libc::SIGHUP);
                 on_stop();
-            })?;
+            })
+            .map_err(LifecycleError::Lifeline)?;
     }
     Ok(())
 }

@@ -24,7 +24,7 @@
 //! command `PR_SET_PDEATHSIG` (the signal fires when the *thread* that forked exits): if the
 //! guardian is SIGKILLed, its command is SIGKILLed too.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -54,6 +54,10 @@ const STOPPING_TICK: Duration = Duration::from_millis(20);
 
 /// The exit status of a guardian that could not do its job at all (no report pipe).
 const UNUSABLE: i32 = 125;
+/// The exit status when the command could not be executed (the shell's convention).
+const NOT_EXECUTABLE: i32 = 126;
+/// The exit status when the command was not found (the shell's convention).
+const NOT_FOUND: i32 = 127;
 
 /// What to guard.
 #[derive(Debug, Clone)]
@@ -98,9 +102,9 @@ pub fn run(args: GuardianArgs) -> i32 {
                 message: format!("cannot run {}: {error}", args.program.to_string_lossy()),
             });
             return if error.kind() == std::io::ErrorKind::NotFound {
-                127
+                NOT_FOUND
             } else {
-                126
+                NOT_EXECUTABLE
             };
         }
     };
@@ -321,7 +325,7 @@ impl Subtree {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
         };
-        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        let mut children: std::collections::HashMap<i32, Vec<i32>> = Default::default();
         let mut members = BTreeSet::new();
         for entry in entries.flatten() {
             let Some(pid) = entry

@@ -26,7 +26,11 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One line from the guardian.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "report", rename_all = "camelCase")]
+#[serde(
+    tag = "report",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub(crate) enum Report {
     /// The command is running.
     Started {

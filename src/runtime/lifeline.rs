@@ -119,6 +119,8 @@ pub(crate) fn wait_for_eof(fd: BorrowedFd<'_>) {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd;
+
     use super::*;
 
     #[test]
@@ -139,6 +141,4 @@ mod tests {
         wait_for_eof(read.as_fd());
         assert_eq!(read_pulse(read.as_fd()), Pulse::ParentDied);
     }
-
-    use std::os::fd::AsFd;
 }

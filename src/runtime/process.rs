@@ -408,27 +408,31 @@ async fn run_guarded(
         let backstop = tokio::time::sleep(timeout + grace + GUARDIAN_MARGIN);
         tokio::pin!(backstop);
         let mut stopped: Option<Termination> = None;
-        let mut hurried = false;
+        let (mut requested, mut hurried, mut killed) = (false, false, false);
         let hurry = super::hurried();
         let status = loop {
             tokio::select! {
                 _ = &mut reading, if !reading_done => reading_done = true,
                 status = child.wait() => break status,
-                () = &mut deadline, if stopped.is_none() => {
-                    stopped = Some(Termination::TimedOut);
-                    stopper.request_stop();
-                    backstop.as_mut().reset(tokio::time::Instant::now() + grace + GUARDIAN_MARGIN);
-                }
+                () = &mut deadline, if stopped.is_none() => stopped = Some(Termination::TimedOut),
                 () = cancel.cancelled(), if stopped.is_none() => {
                     stopped = Some(Termination::Cancelled);
-                    stopper.request_stop();
-                    backstop.as_mut().reset(tokio::time::Instant::now() + grace + GUARDIAN_MARGIN);
                 }
-                () = hurry.cancelled(), if stopped.is_some() && !hurried => {
+                () = hurry.cancelled(), if requested && !hurried => {
                     hurried = true;
                     stopper.hurry();
                 }
-                () = &mut backstop => stopper.kill(),
+                () = &mut backstop, if !killed => {
+                    killed = true;
+                    stopper.kill();
+                }
+            }
+            if stopped.is_some() && !requested {
+                requested = true;
+                stopper.request_stop();
+                backstop
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + grace + GUARDIAN_MARGIN);
             }
         };
         if !reading_done {
