@@ -20,6 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Reply, Route, Script};
+use support::runs::{Process, nonce, processes};
 use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// How long zero may take to exit after a signal, and its processes to be gone.
@@ -81,19 +82,19 @@ impl Phase {
     fn script(self, nonce: &str) -> Script {
         let first = match self {
             Phase::Model => return Script::new().reply(slow_model()),
-            Phase::Foreground => bash(&format!("sleep 300.{nonce}")),
-            Phase::Grandchild => bash(&format!("sleep 300.{nonce}1 & sleep 300.{nonce}2; wait")),
-            Phase::Escape => bash(&format!("setsid sleep 300.{nonce} & echo started")),
-            Phase::Background => bash_background(&format!("sleep 300.{nonce}")),
+            Phase::Foreground => bash(&format!("sleep {nonce}")),
+            Phase::Grandchild => bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")),
+            Phase::Escape => bash(&format!("setsid sleep {nonce} & echo started")),
+            Phase::Background => bash_background(&format!("sleep {nonce}")),
             Phase::Specialist => {
                 let child = Route::body_contains(CHILD)
-                    .reply(bash(&format!("sleep 300.{nonce}")))
+                    .reply(bash(&format!("sleep {nonce}")))
                     .reply(slow_model());
                 return Script::new().route(child).reply(task(false));
             }
             Phase::BackgroundSpecialist => {
                 let child = Route::body_contains(CHILD)
-                    .reply(bash_background(&format!("sleep 300.{nonce}")))
+                    .reply(bash_background(&format!("sleep {nonce}")))
                     .reply(slow_model());
                 return Script::new()
                     .route(child)
@@ -135,47 +136,12 @@ impl Phase {
     }
 }
 
-/// A process, by pid and argv.
-struct Process {
-    pid: i32,
-    argv: Vec<String>,
-}
-
-/// Live (not zombie) processes whose argv mentions `nonce`.
-fn processes(nonce: &str) -> Vec<Process> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        let argv: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .filter(|part| !part.is_empty())
-            .map(|part| String::from_utf8_lossy(part).into_owned())
-            .collect();
-        if !zombie && argv.iter().any(|arg| arg.contains(nonce)) {
-            found.push(Process { pid, argv });
-        }
-    }
-    found
-}
-
 /// The `sleep` processes of `nonce` (not their guardians or shells).
 fn sleepers(nonce: &str) -> Vec<Process> {
     processes(nonce)
         .into_iter()
         .filter(|p| p.argv.first().is_some_and(|a| a.ends_with("sleep")))
         .collect()
-}
-
-fn nonce() -> String {
-    format!("{}{:06}", std::process::id(), fastrand::u32(..1_000_000))
 }
 
 /// Polls `condition` until it holds or `limit` passes; says whether it held.
@@ -198,7 +164,7 @@ struct Cleanup(String);
 impl Drop for Cleanup {
     fn drop(&mut self) {
         for process in processes(&self.0) {
-            let _ = kill(Pid::from_raw(process.pid), Signal::SIGKILL);
+            let _ = kill(Pid::from_raw(process.pid as i32), Signal::SIGKILL);
         }
     }
 }
@@ -477,7 +443,7 @@ fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_go
     let _cleanup = Cleanup(nonce.clone());
     let server = FakeModel::start(
         Script::new()
-            .reply(bash_background(&format!("sleep 300.{nonce}")))
+            .reply(bash_background(&format!("sleep {nonce}")))
             .reply(Reply::text("started it"))
             .reply(Reply::text("done anyway")),
     );
@@ -505,7 +471,7 @@ fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let nonce = nonce();
     let _cleanup = Cleanup(nonce.clone());
     let script = Script::new()
-        .reply(bash(&format!("trap '' TERM; sleep 300.{nonce}")))
+        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
         .reply(slow_model());
     let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
     let signalled = Instant::now();
@@ -526,7 +492,7 @@ fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
     let nonce = nonce();
     let _cleanup = Cleanup(nonce.clone());
     let script = Script::new()
-        .reply(bash(&format!("trap '' TERM; sleep 300.{nonce}")))
+        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
         .reply(slow_model());
     // A grace far beyond the deadline: only the second signal can end the run in time.
     let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
@@ -547,7 +513,7 @@ fn a_closed_stdout_ends_the_run_as_a_clean_close() {
     let nonce = nonce();
     let _cleanup = Cleanup(nonce.clone());
     let script = Script::new()
-        .reply(bash(&format!("sleep 300.{nonce}")))
+        .reply(bash(&format!("sleep {nonce}")))
         .reply(slow_model());
     let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
     // What `| head -c1` does: read one byte, then go away.
@@ -571,13 +537,13 @@ fn stopping_and_continuing_zero_tears_nothing_down() {
     let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
         Phase::Background.reached(server, &nonce)
     });
-    let before: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    let before: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
     zero.signal(Signal::SIGSTOP);
     std::thread::sleep(Duration::from_millis(500));
-    let while_stopped: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    let while_stopped: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
     zero.signal(Signal::SIGCONT);
     std::thread::sleep(Duration::from_millis(300));
-    let after: Vec<i32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    let after: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
     assert_eq!(while_stopped, before, "a stopped parent is not a dead one");
     assert_eq!(after, before);
     assert!(zero.child.try_wait().unwrap().is_none());
@@ -624,12 +590,10 @@ fn only_zero_holds_the_lifeline_write_end() {
     let nonce = nonce();
     let _cleanup = Cleanup(nonce.clone());
     let script = Script::new()
-        .reply(bash(&format!(
-            "sleep 300.{nonce}1 & sleep 300.{nonce}2; wait"
-        )))
+        .reply(bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")))
         .reply(slow_model());
     let (_server, mut zero) = reach(script, &[], |_| sleepers(&nonce).len() >= 2);
-    let sleeper = sleepers(&nonce)[0].pid;
+    let sleeper = sleepers(&nonce)[0].pid as i32;
     // The command got the lifeline's read end on fd 3, as every child does.
     let lifeline = pipe_inode(sleeper, "3").expect("the lifeline on fd 3");
     let zero_pid = zero.child.id() as i32;
@@ -642,7 +606,7 @@ fn only_zero_holds_the_lifeline_write_end() {
     let descendants = processes(&nonce);
     assert!(descendants.len() >= 4, "guardian, shell and two sleeps");
     for process in descendants {
-        for (fd, mode) in fds_on_pipe(process.pid, &lifeline) {
+        for (fd, mode) in fds_on_pipe(process.pid as i32, &lifeline) {
             assert_eq!(
                 mode,
                 libc::O_RDONLY,
@@ -665,7 +629,7 @@ fn the_process_is_gone_right_after_run_end() {
     // can have left when it reports its end.
     let server = FakeModel::start(
         Script::new()
-            .reply(bash_background(&format!("sleep 300.{nonce}")))
+            .reply(bash_background(&format!("sleep {nonce}")))
             .reply(Reply::text("started it"))
             .reply(Reply::text("done anyway")),
     );
