@@ -11,8 +11,8 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use zero::runtime::{
-    Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskKind, TaskRecord, TaskSpec, TaskStatus,
-    Window,
+    CommandStartFailure, Runtime, RuntimeConfig, RuntimeError, StartError, TaskEvent, TaskKind,
+    TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
 const DEADLINE: Duration = Duration::from_secs(20);
@@ -437,6 +437,34 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
         (TaskStatus::Killed, Some(9))
     );
     group_is_gone(&record).await;
+    h.runtime.close().await;
+}
+
+/// The guardian answers the handshake with a typed error when it cannot start the command;
+/// the task is recorded `failed` and holds no slot.
+#[tokio::test]
+async fn a_command_the_guardian_cannot_start_is_a_typed_failed_start() {
+    let h = Harness::with(|config| config.max_running = 1);
+    let mut missing = TaskSpec::shell("true", h.workspace.path());
+    missing.launch.program = h.workspace.path().join("no-such-program");
+    let failed = h.runtime.start(missing).await;
+    let Err(RuntimeError::StartFailed { id, source }) = failed else {
+        panic!("expected a failed start, got {failed:?}");
+    };
+    assert!(
+        matches!(
+            source,
+            StartError::Command {
+                kind: CommandStartFailure::NotFound,
+                ..
+            }
+        ),
+        "{source:?}"
+    );
+    let record = h.runtime.status(id.as_str()).await.unwrap();
+    assert_eq!((record.status, record.pid), (TaskStatus::Failed, None));
+    // Its slot is free: the one task this runtime may run can start.
+    h.shell("sleep 100").await;
     h.runtime.close().await;
 }
 
