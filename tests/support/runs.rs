@@ -171,33 +171,3 @@ pub fn background(command: &str) -> Reply {
 pub fn stall() -> Reply {
     Reply::text("thinking").stall()
 }
-
-/// A `sleep` argument unique to this test (`300.<digits>`), to find its process by.
-pub fn nonce() -> String {
-    format!("300.{}{}", std::process::id(), fastrand::u32(..1_000_000))
-}
-
-/// The pids of live (non-zombie) processes with `needle` in their command line.
-pub fn processes_with(needle: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            (!zombie && String::from_utf8_lossy(&cmdline).contains(needle)).then_some(pid)
-        })
-        .collect()
-}
-
-/// Waits until no live process has `needle` in its command line.
-pub fn assert_gone_soon(needle: &str) {
-    wait_for(&format!("the processes with {needle} to end"), || {
-        processes_with(needle).is_empty().then_some(())
-    });
-}
