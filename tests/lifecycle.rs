@@ -20,7 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::runs::{Process, nonce, processes};
+use support::procs::{KillOnDrop, Process, nonce, processes};
 use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// How long zero may take to exit after a signal, and its processes to be gone.
@@ -155,17 +155,6 @@ fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// SIGKILLs whatever still carries the nonce when a test ends, however it ends.
-struct Cleanup(String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        for process in processes(&self.0) {
-            let _ = kill(Pid::from_raw(process.pid as i32), Signal::SIGKILL);
-        }
     }
 }
 
@@ -326,7 +315,7 @@ fn tool_results(events: &[Value]) -> Vec<String> {
 /// Plays one cell of the matrix: reach `phase`, send `signal`, check every promise.
 fn play(signal: Signal, phase: Phase) {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(phase.script(&nonce));
     let mut zero = Zero::start(&server);
     assert!(
@@ -440,7 +429,7 @@ fn reach(
 #[test]
 fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_gone() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(
         Script::new()
             .reply(bash_background(&format!("sleep {nonce}")))
@@ -469,7 +458,7 @@ fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_go
 #[test]
 fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let script = Script::new()
         .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
         .reply(slow_model());
@@ -490,7 +479,7 @@ fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
 #[test]
 fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let script = Script::new()
         .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
         .reply(slow_model());
@@ -511,7 +500,7 @@ fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
 #[test]
 fn a_closed_stdout_ends_the_run_as_a_clean_close() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let script = Script::new()
         .reply(bash(&format!("sleep {nonce}")))
         .reply(slow_model());
@@ -533,7 +522,7 @@ fn a_closed_stdout_ends_the_run_as_a_clean_close() {
 #[test]
 fn stopping_and_continuing_zero_tears_nothing_down() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
         Phase::Background.reached(server, &nonce)
     });
@@ -588,7 +577,7 @@ fn fds_on_pipe(pid: i32, inode: &str) -> Vec<(String, i32)> {
 #[test]
 fn only_zero_holds_the_lifeline_write_end() {
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     let script = Script::new()
         .reply(bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")))
         .reply(slow_model());
@@ -624,7 +613,7 @@ fn only_zero_holds_the_lifeline_write_end() {
 fn the_process_is_gone_right_after_run_end() {
     use std::io::BufRead;
     let nonce = nonce();
-    let _cleanup = Cleanup(nonce.clone());
+    let _cleanup = KillOnDrop(nonce.clone());
     // A background task still running at the end: the most threads and blocking work a run
     // can have left when it reports its end.
     let server = FakeModel::start(

@@ -8,9 +8,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use support::runs::{
-    Exec, Home, assert_gone_soon, background, nonce, processes_with, stall, wait_for,
-};
+use support::procs::{assert_gone_soon, nonce, processes_with};
+use support::runs::{Exec, Home, background, stall, wait_for};
 
 fn list_json(home: &Home) -> Vec<Value> {
     let output = home.tasks(&["list", "--json"]).assert().success();

@@ -6,10 +6,10 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use support::procs::{KillOnDrop, assert_gone_soon, nonce};
 use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// Marks a request as a child's.
@@ -71,42 +71,6 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     entries.sort();
     entries
-}
-
-/// The pids of the processes whose command line contains `needle`.
-fn processes_with(needle: &str) -> Vec<i32> {
-    entries(Path::new("/proc"))
-        .iter()
-        .filter_map(|dir| {
-            let pid: i32 = dir.file_name()?.to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmdline)
-                .contains(needle)
-                .then_some(pid)
-        })
-        .collect()
-}
-
-/// SIGKILLs whatever still carries the nonce when the test ends, pass or fail.
-struct KillOnDrop(String);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        for pid in processes_with(&self.0) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-}
-
-fn nonce() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}{nanos:09}", std::process::id())
 }
 
 #[test]
@@ -222,7 +186,7 @@ fn a_background_specialist_finishes_on_its_own() {
 fn closing_the_run_stops_a_specialist_and_its_commands() {
     let workspace = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let marker = format!("300.{}", nonce());
+    let marker = nonce();
     let _cleanup = KillOnDrop(marker.clone());
     let server = FakeModel::start(
         sleeping_child(&marker)
@@ -286,23 +250,11 @@ fn sleeping_child(marker: &str) -> Script {
         .reply(Reply::tool_call("bash", json!({"command": wait_for_sleep})))
 }
 
-fn assert_gone_soon(marker: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with(marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "the child's command outlived its stop: {:?}",
-            processes_with(marker)
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn task_stop_stops_a_running_specialist_and_its_commands() {
     let workspace = tempfile::tempdir().unwrap();
     let home = tempfile::tempdir().unwrap();
-    let marker = format!("300.{}", nonce());
+    let marker = nonce();
     let _cleanup = KillOnDrop(marker.clone());
     let server = FakeModel::start(
         sleeping_child(&marker)

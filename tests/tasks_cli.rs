@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use support::runs::{Exec, Home, assert_gone_soon, background, nonce, processes_with, wait_for};
+use support::procs::{assert_gone_soon, nonce, processes_with};
+use support::runs::{Exec, Home, background, wait_for};
 
 /// A reply that waits (up to a minute) for the task the model started last to end.
 fn wait_for_task() -> Reply {
