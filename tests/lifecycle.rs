@@ -172,12 +172,16 @@ impl Zero {
     }
 
     fn start_with(server: &FakeModel, env: &[(&str, &str)]) -> Zero {
+        Zero::start_as(server, "stream-json", env)
+    }
+
+    fn start_as(server: &FakeModel, format: &str, env: &[(&str, &str)]) -> Zero {
         let home = tempfile::tempdir().unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let mut command = zero_std_with(server, Wire::OpenAi);
         command
-            .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+            .args(["exec", "--auto", "medium", "-o", format, "go"])
             .current_dir(workspace.path())
             .env("ZERO_HOME", home.path())
             .env("TMPDIR", tmp.path())
@@ -638,4 +642,22 @@ fn the_process_is_gone_right_after_run_end() {
         "the process lingered {lingered:?} after run_end"
     );
     assert_gone_soon(&nonce);
+}
+
+#[test]
+fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let server = FakeModel::start(Phase::Background.script(&nonce));
+    let mut zero = Zero::start_as(&server, "json", &[]);
+    assert!(eventually(SETUP, || Phase::Background.reached(&server, &nonce)));
+    zero.signal(Signal::SIGHUP);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(129));
+    assert_gone_soon(&nonce);
+    let summary: Value = serde_json::from_slice(&zero.stdout()).unwrap();
+    assert_eq!(summary["status"], "interrupted", "{summary}");
+    assert_eq!(summary["exitCode"], 129, "{summary}");
+    assert_eq!(summary["errors"][0]["code"], "hangup", "{summary}");
+    assert_eq!(summary["tasks"][0]["status"], "killed", "{summary}");
+    zero.assert_run_closed();
 }
