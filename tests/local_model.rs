@@ -35,8 +35,9 @@ fn local_zero(workspace: &tempfile::TempDir) -> assert_cmd::Command {
     cmd
 }
 
-const QUESTION: &str =
-    "Read the file src/lib.rs and tell me in one sentence what the function add really computes.";
+/// A 0.5B model calls a tool reliably only when told which one and with what argument.
+const QUESTION: &str = "Call the read_file tool with path src/lib.rs, then tell me what the \
+                        function add in that file computes.";
 
 #[test]
 #[ignore = "needs a local model server: scripts/local-model serve"]
@@ -96,5 +97,10 @@ fn max_turns_holds_against_a_model_that_calls_tools() {
     assert_stream_contract(&events, 4);
     assert_eq!(events.last().unwrap()["status"], "incomplete");
     let calls = events.iter().filter(|e| e["type"] == "tool_call").count();
-    assert_eq!(calls, 1, "one turn, one call, then the tool-less summary");
+    assert!(calls >= 1, "the one allowed turn called a tool");
+    assert_eq!(
+        events.last().unwrap()["turns"],
+        2,
+        "one tool turn, then the tool-less summary request"
+    );
 }
