@@ -1,9 +1,15 @@
-//! Running one child and measuring it: wall time, how it ended, its own peak RSS (from
-//! `wait4`'s `ru_maxrss`, exact), and the peak RSS of its whole process tree (sampled).
+//! Running one child and measuring it: wall time, how it ended, its own peak RSS, and the peak
+//! RSS of its whole process tree (sampled).
 //!
-//! Why two memory numbers: `ru_maxrss` is the kernel's exact high-water mark, but only for one
-//! process; `RUSAGE_CHILDREN` would give the largest single descendant, not the sum of what runs
-//! at once. The tree figure sums `VmRSS` of zero and every descendant alive at a sample, every
+//! Its own peak is `wait4`'s `ru_maxrss` when that can be trusted, else the last sampled
+//! `VmHWM`. Linux folds the high-water mark of the memory a process had *before* `exec` into
+//! `ru_maxrss`, and a child spawned with `vfork` (as std does) had the harness's: once the
+//! harness has grown past zero (it keeps every request of a 200-turn job), `ru_maxrss` reports
+//! the harness. `VmHWM` belongs to the post-`exec` memory only, but is read while the process
+//! lives, so it misses growth in the last sampling interval.
+//!
+//! `RUSAGE_CHILDREN` would give the largest single descendant, not the sum of what runs at
+//! once, so the tree figure sums `VmRSS` of zero and every descendant alive at a sample, every
 //! [`SAMPLE_EVERY`]; it can miss a peak shorter than that, it overstates a little (pages a
 //! child shares with zero, such as libc's, count in both), and it costs a `/proc` scan per
 //! sample (about 100 processes here: well under a millisecond).
@@ -25,6 +31,9 @@ pub struct Running {
     child: Child,
     /// Just before `spawn`.
     pub launched: Instant,
+    /// The harness's own high-water mark when it spawned the child: a `ru_maxrss` at or below
+    /// it may be the harness's, not the child's.
+    harness_peak_kib: u64,
     sampler: Sampler,
 }
 
@@ -37,7 +46,7 @@ pub struct Finished {
     pub ended: Instant,
     /// The exit code, or `128 + signal` when a signal ended it (as a shell reports it).
     pub code: i32,
-    /// The child's own peak resident set, in KiB.
+    /// The child's own peak resident set, in KiB (see the module documentation).
     pub own_peak_kib: u64,
     /// The sampled peak of the summed resident sets of the child and its descendants, in KiB.
     pub tree_peak_kib: u64,
@@ -48,12 +57,14 @@ pub struct Finished {
 
 /// Starts `command` and begins sampling its tree.
 pub fn start(command: &mut Command) -> io::Result<Running> {
+    let harness_peak_kib = kib(std::process::id() as i32, "VmHWM:").unwrap_or(u64::MAX);
     let launched = Instant::now();
     let child = command.spawn()?;
     let sampler = Sampler::start(child.id() as i32);
     Ok(Running {
         child,
         launched,
+        harness_peak_kib,
         sampler,
     })
 }
@@ -71,11 +82,16 @@ impl Running {
         // `std::process::Child` never waited, so dropping it neither reaps nor kills anything.
         drop(self.child);
         let peaks = self.sampler.stop();
+        let max_rss = usage.ru_maxrss as u64;
         Ok(Finished {
             wall: ended - self.launched,
             ended,
             code: shell_code(status),
-            own_peak_kib: usage.ru_maxrss as u64,
+            own_peak_kib: if max_rss > self.harness_peak_kib {
+                max_rss
+            } else {
+                peaks.own
+            },
             tree_peak_kib: peaks.tree,
             descendant_peak_kib: peaks.descendant,
         })
@@ -109,6 +125,8 @@ fn shell_code(status: i32) -> i32 {
 /// The peaks a [`Sampler`] saw, in KiB.
 #[derive(Debug, Default)]
 struct Peaks {
+    /// The root's `VmHWM`, once it has exec'd.
+    own: u64,
     tree: u64,
     descendant: u64,
 }
@@ -127,6 +145,9 @@ impl Sampler {
             move || {
                 let mut peaks = Peaks::default();
                 while !stop.load(Ordering::Relaxed) {
+                    if !unexecuted_fork(root) {
+                        peaks.own = peaks.own.max(kib(root, "VmHWM:").unwrap_or(0));
+                    }
                     let below: Vec<i32> = descendants(root)
                         .into_iter()
                         .filter(|&pid| !unexecuted_fork(pid))

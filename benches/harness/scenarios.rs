@@ -47,7 +47,7 @@ const LEAK_LIMIT: Duration = Duration::from_secs(5);
 pub fn run_all(options: &Options, rows: &mut Vec<Row>) -> Result<()> {
     let bench = Bench { options };
     bench.startup(rows)?;
-    bench.bash_alone(rows)?;
+    bench.floors(rows)?;
     let sizes: &[usize] = if options.quick {
         &[5, 50]
     } else {
@@ -200,20 +200,28 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// The `bash` tool's own work in the turn rows, without zero: one `bash -c` appending a
-    /// line to a file.
-    fn bash_alone(&self, rows: &mut Vec<Row>) -> Result<()> {
-        let mut row = Row::new("bash -c 'echo N >> log.txt' alone", Unit::Ms, "");
-        row.note("the tool's own work in each turn below");
+    /// What zero's numbers stand on, measured the same way without zero: starting any process
+    /// at all (`/bin/true`), and the `bash` tool's own work in the turn rows.
+    fn floors(&self, rows: &mut Vec<Row>) -> Result<()> {
         let workspace = TempDir::new()?;
-        for n in 0..self.options.runs {
-            let mut command = Command::new("bash");
-            command
-                .args(["-c", &format!("echo {n} >> log.txt")])
-                .current_dir(workspace.path());
-            row.time(process::start(&mut command)?.wait()?.wall);
+        let floors: [(&str, &[&str], &str); 2] = [
+            ("/bin/true (process start floor)", &["true"], ""),
+            (
+                "bash -c 'echo N >> log.txt' alone",
+                &["bash", "-c", "echo 1 >> log.txt"],
+                "the tool's own work in each turn below",
+            ),
+        ];
+        for (label, argv, note) in floors {
+            let mut row = Row::new(label, Unit::Ms, "");
+            row.note(note);
+            for _ in 0..self.options.runs {
+                let mut command = Command::new(argv[0]);
+                command.args(&argv[1..]).current_dir(workspace.path());
+                row.time(process::start(&mut command)?.wait()?.wall);
+            }
+            rows.push(row);
         }
-        rows.push(row);
         Ok(())
     }
 
@@ -253,7 +261,7 @@ impl Bench<'_> {
         }
         own.sort();
         tree.note(format!(
-            "zero alone (ru_maxrss): {:.1} MiB",
+            "zero alone: {:.1} MiB",
             own[own.len() / 2] as f64 / 1024.0
         ));
         rows.extend([first, per_turn, exit, tree]);
