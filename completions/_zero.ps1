@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('exec', 'exec', [CompletionResultType]::ParameterValue, 'Run one agent job headlessly and exit with a code a script can act on')
+            [CompletionResult]::new('tasks', 'tasks', [CompletionResultType]::ParameterValue, 'Inspect, follow, stop and clean up background tasks and specialists of every run')
             [CompletionResult]::new('__generate', '__generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (used to refresh the committed copies)')
             break
         }
@@ -55,6 +56,63 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--list-specialists', '--list-specialists', [CompletionResultType]::ParameterName, 'Print the specialists the `Task` tool can launch, then exit')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;tasks' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List tasks, newest first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one task''s record')
+            [CompletionResult]::new('output', 'output', [CompletionResultType]::ParameterValue, 'Print a task''s raw output (a specialist''s is its stream-json)')
+            [CompletionResult]::new('stop', 'stop', [CompletionResultType]::ParameterValue, 'Stop a running task of a live run (from any shell): SIGTERM, grace period, SIGKILL')
+            [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete the records and outputs of finished tasks older than a cutoff')
+            break
+        }
+        'zero;tasks;list' {
+            [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Only the tasks of this run')
+            [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only tasks with this status')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON array of records instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;tasks;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The record as JSON instead of `key: value` lines')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;tasks;output' {
+            [CompletionResult]::new('--tail', '--tail', [CompletionResultType]::ParameterName, 'Only the last BYTES bytes (read by seeking from the end)')
+            [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Keep printing new output until the task ends (or Ctrl-C)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;tasks;stop' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The final record as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;tasks;gc' {
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be deleted, delete nothing')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The report as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

@@ -22,6 +22,24 @@ _zero() {
             zero,exec)
                 cmd="zero__subcmd__exec"
                 ;;
+            zero,tasks)
+                cmd="zero__subcmd__tasks"
+                ;;
+            zero__subcmd__tasks,gc)
+                cmd="zero__subcmd__tasks__subcmd__gc"
+                ;;
+            zero__subcmd__tasks,list)
+                cmd="zero__subcmd__tasks__subcmd__list"
+                ;;
+            zero__subcmd__tasks,output)
+                cmd="zero__subcmd__tasks__subcmd__output"
+                ;;
+            zero__subcmd__tasks,show)
+                cmd="zero__subcmd__tasks__subcmd__show"
+                ;;
+            zero__subcmd__tasks,stop)
+                cmd="zero__subcmd__tasks__subcmd__stop"
+                ;;
             *)
                 ;;
         esac
@@ -29,7 +47,7 @@ _zero() {
 
     case "${cmd}" in
         zero)
-            opts="-h -V --help --version exec __generate"
+            opts="-h -V --help --version exec tasks __generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -151,6 +169,106 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks)
+            opts="-h -V --help --version list show output stop gc"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks__subcmd__gc)
+            opts="-h -V --older-than --dry-run --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks__subcmd__list)
+            opts="-h -V --run --status --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --run)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --status)
+                    COMPREPLY=($(compgen -W "running completed failed killed interrupted" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks__subcmd__output)
+            opts="-h -V --tail --follow --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tail)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks__subcmd__show)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__tasks__subcmd__stop)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

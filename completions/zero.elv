@@ -23,6 +23,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand exec 'Run one agent job headlessly and exit with a code a script can act on'
+            cand tasks 'Inspect, follow, stop and clean up background tasks and specialists of every run'
             cand __generate 'Write shell completions and man pages (used to refresh the committed copies)'
         }
         &'zero;exec'= {
@@ -51,6 +52,57 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --list-specialists 'Print the specialists the `Task` tool can launch, then exit'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;tasks'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List tasks, newest first'
+            cand show 'Show one task''s record'
+            cand output 'Print a task''s raw output (a specialist''s is its stream-json)'
+            cand stop 'Stop a running task of a live run (from any shell): SIGTERM, grace period, SIGKILL'
+            cand gc 'Delete the records and outputs of finished tasks older than a cutoff'
+        }
+        &'zero;tasks;list'= {
+            cand --run 'Only the tasks of this run'
+            cand --status 'Only tasks with this status'
+            cand --json 'One JSON array of records instead of a table'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;tasks;show'= {
+            cand --json 'The record as JSON instead of `key: value` lines'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;tasks;output'= {
+            cand --tail 'Only the last BYTES bytes (read by seeking from the end)'
+            cand --follow 'Keep printing new output until the task ends (or Ctrl-C)'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;tasks;stop'= {
+            cand --json 'The final record as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;tasks;gc'= {
+            cand --older-than 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)'
+            cand --dry-run 'Say what would be deleted, delete nothing'
+            cand --json 'The report as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }

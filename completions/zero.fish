@@ -27,6 +27,7 @@ end
 complete -c zero -n "__fish_zero_needs_command" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
+complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
@@ -53,6 +54,37 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print 
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "list" -d 'List tasks, newest first'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "show" -d 'Show one task\'s record'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "output" -d 'Print a task\'s raw output (a specialist\'s is its stream-json)'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "stop" -d 'Stop a running task of a live run (from any shell): SIGTERM, grace period, SIGKILL'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "gc" -d 'Delete the records and outputs of finished tasks older than a cutoff'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l run -d 'Only the tasks of this run' -r
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l status -d 'Only tasks with this status' -r -f -a "running\t'Started and not seen to end (and its run is alive)'
+completed\t'Exited 0'
+failed\t'Exited non-zero, or could not start'
+killed\t'Stopped by TaskStop, `zero tasks stop`, or its run ending'
+interrupted\t'Its run died while it was running'"
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l json -d 'One JSON array of records instead of a table'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from show" -l json -d 'The record as JSON instead of `key: value` lines'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from output" -l tail -d 'Only the last BYTES bytes (read by seeking from the end)' -r
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from output" -l follow -d 'Keep printing new output until the task ends (or Ctrl-C)'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from output" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from output" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -l json -d 'The final record as JSON'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l older-than -d 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)' -r
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l dry-run -d 'Say what would be deleted, delete nothing'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 'Directory that receives the shell completions' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l man -d 'Directory that receives the man pages' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -s h -l help -d 'Print help'

@@ -33,6 +33,12 @@ pub enum Command {
                       4 incomplete (turn budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
+    /// Inspect, follow, stop and clean up background tasks and specialists of every run.
+    #[command(
+        after_help = "A task recorded `running` whose run is no longer alive is shown as \
+                      `interrupted`. Exit codes: 0 success, 1 I/O error, 2 usage or unknown task id."
+    )]
+    Tasks(TasksArgs),
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),
@@ -126,6 +132,17 @@ pub enum Autonomy {
     High,
 }
 
+impl Autonomy {
+    /// The word `--auto` takes for this level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Autonomy::Low => "low",
+            Autonomy::Medium => "medium",
+            Autonomy::High => "high",
+        }
+    }
+}
+
 /// The stdout format of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -154,6 +171,119 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+}
+
+impl ProviderKind {
+    /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// `zero tasks`: the operator's view of the data directory.
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: TasksCommand,
+}
+
+/// The subcommands of `zero tasks`.
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// List tasks, newest first.
+    List(TasksListArgs),
+    /// Show one task's record.
+    Show(TasksShowArgs),
+    /// Print a task's raw output (a specialist's is its stream-json).
+    Output(TasksOutputArgs),
+    /// Stop a running task of a live run (from any shell): SIGTERM, grace period, SIGKILL.
+    Stop(TasksStopArgs),
+    /// Delete the records and outputs of finished tasks older than a cutoff.
+    Gc(TasksGcArgs),
+}
+
+/// Flags of `zero tasks list`.
+#[derive(Debug, Args)]
+pub struct TasksListArgs {
+    /// Only the tasks of this run.
+    #[arg(long = "run", value_name = "RUN_ID")]
+    pub run: Option<String>,
+    /// Only tasks with this status.
+    #[arg(long, value_enum)]
+    pub status: Option<TaskStatusArg>,
+    /// One JSON array of records instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `zero tasks show`.
+#[derive(Debug, Args)]
+pub struct TasksShowArgs {
+    /// The task id (task_ and 12 hex digits).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The record as JSON instead of `key: value` lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `zero tasks output`.
+#[derive(Debug, Args)]
+pub struct TasksOutputArgs {
+    /// The task id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Only the last BYTES bytes (read by seeking from the end).
+    #[arg(long, value_name = "BYTES")]
+    pub tail: Option<u64>,
+    /// Keep printing new output until the task ends (or Ctrl-C).
+    #[arg(long)]
+    pub follow: bool,
+}
+
+/// Flags of `zero tasks stop`.
+#[derive(Debug, Args)]
+pub struct TasksStopArgs {
+    /// The task id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The final record as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Flags of `zero tasks gc`.
+#[derive(Debug, Args)]
+pub struct TasksGcArgs {
+    /// Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`).
+    #[arg(long = "older-than", value_name = "AGE", default_value = "7d",
+          value_parser = crate::operator::parse_age)]
+    pub older_than: std::time::Duration,
+    /// Say what would be deleted, delete nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// The report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A task status, as `--status` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TaskStatusArg {
+    /// Started and not seen to end (and its run is alive).
+    Running,
+    /// Exited 0.
+    Completed,
+    /// Exited non-zero, or could not start.
+    Failed,
+    /// Stopped by TaskStop, `zero tasks stop`, or its run ending.
+    Killed,
+    /// Its run died while it was running.
+    Interrupted,
 }
 
 /// Flags of the hidden `zero __generate`.

@@ -39,15 +39,23 @@ pub fn write_completions(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `zero.1` and one `zero-<subcommand>.1` per visible subcommand into `dir`.
+/// Writes `zero.1` and one page per visible subcommand at every depth into `dir`:
+/// `zero-exec.1`, `zero-tasks.1`, `zero-tasks-list.1`, ...
 pub fn write_man_pages(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let command = Cli::command();
     render_man_page(&command, &dir.join("zero.1"))?;
+    write_subcommand_pages(&command, "zero", dir)
+}
+
+/// Writes a page for each visible subcommand of `command` (named `<prefix>-<name>`), and for
+/// theirs in turn.
+fn write_subcommand_pages(command: &clap::Command, prefix: &str, dir: &Path) -> Result<()> {
     for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("zero-{}", sub.get_name());
+        let name = format!("{prefix}-{}", sub.get_name());
         let page = sub.clone().name(name.clone());
         render_man_page(&page, &dir.join(format!("{name}.1")))?;
+        write_subcommand_pages(sub, &name, dir)?;
     }
     Ok(())
 }

@@ -18,6 +18,8 @@ fn main() -> ProcessExitCode {
     };
     match cli.command {
         Command::Exec(args) => {
+            // Before anything of this run touches the data directory.
+            zero::operator::reconcile_at_start();
             let exec_matches = matches
                 .subcommand_matches("exec")
                 .expect("clap returned the exec subcommand");
@@ -28,6 +30,7 @@ fn main() -> ProcessExitCode {
             })
             .into()
         }
+        Command::Tasks(args) => zero::operator::run(args).into(),
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,
             Err(error) => {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::fake_model::{FakeModel, Reply, Script};
+use support::procs::processes_with;
 use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
 use zero::cli::{Autonomy, OutputFormat, ProviderKind};
@@ -96,29 +97,16 @@ async fn cancelling_stops_a_running_command_and_its_process_group() {
             ))
             .reply(Reply::text("never reached")),
     );
-    let sleeping = |_: &FakeModel| pgrep(&nonce);
+    let sleeping = |_: &FakeModel| !processes_with(&nonce).is_empty();
     let (ending, took) = run_cancelled_after(&server, sleeping).await;
     assert!(matches!(ending, Ending::Cancelled), "{ending:?}");
     assert!(took < PROMPT, "took {took:?}");
     let gone_by = Instant::now() + Duration::from_secs(5);
-    while pgrep(&nonce) {
+    while !processes_with(&nonce).is_empty() {
         assert!(
             Instant::now() < gone_by,
             "sleep {nonce} outlived the cancelled run"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Whether a live process has `needle` in its command line.
-fn pgrep(needle: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        !zombie && String::from_utf8_lossy(&cmdline).contains(needle)
-    })
 }

@@ -5,10 +5,10 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use support::procs::{assert_gone_soon, nonce};
 use support::zero::{assert_stream_contract, events, zero_openai};
 
 struct Run {
@@ -57,34 +57,6 @@ fn background(command: &str) -> Reply {
         "bash",
         json!({"command": command, "run_in_background": true}),
     )
-}
-
-/// Whether a live (non-zombie) process has `needle` in its command line.
-fn process_with(needle: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-        !zombie && String::from_utf8_lossy(&cmdline).contains(needle)
-    })
-}
-
-fn assert_gone_soon(needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while process_with(needle) {
-        assert!(
-            Instant::now() < deadline,
-            "a process with {needle} outlived the run"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn nonce() -> String {
-    format!("300.{}{}", std::process::id(), fastrand::u32(..1_000_000))
 }
 
 /// The run left no lease and no run directory behind, only task records and outputs.

@@ -200,6 +200,7 @@ fn autonomy_decides_which_tools_are_offered() {
     assert_eq!(
         medium,
         [
+            "Task",
             "TaskOutput",
             "TaskStop",
             "apply_patch",

@@ -7,6 +7,7 @@
 mod job;
 pub mod outcome;
 mod prompt;
+mod signals;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,9 +17,11 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
 use crate::output::{EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals};
-use crate::provider::{self, ErrorClass, Provider, ProviderError, ProviderFlags, Usage};
+use crate::provider::{
+    self, ErrorClass, Provider, ProviderConfig, ProviderError, ProviderFlags, Usage,
+};
 use crate::runtime::{Runtime, RuntimeConfig, TaskEvent, TaskEventSink};
-use crate::specialist::{self, SearchPaths};
+use crate::specialist::{self, ChildEnv, SearchPaths, TaskTool};
 use crate::tools::{Registry, ToolContext, Toolset};
 
 pub use outcome::ExitCode;
@@ -164,7 +167,13 @@ fn run_job(
         RuntimeConfig::from_env(output.run_id()).map_err(|e| Failure::usage(e.to_string()))?,
         task_events(output),
     ));
-    let registry = Registry::with_runtime(Arc::clone(&tasks));
+    let mut registry = Registry::with_runtime(Arc::clone(&tasks));
+    // A specialist never launches specialists of its own.
+    let task_tool = (!specialist::is_child())
+        .then(|| Arc::new(TaskTool::new(Arc::clone(&tasks), output.run_id())));
+    if let Some(tool) = &task_tool {
+        registry.register(Arc::clone(tool) as Arc<dyn crate::tools::Tool>);
+    }
     let filter = job::tool_filter(args, &registry)?;
     let toolset = registry.select(&filter, &policy);
     if args.list_tools {
@@ -185,7 +194,10 @@ fn run_job(
         &workspace,
         &mut std::io::stdin(),
     )?;
-    let provider = connect(args, output)?;
+    let (config, provider) = connect(args, output)?;
+    if let Some(tool) = &task_tool {
+        tool.set_provider(ChildEnv::from(&config));
+    }
     output.emit(EventKind::RunStart {
         cwd: workspace.display().to_string(),
         provider: Some(provider.name().to_string()),
@@ -199,10 +211,11 @@ fn run_job(
         autonomy: policy.autonomy(),
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
     });
+    let cancel = CancellationToken::new();
     let context = ToolContext {
         workspace: workspace.clone(),
         policy: Arc::new(policy),
-        cancel: CancellationToken::new(),
+        cancel: cancel.clone(),
         plan_updates: None,
     };
     let agent = AgentRun {
@@ -220,16 +233,21 @@ fn run_job(
     // Tasks can only start inside this block, so closing the task runtime here, right after
     // the loop, covers every way out of the job: each task's end is reported before
     // `run_end` and nothing the run started outlives it.
-    let report = runtime.block_on(async {
+    let (report, signalled) = runtime.block_on(async {
+        let signalled = signals::watch(cancel)
+            .map_err(|e| Failure::internal(format!("cannot listen for signals: {e}")))?;
         let report = agent.run(system, prompt).await;
         close_tasks(&tasks, output).await;
-        report
-    });
+        Ok::<_, Failure>((report, signalled))
+    })?;
     // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
     // the process from exiting.
     runtime.shutdown_background();
     accounting.turns = report.turns;
     accounting.usage = report.usage;
+    if let Some(signal) = signalled.get() {
+        return Err(signal.failure());
+    }
     conclude(report.ending, output, last_message.as_deref())
 }
 
@@ -371,15 +389,20 @@ fn known_secrets() -> Vec<String> {
         .collect()
 }
 
-/// Resolves the provider configuration (flags, environment, config file) and builds it.
-fn connect(args: &ExecArgs, output: &Output) -> Result<Arc<dyn Provider>, Failure> {
+/// Resolves the provider configuration (flags, environment, config file) and builds it; the
+/// configuration comes back too, for the specialists the run may launch.
+fn connect(
+    args: &ExecArgs,
+    output: &Output,
+) -> Result<(ProviderConfig, Arc<dyn Provider>), Failure> {
     let env = |name: &str| std::env::var(name).ok();
     let config = provider::resolve(&ProviderFlags::from(args), &env)
         .map_err(|e| Failure::config(e.to_string()))?;
     if let Some(key) = &config.api_key {
         output.add_secret(key);
     }
-    provider::build(&config).map_err(|e| Failure::config(e.to_string()))
+    let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
+    Ok((config, provider))
 }
 
 /// Reports a failure found before the job could start (e.g. a flag clap rejected) in a

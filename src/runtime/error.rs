@@ -70,6 +70,20 @@ pub enum RuntimeError {
         /// Its process.
         pid: u32,
     },
+    /// A task record exists but cannot be used (unreadable, corrupt, or another zero
+    /// version's).
+    #[error(transparent)]
+    Record(#[from] super::RecordError),
+    /// Another run's task cannot be stopped from here: its record does not identify its
+    /// process by pid, start time and boot id (this boot's), so signalling its pid could hit an
+    /// unrelated process.
+    #[error(
+        "task {id} cannot be stopped from another process: its record does not identify its process on this boot"
+    )]
+    Unverifiable {
+        /// The task.
+        id: TaskId,
+    },
     /// Reading or writing the data directory failed.
     #[error("cannot {action} {}: {source}", path.display())]
     Io {

@@ -2,9 +2,14 @@
 //! process. A pid alone is not an identity: once a process is reaped its pid can be handed to
 //! an unrelated process, so the runtime pairs the pid with the process's start time.
 
+use std::time::{Duration, Instant};
+
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Pid, getpgrp};
+
+use super::TaskRecord;
+use super::task::AFTER_KILL_WAIT;
 
 /// A process as the runtime recorded it: its pid (which is also its process group id, since
 /// every task leads its own group) and, where the platform tells, its start time.
@@ -23,6 +28,28 @@ impl ProcessIdentity {
             pid,
             start_time: start_time(pid),
         }
+    }
+
+    /// The process a record names, when that can be checked on this machine now: the record
+    /// must carry all three of pid, start time and boot id, and the boot id must be this
+    /// boot's. Anything less is no evidence across processes, so such a record's pid is never
+    /// signalled (`None`).
+    pub fn recorded(record: &TaskRecord, current_boot: Option<&str>) -> Option<Self> {
+        let same_boot =
+            matches!((record.boot_id.as_deref(), current_boot), (Some(a), Some(b)) if a == b);
+        match (record.pid, record.start_time) {
+            (Some(pid), Some(start_time)) if same_boot => Some(ProcessIdentity {
+                pid,
+                start_time: Some(start_time),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether the recorded process is still running: it is the same process and not a zombie
+    /// (a zombie of a dead run waits for a reaper this process cannot be, and has ended).
+    pub fn is_running(&self) -> bool {
+        self.is_current() && !is_zombie(self.pid)
     }
 
     /// Whether the process is still the one recorded (alive or an unreaped zombie). Where the
@@ -67,6 +94,54 @@ pub(crate) fn start_time(pid: u32) -> Option<u64> {
 pub(crate) fn start_time(_pid: u32) -> Option<u64> {
     None
 }
+
+/// Whether `pid` is a zombie: field 3 of `/proc/<pid>/stat` is `Z`.
+#[cfg(target_os = "linux")]
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| Some(stat[stat.rfind(')')? + 1..].trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// Other platforms: no cheap way to tell; a zombie counts as running.
+#[cfg(not(target_os = "linux"))]
+fn is_zombie(_pid: u32) -> bool {
+    false
+}
+
+/// Stops the process groups of processes this process did not start (another run's tasks):
+/// SIGTERM to every group, up to `grace` for all of them to end, SIGKILL to what is left, and
+/// a last bounded wait. Each signal is identity-checked ([`ProcessIdentity::signal_group`]).
+/// Ending is observed by polling, since only a parent can wait for a process. Returns the
+/// processes still running at the end. Blocking.
+pub(crate) fn stop_foreign_groups(
+    processes: &[ProcessIdentity],
+    grace: Duration,
+) -> Vec<ProcessIdentity> {
+    let mut left: Vec<ProcessIdentity> = processes.to_vec();
+    for (signal, wait) in [(Signal::SIGTERM, grace), (Signal::SIGKILL, AFTER_KILL_WAIT)] {
+        for process in &left {
+            // An error here (EPERM) leaves the process running, which the result reports.
+            let _ = process.signal_group(signal);
+        }
+        let deadline = Instant::now() + wait;
+        loop {
+            left.retain(ProcessIdentity::is_running);
+            if left.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(POLL);
+        }
+        if left.is_empty() {
+            break;
+        }
+    }
+    left
+}
+
+/// How often [`stop_foreign_groups`] looks whether the processes have ended.
+const POLL: Duration = Duration::from_millis(20);
 
 /// The kernel's boot id, which scopes start times to one boot (Linux).
 pub(crate) fn boot_id() -> Option<String> {

@@ -19,8 +19,10 @@ mod identity;
 pub mod output;
 pub mod process;
 mod reap;
+mod reconcile;
 mod record;
 mod run;
+mod store;
 mod task;
 
 use std::collections::BTreeMap;
@@ -38,7 +40,9 @@ pub use config::{DEFAULT_KILL_GRACE, DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use output::{OutputWindow, Window};
 pub use process::Launch;
-pub use record::{RECORD_SCHEMA_VERSION, TaskId, TaskKind, TaskRecord, TaskStatus};
+pub use reconcile::Reconciliation;
+pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskId, TaskKind, TaskRecord, TaskStatus};
+pub use store::{GcReport, Store};
 pub use task::Stopped;
 
 use identity::ProcessIdentity;
@@ -247,7 +251,8 @@ impl Shared {
     async fn start(self: Arc<Self>, spec: TaskSpec) -> Result<TaskRecord, RuntimeError> {
         // Held throughout, so close cannot slip between the checks and the registration.
         let mut state = self.state.lock().await;
-        let boot_id = self.open(&mut state).await?.boot_id.clone();
+        let run = self.open(&mut state).await?;
+        let (boot_id, index) = (run.boot_id.clone(), run.index_path().to_path_buf());
         let running = state.tasks.values().filter(|t| !t.is_finished()).count();
         if running >= self.config.max_running {
             return Err(RuntimeError::TooManyTasks {
@@ -260,7 +265,14 @@ impl Shared {
         // No file of this id may exist: creating the output file exclusively claims the id
         // before anything (a record) is written under it.
         let claimed = output_path.clone();
-        let output = blocking(move || create_output(&claimed)).await??;
+        let indexed = id.clone();
+        // Indexed before the process exists, so if this run dies, reconciliation finds the
+        // task through the run's index (see `reconcile`).
+        let output = blocking(move || {
+            run::append_to_index(&index, &indexed)?;
+            create_output(&claimed)
+        })
+        .await??;
         let launch = spec.launch;
         let started =
             blocking(move || process::spawn_background(&launch, &output).map(ProcessIdentity::of))

@@ -70,7 +70,7 @@ pub fn shell() -> &'static str {
 }
 
 /// A program to start as a background task.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Launch {
     /// The program to run.
     pub program: PathBuf,
@@ -78,6 +78,23 @@ pub struct Launch {
     pub args: Vec<OsString>,
     /// Its working directory.
     pub cwd: PathBuf,
+    /// Variables set for it on top of the inherited environment. They may carry secrets (a
+    /// specialist gets the run's API key this way, never on argv), so `Debug` shows only names.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 impl Launch {
@@ -87,6 +104,7 @@ impl Launch {
             program: shell().into(),
             args: vec!["-c".into(), command.into()],
             cwd: cwd.to_path_buf(),
+            env: Vec::new(),
         }
     }
 }
@@ -100,6 +118,7 @@ pub(super) fn spawn_background(launch: &Launch, output: &File) -> io::Result<u32
     let child = std::process::Command::new(&launch.program)
         .args(&launch.args)
         .current_dir(&launch.cwd)
+        .envs(launch.env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(output.try_clone()?)
         .stderr(output.try_clone()?)

@@ -5,8 +5,11 @@
 //! fields they do not know, so later versions can add fields without breaking older readers.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
 
+use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use super::RuntimeError;
@@ -178,6 +181,139 @@ pub struct TaskRecord {
     pub reason: Option<String>,
     /// The file its output is appended to.
     pub output_path: PathBuf,
+}
+
+/// Why a record file could not be used. A record written by another zero version, or damaged,
+/// is reported and skipped by every reader — never rewritten, never deleted.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The file could not be read (including: it does not exist).
+    #[error("cannot read task record {}: {source}", path.display())]
+    Unreadable {
+        /// The record file.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// The file is not JSON: truncated or corrupted.
+    #[error("task record {} is corrupt or truncated ({source}); skipping it", path.display())]
+    Corrupt {
+        /// The record file.
+        path: PathBuf,
+        /// Where the JSON broke.
+        source: serde_json::Error,
+    },
+    /// A newer zero wrote it in a shape this one does not know.
+    #[error(
+        "task record {} has schema version {found}, newer than this zero's {RECORD_SCHEMA_VERSION}; skipping it",
+        path.display()
+    )]
+    Newer {
+        /// The record file.
+        path: PathBuf,
+        /// Its `schemaVersion`.
+        found: u64,
+    },
+    /// It is JSON but lacks fields (or has values) this zero needs: an older zero wrote it.
+    #[error("task record {} is not in a shape this zero reads ({source}); skipping it", path.display())]
+    Incompatible {
+        /// The record file.
+        path: PathBuf,
+        /// What was missing or wrong.
+        source: serde_json::Error,
+    },
+}
+
+impl RecordError {
+    /// Whether the record simply does not exist (which callers usually treat as "no task").
+    pub fn is_missing(&self) -> bool {
+        matches!(self, RecordError::Unreadable { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+/// Reads the record at `path`, telling apart the ways it can be unusable. Blocking.
+pub(crate) fn read(path: &Path) -> Result<TaskRecord, RecordError> {
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|source| RecordError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    // Checked before the shape: a newer zero may have changed the meaning of fields this one
+    // would otherwise read (and then rewrite) without complaint.
+    if let Some(found) = value["schemaVersion"].as_u64() {
+        if found > u64::from(RECORD_SCHEMA_VERSION) {
+            return Err(RecordError::Newer {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+    }
+    serde_json::from_value(value).map_err(|source| RecordError::Incompatible {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `record` to `path` atomically (through the one atomic-write door). Blocking.
+pub(crate) fn write(path: &Path, record: &TaskRecord) -> io::Result<()> {
+    let mut json = serde_json::to_vec_pretty(record)?;
+    json.push(b'\n');
+    crate::fsutil::write_atomic(path, &json)
+}
+
+/// The cross-process lock every read-modify-write of a record is made under: an exclusive
+/// `flock` on the task's output file. The record itself cannot carry the lock (each write
+/// renames a new file over it); the output file is created once, never replaced, and lives
+/// exactly as long as the record. `flock` is advisory, so the task's own appends to the file
+/// are unaffected.
+pub(crate) struct RecordLock {
+    _lock: Option<Flock<File>>,
+}
+
+impl RecordLock {
+    /// Waits for the lock of the task whose output file is `output`. A missing output file
+    /// gives an empty lock: the task's owner appends to that file for the task's whole life,
+    /// so without it there is no writer left to exclude. Blocking.
+    pub fn acquire(output: &Path) -> io::Result<RecordLock> {
+        let file = match File::open(output) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Ok(RecordLock { _lock: None });
+            }
+            Err(error) => return Err(error),
+        };
+        let lock = Flock::lock(file, FlockArg::LockExclusive)
+            .map_err(|(_, errno)| io::Error::from(errno))?;
+        Ok(RecordLock { _lock: Some(lock) })
+    }
+}
+
+/// A `running` shell task record of `run_id` with no process identity, for tests.
+#[cfg(test)]
+pub(crate) fn running_for_test(run_id: &str, output_path: PathBuf) -> TaskRecord {
+    TaskRecord {
+        schema_version: RECORD_SCHEMA_VERSION,
+        id: TaskId::generate(),
+        kind: TaskKind::Shell {
+            command: "true".into(),
+        },
+        description: None,
+        run_id: run_id.into(),
+        pid: Some(1234),
+        start_time: None,
+        boot_id: None,
+        started_at: now(),
+        ended_at: None,
+        status: TaskStatus::Running,
+        exit_code: None,
+        signal: None,
+        reason: None,
+        output_path,
+    }
 }
 
 /// The current time as the records write it.

@@ -10,7 +10,6 @@
 //! - the **finished** signal: the task is over — terminal, reaped, recorded, announced. Every
 //!   waiter (TaskOutput, TaskStop, close) awaits it; nobody polls.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -19,12 +18,12 @@ use tokio::sync::{Mutex, watch};
 
 use super::identity::ProcessIdentity;
 use super::reap::{self, ProcessEnd};
-use super::record::now;
+use super::record::{self, RecordLock, now};
 use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
 
 /// How long a process may take to go after SIGKILL before a stop reports it as unkillable
 /// (a process in uninterruptible sleep can outlive SIGKILL for a while).
-const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
 
 /// One task of the run.
 pub(crate) struct Task {
@@ -118,19 +117,30 @@ impl Task {
 
     /// Applies `change` under the record lock and persists the result before releasing it.
     /// This is the only code that changes a record after it was first written.
+    ///
+    /// Another process may have ended the task on disk (`zero tasks stop` writes `killed`
+    /// before it signals). So the change is made against the disk: under the cross-process
+    /// [`RecordLock`], a terminal record on disk replaces a `running` one in memory before the
+    /// change is applied — terminal states are final across processes too, and the exit this
+    /// process then observes only fills in how the process ended.
     pub async fn apply(&self, change: Change) -> Applied {
         let mut record = self.record.lock().await;
-        let before = record.clone();
-        let transitioned = transition(&mut record, change);
-        let persisted = if *record == before {
-            Ok(())
-        } else {
-            persist(self.record_path.clone(), record.clone()).await
-        };
-        Applied {
-            transitioned,
-            record: record.clone(),
-            persisted,
+        let path = self.record_path.clone();
+        let current = record.clone();
+        match blocking(move || commit(&path, current, change)).await {
+            Ok((next, transitioned, persisted)) => {
+                *record = next;
+                Applied {
+                    transitioned,
+                    record: record.clone(),
+                    persisted,
+                }
+            }
+            Err(error) => Applied {
+                transitioned: false,
+                record: record.clone(),
+                persisted: Err(error),
+            },
         }
     }
 
@@ -292,40 +302,69 @@ async fn until(flag: &watch::Sender<bool>, limit: Duration) -> bool {
 
 /// Writes `record` to `path` atomically, on a blocking thread.
 async fn persist(path: PathBuf, record: TaskRecord) -> Result<(), RuntimeError> {
-    blocking(move || write_record(&path, &record).map_err(RuntimeError::io("write", path))).await?
+    blocking(move || record::write(&path, &record).map_err(RuntimeError::io("write", path))).await?
 }
 
-fn write_record(path: &Path, record: &TaskRecord) -> io::Result<()> {
-    let mut json = serde_json::to_vec_pretty(record)?;
-    json.push(b'\n');
-    crate::fsutil::write_atomic(path, &json)
+/// The read-modify-write behind [`Task::apply`], on a blocking thread: adopts a terminal record
+/// another process wrote, applies `change`, and writes the result if it differs from what the
+/// disk has. Returns the new record, whether the change won the compare-and-set, and whether
+/// the write succeeded.
+fn commit(
+    path: &Path,
+    mut record: TaskRecord,
+    change: Change,
+) -> (TaskRecord, bool, Result<(), RuntimeError>) {
+    // A lock that cannot be taken does not stop the owner from recording: changes within this
+    // process are serialized by the task's record mutex; only the exclusion of other processes
+    // is lost, and that is the rarer risk than a record that falls behind.
+    let _lock = RecordLock::acquire(&record.output_path).ok();
+    if record.status == TaskStatus::Running {
+        // Unreadable or foreign-looking disk state is ignored: this process owns the task and
+        // its in-memory record is the best there is.
+        if let Ok(on_disk) = record::read(path) {
+            if on_disk.id == record.id && on_disk.status.is_terminal() {
+                record = on_disk;
+            }
+        }
+    }
+    let before = record.clone();
+    let transitioned = transition(&mut record, change);
+    let persisted = if record == before {
+        Ok(())
+    } else {
+        record::write(path, &record).map_err(RuntimeError::io("write", path))
+    };
+    (record, transitioned, persisted)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{RECORD_SCHEMA_VERSION, TaskKind};
 
     fn running() -> TaskRecord {
-        TaskRecord {
-            schema_version: RECORD_SCHEMA_VERSION,
-            id: TaskId::generate(),
-            kind: TaskKind::Shell {
-                command: "true".into(),
-            },
-            description: None,
-            run_id: "run_t".into(),
-            pid: Some(1234),
-            start_time: None,
-            boot_id: None,
-            started_at: now(),
-            ended_at: None,
-            status: TaskStatus::Running,
-            exit_code: None,
-            signal: None,
-            reason: None,
-            output_path: "/nowhere".into(),
-        }
+        record::running_for_test("run_t", "/nowhere".into())
+    }
+
+    #[test]
+    fn a_terminal_state_another_process_wrote_is_kept_and_the_end_filled_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("t.log");
+        std::fs::write(&output, "").unwrap();
+        let path = dir.path().join("t.json");
+        let in_memory = record::running_for_test("run_t", output);
+        let mut stopped_elsewhere = in_memory.clone();
+        stopped_elsewhere.status = TaskStatus::Killed;
+        stopped_elsewhere.reason = Some("stopped by `zero tasks stop`".into());
+        record::write(&path, &stopped_elsewhere).unwrap();
+
+        let (record, transitioned, persisted) =
+            commit(&path, in_memory, Change::Ended(ProcessEnd::Signalled(15)));
+        persisted.unwrap();
+        assert!(!transitioned, "the exit must not win over killed");
+        assert_eq!(record.status, TaskStatus::Killed);
+        assert_eq!(record.reason, stopped_elsewhere.reason);
+        assert_eq!(record.signal, Some(15));
+        assert_eq!(record::read(&path).unwrap(), record);
     }
 
     #[test]

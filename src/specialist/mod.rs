@@ -11,11 +11,13 @@
 
 mod discovery;
 pub mod manifest;
+mod task_tool;
 
 use std::fmt;
 use std::path::PathBuf;
 
 pub use discovery::{Discovery, SearchPaths, Warning, discover};
+pub use task_tool::{ChildEnv, PARENT_RUN_VAR, TaskTool, is_child};
 
 /// A sub-agent that can be launched by name.
 #[derive(Debug, Clone, PartialEq, Eq)]

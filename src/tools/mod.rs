@@ -35,6 +35,7 @@ use crate::runtime::Runtime;
 pub use args::parse_args;
 pub use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Policy};
+pub(crate) use task::tool_error;
 
 /// What a tool can do to the world; decides which `--auto` level may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -84,7 +84,7 @@ impl Policy {
         };
         Err(format!(
             "{what} need --auto medium or higher (this run is --auto {})",
-            level_name(self.autonomy)
+            self.autonomy.as_str()
         ))
     }
 
@@ -128,14 +128,6 @@ impl Policy {
             "`{path}` resolves to {} which is outside {roots}; {verb} there needs --auto high{extra}",
             resolved.display()
         )))
-    }
-}
-
-fn level_name(level: Autonomy) -> &'static str {
-    match level {
-        Autonomy::Low => "low",
-        Autonomy::Medium => "medium",
-        Autonomy::High => "high",
     }
 }
 

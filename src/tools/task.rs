@@ -52,8 +52,8 @@ impl Tool for TaskOutput {
     }
 
     fn description(&self) -> &'static str {
-        "Check a background task started earlier in this run (such as a bash command run \
-         with run_in_background): its status, exit code and output. By default it \
+        "Check a background task started earlier in this run (a bash command or a Task \
+         specialist run with run_in_background): its status, exit code and output. By default it \
          returns at once with the last max_bytes (default 16384) of the output; set block to \
          true to wait until the task ends or timeout_ms (default 30000, max 600000) passes. To \
          read output in order, pass offset (0 first, then the next_offset of the previous \
@@ -239,7 +239,7 @@ impl Tool for TaskStop {
 
 /// A runtime error as the model should see it, with what to do about it where there is
 /// something to do. Decided by the error's kind.
-pub(super) fn tool_error(error: RuntimeError) -> ToolError {
+pub(crate) fn tool_error(error: RuntimeError) -> ToolError {
     match error {
         RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
         RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(

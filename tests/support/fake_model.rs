@@ -120,7 +120,11 @@ impl Reply {
     pub fn tool_calls(calls: Vec<(&str, Value)>) -> Reply {
         let tool_calls = calls
             .into_iter()
-            .map(|(name, arguments)| (name.to_owned(), arguments.to_string()))
+            // Pretty-printed, as llama.cpp's server sends them: clients must parse, not compare.
+            .map(|(name, arguments)| {
+                let text = serde_json::to_string_pretty(&arguments).expect("JSON arguments");
+                (name.to_owned(), text)
+            })
             .collect();
         Reply::streamed(Streamed {
             tool_calls,
@@ -634,8 +638,14 @@ fn openai_events(reply: &Streamed) -> Vec<String> {
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }))
     };
+    // llama.cpp opens with `content: null`; OpenAI with `""`. Both must work.
+    let opening = if reply.tool_calls.is_empty() {
+        json!("")
+    } else {
+        Value::Null
+    };
     let mut events = vec![chunk(
-        json!({"role": "assistant", "content": ""}),
+        json!({"role": "assistant", "content": opening}),
         Value::Null,
     )];
     for piece in reply.reasoning.iter().flat_map(|text| words(text)) {

@@ -7,4 +7,6 @@
 #![allow(dead_code)]
 
 pub mod fake_model;
+pub mod procs;
+pub mod runs;
 pub mod zero;

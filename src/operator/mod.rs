@@ -1,0 +1,181 @@
+//! `zero tasks`: the operator's view of background tasks and specialists across runs — list,
+//! show, output, stop, gc — and the reconciliation every zero process does when it starts.
+//!
+//! Everything here reads and changes the data directory through [`Store`], which derives a
+//! task's truth from its run's lease rather than trusting a stored `running`. Results go to
+//! stdout (a table or `key: value` lines by default, JSON with `--json`); diagnostics go to
+//! stderr as `zero: warning: ...` / `zero: error: ...`. Exit codes: 0, 1 for I/O failures, 2 for
+//! usage errors and unknown task ids.
+
+mod age;
+mod render;
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::time::Duration;
+
+use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
+use crate::exec::ExitCode;
+use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus};
+
+pub use age::parse_age;
+
+/// How often `output --follow` looks for new output and re-reads the record: often enough to
+/// feel live, rarely enough to cost nothing.
+const FOLLOW_POLL: Duration = Duration::from_millis(200);
+
+/// Reconciles dead runs before a `zero exec` touches the data directory, printing what could
+/// not be cleaned up as warnings. Reads only, unless a run is dead; does nothing when there is
+/// no data directory yet. A configuration error is left for `exec` itself to report.
+pub fn reconcile_at_start() {
+    if let Ok(Some(store)) = Store::from_env() {
+        reconcile(&store);
+    }
+}
+
+/// Reconciles dead runs in `store`, if it exists, and prints what went wrong as warnings.
+fn reconcile(store: &Store) {
+    if store.exists() {
+        store.reconcile();
+        print_warnings(store);
+    }
+}
+
+/// Runs one `zero tasks` subcommand and returns the exit code.
+pub fn run(args: TasksArgs) -> ExitCode {
+    let result = Store::from_env()
+        .and_then(|store| store.ok_or(RuntimeError::NoDataDir))
+        .and_then(|store| {
+            // Dead runs first, so what is shown is settled where it can be.
+            reconcile(&store);
+            let result = dispatch(&store, args.command);
+            print_warnings(&store);
+            result
+        });
+    match result {
+        Ok(()) => ExitCode::Success,
+        Err(error) => {
+            eprintln!("zero: error: {error}");
+            exit_code(&error)
+        }
+    }
+}
+
+fn dispatch(store: &Store, command: TasksCommand) -> Result<(), RuntimeError> {
+    let mut out = io::stdout().lock();
+    let written = match command {
+        TasksCommand::List(args) => {
+            let records = listed(store, &args)?;
+            match args.json {
+                true => render::json(&records, &mut out),
+                false => render::table(&records, &mut out),
+            }
+        }
+        TasksCommand::Show(args) => {
+            let record = store.task(&args.id)?;
+            match args.json {
+                true => render::json(&record, &mut out),
+                false => render::show(&record, &mut out),
+            }
+        }
+        TasksCommand::Output(args) => return output(store, &args, &mut out),
+        TasksCommand::Stop(args) => {
+            let stopped = store.stop(&args.id)?;
+            match args.json {
+                true => render::json(&stopped.record, &mut out),
+                false => render::stopped(&stopped, &mut out),
+            }
+        }
+        TasksCommand::Gc(args) => {
+            let report = store.gc(args.older_than, args.dry_run)?;
+            match args.json {
+                true => render::json(&render::GcJson::new(&report, args.dry_run), &mut out),
+                false => render::gc(&report, args.dry_run, &mut out),
+            }
+        }
+    };
+    written.or_else(stdout_closed)
+}
+
+/// The tasks `list` shows, newest first, filtered by `--run` and `--status`.
+fn listed(store: &Store, args: &TasksListArgs) -> Result<Vec<TaskRecord>, RuntimeError> {
+    let wanted = args.status.map(status_of);
+    Ok(store
+        .tasks()?
+        .into_iter()
+        .filter(|record| args.run.as_ref().is_none_or(|run| *run == record.run_id))
+        .filter(|record| wanted.is_none_or(|status| status == record.status))
+        .collect())
+}
+
+/// Prints the task's output from the start (or the last `--tail` bytes), then with `--follow`
+/// keeps printing what is appended until the task is over. The record is read before each
+/// copy, so everything written before the task ended is printed before `--follow` stops.
+fn output(store: &Store, args: &TasksOutputArgs, out: &mut impl Write) -> Result<(), RuntimeError> {
+    let record = store.task(&args.id)?;
+    let path = store.output_path(&record);
+    let mut file = File::open(&path).map_err(RuntimeError::io("open", path.as_path()))?;
+    let length = file
+        .metadata()
+        .map_err(RuntimeError::io("read", path.as_path()))?
+        .len();
+    let mut offset = args.tail.map_or(0, |tail| length.saturating_sub(tail));
+    let mut over = !args.follow;
+    loop {
+        offset = match copy_from(&mut file, offset, out) {
+            Ok(offset) => offset,
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(error) => return Err(RuntimeError::io("copy", path.as_path())(error)),
+        };
+        if over {
+            return Ok(());
+        }
+        std::thread::sleep(FOLLOW_POLL);
+        over = store.task(&args.id)?.status.is_terminal();
+    }
+}
+
+/// Copies `file` from `offset` to its current end into `out`; returns the new offset.
+fn copy_from(file: &mut File, offset: u64, out: &mut impl Write) -> io::Result<u64> {
+    file.seek(SeekFrom::Start(offset))?;
+    let copied = io::copy(&mut file.take(u64::MAX), out)?;
+    out.flush()?;
+    Ok(offset + copied)
+}
+
+/// A reader that went away (`zero tasks list | head`) is not an error; anything else writing
+/// to stdout is.
+fn stdout_closed(error: io::Error) -> Result<(), RuntimeError> {
+    if error.kind() == io::ErrorKind::BrokenPipe {
+        return Ok(());
+    }
+    Err(RuntimeError::io("write", "stdout")(error))
+}
+
+fn status_of(arg: TaskStatusArg) -> TaskStatus {
+    match arg {
+        TaskStatusArg::Running => TaskStatus::Running,
+        TaskStatusArg::Completed => TaskStatus::Completed,
+        TaskStatusArg::Failed => TaskStatus::Failed,
+        TaskStatusArg::Killed => TaskStatus::Killed,
+        TaskStatusArg::Interrupted => TaskStatus::Interrupted,
+    }
+}
+
+/// Usage mistakes (a malformed or unknown id, a bad setting) exit 2; failures of the system
+/// (I/O, a process that would not die) exit 1.
+fn exit_code(error: &RuntimeError) -> ExitCode {
+    match error {
+        RuntimeError::MalformedId(_)
+        | RuntimeError::UnknownTask(_)
+        | RuntimeError::InvalidSetting { .. }
+        | RuntimeError::NoDataDir => ExitCode::Usage,
+        _ => ExitCode::Internal,
+    }
+}
+
+fn print_warnings(store: &Store) {
+    for warning in store.take_warnings() {
+        eprintln!("zero: warning: {warning}");
+    }
+}

@@ -1,0 +1,348 @@
+//! The data directory as any process sees it — not just the run that owns a task. This is what
+//! `zero tasks` and reconciliation read and change.
+//!
+//! A record's `running` is a claim; the run's lease is the evidence (a transient status is
+//! never trusted across processes). Every reader here derives the truth from the lease, and
+//! every change to another run's record is a compare-and-set under the record's cross-process
+//! lock ([`RecordLock`]), so the owning run, a stopper and a reconciler can never write over
+//! each other's terminal state.
+//!
+//! A record this zero cannot use (damaged, or written by another version) is reported once per
+//! process through [`Store::take_warnings`] and skipped: never rewritten, never deleted.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::identity::{self, ProcessIdentity};
+use super::record::{self, RecordLock};
+use super::run::{Layout, Lease};
+use super::task::Stopped;
+use super::{RuntimeConfig, RuntimeError, TaskId, TaskRecord, TaskStatus};
+
+/// The reason recorded on a task stopped by `zero tasks stop`.
+const STOPPED_ELSEWHERE: &str = "stopped by `zero tasks stop`";
+
+/// How long a stop from another process waits for the owning run to record how the process
+/// ended, so that the report it prints is complete.
+const OWNER_RECORDS_END: Duration = Duration::from_secs(3);
+
+/// How often a stop looks for the owner's record of the end.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The data directory, for processes other than a task's owner. Blocking throughout.
+pub struct Store {
+    pub(super) layout: Layout,
+    root: PathBuf,
+    pub(super) kill_grace: Duration,
+    pub(super) boot_id: Option<String>,
+    warnings: Mutex<Warnings>,
+}
+
+#[derive(Default)]
+struct Warnings {
+    /// Files already warned about: each is reported once per process.
+    seen: HashSet<PathBuf>,
+    /// Warnings not yet taken by the caller.
+    pending: Vec<String>,
+}
+
+/// What [`Store::gc`] deleted (or, on a dry run, would delete).
+#[derive(Debug, Default)]
+pub struct GcReport {
+    /// The finished tasks whose record and output went.
+    pub tasks: Vec<TaskRecord>,
+    /// Leftovers of closed or reconciled runs (run directories, task indexes, half-created
+    /// leases).
+    pub leftovers: Vec<PathBuf>,
+    /// The bytes freed.
+    pub bytes: u64,
+}
+
+impl Store {
+    /// The data directory at `root`; tasks stopped from here get `kill_grace` between SIGTERM
+    /// and SIGKILL.
+    pub fn new(root: impl Into<PathBuf>, kill_grace: Duration) -> Self {
+        let root = root.into();
+        Store {
+            layout: Layout::new(root.clone()),
+            root,
+            kill_grace,
+            boot_id: identity::boot_id(),
+            warnings: Mutex::new(Warnings::default()),
+        }
+    }
+
+    /// The data directory the environment names (see [`RuntimeConfig::from_env`]), or `None`
+    /// when it names none. Creates nothing.
+    pub fn from_env() -> Result<Option<Self>, RuntimeError> {
+        // Only the data directory and the kill grace matter here; no run is opened.
+        let config = RuntimeConfig::from_env(String::new())?;
+        Ok(config
+            .data_dir
+            .map(|root| Store::new(root, config.kill_grace)))
+    }
+
+    /// Whether the data directory exists (if not, there is nothing to read or reconcile).
+    pub fn exists(&self) -> bool {
+        self.root.is_dir()
+    }
+
+    /// The warnings gathered since the last call, each file reported once per process.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock_warnings().pending)
+    }
+
+    /// Notes a problem with `path` for [`Store::take_warnings`], unless it was noted before.
+    pub(super) fn warn(&self, path: &Path, message: impl FnOnce() -> String) {
+        let mut warnings = self.lock_warnings();
+        if warnings.seen.insert(path.to_path_buf()) {
+            let message = message();
+            warnings.pending.push(message);
+        }
+    }
+
+    fn lock_warnings(&self) -> std::sync::MutexGuard<'_, Warnings> {
+        // A panic elsewhere cannot leave the warning list inconsistent; keep using it.
+        self.warnings
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The task's record, its status as the evidence says (see [`Store::view`]).
+    pub fn task(&self, id: &str) -> Result<TaskRecord, RuntimeError> {
+        let id = TaskId::parse(id)?;
+        let record = self.read(&id)?;
+        Ok(self.view(record, &mut HashMap::new()))
+    }
+
+    /// Where the task's output is: derived from its id and kind, never taken from the record,
+    /// so a hand-edited record cannot point a reader at another file.
+    pub fn output_path(&self, record: &TaskRecord) -> PathBuf {
+        self.layout.output(&record.id, &record.kind)
+    }
+
+    /// Every readable task record, newest first, each status as the evidence says. Records
+    /// that cannot be used are warned about and left out.
+    pub fn tasks(&self) -> Result<Vec<TaskRecord>, RuntimeError> {
+        let mut alive = HashMap::new();
+        let mut records: Vec<TaskRecord> = self
+            .scan()?
+            .into_iter()
+            .map(|(_, record)| self.view(record, &mut alive))
+            .collect();
+        records.sort_by(|a, b| (b.started_at.as_str(), &b.id).cmp(&(a.started_at.as_str(), &a.id)));
+        Ok(records)
+    }
+
+    /// Stops a running task of a live run from outside that run: records `killed` (a
+    /// compare-and-set from `running` under the record lock) before the first signal, then
+    /// SIGTERM, the grace period and SIGKILL to its process group — only while pid, start time
+    /// and boot id all still match. The owning run, which observes its child's end, keeps
+    /// `killed` and fills in how the process ended; this waits briefly for that.
+    ///
+    /// A task that is already over is not an error: its record comes back unchanged. A task
+    /// whose run has died is reconciled (`interrupted`) rather than stopped.
+    pub fn stop(&self, id: &str) -> Result<Stopped, RuntimeError> {
+        let id = TaskId::parse(id)?;
+        let record = self.read(&id)?;
+        let over = |record| Stopped {
+            record,
+            stopped_here: false,
+            unrecorded: None,
+        };
+        if record.status.is_terminal() {
+            return Ok(over(record));
+        }
+        let lease = self.layout.lease(&record.run_id);
+        match Lease::try_take(&lease).map_err(RuntimeError::io("lock", lease.as_path()))? {
+            Lease::Held => {}
+            Lease::Taken(lock) => {
+                drop(lock);
+                self.reconcile();
+                return Ok(over(self.view(self.read(&id)?, &mut HashMap::new())));
+            }
+            Lease::Absent => return Ok(over(self.view(self.read(&id)?, &mut HashMap::new()))),
+        }
+        // Checked before anything is written: `killed` on disk must mean this stop will signal
+        // the process, and a process that already ended is its owner's to record.
+        let Some(process) = ProcessIdentity::recorded(&record, self.boot_id.as_deref()) else {
+            return Err(RuntimeError::Unverifiable { id });
+        };
+        let killed = if process.is_running() {
+            let output = self.layout.output(&id, &record.kind);
+            let _lock =
+                RecordLock::acquire(&output).map_err(RuntimeError::io("lock", output.as_path()))?;
+            let mut current = self.read(&id)?;
+            if current.status.is_terminal() {
+                return Ok(over(current));
+            }
+            current.status = TaskStatus::Killed;
+            current.reason = Some(STOPPED_ELSEWHERE.to_string());
+            let path = self.layout.record(&id);
+            record::write(&path, &current).map_err(RuntimeError::io("write", path))?;
+            Some(current)
+        } else {
+            None
+        };
+        if killed.is_some()
+            && !identity::stop_foreign_groups(&[process], self.kill_grace).is_empty()
+        {
+            return Err(RuntimeError::Unkillable {
+                id,
+                pid: process.pid,
+            });
+        }
+        // The owner observes its child's end and records it (keeping `killed`); wait briefly
+        // for that so the report is complete.
+        let deadline = Instant::now() + OWNER_RECORDS_END;
+        let mut latest = killed.clone().unwrap_or(record);
+        while latest.ended_at.is_none() && Instant::now() < deadline {
+            std::thread::sleep(POLL);
+            if let Ok(record) = record::read(&self.layout.record(&id)) {
+                latest = record;
+            }
+        }
+        Ok(Stopped {
+            record: latest,
+            stopped_here: killed.is_some(),
+            unrecorded: None,
+        })
+    }
+
+    /// Deletes the records and outputs of tasks that are over and ended more than
+    /// `older_than` ago, and the leftovers of runs that are gone (by modification time). Never
+    /// touches a task recorded `running` or any task of a run that is still alive, and never a
+    /// record it cannot read. With `dry_run`, deletes nothing and reports what it would delete.
+    pub fn gc(&self, older_than: Duration, dry_run: bool) -> Result<GcReport, RuntimeError> {
+        let cutoff = SystemTime::now()
+            .checked_sub(older_than)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let mut report = GcReport::default();
+        let mut alive = HashMap::new();
+        for (path, record) in self.scan()? {
+            let ended = record.ended_at.as_deref().unwrap_or(&record.started_at);
+            let old_enough = chrono::DateTime::parse_from_rfc3339(ended)
+                .is_ok_and(|ended| SystemTime::from(ended) < cutoff);
+            if !record.status.is_terminal()
+                || !old_enough
+                || self.run_alive(&record.run_id, &mut alive)
+            {
+                continue;
+            }
+            let output = self.layout.output(&record.id, &record.kind);
+            // The output goes first: a record without output still explains what happened.
+            for file in [&output, &path] {
+                report.bytes += fs::metadata(file).map_or(0, |meta| meta.len());
+                if !dry_run {
+                    remove(file)?;
+                }
+            }
+            report.tasks.push(record);
+        }
+        for leftover in self.run_leftovers(cutoff)? {
+            if !dry_run {
+                let removed = if leftover.is_dir() {
+                    fs::remove_dir_all(&leftover)
+                } else {
+                    fs::remove_file(&leftover)
+                };
+                removed.map_err(RuntimeError::io("remove", leftover.as_path()))?;
+            }
+            report.leftovers.push(leftover);
+        }
+        Ok(report)
+    }
+
+    /// Files in `runs/` that belong to no lease (their run closed or was reconciled without
+    /// removing them, or died while creating its lease), last modified before `cutoff`.
+    fn run_leftovers(&self, cutoff: SystemTime) -> Result<Vec<PathBuf>, RuntimeError> {
+        let runs = self.layout.runs_dir();
+        let mut leftovers = Vec::new();
+        for entry in read_dir(&runs)? {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let run_id = name
+                .strip_suffix(".lock.new")
+                .and_then(|run| run.strip_prefix('.'))
+                .or_else(|| name.strip_suffix(".tasks"))
+                .unwrap_or(&name);
+            let orphan = !name.ends_with(".lock") && !self.layout.lease(run_id).exists();
+            let old = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| modified < cutoff);
+            if orphan && old {
+                leftovers.push(entry.path());
+            }
+        }
+        Ok(leftovers)
+    }
+
+    /// Reads the record of `id`; a missing one is an unknown task.
+    pub(super) fn read(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
+        record::read(&self.layout.record(id)).map_err(|error| {
+            if error.is_missing() {
+                RuntimeError::UnknownTask(id.clone())
+            } else {
+                RuntimeError::Record(error)
+            }
+        })
+    }
+
+    /// Every usable record in `tasks/`, with its path; warns about the others.
+    fn scan(&self) -> Result<Vec<(PathBuf, TaskRecord)>, RuntimeError> {
+        let mut records = Vec::new();
+        for entry in read_dir(&self.layout.tasks_dir())? {
+            let path = entry.path();
+            if path.extension().is_none_or(|extension| extension != "json") {
+                continue;
+            }
+            match record::read(&path) {
+                Ok(record) => records.push((path, record)),
+                // Deleted since the directory was listed (gc, or a record never written).
+                Err(error) if error.is_missing() => {}
+                Err(error) => self.warn(&path, || error.to_string()),
+            }
+        }
+        Ok(records)
+    }
+
+    /// The record with its status as the evidence says: `running` whose run's lease nobody
+    /// holds is `interrupted` (the record itself is left for reconciliation to change).
+    fn view(&self, mut record: TaskRecord, alive: &mut HashMap<String, bool>) -> TaskRecord {
+        if record.status == TaskStatus::Running && !self.run_alive(&record.run_id, alive) {
+            record.status = TaskStatus::Interrupted;
+            record.reason = Some(format!("its run {} is no longer alive", record.run_id));
+        }
+        record
+    }
+
+    /// Whether the run's lease is held, asking the lock once per run per call.
+    fn run_alive(&self, run_id: &str, alive: &mut HashMap<String, bool>) -> bool {
+        *alive
+            .entry(run_id.to_string())
+            .or_insert_with(|| Lease::is_held(&self.layout.lease(run_id)))
+    }
+}
+
+/// The entries of `dir`; a directory that does not exist has none.
+fn read_dir(dir: &Path) -> Result<Vec<fs::DirEntry>, RuntimeError> {
+    match fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.flatten().collect()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(error) => Err(RuntimeError::io("read", dir)(error)),
+    }
+}
+
+/// Removes a file; one already gone is fine.
+fn remove(path: &Path) -> Result<(), RuntimeError> {
+    match fs::remove_file(path) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => {
+            Err(RuntimeError::io("remove", path)(error))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,301 @@
+//! Reconciliation through the real binary: runs that die without closing (SIGKILL) are
+//! cleaned up by the next `zero` process, live runs are never touched, a reused pid is never
+//! signalled, and records zero cannot use are reported and kept.
+
+mod support;
+
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use support::procs::{assert_gone_soon, nonce, processes_with};
+use support::runs::{Exec, Home, background, stall, wait_for};
+
+fn list_json(home: &Home) -> Vec<Value> {
+    let output = home.tasks(&["list", "--json"]).assert().success();
+    serde_json::from_slice(&output.get_output().stdout).unwrap()
+}
+
+#[test]
+fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
+    let nonce = nonce();
+    let home = Home::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(background(&format!("sleep {nonce}")))
+            .reply(stall()),
+    );
+    let mut exec = Exec::start(&server, &home);
+    let record = home.running_record(&nonce);
+    let run_id = record["runId"].as_str().unwrap().to_string();
+    assert!(home.runs_entries().contains(&format!("{run_id}.lock")));
+    exec.sigkill();
+    // Today the shell task leads its own process group, so it survives its parent's SIGKILL:
+    // reconciliation has to stop it.
+    assert!(
+        !processes_with(&nonce).is_empty(),
+        "the task died with its run"
+    );
+
+    let listed = list_json(&home);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["status"], "interrupted", "{}", listed[0]);
+    assert!(listed[0]["reason"].as_str().unwrap().contains(&run_id));
+    assert_gone_soon(&nonce);
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+    let on_disk = &home.records()[0];
+    assert_eq!(on_disk["status"], "interrupted");
+    assert!(on_disk["endedAt"].is_string());
+}
+
+#[test]
+fn a_live_runs_tasks_are_untouched_by_another_process() {
+    let nonce = nonce();
+    let home = Home::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(background(&format!("sleep {nonce}")))
+            .reply(stall()),
+    );
+    let mut exec = Exec::start(&server, &home);
+    home.running_record(&nonce);
+    for _ in 0..2 {
+        let listed = list_json(&home);
+        assert_eq!(listed[0]["status"], "running", "{}", listed[0]);
+    }
+    assert_eq!(home.records()[0]["status"], "running");
+    assert_eq!(
+        processes_with(&nonce).len(),
+        1,
+        "the task's process must live on"
+    );
+    exec.sigkill();
+    list_json(&home);
+    assert_gone_soon(&nonce);
+}
+
+/// A record of a dead run, written by hand: `pid` with `start_time`, on this boot.
+fn dead_run_with(home: &Home, run_id: &str, id: &str, pid: u32, start_time: u64) {
+    let root = home.path();
+    std::fs::create_dir_all(root.join("tasks")).unwrap();
+    std::fs::create_dir_all(root.join("runs").join(run_id)).unwrap();
+    std::fs::write(root.join(format!("runs/{run_id}.lock")), "").unwrap();
+    std::fs::write(root.join(format!("runs/{run_id}.tasks")), format!("{id}\n")).unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let output = root.join(format!("tasks/{id}.log"));
+    std::fs::write(&output, "").unwrap();
+    let record = json!({
+        "schemaVersion": 1, "id": id, "kind": "shell", "command": "sleep", "runId": run_id,
+        "pid": pid, "startTime": start_time, "bootId": boot.trim(),
+        "startedAt": "2026-01-01T00:00:00.000Z", "endedAt": null, "status": "running",
+        "exitCode": null, "outputPath": output,
+    });
+    std::fs::write(
+        root.join(format!("tasks/{id}.json")),
+        serde_json::to_vec_pretty(&record).unwrap(),
+    )
+    .unwrap();
+}
+
+/// A `sleep` of our own in its own process group, killed when dropped (also when a test fails).
+struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    fn start(nonce: &str) -> Sleeper {
+        let mut sleep = Command::new("sleep");
+        std::os::unix::process::CommandExt::process_group(&mut sleep, 0);
+        Sleeper(sleep.arg(nonce).stdin(Stdio::null()).spawn().unwrap())
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_time(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    after.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_reused_pid_is_never_signalled() {
+    let nonce = nonce();
+    let home = Home::new();
+    // An unrelated live process in its own group, whose pid the record names with another
+    // start time: the pid was reused.
+    let mut unrelated = Sleeper::start(&nonce);
+    let pid = unrelated.0.id();
+    dead_run_with(
+        &home,
+        "run_dead",
+        "task_00000000000a",
+        pid,
+        start_time(pid) + 1,
+    );
+
+    let listed = list_json(&home);
+    assert_eq!(listed[0]["status"], "interrupted");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        unrelated.0.try_wait().unwrap().is_none(),
+        "a process with a reused pid was signalled"
+    );
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+}
+
+#[test]
+fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
+    let nonce = nonce();
+    let home = Home::new();
+    let mut orphan = Sleeper::start(&nonce);
+    let pid = orphan.0.id();
+    dead_run_with(&home, "run_dead", "task_00000000000b", pid, start_time(pid));
+
+    home.tasks(&["list"]).assert().success();
+    // Our child, so it is a zombie until we reap it: its end is what we wait for.
+    let status = wait_for("the orphan to be stopped", || orphan.0.try_wait().unwrap());
+    assert!(!status.success());
+    let record = &home.records()[0];
+    assert_eq!(record["status"], "interrupted");
+    assert!(record["reason"].as_str().unwrap().contains("stopped"));
+}
+
+#[test]
+fn eight_concurrent_runs_survive_one_of_them_being_killed() {
+    let home = Home::new();
+    let victim_nonce = nonce();
+    let victim_server = FakeModel::start(
+        Script::new()
+            .reply(background(&format!("sleep {victim_nonce}")))
+            .reply(stall()),
+    );
+    let servers: Vec<FakeModel> = (0..7)
+        .map(|i| {
+            FakeModel::start(
+                Script::new()
+                    .reply(background(&format!(
+                        "echo start-{i}; sleep 1.{i}; echo end-{i}"
+                    )))
+                    .reply(Reply::tool_call(
+                        "TaskOutput",
+                        json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+                    ))
+                    .reply(Reply::text("done")),
+            )
+        })
+        .collect();
+    let mut victim = Exec::start(&victim_server, &home);
+    let others: Vec<Exec> = servers.iter().map(|s| Exec::start(s, &home)).collect();
+    home.running_record(&victim_nonce);
+    victim.sigkill();
+    // Reconcile while the others are mid-run.
+    home.tasks(&["list"]).assert().success();
+    assert_gone_soon(&victim_nonce);
+
+    for exec in others {
+        let (code, events) = exec.finish();
+        assert_eq!(code, 0, "{events:?}");
+    }
+    let records = home.records();
+    assert_eq!(records.len(), 8);
+    for record in &records {
+        let command = record["command"].as_str().unwrap();
+        if command.contains(&victim_nonce) {
+            assert_eq!(record["status"], "interrupted", "{record}");
+            continue;
+        }
+        assert_eq!(record["status"], "completed", "{record}");
+        assert_eq!(record["exitCode"], 0);
+        let i = &command.strip_prefix("echo start-").unwrap()[..1];
+        let output = std::fs::read_to_string(record["outputPath"].as_str().unwrap()).unwrap();
+        assert_eq!(output, format!("start-{i}\nend-{i}\n"), "{record}");
+    }
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+}
+
+#[test]
+fn unusable_records_are_warned_about_once_and_kept() {
+    let home = Home::new();
+    let root = home.path();
+    let ids = [
+        "task_00000000000c",
+        "task_00000000000d",
+        "task_00000000000e",
+        "task_00000000000f",
+    ];
+    dead_run_with(&home, "run_dead", ids[0], 1, 1);
+    let index: String = ids.iter().map(|id| format!("{id}\n")).collect();
+    std::fs::write(root.join("runs/run_dead.tasks"), index).unwrap();
+    let future = json!({
+        "schemaVersion": 99, "id": ids[3], "kind": "shell", "command": "x", "runId": "run_dead",
+        "pid": null, "startTime": null, "bootId": null, "startedAt": "2026-01-01T00:00:00Z",
+        "endedAt": null, "status": "running", "exitCode": null, "outputPath": "/x",
+        "somethingNew": {"a": 1},
+    });
+    let bad: [(&str, Vec<u8>); 4] = [
+        (ids[0], b"not json at all".to_vec()),
+        (
+            ids[1],
+            br#"{"schemaVersion": 1, "id": "task_00000000000d", "kind": "sh"#.to_vec(),
+        ),
+        (
+            ids[2],
+            br#"{"id": "task_00000000000e", "status": "running"}"#.to_vec(),
+        ),
+        (ids[3], serde_json::to_vec(&future).unwrap()),
+    ];
+    for (id, bytes) in &bad {
+        std::fs::write(root.join(format!("tasks/{id}.json")), bytes).unwrap();
+    }
+
+    let output = home.tasks(&["list", "--json"]).assert().success();
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    let listed: Vec<Value> = serde_json::from_slice(&output.get_output().stdout).unwrap();
+    assert!(listed.is_empty(), "{listed:?}");
+    for (id, bytes) in &bad {
+        let warnings = stderr
+            .lines()
+            .filter(|line| line.starts_with("zero: warning:") && line.contains(id))
+            .count();
+        assert_eq!(warnings, 1, "{id}:\n{stderr}");
+        let kept = std::fs::read(root.join(format!("tasks/{id}.json"))).unwrap();
+        assert_eq!(&kept, bytes, "{id} was changed");
+    }
+    assert!(stderr.contains("newer"), "{stderr}");
+    // The dead run itself is cleaned up; the records stay.
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+    home.tasks(&["gc", "--older-than", "0s"]).assert().success();
+    for (id, _) in &bad {
+        assert!(root.join(format!("tasks/{id}.json")).exists());
+    }
+}
+
+#[test]
+fn zero_exec_reconciles_before_it_starts() {
+    let home = Home::new();
+    dead_run_with(&home, "run_dead", "task_000000000011", 1, 1);
+    let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
+    let (code, _) = Exec::start(&server, &home).finish();
+    assert_eq!(code, 0);
+    assert_eq!(home.records()[0]["status"], "interrupted");
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+}
+
+#[test]
+fn version_and_help_touch_nothing() {
+    let home = Home::new();
+    dead_run_with(&home, "run_dead", "task_000000000010", 1, 1);
+    for args in [["--version"], ["--help"]] {
+        let mut cmd = support::zero::zero();
+        cmd.env("ZERO_HOME", home.path())
+            .args(args)
+            .assert()
+            .success();
+    }
+    assert!(home.runs_entries().contains(&"run_dead.lock".to_string()));
+    assert_eq!(home.records()[0]["status"], "running");
+}

@@ -1,0 +1,54 @@
+//! Finding the processes a test started, by a nonce in their command line, and making sure
+//! they are gone.
+
+use std::time::{Duration, Instant};
+
+/// A `sleep` argument unique to this test (`300.<digits>`), to find its process by.
+pub fn nonce() -> String {
+    format!("300.{}{}", std::process::id(), fastrand::u32(..1_000_000))
+}
+
+/// The pids of live (non-zombie) processes with `needle` in their command line.
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            (!zombie && String::from_utf8_lossy(&cmdline).contains(needle)).then_some(pid)
+        })
+        .collect()
+}
+
+/// Waits until no live process has `needle` in its command line.
+pub fn assert_gone_soon(needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(needle).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "processes with {needle} outlived their run: {:?}",
+            processes_with(needle)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGKILLs whatever still carries the nonce when the test ends, pass or fail.
+pub struct KillOnDrop(pub String);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for pid in processes_with(&self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Runs that share one data directory: starting `zero exec` in the background against a fake
+//! model, waiting (with deadlines) for what it records, killing it, and looking at processes.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::fake_model::{FakeModel, Reply};
+use super::zero::{Wire, zero_std, zero_std_with};
+
+/// How long any wait in these tests may take before it fails.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A private data directory, shared by every `zero` a test starts with it.
+pub struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    /// A fresh, empty (not yet created) data directory.
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// The `ZERO_HOME` path.
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().join("zero")
+    }
+
+    /// `zero tasks <args>` with this data directory.
+    pub fn tasks(&self, args: &[&str]) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.tasks_std(args))
+    }
+
+    /// [`Home::tasks`] as a plain `std::process::Command`, for a test that manages the process.
+    pub fn tasks_std(&self, args: &[&str]) -> Command {
+        let mut cmd = zero_std();
+        cmd.env("ZERO_HOME", self.path())
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .arg("tasks")
+            .args(args);
+        cmd
+    }
+
+    /// Every task record in the data directory, parsed.
+    pub fn records(&self) -> Vec<Value> {
+        std::fs::read_dir(self.path().join("tasks"))
+            .map(|dir| {
+                dir.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Waits until a record says `running` for a command containing `needle`, and returns it.
+    pub fn running_record(&self, needle: &str) -> Value {
+        wait_for(&format!("a running task with {needle}"), || {
+            self.records().into_iter().find(|r| {
+                r["status"] == "running"
+                    && r["command"].as_str().is_some_and(|c| c.contains(needle))
+            })
+        })
+    }
+
+    /// What is left in `runs/`.
+    pub fn runs_entries(&self) -> Vec<String> {
+        std::fs::read_dir(self.path().join("runs"))
+            .map(|dir| {
+                dir.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A `zero exec` running in the background with a [`Home`]. Dropping it SIGKILLs it (if still
+/// running) and reconciles, so nothing a failed test started keeps running.
+pub struct Exec {
+    child: Child,
+    home: PathBuf,
+}
+
+impl Exec {
+    /// Starts `zero exec -o stream-json --auto medium go` against `server` with `home`. The
+    /// model's stream never times out, so a stalled reply keeps the run alive until killed.
+    pub fn start(server: &FakeModel, home: &Home) -> Exec {
+        let workspace = tempfile::tempdir().unwrap().keep();
+        let mut cmd: Command = zero_std_with(server, Wire::OpenAi);
+        cmd.args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+            .current_dir(workspace)
+            .env("ZERO_HOME", home.path())
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "600000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Exec {
+            child: cmd.spawn().unwrap(),
+            home: home.path(),
+        }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILLs it and reaps it.
+    pub fn sigkill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for it to exit on its own; returns the exit code and its stream-json events.
+    pub fn finish(mut self) -> (i32, Vec<Value>) {
+        let deadline = Instant::now() + DEADLINE;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "zero exec did not finish");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stdout = Vec::new();
+        std::io::Read::read_to_end(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+        (status.code().unwrap_or(-1), super::zero::events(&stdout))
+    }
+}
+
+impl Drop for Exec {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.sigkill();
+            let _ = zero_std()
+                .env("ZERO_HOME", &self.home)
+                .env("ZERO_KILL_GRACE_MS", "100")
+                .args(["tasks", "list"])
+                .output();
+        }
+    }
+}
+
+/// Polls `probe` until it returns something, failing after [`DEADLINE`].
+pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A background `bash` call.
+pub fn background(command: &str) -> Reply {
+    Reply::tool_call(
+        "bash",
+        json!({"command": command, "run_in_background": true}),
+    )
+}
+
+/// A reply that sends some text and then nothing, ever: the run stays alive, waiting on it.
+pub fn stall() -> Reply {
+    Reply::text("thinking").stall()
+}
