@@ -57,10 +57,27 @@ pub fn run_all(options: &Options, rows: &mut Vec<Row>) -> Result<()> {
         bench.turns(turns, rows)?;
     }
     bench.specialist(rows)?;
-    bench.interrupt("SIGINT, foreground `sleep`", "sleep 30", rows)?;
     bench.interrupt(
-        "SIGINT, child ignores SIGTERM",
-        "trap '' TERM; sleep 30",
+        "SIGINT, foreground `sleep`",
+        vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],
+        "≤ 100 ms",
+        rows,
+    )?;
+    // Foreground commands are killed outright on cancel; the grace period belongs to stopping
+    // background tasks, so the SIGTERM-ignoring child is one, waited on with TaskOutput.
+    bench.interrupt(
+        "SIGINT, background task ignoring SIGTERM",
+        vec![
+            Reply::tool_call(
+                "bash",
+                json!({"command": "trap '' TERM; sleep 30", "run_in_background": true}),
+            ),
+            Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+            ),
+        ],
+        "grace + ε",
         rows,
     )?;
     let outputs: &[(&str, u64)] = if options.quick {
@@ -330,25 +347,26 @@ impl Bench<'_> {
             .any(|line| line.split_whitespace().next() == Some(tool)))
     }
 
-    /// SIGINT to zero while the model's `command` runs in the foreground: how long until zero
+    /// SIGINT to zero while the model's `calls` keep a `sleep` running: how long until zero
     /// exits, and until everything it started is gone.
-    fn interrupt(&self, label: &str, command: &str, rows: &mut Vec<Row>) -> Result<()> {
-        let mut exit = Row::new(format!("{label}: → zero exits"), Unit::Ms, "≤ 100 ms");
-        let mut gone = Row::new(
-            format!("{label}: → tree gone"),
-            Unit::Ms,
-            "≤ 100 ms / grace + ε",
-        );
+    fn interrupt(
+        &self,
+        label: &str,
+        calls: Vec<Reply>,
+        target: &'static str,
+        rows: &mut Vec<Row>,
+    ) -> Result<()> {
+        let mut exit = Row::new(format!("{label}: → zero exits"), Unit::Ms, target);
+        let mut gone = Row::new(format!("{label}: → tree gone"), Unit::Ms, target);
         let mut leaked = 0;
         let mut codes = Vec::new();
         for _ in 0..self.options.runs {
-            let replies = vec![
-                Reply::tool_call("bash", json!({"command": command})),
-                Reply::text("interrupted"),
-            ];
+            let mut replies = calls.clone();
+            replies.push(Reply::text("interrupted"));
+            let turns = replies.len();
             let workspace = TempDir::new()?;
             let (_server, running, _scratch) =
-                self.start_job(self.script(replies), 2, workspace.path())?;
+                self.start_job(self.script(replies), turns, workspace.path())?;
             let pid = running.pid();
             let started = process::wait_until(Duration::from_secs(10), || {
                 process::descendants(pid)
