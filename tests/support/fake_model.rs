@@ -33,6 +33,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -399,7 +400,14 @@ impl FakeModel {
                 .build()
                 .expect("a runtime");
             runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                // Each event leaves at once, as from a real server. With Nagle on, a small write
+                // after another waits for the client's delayed ACK (~40 ms) whenever events go
+                // back to back (Reply::event_gap(ZERO)), which the benchmark measured as zero's.
+                let listener = tokio::net::TcpListener::from_std(listener)
+                    .expect("a tokio listener")
+                    .tap_io(|stream| {
+                        let _ = stream.set_nodelay(true);
+                    });
                 tokio::select! {
                     result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
                         result.expect("the fake model server");
