@@ -2,6 +2,7 @@
 //! a scripted fake model and adds its rows; each checks that the job did what it was scripted
 //! to do, because a fast run that did the wrong thing is not a measurement.
 
+use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -254,6 +255,7 @@ impl Bench<'_> {
         let mut exit = Row::new(name("launch → exit"), Unit::Ms, "");
         let mut tree = Row::new(name("peak RSS, process tree"), Unit::MiB, "≤ 20 MiB");
         let mut own = Vec::new();
+        let mut connections = 0;
         for _ in 0..self.options.runs {
             let mut replies: Vec<Reply> = (1..=turns)
                 .map(|n| {
@@ -275,7 +277,11 @@ impl Bench<'_> {
             exit.time(job.finished.wall);
             tree.kib(job.finished.tree_peak_kib);
             own.push(job.finished.own_peak_kib);
+            // One client port for every request means the connection was kept alive.
+            let peers: HashSet<_> = job.requests.iter().map(|r| r.peer).collect();
+            connections = connections.max(peers.len());
         }
+        per_turn.note(format!("TCP connections per job: {connections}"));
         own.sort();
         tree.note(format!(
             "zero alone: {:.1} MiB",
