@@ -38,7 +38,9 @@ const CHILD_MARK: &str = "## Assigned task";
 /// Grace between SIGTERM and SIGKILL in the signal rows, so "grace + ε" is easy to read.
 const KILL_GRACE: Duration = Duration::from_millis(1000);
 
-/// The tail `TaskOutput` is asked for in the output rows.
+/// The tail every `TaskOutput` call asks for in the output rows: the same bytes come back
+/// whatever the size (the default, 16 KiB, would make the conversation of a big output larger
+/// than a 1 KiB one's), so only reading the file differs.
 const TASK_OUTPUT_TAIL: u64 = 1024;
 
 /// How long the harness waits for a process tree to disappear before calling it leaked.
@@ -431,9 +433,9 @@ impl Bench<'_> {
                 ),
                 Reply::tool_call(
                     "TaskOutput",
-                    json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+                    json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000,
+                           "max_bytes": TASK_OUTPUT_TAIL}),
                 ),
-                // The same amount back whatever the size, so only reading the file differs.
                 Reply::tool_call(
                     "TaskOutput",
                     json!({"task_id": TASK_ID, "max_bytes": TASK_OUTPUT_TAIL}),
