@@ -399,6 +399,7 @@ impl Bench<'_> {
                 }
             }
         }
+        codes.sort();
         codes.dedup();
         exit.note(format!("exit code {codes:?}; grace {KILL_GRACE:?}"));
         if leaked > 0 {
