@@ -4,6 +4,7 @@
 //! one place (`zero __generate`). Behaviour belongs in `exec`; this module only says what the
 //! user may type and which values clap itself can reject.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -42,6 +43,10 @@ pub enum Command {
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),
+    /// Run a command under a guardian. Internal: zero starts it for every command it runs,
+    /// with a report pipe and a lifeline on known fds; see `docs/LIFECYCLE.md`.
+    #[command(name = "__guard", hide = true)]
+    Guard(GuardArgs),
 }
 
 /// Flags of `zero exec`.
@@ -295,4 +300,15 @@ pub struct GenerateArgs {
     /// Directory that receives the man pages.
     #[arg(long, default_value = "man")]
     pub man: PathBuf,
+}
+
+/// Flags of the hidden `zero __guard`.
+#[derive(Debug, Args)]
+pub struct GuardArgs {
+    /// Milliseconds between SIGTERM and SIGKILL when the command is stopped.
+    #[arg(long = "grace-ms", value_name = "MS")]
+    pub grace_ms: u64,
+    /// The program to run, then its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<OsString>,
 }

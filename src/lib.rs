@@ -8,6 +8,7 @@ pub mod cli;
 pub mod exec;
 pub mod fsutil;
 pub mod generate;
+pub mod lifecycle;
 pub mod operator;
 pub mod output;
 pub mod provider;

@@ -1,13 +1,28 @@
-//! The `zero` binary: parse argv, dispatch, and exit with the code the job decided.
+//! The `zero` binary: install the lifecycle hooks, parse argv, dispatch, and exit with the
+//! code the job decided.
 
 use std::process::ExitCode as ProcessExitCode;
+use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches};
 
 use zero::cli::{Cli, Command, OutputFormat};
 use zero::exec::{self, ExitCode, Failure, Invocation};
+use zero::lifecycle;
+use zero::runtime::guardian::{self, GuardianArgs};
 
 fn main() -> ProcessExitCode {
+    // Before anything else, and so before any child can exist: a signal from here on ends the
+    // run through its close. A guardian handles its own signals instead.
+    let is_guardian = std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == "__guard");
+    if !is_guardian {
+        if let Err(error) = lifecycle::install() {
+            eprintln!("zero: error: {error}");
+            return ExitCode::Internal.into();
+        }
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(error) => return clap_failure(error).into(),
@@ -24,11 +39,20 @@ fn main() -> ProcessExitCode {
                 .subcommand_matches("exec")
                 .expect("clap returned the exec subcommand");
             let prompt_parts = prompt_parts_in_argv_order(exec_matches);
-            exec::run(Invocation {
+            let exit = exec::run(Invocation {
                 args: *args,
                 prompt_parts,
-            })
-            .into()
+            });
+            lifecycle::exit(exit.code())
+        }
+        Command::Guard(args) => {
+            let mut command = args.command.into_iter();
+            let program = command.next().unwrap_or_default();
+            lifecycle::exit(guardian::run(GuardianArgs {
+                grace: Duration::from_millis(args.grace_ms),
+                program,
+                args: command.collect(),
+            }))
         }
         Command::Tasks(args) => zero::operator::run(args).into(),
         Command::Generate(args) => match zero::generate::write_all(&args) {

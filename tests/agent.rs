@@ -25,6 +25,8 @@ async fn run_cancelled_after(
     server: &FakeModel,
     cancel_when: impl Fn(&FakeModel) -> bool,
 ) -> (Ending, Duration) {
+    // Commands run under guardians, which are the zero binary, not this test harness.
+    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().canonicalize().unwrap();
     let provider = provider::build(&ProviderConfig {

@@ -30,13 +30,8 @@ fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
     let run_id = record["runId"].as_str().unwrap().to_string();
     assert!(home.runs_entries().contains(&format!("{run_id}.lock")));
     exec.sigkill();
-    // Today the shell task leads its own process group, so it survives its parent's SIGKILL:
-    // reconciliation has to stop it.
-    assert!(
-        !processes_with(&nonce).is_empty(),
-        "the task died with its run"
-    );
-
+    // The task's guardian stops it when the lifeline reaches EOF; whether or not it is gone
+    // yet, reconciliation has to record how the task ended and remove the run's files.
     let listed = list_json(&home);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["status"], "interrupted", "{}", listed[0]);
@@ -66,8 +61,8 @@ fn a_live_runs_tasks_are_untouched_by_another_process() {
     assert_eq!(home.records()[0]["status"], "running");
     assert_eq!(
         processes_with(&nonce).len(),
-        1,
-        "the task's process must live on"
+        2,
+        "the task's processes (its guardian and its command) must live on"
     );
     exec.sigkill();
     list_json(&home);

@@ -11,11 +11,16 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use zero::runtime::{
-    Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskKind, TaskRecord, TaskSpec, TaskStatus,
-    Window,
+    CommandStartFailure, Runtime, RuntimeConfig, RuntimeError, StartError, TaskEvent, TaskKind,
+    TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
 const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Commands run under guardians, which are the zero binary, not this test harness.
+fn use_the_zero_binary_as_guardian() {
+    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+}
 
 /// A runtime in a fresh data directory, with a workspace for its commands and a log of events.
 struct Harness {
@@ -31,6 +36,7 @@ impl Harness {
     }
 
     fn with(adjust: impl FnOnce(&mut RuntimeConfig)) -> Self {
+        use_the_zero_binary_as_guardian();
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
         let mut config = RuntimeConfig::new("run_test_a", home.path());
@@ -434,6 +440,34 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
     h.runtime.close().await;
 }
 
+/// The guardian answers the handshake with a typed error when it cannot start the command;
+/// the task is recorded `failed` and holds no slot.
+#[tokio::test]
+async fn a_command_the_guardian_cannot_start_is_a_typed_failed_start() {
+    let h = Harness::with(|config| config.max_running = 1);
+    let mut missing = TaskSpec::shell("true", h.workspace.path());
+    missing.launch.program = h.workspace.path().join("no-such-program");
+    let failed = h.runtime.start(missing).await;
+    let Err(RuntimeError::StartFailed { id, source }) = failed else {
+        panic!("expected a failed start, got {failed:?}");
+    };
+    assert!(
+        matches!(
+            source,
+            StartError::Command {
+                kind: CommandStartFailure::NotFound,
+                ..
+            }
+        ),
+        "{source:?}"
+    );
+    let record = h.runtime.status(id.as_str()).await.unwrap();
+    assert_eq!((record.status, record.pid), (TaskStatus::Failed, None));
+    // Its slot is free: the one task this runtime may run can start.
+    h.shell("sleep 100").await;
+    h.runtime.close().await;
+}
+
 #[tokio::test]
 async fn the_ninth_start_is_refused_and_a_failed_start_frees_its_slot() {
     let h = Harness::new();
@@ -586,4 +620,109 @@ async fn ids_are_checked_and_other_runs_tasks_are_refused() {
     assert!(h.runtime.stop(theirs.id.as_str()).await.is_err());
     other.close().await;
     h.runtime.close().await;
+}
+
+mod foreground {
+    use super::*;
+    use tokio_util::sync::CancellationToken;
+    use zero::runtime::process::{CommandOutput, ShellCommand, Termination, run_foreground};
+
+    async fn run(command: &str, timeout_ms: u64, cancel: &CancellationToken) -> CommandOutput {
+        use_the_zero_binary_as_guardian();
+        let dir = tempfile::tempdir().unwrap();
+        run_foreground(
+            ShellCommand {
+                command,
+                cwd: dir.path(),
+                timeout: Duration::from_millis(timeout_ms),
+            },
+            cancel,
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_both_streams_and_the_exit_code() {
+        let out = run(
+            "echo out; echo err >&2; exit 3",
+            10_000,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(out.termination, Termination::Exited(3));
+        assert_eq!(out.stdout.render(), "out\n");
+        assert_eq!(out.stderr.render(), "err\n");
+        assert_eq!(out.leftovers, 0);
+    }
+
+    #[tokio::test]
+    async fn leftovers_are_stopped_and_counted_without_hanging_the_call() {
+        let out = run(
+            "sleep 30 & sleep 31 & setsid sleep 32 & echo started",
+            10_000,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(out.termination, Termination::Exited(0));
+        assert_eq!(out.stdout.render(), "started\n");
+        assert_eq!(out.leftovers, 3);
+    }
+
+    #[tokio::test]
+    async fn a_signal_death_is_passed_through() {
+        let out = run("kill -USR1 $$", 10_000, &CancellationToken::new()).await;
+        assert_eq!(out.termination, Termination::Signalled(libc_sigusr1()));
+    }
+
+    fn libc_sigusr1() -> i32 {
+        Signal::SIGUSR1 as i32
+    }
+
+    #[tokio::test]
+    async fn cancellation_ends_the_command() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let out = run("sleep 30", 60_000, &cancel).await;
+        assert_eq!(out.termination, Termination::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_timeout_stops_the_command() {
+        let out = run("sleep 30", 200, &CancellationToken::new()).await;
+        assert_eq!(out.termination, Termination::TimedOut);
+    }
+}
+
+/// A panic that unwinds past the scope owning the run closes the runtime on its way out.
+#[test]
+fn a_panic_closes_the_runtime_through_the_guard() {
+    use zero::lifecycle::CloseOnDrop;
+    use_the_zero_binary_as_guardian();
+    let home = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let mut config = RuntimeConfig::new("run_panics", home.path());
+    config.kill_grace = Duration::from_millis(300);
+    let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let record = tokio
+        .block_on(runtime.start(TaskSpec::shell("sleep 30", workspace.path())))
+        .unwrap();
+    let guard = CloseOnDrop::new(Arc::clone(&runtime), tokio.handle().clone());
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _guard = guard;
+        panic!("a bug");
+    }));
+    assert!(unwound.is_err());
+    let after = tokio.block_on(runtime.status(record.id.as_str())).unwrap();
+    assert_eq!(after.status, TaskStatus::Killed);
+    tokio.block_on(group_is_gone(&record));
+    assert!(entries(&home.path().join("runs")).is_empty());
 }

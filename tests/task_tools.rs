@@ -18,6 +18,8 @@ struct Setup {
 }
 
 fn setup(max_running: usize) -> Setup {
+    // Commands run under guardians, which are the zero binary, not this test harness.
+    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut config = RuntimeConfig::new("run_tools_a", home.path());

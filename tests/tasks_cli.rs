@@ -180,7 +180,8 @@ fn stop_from_another_process_kills_a_live_runs_task_and_the_run_reports_killed()
     let exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);
     let id = record["id"].as_str().unwrap();
-    assert_eq!(processes_with(&nonce).len(), 1);
+    // The task's guardian and its command.
+    assert_eq!(processes_with(&nonce).len(), 2);
 
     let stopped = home.tasks(&["stop", id, "--json"]).assert().success();
     let stopped: Value = serde_json::from_str(&stdout(&stopped)).unwrap();

@@ -7,15 +7,14 @@
 mod job;
 pub mod outcome;
 mod prompt;
-mod signals;
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
+use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals};
 use crate::provider::{
     self, ErrorClass, Provider, ProviderConfig, ProviderError, ProviderFlags, Usage,
@@ -94,6 +93,25 @@ impl Failure {
         }
     }
 
+    /// A signal (or the parent's death, which counts as SIGHUP) stopped the run: exit
+    /// 129/130/143, after the runtime was closed.
+    pub fn stopped(stop: Stop) -> Self {
+        let (exit, code) = match stop {
+            Stop::Hangup => (ExitCode::Hangup, "hangup"),
+            Stop::Interrupt => (ExitCode::Interrupted, "interrupted"),
+            Stop::Terminate => (ExitCode::Terminated, "terminated"),
+        };
+        Failure {
+            exit,
+            code,
+            message: format!(
+                "the run was stopped by {}; everything it started was stopped",
+                stop.name()
+            ),
+            retryable: false,
+        }
+    }
+
     fn emit(&self, output: &Output) {
         output.emit(EventKind::Error {
             code: self.code.to_string(),
@@ -110,13 +128,23 @@ struct Accounting {
     usage: Usage,
 }
 
-/// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then.
+/// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
+/// in the job is reported as an internal error, after the runtime was closed on the way out.
 pub fn run(invocation: Invocation) -> ExitCode {
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let mut accounting = Accounting::default();
-    let exit = match run_job(&invocation, &output, &mut accounting) {
-        Ok(exit) => exit,
-        Err(failure) => {
+    let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        run_job(&invocation, &output, &mut accounting)
+    }));
+    let exit = match job {
+        Ok(Ok(exit)) => exit,
+        Ok(Err(failure)) => {
+            failure.emit(&output);
+            failure.exit
+        }
+        Err(_panic) => {
+            // The panic message is already on stderr (the default hook printed it).
+            let failure = Failure::internal("zero crashed (a bug); see stderr".into());
             failure.emit(&output);
             failure.exit
         }
@@ -211,11 +239,15 @@ fn run_job(
         autonomy: policy.autonomy(),
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
     });
-    let cancel = CancellationToken::new();
+    // Cancelled by a stop signal, by lifeline EOF, or when stdout goes away.
+    let cancel = output.closed().child_token();
+    lifecycle::watch(cancel.clone());
+    let reader_gone = Arc::clone(output);
+    lifecycle::watch_stdout(move || reader_gone.stdout_closed());
     let context = ToolContext {
         workspace: workspace.clone(),
         policy: Arc::new(policy),
-        cancel: cancel.clone(),
+        cancel,
         plan_updates: None,
     };
     let agent = AgentRun {
@@ -231,22 +263,26 @@ fn run_job(
         .build()
         .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
     // Tasks can only start inside this block, so closing the task runtime here, right after
-    // the loop, covers every way out of the job: each task's end is reported before
-    // `run_end` and nothing the run started outlives it.
-    let (report, signalled) = runtime.block_on(async {
-        let signalled = signals::watch(cancel)
-            .map_err(|e| Failure::internal(format!("cannot listen for signals: {e}")))?;
+    // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
+    // and lands here too: each task's end is reported before `run_end` and nothing the run
+    // started outlives it. A panic skips the close here; the guard does it instead.
+    let guard = CloseOnDrop::new(Arc::clone(&tasks), runtime.handle().clone());
+    let report = runtime.block_on(async {
         let report = agent.run(system, prompt).await;
+        // A cancelled tool call may leave its command still being stopped: let that finish
+        // (grace period and all) before the close, and so before the process exits.
+        crate::runtime::process::settled().await;
         close_tasks(&tasks, output).await;
-        Ok::<_, Failure>((report, signalled))
-    })?;
+        report
+    });
+    guard.disarm();
     // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
     // the process from exiting.
     runtime.shutdown_background();
     accounting.turns = report.turns;
     accounting.usage = report.usage;
-    if let Some(signal) = signalled.get() {
-        return Err(signal.failure());
+    if let Some(stop) = lifecycle::received() {
+        return Err(Failure::stopped(stop));
     }
     conclude(report.ending, output, last_message.as_deref())
 }

@@ -13,6 +13,8 @@ mod text;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
+use tokio_util::sync::CancellationToken;
+
 pub use event::{
     CallStatus, Decision, EventKind, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
 };
@@ -32,6 +34,8 @@ pub struct Output {
     /// Machine formats keep stdout for JSON; errors and warnings are echoed to stderr so a
     /// person reading a CI log sees them too.
     echo_diagnostics: bool,
+    /// Cancelled once stdout is gone, so the run can end instead of working for nobody.
+    closed: CancellationToken,
     state: Mutex<State>,
 }
 
@@ -61,6 +65,7 @@ impl Output {
             run_id,
             redactor,
             echo_diagnostics: format != OutputFormat::Text,
+            closed: CancellationToken::new(),
             state: Mutex::new(State {
                 writer,
                 ended: false,
@@ -98,7 +103,21 @@ impl Output {
         }
         if let Err(err) = state.writer.write(&event) {
             state.broken = Some(err.kind());
+            self.closed.cancel();
         }
+    }
+
+    /// Cancelled once stdout is gone (a write failed, or [`Output::stdout_closed`] was called).
+    pub fn closed(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// Records that the reader of stdout went away before any write failed (a closed pipe
+    /// seen while the run had nothing to write): the run ends as if a write had failed.
+    pub fn stdout_closed(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.broken.get_or_insert(io::ErrorKind::BrokenPipe);
+        self.closed.cancel();
     }
 
     fn echo(&self, event: &EventKind) {

@@ -52,7 +52,7 @@ pub enum RuntimeError {
         /// The task.
         id: TaskId,
         /// Why.
-        source: io::Error,
+        source: super::StartError,
     },
     /// Signalling the task's process group failed for a reason other than it being gone.
     #[error("cannot signal task {id}: {source}")]

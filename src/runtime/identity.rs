@@ -61,7 +61,8 @@ impl ProcessIdentity {
         }
     }
 
-    fn pid(&self) -> Pid {
+    /// The pid as nix wants it.
+    pub fn pid(&self) -> Pid {
         Pid::from_raw(self.pid as i32)
     }
 

@@ -15,7 +15,10 @@
 pub mod capture;
 mod config;
 mod error;
+pub mod guardian;
+mod guardian_report;
 mod identity;
+pub(crate) mod lifeline;
 pub mod output;
 pub mod process;
 mod reap;
@@ -30,14 +33,17 @@ use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
 pub use config::{DEFAULT_KILL_GRACE, DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
+pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
+pub use lifeline::LIFELINE_FD_VAR;
 pub use output::{OutputWindow, Window};
 pub use process::Launch;
 pub use reconcile::Reconciliation;
@@ -45,9 +51,21 @@ pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskId, TaskKind, TaskRecor
 pub use store::{GcReport, Store};
 pub use task::Stopped;
 
-use identity::ProcessIdentity;
 use run::{Layout, Run};
-use task::{Change, StopCause, Task};
+use task::{Change, StopCause, Task, TaskProcess};
+
+/// Makes every stop in progress, and every later one, skip the rest of its grace period and
+/// SIGKILL at once — foreground commands and background tasks alike. For the second signal
+/// during close: the user wants out now. Process-wide, like the signal that calls for it.
+pub fn hurry() {
+    hurried().cancel();
+}
+
+/// Cancelled once [`hurry`] was called.
+fn hurried() -> &'static CancellationToken {
+    static HURRY: OnceLock<CancellationToken> = OnceLock::new();
+    HURRY.get_or_init(CancellationToken::new)
+}
 
 /// Something that happened to a task, for whoever reports the run (the runtime itself never
 /// writes output).
@@ -274,20 +292,19 @@ impl Shared {
         })
         .await??;
         let launch = spec.launch;
-        let started =
-            blocking(move || process::spawn_background(&launch, &output).map(ProcessIdentity::of))
-                .await?;
+        let grace = self.config.kill_grace;
+        let started = blocking(move || process::spawn_background(&launch, &output, grace)).await?;
 
-        let identity = started.as_ref().ok().copied();
+        let command = started.as_ref().ok().map(|guarded| guarded.command);
         let record = TaskRecord {
             schema_version: RECORD_SCHEMA_VERSION,
             id: id.clone(),
             kind: spec.kind,
             description: spec.description,
             run_id: self.config.run_id.clone(),
-            pid: identity.map(|identity| identity.pid),
-            start_time: identity.and_then(|identity| identity.start_time),
-            boot_id: identity.and(boot_id),
+            pid: command.map(|identity| identity.pid),
+            start_time: command.and_then(|identity| identity.start_time),
+            boot_id: command.and(boot_id),
             started_at: record::now(),
             ended_at: None,
             status: TaskStatus::Running,
@@ -296,10 +313,14 @@ impl Shared {
             reason: None,
             output_path,
         };
-        let task = Arc::new(Task::new(layout.record(&id), record.clone(), identity));
+        let process = started.as_ref().ok().map(|guarded| TaskProcess {
+            guardian: guarded.guardian,
+            command: guarded.command,
+        });
+        let task = Arc::new(Task::new(layout.record(&id), record.clone(), process));
         state.tasks.insert(id.clone(), Arc::clone(&task));
-        let identity = match started {
-            Ok(identity) => identity,
+        let guarded = match started {
+            Ok(guarded) => guarded,
             Err(source) => {
                 // Recorded as failed through the same transition as any other failure, still
                 // under the state lock so a concurrent close cannot call it killed first. It is
@@ -315,14 +336,20 @@ impl Shared {
         (self.events)(TaskEvent::Started(record.clone()));
         let follower = Arc::clone(&task);
         let events = Arc::clone(&self.events);
-        tokio::spawn(async move { follower.follow(identity, &events).await });
+        let report = guarded.report;
+        tokio::spawn(async move { follower.follow(report, &events).await });
         match recorded {
             Ok(()) => Ok(record),
             Err(error) => {
                 // A process the disk does not know about must not keep running.
                 task.apply(Change::Failed(format!("could not be recorded: {error}")))
                     .await;
-                let _ = identity.signal_group(nix::sys::signal::Signal::SIGKILL);
+                let _ = guarded
+                    .command
+                    .signal_group(nix::sys::signal::Signal::SIGKILL);
+                let _ = guarded
+                    .guardian
+                    .signal_group(nix::sys::signal::Signal::SIGTERM);
                 Err(error)
             }
         }

@@ -10,7 +10,8 @@ use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 /// How a process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(crate) enum ProcessEnd {
     /// It exited with this code.
     Exited(i32),
@@ -19,7 +20,8 @@ pub(crate) enum ProcessEnd {
 }
 
 impl ProcessEnd {
-    fn from_status(status: WaitStatus) -> Option<Self> {
+    /// The end a wait status describes, if it describes one.
+    pub(crate) fn from_status(status: WaitStatus) -> Option<Self> {
         match status {
             WaitStatus::Exited(_, code) => Some(ProcessEnd::Exited(code)),
             WaitStatus::Signaled(_, signal, _) => Some(ProcessEnd::Signalled(signal as i32)),

@@ -16,10 +16,14 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::sync::{Mutex, watch};
 
+use super::guardian_report::ReportReader;
 use super::identity::ProcessIdentity;
+use super::process::GUARDIAN_MARGIN;
 use super::reap::{self, ProcessEnd};
 use super::record::{self, RecordLock, now};
-use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
+use super::{
+    RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking, hurried,
+};
 
 /// How long a process may take to go after SIGKILL before a stop reports it as unkillable
 /// (a process in uninterruptible sleep can outlive SIGKILL for a while).
@@ -33,8 +37,8 @@ pub(crate) struct Task {
     record_path: PathBuf,
     /// The record, behind the one lock every change happens under.
     record: Mutex<TaskRecord>,
-    /// Its process, when it started.
-    identity: Option<ProcessIdentity>,
+    /// Its processes, when it started.
+    process: Option<TaskProcess>,
     /// True once the process has ended (it may not be reaped yet).
     ended: watch::Sender<bool>,
     /// True once the task is over: terminal, reaped, recorded and announced.
@@ -42,6 +46,15 @@ pub(crate) struct Task {
     /// Held by a stop while it signals the group. The reap waits for it, so the group id stays
     /// reserved by the unreaped leader until no stop will signal it any more.
     signalling: Mutex<()>,
+}
+
+/// The processes of a started task.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskProcess {
+    /// The guardian: our child, which stop requests go to and whose end is the task's end.
+    pub guardian: ProcessIdentity,
+    /// The command the guardian runs, leading its own process group.
+    pub command: ProcessIdentity,
 }
 
 /// A change to a task's record.
@@ -97,18 +110,14 @@ pub struct Stopped {
 }
 
 impl Task {
-    /// A task whose record says `running`; `identity` is `None` when its process never started
-    /// (the caller then fails it through [`Task::apply`]).
-    pub fn new(
-        record_path: PathBuf,
-        record: TaskRecord,
-        identity: Option<ProcessIdentity>,
-    ) -> Self {
+    /// A task whose record says `running`; `process` is `None` when it never started (the
+    /// caller then fails it through [`Task::apply`]).
+    pub fn new(record_path: PathBuf, record: TaskRecord, process: Option<TaskProcess>) -> Self {
         Task {
             id: record.id.clone(),
             record_path,
             record: Mutex::new(record),
-            identity,
+            process,
             ended: watch::Sender::new(false),
             finished: watch::Sender::new(false),
             signalling: Mutex::new(()),
@@ -163,7 +172,7 @@ impl Task {
     /// Marks the task over. Only for a task whose process never started; a started task is
     /// finished by [`Task::follow`] alone.
     pub fn finish_unstarted(&self) {
-        debug_assert!(self.identity.is_none());
+        debug_assert!(self.process.is_none());
         self.finished.send_replace(true);
     }
 
@@ -172,9 +181,9 @@ impl Task {
         until(&self.finished, limit).await
     }
 
-    /// Stops the task: marks it `killed` (persisted) before the first signal, SIGTERMs its
-    /// process group, gives it `grace` to end, SIGKILLs the group, and waits for the task to be
-    /// over. A task that already ended is left alone and its final record returned.
+    /// Stops the task: marks it `killed` (persisted) before the first signal, asks its guardian
+    /// to stop the command's subtree (TERM, `grace`, KILL), and waits for the task to be over.
+    /// A task that already ended is left alone and its final record returned.
     ///
     /// Returns an error only when the process may still be running; a record that could not be
     /// written is reported in [`Stopped::unrecorded`] instead, after the process is gone.
@@ -183,8 +192,8 @@ impl Task {
         let applied = self.apply(Change::Stopped(cause)).await;
         // Also when an earlier stop marked it but could not make it end: try again.
         let must_signal = applied.record.status == TaskStatus::Killed && !*self.ended.borrow();
-        if let (true, Some(identity)) = (must_signal, self.identity) {
-            self.terminate(identity, grace).await?;
+        if let (true, Some(process)) = (must_signal, self.process) {
+            self.terminate(process, grace).await?;
         }
         drop(signalling);
         // The process has ended; the follower reaps it and finishes the task promptly.
@@ -197,13 +206,13 @@ impl Task {
         })
     }
 
-    /// SIGTERM, up to `grace` for the process to end, SIGKILL, and a last bounded wait.
-    async fn terminate(
-        &self,
-        identity: ProcessIdentity,
-        grace: Duration,
-    ) -> Result<(), RuntimeError> {
-        let signal = |signal| {
+    /// Sends the guardian a stop request (it TERMs the subtree, waits `grace`, KILLs, reaps
+    /// and exits) and waits for it to end. If [`super::hurry`] is called meanwhile, the
+    /// command's group is SIGKILLed at once and the guardian asked again, which makes it skip
+    /// the rest of its grace. A guardian that overruns its grace by [`GUARDIAN_MARGIN`] is
+    /// SIGKILLed with the command's group.
+    async fn terminate(&self, process: TaskProcess, grace: Duration) -> Result<(), RuntimeError> {
+        let signal = |identity: ProcessIdentity, signal| {
             identity
                 .signal_group(signal)
                 .map_err(|source| RuntimeError::SignalFailed {
@@ -211,38 +220,60 @@ impl Task {
                     source,
                 })
         };
-        signal(Signal::SIGTERM)?;
-        if until(&self.ended, grace).await {
+        let hurry = hurried();
+        if hurry.is_cancelled() {
+            signal(process.command, Signal::SIGKILL)?;
+        }
+        signal(process.guardian, Signal::SIGTERM)?;
+        let ended = tokio::select! {
+            ended = until(&self.ended, grace + GUARDIAN_MARGIN) => ended,
+            () = hurry.cancelled() => {
+                signal(process.command, Signal::SIGKILL)?;
+                signal(process.guardian, Signal::SIGTERM)?;
+                until(&self.ended, GUARDIAN_MARGIN).await
+            }
+        };
+        if ended {
             return Ok(());
         }
-        signal(Signal::SIGKILL)?;
+        signal(process.command, Signal::SIGKILL)?;
+        signal(process.guardian, Signal::SIGKILL)?;
         if until(&self.ended, AFTER_KILL_WAIT).await {
             return Ok(());
         }
         Err(RuntimeError::Unkillable {
             id: self.id.clone(),
-            pid: identity.pid,
+            pid: process.command.pid,
         })
     }
 
-    /// Follows the task's process to the end: observes how it ended (leaving it unreaped),
-    /// records that, kills whatever it left running in its group (`cmd &`), reaps it, announces
-    /// the final record, and only then marks the task finished — so whoever waits for the
-    /// task hears of it after the announcement. The only code that reaps a task's process.
-    pub async fn follow(&self, identity: ProcessIdentity, events: &TaskEventSink) {
-        let pid = identity.pid;
-        let change = match blocking(move || reap::wait_for_end(pid)).await {
-            Ok(Ok(end)) => Change::Ended(end),
-            Ok(Err(errno)) => Change::Failed(format!("lost track of the process: {errno}")),
-            Err(error) => Change::Failed(error.to_string()),
+    /// Follows the task's guardian to the end: observes its end (leaving it unreaped), reads
+    /// how the command ended from its final report (falling back to the guardian's own status,
+    /// which mirrors the command's), records that, makes sure nothing of the command's group
+    /// is left (the guardian has swept it; this covers a guardian that was SIGKILLed), reaps
+    /// the guardian, announces the final record, and only then marks the task finished — so
+    /// whoever waits for the task hears of it after the announcement. The only code that reaps
+    /// a task's process.
+    pub async fn follow(&self, report: ReportReader, events: &TaskEventSink) {
+        let Some(process) = self.process else {
+            return;
+        };
+        let pid = process.guardian.pid;
+        let guardian_end = blocking(move || reap::wait_for_end(pid)).await;
+        let reported = blocking(move || report.ended()).await.ok().flatten();
+        let change = match (reported, guardian_end) {
+            (Some((end, _leftovers)), _) => Change::Ended(end),
+            (None, Ok(Ok(end))) => Change::Ended(end),
+            (None, Ok(Err(errno))) => Change::Failed(format!("lost track of the process: {errno}")),
+            (None, Err(error)) => Change::Failed(error.to_string()),
         };
         self.ended.send_replace(true);
         let applied = self.apply(change).await;
         {
             let _signalling = self.signalling.lock().await;
-            // Best effort on both: the group may be empty already, and a reap that fails leaves
-            // nothing to act on (the child was not ours to wait for any more).
-            let _ = identity.signal_group(Signal::SIGKILL);
+            // Best effort on both: the group is normally empty already, and a reap that fails
+            // leaves nothing to act on (the child was not ours to wait for any more).
+            let _ = process.command.signal_group(Signal::SIGKILL);
             let _ = blocking(move || reap::reap(pid)).await;
         }
         events(TaskEvent::Finished(applied.record));

@@ -218,5 +218,12 @@ fn render(output: &CommandOutput, timeout_ms: u64) -> String {
     if output.stdout.total() == 0 && output.stderr.total() == 0 {
         report.push_str("(no output)\n");
     }
+    match output.leftovers {
+        0 => {}
+        1 => report.push_str("stopped 1 leftover process the command left running\n"),
+        n => report.push_str(&format!(
+            "stopped {n} leftover processes the command left running\n"
+        )),
+    }
     report
 }

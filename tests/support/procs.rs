@@ -8,8 +8,17 @@ pub fn nonce() -> String {
     format!("300.{}{}", std::process::id(), fastrand::u32(..1_000_000))
 }
 
-/// The pids of live (non-zombie) processes with `needle` in their command line.
-pub fn processes_with(needle: &str) -> Vec<u32> {
+/// A live process, by pid and argv.
+#[derive(Debug, Clone)]
+pub struct Process {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command line, one string per argument.
+    pub argv: Vec<String>,
+}
+
+/// The live (non-zombie) processes with `needle` in their command line.
+pub fn processes(needle: &str) -> Vec<Process> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -21,9 +30,20 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
                 .rsplit(')')
                 .next()
                 .is_some_and(|rest| rest.trim_start().starts_with('Z'));
-            (!zombie && String::from_utf8_lossy(&cmdline).contains(needle)).then_some(pid)
+            let argv: Vec<String> = cmdline
+                .split(|byte| *byte == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| String::from_utf8_lossy(part).into_owned())
+                .collect();
+            (!zombie && argv.iter().any(|arg| arg.contains(needle)))
+                .then_some(Process { pid, argv })
         })
         .collect()
+}
+
+/// The pids of live (non-zombie) processes with `needle` in their command line.
+pub fn processes_with(needle: &str) -> Vec<u32> {
+    processes(needle).into_iter().map(|p| p.pid).collect()
 }
 
 /// Waits until no live process has `needle` in its command line.

@@ -1,0 +1,438 @@
+//! The guardian: the zero binary itself in a hidden mode (`zero __guard`), which the runtime
+//! starts in front of every external command so the command's whole subtree lives and dies
+//! with it.
+//!
+//! A guardian:
+//! 1. starts the command in a new process group, with the stdin, stdout, stderr and working
+//!    directory the runtime gave the guardian, and reports its pid and start time (or a typed
+//!    startup error) on the report pipe — the handshake;
+//! 2. is a child subreaper (Linux), so descendants that daemonize (`setsid cmd &`, double
+//!    forks) are reparented to it instead of init and stay within reach;
+//! 3. watches the lifeline it inherited: EOF means the zero process that started it died;
+//! 4. when the command exits, kills whatever it left behind (its group, and every process
+//!    reparented to the guardian), reaps them, and reports how the command ended and how many
+//!    leftovers it stopped;
+//! 5. on a stop request (SIGTERM, SIGINT or SIGHUP) or lifeline EOF, TERMs the command's group,
+//!    TERMs the rest of the subtree once the command has ended, KILLs whatever is left when the
+//!    grace period is over, reaps, reports and exits. A second stop request skips what is
+//!    left of the grace.
+//!
+//! Its exit status mirrors the command's (the code, or 128 + the signal), so even a runtime
+//! that missed the final report knows how the command ended.
+//!
+//! The guardian is single-threaded and spawns from its main thread, so it can safely give the
+//! command `PR_SET_PDEATHSIG` (the signal fires when the *thread* that forked exits): if the
+//! guardian is SIGKILLed, its command is SIGKILLed too.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::{Pid, getpgrp};
+
+use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
+use super::identity;
+use super::lifeline::{self, Pulse};
+use super::reap::ProcessEnd;
+
+/// How long processes get to go after SIGKILL before the guardian gives up on them (one in
+/// uninterruptible sleep can outlive SIGKILL for a while).
+const AFTER_KILL: Duration = Duration::from_secs(3);
+
+/// How often a guardian that is stopping looks again at processes that are not its children
+/// (their deaths send it no SIGCHLD).
+const STOPPING_TICK: Duration = Duration::from_millis(20);
+
+/// The exit status of a guardian that could not do its job at all (no report pipe).
+const UNUSABLE: i32 = 125;
+/// The exit status when the command could not be executed (the shell's convention).
+const NOT_EXECUTABLE: i32 = 126;
+/// The exit status when the command was not found (the shell's convention).
+const NOT_FOUND: i32 = 127;
+
+/// What to guard.
+#[derive(Debug, Clone)]
+pub struct GuardianArgs {
+    /// Time between SIGTERM and SIGKILL when stopping.
+    pub grace: Duration,
+    /// The program to run.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+}
+
+/// Runs the guardian to the end and returns its exit status (see the module documentation).
+pub fn run(args: GuardianArgs) -> i32 {
+    // SAFETY: fd 4 was placed by the runtime for this guardian; nothing else owns it.
+    let report = nix::fcntl::fcntl(REPORT_FD, nix::fcntl::FcntlArg::F_GETFD)
+        .ok()
+        .and_then(|_| ReportWriter::new(unsafe { OwnedFd::from_raw_fd(REPORT_FD) }).ok());
+    let Some(mut report) = report else {
+        eprintln!("zero __guard is started by zero itself, with a report pipe on fd {REPORT_FD}");
+        return UNUSABLE;
+    };
+    become_subreaper();
+    // Left inheritable on purpose: the command (a nested `zero exec`, say) watches it too.
+    let lifeline = lifeline::inherited();
+    let wakeups = match Wakeups::install() {
+        Ok(wakeups) => wakeups,
+        Err(error) => {
+            report.send(&Report::Failed {
+                kind: CommandStartFailure::Other,
+                message: format!("the guardian cannot handle signals: {error}"),
+            });
+            return UNUSABLE;
+        }
+    };
+    let child = spawn_command(&args);
+    let command = match child {
+        Ok(child) => Pid::from_raw(child.id() as i32),
+        Err(error) => {
+            report.send(&Report::Failed {
+                kind: CommandStartFailure::of(&error),
+                message: format!("cannot run {}: {error}", args.program.to_string_lossy()),
+            });
+            return if error.kind() == std::io::ErrorKind::NotFound {
+                NOT_FOUND
+            } else {
+                NOT_EXECUTABLE
+            };
+        }
+    };
+    report.send(&Report::Started {
+        pid: command.as_raw() as u32,
+        start_time: identity::start_time(command.as_raw() as u32),
+    });
+    let subtree = Subtree {
+        guardian: Pid::this(),
+        command,
+    };
+    let (end, leftovers) = watch(&subtree, args.grace, lifeline.as_ref(), &wakeups);
+    // `end` is None only if the command was never seen to end (it could not be killed).
+    let end = end.unwrap_or(ProcessEnd::Signalled(Signal::SIGKILL as i32));
+    report.send(&Report::Ended { end, leftovers });
+    match end {
+        ProcessEnd::Exited(code) => code,
+        ProcessEnd::Signalled(signal) => 128 + signal,
+    }
+}
+
+/// Starts the command in its own process group. Runs on the guardian's only thread, so the
+/// parent-death signal is tied to the guardian's whole life.
+fn spawn_command(args: &GuardianArgs) -> std::io::Result<std::process::Child> {
+    let mut command = std::process::Command::new(&args.program);
+    command.args(&args.args).process_group(0);
+    #[cfg(target_os = "linux")]
+    // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn()
+}
+
+/// Follows the command until it ends (then sweeps its leftovers) or until a stop request or
+/// lifeline EOF (then stops the whole subtree). Returns how the command ended, if that was
+/// seen, and how many leftovers were stopped after a natural end.
+fn watch(
+    subtree: &Subtree,
+    grace: Duration,
+    lifeline: Option<&OwnedFd>,
+    wakeups: &Wakeups,
+) -> (Option<ProcessEnd>, usize) {
+    let mut end = None;
+    let mut stop: Option<Stop> = None;
+    let mut lifeline_open = lifeline.is_some();
+    let mut stops_seen = 0;
+    loop {
+        let children_left = reap_children(subtree.command, &mut end);
+        match &mut stop {
+            None if end.is_some() => return (end, subtree.sweep()),
+            None => {}
+            Some(stop) => {
+                if stop.killing {
+                    subtree.signal(Signal::SIGKILL);
+                } else if end.is_some() && !stop.rest_asked {
+                    // The command is gone: now whatever it left gets its TERM, within what
+                    // is left of the grace.
+                    subtree.signal(Signal::SIGTERM);
+                    stop.rest_asked = true;
+                }
+                let done = !children_left && subtree.members().is_empty();
+                if done || (stop.killing && Instant::now() >= stop.deadline) {
+                    return (end, 0);
+                }
+                if Instant::now() >= stop.deadline {
+                    stop.escalate(subtree);
+                }
+            }
+        }
+        let timeout = match &stop {
+            None => PollTimeout::NONE,
+            Some(stop) => PollTimeout::try_from(
+                stop.deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(STOPPING_TICK),
+            )
+            .unwrap_or(PollTimeout::ZERO),
+        };
+        let mut requested = false;
+        {
+            let mut fds = vec![PollFd::new(wakeups.reader.as_fd(), PollFlags::POLLIN)];
+            if let (true, Some(lifeline)) = (lifeline_open, lifeline) {
+                fds.push(PollFd::new(lifeline.as_fd(), PollFlags::POLLIN));
+            }
+            // EINTR and timeouts just go round the loop again.
+            let ready = poll(&mut fds, timeout).unwrap_or(0);
+            let lifeline_ready = fds
+                .get(1)
+                .and_then(|fd| fd.revents())
+                .is_some_and(|events| !events.is_empty());
+            if ready > 0 && lifeline_ready {
+                if let Some(lifeline) = lifeline {
+                    if lifeline::read_pulse(lifeline.as_fd()) == Pulse::ParentDied {
+                        lifeline_open = false;
+                        requested = true;
+                    }
+                }
+            }
+        }
+        wakeups.drain();
+        let stops = wakeups.stops.load(Ordering::SeqCst);
+        if stops > stops_seen {
+            stops_seen = stops;
+            requested = true;
+        }
+        if requested {
+            match &mut stop {
+                None => {
+                    subtree.signal_group(Signal::SIGTERM);
+                    stop = Some(Stop {
+                        deadline: Instant::now() + grace,
+                        rest_asked: false,
+                        killing: false,
+                    });
+                }
+                Some(stop) if !stop.killing => stop.escalate(subtree),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// A stop in progress. The command's group is asked first (SIGTERM), so a command that
+/// cleans up after itself — a specialist `zero exec` closing its own runtime, whose guardians
+/// stop its commands — can do so before anything below it is touched; once the command has
+/// ended, the rest of the subtree is asked too; when the grace is over, everything left is
+/// SIGKILLed.
+struct Stop {
+    /// When the current step (grace, or the wait after SIGKILL) is over.
+    deadline: Instant,
+    /// Whether the rest of the subtree has been sent SIGTERM (after the command ended).
+    rest_asked: bool,
+    /// Whether SIGKILL has been sent.
+    killing: bool,
+}
+
+impl Stop {
+    /// Ends the grace: SIGKILL now, then wait at most [`AFTER_KILL`].
+    fn escalate(&mut self, subtree: &Subtree) {
+        subtree.signal(Signal::SIGKILL);
+        self.killing = true;
+        self.deadline = Instant::now() + AFTER_KILL;
+    }
+}
+
+/// Reaps every child that has ended (the command, and anything reparented to the guardian),
+/// noting how the command ended. Says whether children remain.
+fn reap_children(command: Pid, end: &mut Option<ProcessEnd>) -> bool {
+    loop {
+        match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return true,
+            Ok(status) => {
+                if status.pid() == Some(command) {
+                    if let Some(ended) = ProcessEnd::from_status(status) {
+                        *end = Some(ended);
+                    }
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(_) => return false, // ECHILD: no children left
+        }
+    }
+}
+
+/// The processes a guardian answers for: the command's process group and every live
+/// descendant of the guardian.
+struct Subtree {
+    guardian: Pid,
+    command: Pid,
+}
+
+impl Subtree {
+    /// Sends `signal` to every member and to the command's group; returns the members found.
+    fn signal(&self, signal: Signal) -> Vec<Pid> {
+        let members = self.members();
+        for pid in &members {
+            let _ = kill(*pid, signal);
+        }
+        self.signal_group(signal);
+        members
+    }
+
+    /// Sends `signal` to the command's process group only. The group id stays reserved while
+    /// any member lives (and the guardian has not reaped the leader); never our own group.
+    fn signal_group(&self, signal: Signal) {
+        if self.command != getpgrp() {
+            let _ = killpg(self.command, signal);
+        }
+    }
+
+    /// Kills what the command left behind after it ended on its own, until nothing is left or
+    /// [`AFTER_KILL`] has passed; returns how many processes that was.
+    fn sweep(&self) -> usize {
+        let deadline = Instant::now() + AFTER_KILL;
+        let mut stopped = BTreeSet::new();
+        loop {
+            let found = self.signal(Signal::SIGKILL);
+            let mut ignored = None;
+            reap_children(self.command, &mut ignored);
+            if found.is_empty() || Instant::now() >= deadline {
+                break;
+            }
+            stopped.extend(found);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stopped.len()
+    }
+
+    /// The live (not zombie) processes in the command's group or below the guardian.
+    #[cfg(target_os = "linux")]
+    fn members(&self) -> Vec<Pid> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut children: std::collections::HashMap<i32, Vec<i32>> = Default::default();
+        let mut members = BTreeSet::new();
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Some(stat) = ProcStat::read(pid) else {
+                continue;
+            };
+            if stat.zombie {
+                continue;
+            }
+            if stat.pgid == self.command.as_raw() {
+                members.insert(pid);
+            }
+            children.entry(stat.ppid).or_default().push(pid);
+        }
+        let mut descendants = BTreeSet::new();
+        let mut below = vec![self.guardian.as_raw()];
+        while let Some(parent) = below.pop() {
+            for child in children.get(&parent).into_iter().flatten() {
+                if descendants.insert(*child) {
+                    below.push(*child);
+                }
+            }
+        }
+        members.extend(descendants);
+        members.remove(&self.guardian.as_raw());
+        members.into_iter().map(Pid::from_raw).collect()
+    }
+
+    /// Without `/proc` the subtree cannot be listed; the group signal is all there is.
+    #[cfg(not(target_os = "linux"))]
+    fn members(&self) -> Vec<Pid> {
+        Vec::new()
+    }
+}
+
+/// The fields of `/proc/<pid>/stat` the guardian needs.
+#[cfg(target_os = "linux")]
+struct ProcStat {
+    ppid: i32,
+    pgid: i32,
+    zombie: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl ProcStat {
+    fn read(pid: i32) -> Option<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name (field 2) may contain spaces and ')'; fields 3.. follow the last ')'.
+        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+        let state = fields.next()?;
+        let ppid = fields.next()?.parse().ok()?;
+        let pgid = fields.next()?.parse().ok()?;
+        Some(ProcStat {
+            ppid,
+            pgid,
+            zombie: state == "Z" || state == "X",
+        })
+    }
+}
+
+/// Makes orphaned descendants reparent to this process instead of init (Linux).
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain prctl on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+/// Signals turned into something `poll` can wait for: every SIGCHLD and stop request writes a
+/// byte to a socket pair, and stop requests are also counted.
+struct Wakeups {
+    reader: UnixStream,
+    stops: Arc<AtomicUsize>,
+}
+
+impl Wakeups {
+    fn install() -> std::io::Result<Self> {
+        let (reader, writer) = UnixStream::pair()?;
+        reader.set_nonblocking(true)?;
+        writer.set_nonblocking(true)?;
+        let stops = Arc::new(AtomicUsize::new(0));
+        for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            let counter = Arc::clone(&stops);
+            // SAFETY: the action only increments an atomic, which is async-signal-safe.
+            unsafe {
+                signal_hook::low_level::register(signal, move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                })?;
+            }
+        }
+        for signal in [libc::SIGCHLD, libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            signal_hook::low_level::pipe::register(signal, writer.try_clone()?)?;
+        }
+        Ok(Wakeups { reader, stops })
+    }
+
+    /// Empties the socket (the bytes only ever meant "look again").
+    fn drain(&self) {
+        use std::io::Read;
+        let mut buffer = [0u8; 64];
+        while matches!((&self.reader).read(&mut buffer), Ok(n) if n > 0) {}
+    }
+}

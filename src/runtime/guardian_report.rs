@@ -1,0 +1,268 @@
+//! The pipe a guardian reports on, and what it says. Both sides live here so the protocol is
+//! written once.
+//!
+//! The guardian writes one JSON line per report on fd [`REPORT_FD`]: first either `started`
+//! (the command's pid and start time — the handshake) or `failed` (a typed startup error), and
+//! at the very end `ended` (how the command ended and how many leftover processes the guardian
+//! had to stop). The runtime trusts a command to be running only after `started`.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::fd::{AsFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use serde::{Deserialize, Serialize};
+
+use super::identity::ProcessIdentity;
+use super::reap::ProcessEnd;
+
+/// The fd a guardian writes its reports on.
+pub(crate) const REPORT_FD: RawFd = 4;
+
+/// How long a guardian may take to start its command and say so.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One line from the guardian.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "report",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub(crate) enum Report {
+    /// The command is running.
+    Started {
+        /// Its pid, which is also its process group id.
+        pid: u32,
+        /// Its start time in clock ticks since boot, where the platform tells.
+        start_time: Option<u64>,
+    },
+    /// The command could not be started.
+    Failed {
+        /// Why, by kind.
+        kind: CommandStartFailure,
+        /// What the operating system said.
+        message: String,
+    },
+    /// The command ended and everything it left behind is gone.
+    Ended {
+        /// How the command itself ended.
+        end: ProcessEnd,
+        /// How many leftover processes (in its group or reparented to the guardian) were
+        /// stopped after it ended.
+        leftovers: usize,
+    },
+}
+
+/// Why a guardian could not start its command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CommandStartFailure {
+    /// The program does not exist.
+    NotFound,
+    /// The program may not be executed.
+    PermissionDenied,
+    /// Any other reason.
+    Other,
+}
+
+impl CommandStartFailure {
+    /// The kind of a spawn error.
+    pub(crate) fn of(error: &io::Error) -> Self {
+        match error.kind() {
+            io::ErrorKind::NotFound => CommandStartFailure::NotFound,
+            io::ErrorKind::PermissionDenied => CommandStartFailure::PermissionDenied,
+            _ => CommandStartFailure::Other,
+        }
+    }
+}
+
+/// Why a guarded command did not start. Whatever the variant, the guardian has been reaped.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The guardian process itself could not be started.
+    #[error("cannot start the guardian process: {0}")]
+    Guardian(#[source] io::Error),
+    /// The guardian started but could not start the command.
+    #[error("{message}")]
+    Command {
+        /// Why, by kind.
+        kind: CommandStartFailure,
+        /// What the operating system said.
+        message: String,
+    },
+    /// The guardian ended or went silent without saying whether the command started.
+    #[error("the guardian process did not confirm the start: {0}")]
+    Handshake(HandshakeFailure),
+}
+
+/// How a handshake went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum HandshakeFailure {
+    /// The pipe closed before a report came.
+    #[error("it exited without a report")]
+    Eof,
+    /// No report came in time.
+    #[error("no report within the time limit")]
+    Timeout,
+    /// The report was not one the runtime understands.
+    #[error("its report could not be understood")]
+    Malformed,
+    /// Reading the pipe failed.
+    #[error("reading its report failed ({0})")]
+    Io(Errno),
+}
+
+/// The guardian's side: writes reports on the inherited [`REPORT_FD`].
+pub(crate) struct ReportWriter {
+    pipe: File,
+}
+
+impl ReportWriter {
+    /// Takes over `fd`, making it close-on-exec so the command never inherits it (the runtime
+    /// must see EOF as soon as the guardian is gone).
+    pub fn new(fd: OwnedFd) -> Result<Self, Errno> {
+        use std::os::fd::AsRawFd;
+        super::lifeline::set_cloexec(fd.as_raw_fd())?;
+        Ok(ReportWriter {
+            pipe: File::from(fd),
+        })
+    }
+
+    /// Sends one report. A runtime that stopped listening is not the guardian's problem.
+    pub fn send(&mut self, report: &Report) {
+        if let Ok(mut line) = serde_json::to_vec(report) {
+            line.push(b'\n');
+            let _ = self.pipe.write_all(&line);
+        }
+    }
+}
+
+/// The runtime's side: reads a guardian's reports. Blocking; use it off the async workers.
+pub(crate) struct ReportReader {
+    pipe: BufReader<File>,
+}
+
+impl ReportReader {
+    /// Reads the reports arriving on `fd`.
+    pub fn new(fd: OwnedFd) -> Self {
+        ReportReader {
+            pipe: BufReader::new(File::from(fd)),
+        }
+    }
+
+    /// Waits (bounded) for the handshake and returns the command's identity.
+    pub fn handshake(&mut self) -> Result<ProcessIdentity, StartError> {
+        let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
+        match self.next(Some(deadline)).map_err(StartError::Handshake)? {
+            Report::Started { pid, start_time } => Ok(ProcessIdentity { pid, start_time }),
+            Report::Failed { kind, message } => Err(StartError::Command { kind, message }),
+            Report::Ended { .. } => Err(StartError::Handshake(HandshakeFailure::Malformed)),
+        }
+    }
+
+    /// The final report of a guardian that has exited: how its command ended and how many
+    /// leftovers it stopped. `None` when the guardian died before it could say (SIGKILL).
+    pub fn ended(mut self) -> Option<(ProcessEnd, usize)> {
+        match self.next(None) {
+            Ok(Report::Ended { end, leftovers }) => Some((end, leftovers)),
+            _ => None,
+        }
+    }
+
+    /// The next report, waiting until `deadline` (or for ever).
+    fn next(&mut self, deadline: Option<Instant>) -> Result<Report, HandshakeFailure> {
+        let mut line = String::new();
+        loop {
+            if self.pipe.buffer().is_empty() {
+                self.wait_readable(deadline)?;
+            }
+            match self.pipe.read_line(&mut line) {
+                Ok(0) => return Err(HandshakeFailure::Eof),
+                Ok(_) if line.ends_with('\n') => {
+                    return serde_json::from_str(&line).map_err(|_| HandshakeFailure::Malformed);
+                }
+                Ok(_) => {}
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => {
+                    return Err(HandshakeFailure::Io(Errno::from_raw(
+                        error.raw_os_error().unwrap_or(0),
+                    )));
+                }
+            }
+        }
+    }
+
+    fn wait_readable(&self, deadline: Option<Instant>) -> Result<(), HandshakeFailure> {
+        loop {
+            let timeout = match deadline {
+                None => PollTimeout::NONE,
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(HandshakeFailure::Timeout);
+                    }
+                    PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX)
+                }
+            };
+            let mut fds = [PollFd::new(self.pipe.get_ref().as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, timeout) {
+                Ok(0) | Err(Errno::EINTR) | Err(Errno::EAGAIN) => {}
+                Ok(_) => return Ok(()),
+                Err(errno) => return Err(HandshakeFailure::Io(errno)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::fcntl::OFlag;
+
+    fn pipe() -> (ReportReader, ReportWriter) {
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        (ReportReader::new(read), ReportWriter::new(write).unwrap())
+    }
+
+    #[test]
+    fn a_started_report_is_the_handshake_and_ended_follows() {
+        let (mut reader, mut writer) = pipe();
+        writer.send(&Report::Started {
+            pid: 42,
+            start_time: Some(7),
+        });
+        writer.send(&Report::Ended {
+            end: ProcessEnd::Signalled(15),
+            leftovers: 2,
+        });
+        drop(writer);
+        let identity = reader.handshake().unwrap();
+        assert_eq!((identity.pid, identity.start_time), (42, Some(7)));
+        assert_eq!(reader.ended(), Some((ProcessEnd::Signalled(15), 2)));
+    }
+
+    #[test]
+    fn a_failed_report_and_a_silent_exit_are_typed_errors() {
+        let (mut reader, mut writer) = pipe();
+        writer.send(&Report::Failed {
+            kind: CommandStartFailure::NotFound,
+            message: "no such file".into(),
+        });
+        assert!(matches!(
+            reader.handshake(),
+            Err(StartError::Command {
+                kind: CommandStartFailure::NotFound,
+                ..
+            })
+        ));
+        let (mut reader, writer) = pipe();
+        drop(writer);
+        assert!(matches!(
+            reader.handshake(),
+            Err(StartError::Handshake(HandshakeFailure::Eof))
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! The lifeline: one pipe per process whose write end only this process holds, and whose read
+//! end every child it starts gets on a known fd. When this process dies — however it dies, even
+//! by SIGKILL — the kernel closes the write end and every child's read end reaches EOF at once.
+//!
+//! Invariants this module protects:
+//! - the write end is never inherited: it is opened close-on-exec and never duplicated, so no
+//!   child, grandchild or escaped daemon can hold it (if one did, EOF would never come);
+//! - only EOF means the parent died: interrupted reads, spurious wake-ups and non-blocking
+//!   "try again" are retried, so a parent that is merely stopped (SIGSTOP) never looks dead.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+
+/// The environment variable that tells a child which fd holds its lifeline's read end.
+pub const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
+
+/// The fd a child finds its lifeline on.
+pub(crate) const CHILD_LIFELINE_FD: RawFd = 3;
+
+/// The lowest fd this process keeps its own pipe ends on, so that placing them on the child's
+/// well-known fds (3, 4) in `pre_exec` can never overwrite another source fd.
+const HIGH_FD: RawFd = 10;
+
+/// This process's lifeline.
+struct Lifeline {
+    read: OwnedFd,
+    /// Held, never used: its only job is to be closed by the kernel when this process dies.
+    _write: OwnedFd,
+}
+
+/// The read end of this process's lifeline (created on first use), to hand to a child.
+pub(crate) fn read_end() -> io::Result<RawFd> {
+    static LIFELINE: OnceLock<Result<Lifeline, Errno>> = OnceLock::new();
+    LIFELINE
+        .get_or_init(|| {
+            let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+            Ok(Lifeline {
+                read: high_cloexec(read.as_raw_fd())?,
+                _write: high_cloexec(write.as_raw_fd())?,
+            })
+        })
+        .as_ref()
+        .map(|lifeline| lifeline.read.as_raw_fd())
+        .map_err(|errno| io::Error::from(*errno))
+}
+
+/// A close-on-exec duplicate of `fd` numbered at least [`HIGH_FD`]; the original is closed
+/// when its owner drops it.
+pub(crate) fn high_cloexec(fd: RawFd) -> Result<OwnedFd, Errno> {
+    let duplicate = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(HIGH_FD))?;
+    // SAFETY: fcntl just returned this fd and nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
+}
+
+/// Places `source` on fd `target` in a freshly forked child, without close-on-exec.
+/// Async-signal-safe (one `dup2`), for `pre_exec`.
+pub(crate) fn place_in_child(source: RawFd, target: RawFd) -> io::Result<()> {
+    // SAFETY: dup2 on fds this process owns; it allocates nothing.
+    if unsafe { libc::dup2(source, target) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The lifeline this process inherited from its parent, if the environment names one that is
+/// open. It is left inheritable: a guardian passes it on to its command.
+pub(crate) fn inherited() -> Option<OwnedFd> {
+    let fd: RawFd = std::env::var(LIFELINE_FD_VAR).ok()?.trim().parse().ok()?;
+    fcntl(fd, FcntlArg::F_GETFD).ok()?;
+    // SAFETY: the parent placed this fd for us; nothing else in this process claims it.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Marks `fd` close-on-exec, so this process's children do not inherit it.
+pub(crate) fn set_cloexec(fd: RawFd) -> Result<(), Errno> {
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map(drop)
+}
+
+/// What one look at a lifeline found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pulse {
+    /// The parent is alive (or the look was interrupted): keep watching.
+    Alive,
+    /// EOF: every write end is closed, so the parent is dead.
+    ParentDied,
+}
+
+/// Reads from a lifeline that `poll` said was ready. Only a read of 0 bytes is EOF; stray data,
+/// `EINTR` and `EAGAIN` mean nothing, and any other error is treated as alive (watching goes on
+/// rather than tearing down on a guess).
+pub(crate) fn read_pulse(fd: BorrowedFd<'_>) -> Pulse {
+    let mut byte = [0u8; 1];
+    match nix::unistd::read(fd.as_raw_fd(), &mut byte) {
+        Ok(0) => Pulse::ParentDied,
+        Ok(_) | Err(_) => Pulse::Alive,
+    }
+}
+
+/// Blocks until the lifeline reaches EOF (the parent died). Never returns otherwise.
+pub(crate) fn wait_for_eof(fd: BorrowedFd<'_>) {
+    loop {
+        let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(0) | Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
+            Ok(_) => {}
+            // A bad fd cannot tell us anything; sleeping beats spinning.
+            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+        }
+        if read_pulse(fd) == Pulse::ParentDied {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+
+    use super::*;
+
+    #[test]
+    fn both_ends_are_high_and_close_on_exec() {
+        let read = read_end().unwrap();
+        assert!(read >= HIGH_FD);
+        let flags = FdFlag::from_bits_truncate(fcntl(read, FcntlArg::F_GETFD).unwrap());
+        assert!(flags.contains(FdFlag::FD_CLOEXEC));
+        assert_eq!(read_end().unwrap(), read, "one lifeline per process");
+    }
+
+    #[test]
+    fn eof_is_seen_only_once_every_writer_is_gone() {
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        nix::unistd::write(&write, b"x").unwrap();
+        assert_eq!(read_pulse(read.as_fd()), Pulse::Alive, "data is not death");
+        drop(write);
+        wait_for_eof(read.as_fd());
+        assert_eq!(read_pulse(read.as_fd()), Pulse::ParentDied);
+    }
+}

@@ -1,0 +1,663 @@
+//! The lifecycle conformance suite: the real binary against the fake model server, stopped by
+//! every signal in every phase of a run, and then checked for what it promises — the right exit
+//! code in time, nothing it started still running, nothing it wrote left behind, exactly one
+//! `run_end` and it last, task records that agree.
+//!
+//! Processes are found by a per-test nonce in their argv (`sleep 300.<nonce>`); every test
+//! SIGKILLs whatever still carries its nonce when it ends, pass or fail. Each run has its own
+//! ZERO_HOME, TMPDIR and workspace. Waits are deadline-based polls, and a signal is sent only
+//! once its phase is reached.
+
+mod support;
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use support::fake_model::{FakeModel, Reply, Route, Script};
+use support::procs::{KillOnDrop, Process, nonce, processes};
+use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+/// How long zero may take to exit after a signal, and its processes to be gone.
+const PROMPT: Duration = Duration::from_secs(3);
+/// How long a phase may take to be reached.
+const SETUP: Duration = Duration::from_secs(20);
+/// The grace period the runs use.
+const GRACE_MS: &str = "300";
+
+/// A model reply that takes far longer than any test: the run is waiting on the model.
+fn slow_model() -> Reply {
+    Reply::text("too late").delay(Duration::from_secs(120))
+}
+
+/// Marks a specialist child's requests: the heading of the prompt its parent gives it.
+const CHILD: &str = "## Assigned task";
+
+/// The parent's `Task` call: a `worker` specialist, in the foreground or the background.
+fn task(in_background: bool) -> Reply {
+    Reply::tool_call(
+        "Task",
+        json!({"name": "worker", "prompt": "Wait a long time.", "run_in_background": in_background}),
+    )
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_call("bash", json!({ "command": command }))
+}
+
+fn bash_background(command: &str) -> Reply {
+    Reply::tool_call(
+        "bash",
+        json!({ "command": command, "run_in_background": true }),
+    )
+}
+
+/// Where a run is when the signal arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the model's first byte.
+    Model,
+    /// A foreground `bash` running `sleep`.
+    Foreground,
+    /// A foreground `bash` whose shell waits on a background and a foreground `sleep`.
+    Grandchild,
+    /// A foreground `bash` that escaped a `sleep` into its own session and returned; the run
+    /// then waits on the model.
+    Escape,
+    /// A background shell task running `sleep`; the run waits on the model.
+    Background,
+    /// A foreground specialist (a child `zero exec`) whose own foreground `bash` sleeps.
+    Specialist,
+    /// A background specialist whose own background shell sleeps; parent and child both wait
+    /// on the model.
+    BackgroundSpecialist,
+}
+
+impl Phase {
+    fn script(self, nonce: &str) -> Script {
+        let first = match self {
+            Phase::Model => return Script::new().reply(slow_model()),
+            Phase::Foreground => bash(&format!("sleep {nonce}")),
+            Phase::Grandchild => bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")),
+            Phase::Escape => bash(&format!("setsid sleep {nonce} & echo started")),
+            Phase::Background => bash_background(&format!("sleep {nonce}")),
+            Phase::Specialist => {
+                let child = Route::body_contains(CHILD)
+                    .reply(bash(&format!("sleep {nonce}")))
+                    .reply(slow_model());
+                return Script::new().route(child).reply(task(false));
+            }
+            Phase::BackgroundSpecialist => {
+                let child = Route::body_contains(CHILD)
+                    .reply(bash_background(&format!("sleep {nonce}")))
+                    .reply(slow_model());
+                return Script::new()
+                    .route(child)
+                    .reply(task(true))
+                    .reply(slow_model());
+            }
+        };
+        Script::new().reply(first).reply(slow_model())
+    }
+
+    /// The task records a run in this phase leaves: the specialist's, and its own shell's.
+    fn records(self) -> usize {
+        match self {
+            Phase::Model | Phase::Foreground | Phase::Grandchild | Phase::Escape => 0,
+            Phase::Background | Phase::Specialist => 1,
+            Phase::BackgroundSpecialist => 2,
+        }
+    }
+
+    fn reached(self, server: &FakeModel, nonce: &str) -> bool {
+        let requests = server.requests().len();
+        let sleeping = sleepers(nonce).len();
+        match self {
+            Phase::Model => requests >= 1,
+            Phase::Foreground => sleeping >= 1,
+            Phase::Grandchild => sleeping >= 2,
+            Phase::Escape => requests >= 2,
+            Phase::Background => requests >= 2 && sleeping >= 1,
+            Phase::Specialist => sleeping >= 1,
+            Phase::BackgroundSpecialist => {
+                let children = server
+                    .requests()
+                    .iter()
+                    .filter(|r| r.raw_body.contains(CHILD))
+                    .count();
+                requests - children >= 2 && children >= 2 && sleeping >= 1
+            }
+        }
+    }
+}
+
+/// The `sleep` processes of `nonce` (not their guardians or shells).
+fn sleepers(nonce: &str) -> Vec<Process> {
+    processes(nonce)
+        .into_iter()
+        .filter(|p| p.argv.first().is_some_and(|a| a.ends_with("sleep")))
+        .collect()
+}
+
+/// Polls `condition` until it holds or `limit` passes; says whether it held.
+fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// One `zero exec` run with private directories.
+struct Zero {
+    child: Child,
+    home: tempfile::TempDir,
+    tmp: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+impl Zero {
+    fn start(server: &FakeModel) -> Zero {
+        Zero::start_with(server, &[])
+    }
+
+    fn start_with(server: &FakeModel, env: &[(&str, &str)]) -> Zero {
+        Zero::start_as(server, "stream-json", env)
+    }
+
+    fn start_as(server: &FakeModel, format: &str, env: &[(&str, &str)]) -> Zero {
+        let home = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let workspace = tempfile::tempdir().unwrap();
+        let mut command = zero_std_with(server, Wire::OpenAi);
+        command
+            .args(["exec", "--auto", "medium", "-o", format, "go"])
+            .current_dir(workspace.path())
+            .env("ZERO_HOME", home.path())
+            .env("TMPDIR", tmp.path())
+            .env("ZERO_KILL_GRACE_MS", GRACE_MS);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Zero {
+            child,
+            home,
+            tmp,
+            workspace,
+        }
+    }
+
+    fn pid(&self) -> Pid {
+        Pid::from_raw(self.child.id() as i32)
+    }
+
+    fn signal(&self, signal: Signal) {
+        kill(self.pid(), signal).unwrap();
+    }
+
+    /// Waits for the exit; panics if it does not come within `limit`.
+    fn exit_within(&mut self, limit: Duration) -> ExitStatus {
+        let mut status = None;
+        let exited = eventually(limit, || {
+            status = self.child.try_wait().unwrap();
+            status.is_some()
+        });
+        if !exited {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            panic!("zero did not exit within {limit:?}: {}", self.stderr());
+        }
+        status.unwrap()
+    }
+
+    fn stdout(&mut self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        bytes
+    }
+
+    fn stderr(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = stderr.read_to_string(&mut text);
+        }
+        text
+    }
+
+    fn records(&self) -> Vec<Value> {
+        std::fs::read_dir(self.home.path().join("tasks"))
+            .map(|dir| {
+                dir.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .map(|e| serde_json::from_slice(&std::fs::read(e.path()).unwrap()).unwrap())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Nothing zero created is left in its TMPDIR or its workspace.
+    fn assert_no_stray_files(&self) {
+        for dir in [self.tmp.path(), self.workspace.path()] {
+            assert_eq!(
+                entries(dir),
+                Vec::<String>::new(),
+                "left in {}",
+                dir.display()
+            );
+        }
+    }
+
+    /// No lease and no run directory are left in ZERO_HOME/runs.
+    fn assert_run_closed(&self) {
+        let runs = self.home.path().join("runs");
+        assert_eq!(
+            entries(&runs),
+            Vec::<String>::new(),
+            "left in {}",
+            runs.display()
+        );
+    }
+}
+
+impl Drop for Zero {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn assert_gone_soon(nonce: &str) {
+    assert!(
+        eventually(PROMPT, || processes(nonce).is_empty()),
+        "still running: {:?}",
+        processes(nonce)
+            .iter()
+            .map(|p| (p.pid, p.argv.join(" ")))
+            .collect::<Vec<_>>()
+    );
+}
+
+fn tool_results(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Plays one cell of the matrix: reach `phase`, send `signal`, check every promise.
+fn play(signal: Signal, phase: Phase) {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let server = FakeModel::start(phase.script(&nonce));
+    let mut zero = Zero::start(&server);
+    assert!(
+        eventually(SETUP, || phase.reached(&server, &nonce)),
+        "{phase:?} was never reached: {}",
+        zero.stderr()
+    );
+    zero.signal(signal);
+    let status = zero.exit_within(PROMPT);
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    let records = zero.records();
+    assert_eq!(records.len(), phase.records(), "{records:?}");
+    if signal == Signal::SIGKILL {
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+        // Nobody closed the run: the records of its own tasks still claim `running` under a
+        // lease nobody holds (reconciliation's business), but the processes they name are
+        // gone. A specialist child's own tasks may have been closed by the child.
+        let run_id = events(&zero.stdout())[0]["runId"].clone();
+        for record in records.iter().filter(|r| r["runId"] == run_id) {
+            assert_eq!(record["status"], "running", "{record}");
+        }
+        return;
+    }
+    let code = 128 + signal as i32;
+    assert_eq!(status.code(), Some(code), "{status:?}: {}", zero.stderr());
+    zero.assert_run_closed();
+    let events = events(&zero.stdout());
+    assert_stream_contract(&events, code);
+    assert_eq!(events.last().unwrap()["status"], "interrupted");
+    let expected = match signal {
+        Signal::SIGINT => "interrupted",
+        Signal::SIGTERM => "terminated",
+        _ => "hangup",
+    };
+    let errors: Vec<&Value> = events.iter().filter(|e| e["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["code"], expected, "{}", errors[0]);
+    assert_eq!(errors[0]["retryable"], false);
+    for record in &records {
+        assert_eq!(record["status"], "killed", "{record}");
+    }
+    if phase == Phase::Escape {
+        let results = tool_results(&events);
+        assert!(
+            results[0].contains("stopped 1 leftover process"),
+            "{}",
+            results[0]
+        );
+    }
+}
+
+macro_rules! matrix {
+    ($($name:ident: $signal:ident in $phase:ident;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                play(Signal::$signal, Phase::$phase);
+            }
+        )*
+    };
+}
+
+matrix! {
+    sigint_while_waiting_on_the_model: SIGINT in Model;
+    sigterm_while_waiting_on_the_model: SIGTERM in Model;
+    sighup_while_waiting_on_the_model: SIGHUP in Model;
+    sigkill_while_waiting_on_the_model: SIGKILL in Model;
+    sigint_during_a_foreground_command: SIGINT in Foreground;
+    sigterm_during_a_foreground_command: SIGTERM in Foreground;
+    sighup_during_a_foreground_command: SIGHUP in Foreground;
+    sigkill_during_a_foreground_command: SIGKILL in Foreground;
+    sigint_during_a_command_with_grandchildren: SIGINT in Grandchild;
+    sigterm_during_a_command_with_grandchildren: SIGTERM in Grandchild;
+    sighup_during_a_command_with_grandchildren: SIGHUP in Grandchild;
+    sigkill_during_a_command_with_grandchildren: SIGKILL in Grandchild;
+    sigint_after_a_command_escaped_with_setsid: SIGINT in Escape;
+    sigterm_after_a_command_escaped_with_setsid: SIGTERM in Escape;
+    sighup_after_a_command_escaped_with_setsid: SIGHUP in Escape;
+    sigkill_after_a_command_escaped_with_setsid: SIGKILL in Escape;
+    sigint_during_a_background_task: SIGINT in Background;
+    sigterm_during_a_background_task: SIGTERM in Background;
+    sighup_during_a_background_task: SIGHUP in Background;
+    sigkill_during_a_background_task: SIGKILL in Background;
+    sigint_during_a_foreground_specialist: SIGINT in Specialist;
+    sigterm_during_a_foreground_specialist: SIGTERM in Specialist;
+    sighup_during_a_foreground_specialist: SIGHUP in Specialist;
+    sigkill_during_a_foreground_specialist: SIGKILL in Specialist;
+    sigint_during_a_background_specialist: SIGINT in BackgroundSpecialist;
+    sigterm_during_a_background_specialist: SIGTERM in BackgroundSpecialist;
+    sighup_during_a_background_specialist: SIGHUP in BackgroundSpecialist;
+    sigkill_during_a_background_specialist: SIGKILL in BackgroundSpecialist;
+}
+
+/// Starts a run of `script` and waits until `reached` holds.
+fn reach(
+    script: Script,
+    env: &[(&str, &str)],
+    reached: impl Fn(&FakeModel) -> bool,
+) -> (FakeModel, Zero) {
+    let server = FakeModel::start(script);
+    let mut zero = Zero::start_with(&server, env);
+    assert!(
+        eventually(SETUP, || reached(&server)),
+        "the phase was never reached: {}",
+        zero.stderr()
+    );
+    (server, zero)
+}
+
+#[test]
+fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_gone() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash_background(&format!("sleep {nonce}")))
+            .reply(Reply::text("started it"))
+            .reply(Reply::text("done anyway")),
+    );
+    let mut zero = Zero::start(&server);
+    let status = zero.exit_within(SETUP);
+    assert_eq!(status.code(), Some(0), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    zero.assert_run_closed();
+    let events = events(&zero.stdout());
+    assert_stream_contract(&events, 0);
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "task_finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "{events:?}");
+    assert_eq!(finished[0]["status"], "killed");
+    let records = zero.records();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["status"], "killed");
+}
+
+#[test]
+fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
+    let signalled = Instant::now();
+    zero.signal(Signal::SIGTERM);
+    let status = zero.exit_within(PROMPT);
+    assert!(
+        signalled.elapsed() >= Duration::from_millis(250),
+        "the grace was skipped"
+    );
+    assert_eq!(status.code(), Some(143), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_run_closed();
+    assert_stream_contract(&events(&zero.stdout()), 143);
+}
+
+#[test]
+fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
+        .reply(slow_model());
+    // A grace far beyond the deadline: only the second signal can end the run in time.
+    let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
+        !sleepers(&nonce).is_empty()
+    });
+    zero.signal(Signal::SIGINT);
+    std::thread::sleep(Duration::from_millis(200));
+    zero.signal(Signal::SIGTERM);
+    let status = zero.exit_within(PROMPT);
+    assert_eq!(status.code(), Some(130), "{}", zero.stderr());
+    assert_gone_soon(&nonce);
+    zero.assert_run_closed();
+    assert_stream_contract(&events(&zero.stdout()), 130);
+}
+
+#[test]
+fn a_closed_stdout_ends_the_run_as_a_clean_close() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("sleep {nonce}")))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| !sleepers(&nonce).is_empty());
+    // What `| head -c1` does: read one byte, then go away.
+    let mut stdout = zero.child.stdout.take().unwrap();
+    let mut byte = [0u8; 1];
+    stdout.read_exact(&mut byte).unwrap();
+    drop(stdout);
+    let status = zero.exit_within(PROMPT);
+    let stderr = zero.stderr();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_gone_soon(&nonce);
+    zero.assert_no_stray_files();
+    zero.assert_run_closed();
+}
+
+#[test]
+fn stopping_and_continuing_zero_tears_nothing_down() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
+        Phase::Background.reached(server, &nonce)
+    });
+    let before: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    zero.signal(Signal::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(500));
+    let while_stopped: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    zero.signal(Signal::SIGCONT);
+    std::thread::sleep(Duration::from_millis(300));
+    let after: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    assert_eq!(while_stopped, before, "a stopped parent is not a dead one");
+    assert_eq!(after, before);
+    assert!(zero.child.try_wait().unwrap().is_none());
+    zero.signal(Signal::SIGTERM);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
+    assert_gone_soon(&nonce);
+    drop(server);
+}
+
+/// The pipe inode an fd link names (`pipe:[N]`), if it is a pipe.
+fn pipe_inode(pid: i32, fd: &str) -> Option<String> {
+    let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let target = target.to_string_lossy();
+    target
+        .strip_prefix("pipe:[")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .map(str::to_string)
+}
+
+/// The fds of `pid` open on pipe `inode`, with their access mode (`O_RDONLY`, `O_WRONLY`...).
+fn fds_on_pipe(pid: i32, inode: &str) -> Vec<(String, i32)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let fd = entry.file_name().to_string_lossy().into_owned();
+        if pipe_inode(pid, &fd).as_deref() != Some(inode) {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).unwrap();
+        let flags = info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .map(|octal| i32::from_str_radix(octal.trim(), 8).unwrap())
+            .unwrap();
+        found.push((fd, flags & libc::O_ACCMODE));
+    }
+    found
+}
+
+#[test]
+fn only_zero_holds_the_lifeline_write_end() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let script = Script::new()
+        .reply(bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")))
+        .reply(slow_model());
+    let (_server, mut zero) = reach(script, &[], |_| sleepers(&nonce).len() >= 2);
+    let sleeper = sleepers(&nonce)[0].pid as i32;
+    // The command got the lifeline's read end on fd 3, as every child does.
+    let lifeline = pipe_inode(sleeper, "3").expect("the lifeline on fd 3");
+    let zero_pid = zero.child.id() as i32;
+    assert!(
+        fds_on_pipe(zero_pid, &lifeline)
+            .iter()
+            .any(|(_, mode)| *mode == libc::O_WRONLY),
+        "zero holds the write end"
+    );
+    let descendants = processes(&nonce);
+    assert!(descendants.len() >= 4, "guardian, shell and two sleeps");
+    for process in descendants {
+        for (fd, mode) in fds_on_pipe(process.pid as i32, &lifeline) {
+            assert_eq!(
+                mode,
+                libc::O_RDONLY,
+                "{} holds the lifeline on fd {fd} for writing",
+                process.argv.join(" ")
+            );
+        }
+    }
+    zero.signal(Signal::SIGTERM);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
+    assert_gone_soon(&nonce);
+}
+
+#[test]
+fn the_process_is_gone_right_after_run_end() {
+    use std::io::BufRead;
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    // A background task still running at the end: the most threads and blocking work a run
+    // can have left when it reports its end.
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash_background(&format!("sleep {nonce}")))
+            .reply(Reply::text("started it"))
+            .reply(Reply::text("done anyway")),
+    );
+    let mut zero = Zero::start(&server);
+    let mut stdout = std::io::BufReader::new(zero.child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("\"run_end\"") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "no run_end");
+    }
+    let ended = Instant::now();
+    let status = zero.exit_within(PROMPT);
+    let lingered = ended.elapsed();
+    assert_eq!(status.code(), Some(0));
+    assert!(
+        lingered <= Duration::from_millis(100),
+        "the process lingered {lingered:?} after run_end"
+    );
+    assert_gone_soon(&nonce);
+}
+
+#[test]
+fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
+    let nonce = nonce();
+    let _cleanup = KillOnDrop(nonce.clone());
+    let server = FakeModel::start(Phase::Background.script(&nonce));
+    let mut zero = Zero::start_as(&server, "json", &[]);
+    assert!(eventually(SETUP, || Phase::Background.reached(&server, &nonce)));
+    zero.signal(Signal::SIGHUP);
+    assert_eq!(zero.exit_within(PROMPT).code(), Some(129));
+    assert_gone_soon(&nonce);
+    let summary: Value = serde_json::from_slice(&zero.stdout()).unwrap();
+    assert_eq!(summary["status"], "interrupted", "{summary}");
+    assert_eq!(summary["exitCode"], 129, "{summary}");
+    assert_eq!(summary["errors"][0]["code"], "hangup", "{summary}");
+    assert_eq!(summary["tasks"][0]["status"], "killed", "{summary}");
+    zero.assert_run_closed();
+}
