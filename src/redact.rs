@@ -17,19 +17,36 @@ const MIN_SECRET_LEN: usize = 4;
 
 /// Key-shaped text that is masked whether or not it was configured. Each pattern keeps its
 /// label (group 1) so the reader still sees *what* was removed.
+const SHAPE_PATTERNS: [&str; 3] = [
+    // OpenAI-style keys: sk-, sk-proj-, sk-ant-..., at least 16 key characters.
+    r"()\bsk-[A-Za-z0-9_\-]{16,}",
+    // `Authorization: Bearer <token>` as quoted in an error or a debug dump.
+    r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
+    // `api_key=...` in a query string, `api-key: ...` in a header, `"apiKey": "..."`.
+    r#"(?i)(\bapi[_\-]?key["']?\s*[:=]\s*["']?)[^\s"'&,;]{12,}"#,
+];
+
+/// Text every match of some shape contains (compared ignoring ASCII case). Text holding none
+/// of them cannot match, so it skips the shapes — and a run whose output never holds one never
+/// compiles them, which costs more than all the rest of `zero exec --list-tools` (measured in
+/// docs/PERFORMANCE.md). Keep in step with [`SHAPE_PATTERNS`].
+const SHAPE_ANCHORS: [&str; 3] = ["sk-", "bearer", "api"];
+
 static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        // OpenAI-style keys: sk-, sk-proj-, sk-ant-..., at least 16 key characters.
-        r"()\bsk-[A-Za-z0-9_\-]{16,}",
-        // `Authorization: Bearer <token>` as quoted in an error or a debug dump.
-        r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
-        // `api_key=...` in a query string, `api-key: ...` in a header, `"apiKey": "..."`.
-        r#"(?i)(\bapi[_\-]?key["']?\s*[:=]\s*["']?)[^\s"'&,;]{12,}"#,
-    ]
-    .iter()
-    .map(|pattern| Regex::new(pattern).expect("redaction patterns are valid"))
-    .collect()
+    SHAPE_PATTERNS
+        .iter()
+        .map(|pattern| Regex::new(pattern).expect("redaction patterns are valid"))
+        .collect()
 });
+
+/// Whether `text` holds any of the [`SHAPE_ANCHORS`].
+fn may_hold_shape(text: &str) -> bool {
+    SHAPE_ANCHORS.iter().any(|anchor| {
+        text.as_bytes()
+            .windows(anchor.len())
+            .any(|window| window.eq_ignore_ascii_case(anchor.as_bytes()))
+    })
+}
 
 /// Returns `text` with every configured secret (verbatim) and every key-shaped string masked.
 ///
@@ -42,6 +59,9 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
         if secret.len() >= MIN_SECRET_LEN {
             out = out.replace(secret, MASK);
         }
+    }
+    if !may_hold_shape(&out) {
+        return out;
     }
     for shape in SHAPES.iter() {
         out = shape
@@ -95,6 +115,19 @@ mod tests {
         assert_eq!(header, "api-key: [REDACTED]");
         let json = redact(r#"{"apiKey": "0123456789abcdef"}"#, &[]);
         assert_eq!(json, r#"{"apiKey": "[REDACTED]"}"#);
+    }
+
+    #[test]
+    fn every_shape_needs_one_of_the_anchors() {
+        for pattern in SHAPE_PATTERNS {
+            let pattern = pattern.to_ascii_lowercase();
+            assert!(
+                SHAPE_ANCHORS.iter().any(|anchor| pattern.contains(anchor)),
+                "{pattern} has no anchor, so text without one would skip it"
+            );
+        }
+        assert!(may_hold_shape("Authorization: BEARER x"));
+        assert!(!may_hold_shape("HTTP 400: model not found"));
     }
 
     #[test]

@@ -75,9 +75,11 @@ impl Wire for Anthropic {
         let mut body = json!({
             "model": model,
             "max_tokens": MAX_TOKENS,
-            "messages": messages_json(&request.messages),
             "stream": true,
         });
+        // Moved in, not written inside `json!`: the macro would deep-copy the whole
+        // conversation through `to_value` on every turn (see docs/PERFORMANCE.md).
+        body["messages"] = Value::Array(messages_json(&request.messages));
         if !request.system.is_empty() {
             body["system"] = json!(request.system);
         }

@@ -64,10 +64,12 @@ impl Wire for OpenAi {
         messages.extend(request.messages.iter().map(message_json));
         let mut body = json!({
             "model": model,
-            "messages": messages,
             "stream": true,
             "stream_options": {"include_usage": true},
         });
+        // Moved in, not written inside `json!`: the macro would deep-copy the whole
+        // conversation through `to_value` on every turn (see docs/PERFORMANCE.md).
+        body["messages"] = Value::Array(messages);
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request
                 .tools

@@ -33,11 +33,12 @@ use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
+use axum::serve::ListenerExt;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-/// The pause between two SSE events, so each leaves the server as its own write.
+/// The pause between two SSE events by default, so each leaves the server as its own write.
 const EVENT_GAP: Duration = Duration::from_millis(2);
 
 /// The pause before a cut, so the events before it reach the client.
@@ -51,6 +52,7 @@ pub const DEFAULT_USAGE: (u64, u64) = (10, 5);
 pub struct Reply {
     kind: Kind,
     delay: Duration,
+    event_gap: Duration,
     headers: Vec<(String, String)>,
 }
 
@@ -202,6 +204,13 @@ impl Reply {
         self
     }
 
+    /// Pauses this long between two SSE events instead of [`EVENT_GAP`]; zero sends them back
+    /// to back (what a benchmark wants: a model that answers instantly).
+    pub fn event_gap(mut self, gap: Duration) -> Reply {
+        self.event_gap = gap;
+        self
+    }
+
     /// Adds a response header.
     pub fn header(mut self, name: &str, value: &str) -> Reply {
         self.headers.push((name.to_owned(), value.to_owned()));
@@ -221,6 +230,7 @@ impl Reply {
         Reply {
             kind,
             delay: Duration::ZERO,
+            event_gap: EVENT_GAP,
             headers: Vec::new(),
         }
     }
@@ -390,7 +400,14 @@ impl FakeModel {
                 .build()
                 .expect("a runtime");
             runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                // Each event leaves at once, as from a real server. With Nagle on, a small write
+                // after another waits for the client's delayed ACK (~40 ms) whenever events go
+                // back to back (Reply::event_gap(ZERO)), which the benchmark measured as zero's.
+                let listener = tokio::net::TcpListener::from_std(listener)
+                    .expect("a tokio listener")
+                    .tap_io(|stream| {
+                        let _ = stream.set_nodelay(true);
+                    });
                 tokio::select! {
                     result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()) => {
                         result.expect("the fake model server");
@@ -482,11 +499,12 @@ async fn handle(
         return error_response(wire, 400, "fake model: no reply scripted for this request");
     };
     tokio::time::sleep(reply.delay).await;
+    let gap = reply.event_gap;
     let mut response = match reply.kind {
         Kind::Error { status, message } => error_response(wire, status, &message),
-        Kind::Malformed => event_stream(malformed_events(wire), Ending::Complete),
+        Kind::Malformed => event_stream(malformed_events(wire), Ending::Complete, gap),
         Kind::StreamError { message } => {
-            event_stream(stream_error_events(wire, &message), Ending::Complete)
+            event_stream(stream_error_events(wire, &message), Ending::Complete, gap)
         }
         Kind::Stream(mut streamed) => {
             fill_task_ids(&mut streamed, &conversation);
@@ -494,7 +512,7 @@ async fn handle(
                 Wire::OpenAi => openai_events(&streamed),
                 Wire::Anthropic => anthropic_events(&streamed),
             };
-            event_stream(events, streamed.ending)
+            event_stream(events, streamed.ending, gap)
         }
     };
     for (name, value) in reply.headers {
@@ -538,11 +556,14 @@ fn error_response(wire: Wire, status: u16, message: &str) -> Response {
         .expect("a response")
 }
 
-/// A 200 `text/event-stream` response that sends `events` one write at a time, then ends as
-/// `ending` says.
-fn event_stream(events: Vec<String>, ending: Ending) -> Response {
-    let events = stream::iter(events).then(|event| async move {
-        tokio::time::sleep(EVENT_GAP).await;
+/// A 200 `text/event-stream` response that sends `events` one write at a time, `gap` apart,
+/// then ends as `ending` says.
+fn event_stream(events: Vec<String>, ending: Ending, gap: Duration) -> Response {
+    let events = stream::iter(events).then(move |event| async move {
+        // Even a zero-length sleep waits for the timer's next tick (about 1 ms).
+        if !gap.is_zero() {
+            tokio::time::sleep(gap).await;
+        }
         Ok::<Bytes, std::io::Error>(Bytes::from(event))
     });
     let tail: BoxStream<'static, Result<Bytes, std::io::Error>> = match ending {

@@ -1,0 +1,112 @@
+//! zero's benchmark harness: where time and memory go, measured on the real binary against a
+//! scripted model that answers instantly. It never fails on a number — only when something it
+//! drives breaks (a job that does not finish, a log with the wrong line count) — so CI can run
+//! it to prove it works without turning timings into flaky assertions.
+//!
+//! ```text
+//! cargo bench --bench harness                      # release binary, 10 runs per row
+//! cargo bench --bench harness -- --quick           # 3 runs, small sizes
+//! cargo bench --profile dev --bench harness -- --quick   # the debug binary (what CI runs)
+//! ```
+//!
+//! Options: `--quick`, `--runs N`, `--delay-ms N` (the model waits N ms before each answer).
+//! `ZERO_BENCH_BIN` measures another binary instead of the one cargo built alongside the
+//! harness. See `docs/PERFORMANCE.md` for what each row means and the latest results.
+
+#[path = "../../tests/support/mod.rs"]
+mod support;
+
+mod process;
+mod scenarios;
+mod table;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+/// How the harness was asked to run.
+pub struct Options {
+    /// Few runs and small sizes.
+    pub quick: bool,
+    /// Runs per measurement.
+    pub runs: usize,
+    /// How long the fake model waits before each answer.
+    pub delay: Duration,
+    /// The binary measured.
+    pub bin: PathBuf,
+}
+
+impl Options {
+    fn parse() -> Result<Options> {
+        let mut quick = false;
+        let mut runs = None;
+        let mut delay = Duration::ZERO;
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let mut value = |name: &str| -> Result<u64> {
+                let text = args
+                    .next()
+                    .with_context(|| format!("{name} needs a value"))?;
+                text.parse()
+                    .with_context(|| format!("{name} wants a whole number, not {text:?}"))
+            };
+            match arg.as_str() {
+                "--quick" => quick = true,
+                "--runs" => runs = Some(value("--runs")?.max(1) as usize),
+                "--delay-ms" => delay = Duration::from_millis(value("--delay-ms")?),
+                // `cargo bench` passes this to every bench binary.
+                "--bench" => {}
+                other => {
+                    bail!("unknown argument {other:?} (known: --quick, --runs N, --delay-ms N)")
+                }
+            }
+        }
+        let bin = std::env::var_os("ZERO_BENCH_BIN")
+            .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_zero")), PathBuf::from);
+        if !bin.exists() {
+            bail!(
+                "{} does not exist: build it (cargo build --release) or point ZERO_BENCH_BIN at \
+                 a zero binary",
+                bin.display()
+            );
+        }
+        Ok(Options {
+            quick,
+            runs: runs.unwrap_or(if quick { 3 } else { 10 }),
+            delay,
+            bin,
+        })
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let options = match Options::parse() {
+        Ok(options) => options,
+        Err(error) => {
+            eprintln!("harness: {error:#}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    eprintln!(
+        "harness: measuring {} ({} runs per row{}{})",
+        options.bin.display(),
+        options.runs,
+        if options.quick { ", quick" } else { "" },
+        if options.delay.is_zero() {
+            String::new()
+        } else {
+            format!(", model delay {:?}", options.delay)
+        },
+    );
+    let mut rows = Vec::new();
+    let result = scenarios::run_all(&options, &mut rows);
+    print!("{}", table::render(&rows));
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("harness: FAILED: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! The measured scenarios, in the order the table shows them. Each drives the real binary with
+//! a scripted fake model and adds its rows; each checks that the job did what it was scripted
+//! to do, because a fast run that did the wrong thing is not a measurement.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::json;
+use tempfile::TempDir;
+
+use crate::Options;
+use crate::process::{self, Finished};
+use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::table::{Row, Unit};
+
+/// Provider variables that must not leak in from the machine running the harness.
+const PROVIDER_VARIABLES: [&str; 8] = [
+    "ZERO_PROVIDER",
+    "ZERO_MODEL",
+    "ZERO_BASE_URL",
+    "ZERO_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+];
+
+/// What only a specialist child's requests contain: the heading of the prompt its parent
+/// gives it.
+const CHILD_MARK: &str = "## Assigned task";
+
+/// Grace between SIGTERM and SIGKILL in the signal rows, so "grace + ε" is easy to read.
+const KILL_GRACE: Duration = Duration::from_millis(1000);
+
+/// The tail every `TaskOutput` call asks for in the output rows: the same bytes come back
+/// whatever the size (the default, 16 KiB, would make the conversation of a big output larger
+/// than a 1 KiB one's), so only reading the file differs.
+const TASK_OUTPUT_TAIL: u64 = 1024;
+
+/// How long the harness waits for a process tree to disappear before calling it leaked.
+const LEAK_LIMIT: Duration = Duration::from_secs(5);
+
+/// Runs every scenario, adding rows as they complete (so a failure still shows what ran).
+pub fn run_all(options: &Options, rows: &mut Vec<Row>) -> Result<()> {
+    let bench = Bench { options };
+    bench.startup(rows)?;
+    bench.floors(rows)?;
+    let sizes: &[usize] = if options.quick {
+        &[5, 50]
+    } else {
+        &[5, 50, 200]
+    };
+    for &turns in sizes {
+        bench.turns(turns, rows)?;
+    }
+    bench.specialist(rows)?;
+    bench.interrupt(
+        "SIGINT, foreground `sleep`",
+        vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],
+        "≤ 100 ms",
+        rows,
+    )?;
+    // Foreground commands are killed outright on cancel; the grace period belongs to stopping
+    // background tasks, so the SIGTERM-ignoring child is one, waited on with TaskOutput.
+    bench.interrupt(
+        "SIGINT, background task ignoring SIGTERM",
+        vec![
+            Reply::tool_call(
+                "bash",
+                json!({"command": "trap '' TERM; sleep 30", "run_in_background": true}),
+            ),
+            Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+            ),
+        ],
+        "grace + ε",
+        rows,
+    )?;
+    let outputs: &[(&str, u64)] = if options.quick {
+        &[("1 KiB", 1 << 10), ("100 MiB", 100 << 20)]
+    } else {
+        &[
+            ("1 KiB", 1 << 10),
+            ("100 MiB", 100 << 20),
+            ("1 GiB", 1 << 30),
+        ]
+    };
+    for &(label, size) in outputs {
+        bench.task_output(label, size, rows)?;
+    }
+    bench.grep(if options.quick { 5_000 } else { 50_000 }, rows)
+}
+
+/// One job's run: how the process ended and what the model server saw.
+struct Job {
+    finished: Finished,
+    launched: Instant,
+    requests: Vec<RecordedRequest>,
+}
+
+impl Job {
+    /// The time from request `from` to request `from + 1` (a tool turn, seen by the model).
+    fn turn(&self, from: usize) -> Duration {
+        self.requests[from + 1].at - self.requests[from].at
+    }
+
+    /// The raw body of request `index`, which carries every tool result so far.
+    fn body(&self, index: usize) -> &str {
+        &self.requests[index].raw_body
+    }
+}
+
+struct Bench<'a> {
+    options: &'a Options,
+}
+
+impl Bench<'_> {
+    /// `zero` with a private home and data directory, a clean provider environment, and
+    /// stdout/stderr kept in `scratch` for a failure message.
+    fn zero(&self, scratch: &Path) -> Result<Command> {
+        let mut command = Command::new(&self.options.bin);
+        for var in PROVIDER_VARIABLES {
+            command.env_remove(var);
+        }
+        command
+            .env("HOME", scratch)
+            .env("XDG_CONFIG_HOME", scratch.join("config"))
+            .env("XDG_DATA_HOME", scratch.join("data"))
+            .env("ZERO_HOME", scratch.join("zero"))
+            .env("ZERO_KILL_GRACE_MS", KILL_GRACE.as_millis().to_string())
+            .stdin(Stdio::null())
+            .stdout(fs::File::create(scratch.join("stdout"))?)
+            .stderr(fs::File::create(scratch.join("stderr"))?);
+        Ok(command)
+    }
+
+    /// A reply as the benchmark's model sends it: events back to back, after the configured
+    /// delay.
+    fn reply(&self, reply: Reply) -> Reply {
+        reply.event_gap(Duration::ZERO).delay(self.options.delay)
+    }
+
+    /// The script the benchmark's model follows: `replies` in order.
+    fn script(&self, replies: Vec<Reply>) -> Script {
+        replies.into_iter().fold(Script::new(), |script, reply| {
+            script.reply(self.reply(reply))
+        })
+    }
+
+    /// Starts a job answered by `script` in `workspace`, with `--auto medium`. The server and
+    /// the scratch directory live as long as the job needs them.
+    fn start_job(
+        &self,
+        script: Script,
+        max_turns: usize,
+        workspace: &Path,
+    ) -> Result<(FakeModel, process::Running, TempDir)> {
+        let server = FakeModel::start(script);
+        let scratch = TempDir::new()?;
+        let mut command = self.zero(scratch.path())?;
+        command
+            .args(["exec", "--auto", "medium", "-o", "stream-json"])
+            .args(["--max-turns", &max_turns.to_string(), "go"])
+            .current_dir(workspace)
+            .env("ZERO_PROVIDER", "openai")
+            .env("ZERO_BASE_URL", server.base_url_openai())
+            .env("ZERO_MODEL", "fake-model");
+        let running = process::start(&mut command)?;
+        Ok((server, running, scratch))
+    }
+
+    /// Runs a job answered by `replies` in `workspace` to its end, and checks it succeeded and
+    /// used every reply.
+    fn job(&self, replies: Vec<Reply>, workspace: &Path) -> Result<Job> {
+        let expected = replies.len();
+        let (server, running, scratch) =
+            self.start_job(self.script(replies), expected, workspace)?;
+        let launched = running.launched;
+        let finished = running.wait()?;
+        let requests = server.requests();
+        ensure!(
+            finished.code == 0 && requests.len() == expected,
+            "the job exited {} after {} of {expected} requests; stderr:\n{}",
+            finished.code,
+            requests.len(),
+            tail(&scratch.path().join("stderr")),
+        );
+        Ok(Job {
+            finished,
+            launched,
+            requests,
+        })
+    }
+
+    /// `zero --version` and `zero exec --list-tools`: start-up cost alone.
+    fn startup(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let cases: [(&str, &[&str]); 2] = [
+            ("zero --version", &["--version"]),
+            ("zero exec --list-tools", &["exec", "--list-tools"]),
+        ];
+        for (label, args) in cases {
+            let mut wall = Row::new(format!("{label}: wall"), Unit::Ms, "≤ 3 ms");
+            let mut rss = Row::new(format!("{label}: peak RSS"), Unit::MiB, "");
+            for _ in 0..self.options.runs {
+                let scratch = TempDir::new()?;
+                let finished = process::start(self.zero(scratch.path())?.args(args))?.wait()?;
+                ensure!(finished.code == 0, "{label} exited {}", finished.code);
+                wall.time(finished.wall);
+                rss.kib(finished.own_peak_kib);
+            }
+            rows.extend([wall, rss]);
+        }
+        Ok(())
+    }
+
+    /// What zero's numbers stand on, measured the same way without zero: starting any process
+    /// at all (`/bin/true`), and the `bash` tool's own work in the turn rows.
+    fn floors(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let workspace = TempDir::new()?;
+        let floors: [(&str, &[&str], &str); 2] = [
+            ("/bin/true (process start floor)", &["true"], ""),
+            (
+                "bash -c 'echo N >> log.txt' alone",
+                &["bash", "-c", "echo 1 >> log.txt"],
+                "the tool's own work in each turn below",
+            ),
+        ];
+        for (label, argv, note) in floors {
+            let mut row = Row::new(label, Unit::Ms, "");
+            row.note(note);
+            for _ in 0..self.options.runs {
+                let mut command = Command::new(argv[0]);
+                command.args(&argv[1..]).current_dir(workspace.path());
+                row.time(process::start(&mut command)?.wait()?.wall);
+            }
+            rows.push(row);
+        }
+        Ok(())
+    }
+
+    /// A job of `turns` × `bash echo N >> log.txt`, then a final answer.
+    fn turns(&self, turns: usize, rows: &mut Vec<Row>) -> Result<()> {
+        let name = |what: &str| format!("{turns}-turn job: {what}");
+        let mut first = Row::new(name("launch → first request"), Unit::Ms, "≤ 10 ms");
+        let mut per_turn = Row::new(
+            name("per tool turn (median gap)"),
+            Unit::Ms,
+            "≤ 5 ms + tool",
+        );
+        let mut exit = Row::new(name("launch → exit"), Unit::Ms, "");
+        let mut tree = Row::new(name("peak RSS, process tree"), Unit::MiB, "≤ 20 MiB");
+        let mut own = Vec::new();
+        let mut connections = 0;
+        for _ in 0..self.options.runs {
+            let mut replies: Vec<Reply> = (1..=turns)
+                .map(|n| {
+                    Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
+                })
+                .collect();
+            replies.push(Reply::text("Appended the lines."));
+            let workspace = TempDir::new()?;
+            let job = self.job(replies, workspace.path())?;
+            let lines = fs::read_to_string(workspace.path().join("log.txt"))
+                .context("the job wrote no log.txt")?
+                .lines()
+                .count();
+            ensure!(lines == turns, "log.txt holds {lines} lines, not {turns}");
+            first.time(job.requests[0].at - job.launched);
+            let mut gaps: Vec<Duration> = (0..turns).map(|from| job.turn(from)).collect();
+            gaps.sort();
+            per_turn.time(gaps[gaps.len() / 2]);
+            exit.time(job.finished.wall);
+            tree.kib(job.finished.tree_peak_kib);
+            own.push(job.finished.own_peak_kib);
+            // One client port for every request means the connection was kept alive.
+            let peers: HashSet<_> = job.requests.iter().map(|r| r.peer).collect();
+            connections = connections.max(peers.len());
+        }
+        per_turn.note(format!("TCP connections per job: {connections}"));
+        own.sort();
+        tree.note(format!(
+            "zero alone: {:.1} MiB",
+            own[own.len() / 2] as f64 / 1024.0
+        ));
+        rows.extend([first, per_turn, exit, tree]);
+        Ok(())
+    }
+
+    /// A background specialist (`Task` with `run_in_background`): from the request that got
+    /// the `Task` call to the child's first request, and the child's own peak RSS.
+    fn specialist(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let spawn_name = "background specialist: Task call → child's first request";
+        if !self.offers_tool("Task")? {
+            rows.push(Row::not_measured(
+                spawn_name,
+                "",
+                "n/a (Task tool not built)",
+            ));
+            return Ok(());
+        }
+        let mut spawn = Row::new(spawn_name, Unit::Ms, "");
+        let mut rss = Row::new("background specialist: child's peak RSS", Unit::MiB, "");
+        for _ in 0..self.options.runs {
+            let script = self
+                .script(vec![
+                    Reply::tool_call(
+                        "Task",
+                        json!({"name": "worker", "prompt": "Say done.", "run_in_background": true}),
+                    ),
+                    Reply::tool_call(
+                        "TaskOutput",
+                        json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+                    ),
+                    Reply::text("the worker finished"),
+                ])
+                .route(Route::body_contains(CHILD_MARK).reply(self.reply(Reply::text("done"))));
+            let workspace = TempDir::new()?;
+            let (server, running, scratch) = self.start_job(script, 3, workspace.path())?;
+            let finished = running.wait()?;
+            let requests = server.requests();
+            let child = requests.iter().find(|r| r.raw_body.contains(CHILD_MARK));
+            let (Some(child), 0) = (child, finished.code) else {
+                bail!(
+                    "the specialist job exited {} (child request seen: {}); stderr:\n{}",
+                    finished.code,
+                    child.is_some(),
+                    tail(&scratch.path().join("stderr"))
+                );
+            };
+            spawn.time(child.at - requests[0].at);
+            rss.kib(finished.descendant_peak_kib);
+        }
+        rss.note("largest descendant's VmHWM, sampled");
+        rows.extend([spawn, rss]);
+        Ok(())
+    }
+
+    /// Whether `zero exec --auto medium --list-tools` lists `tool`.
+    fn offers_tool(&self, tool: &str) -> Result<bool> {
+        let scratch = TempDir::new()?;
+        let mut command = self.zero(scratch.path())?;
+        command.args(["exec", "--auto", "medium", "--list-tools"]);
+        let code = process::start(&mut command)?.wait()?.code;
+        ensure!(code == 0, "--list-tools exited {code}");
+        let listing = fs::read_to_string(scratch.path().join("stdout"))?;
+        Ok(listing
+            .lines()
+            .any(|line| line.split_whitespace().next() == Some(tool)))
+    }
+
+    /// SIGINT to zero while the model's `calls` keep a `sleep` running: how long until zero
+    /// exits, and until everything it started is gone.
+    fn interrupt(
+        &self,
+        label: &str,
+        calls: Vec<Reply>,
+        target: &'static str,
+        rows: &mut Vec<Row>,
+    ) -> Result<()> {
+        let mut exit = Row::new(format!("{label}: → zero exits"), Unit::Ms, target);
+        let mut gone = Row::new(format!("{label}: → tree gone"), Unit::Ms, target);
+        let mut leaked = 0;
+        let mut codes = Vec::new();
+        for _ in 0..self.options.runs {
+            let mut replies = calls.clone();
+            replies.push(Reply::text("interrupted"));
+            let turns = replies.len();
+            let workspace = TempDir::new()?;
+            let (_server, running, _scratch) =
+                self.start_job(self.script(replies), turns, workspace.path())?;
+            let pid = running.pid();
+            let started = process::wait_until(Duration::from_secs(10), || {
+                process::descendants(pid)
+                    .into_iter()
+                    .any(|child| process::name(child).as_deref() == Some("sleep"))
+            });
+            ensure!(started.is_some(), "the job's `sleep` never started");
+            let tree = process::descendants(pid);
+            let sent = Instant::now();
+            kill(Pid::from_raw(pid), Signal::SIGINT)?;
+            let finished = running.wait()?;
+            exit.time(finished.ended - sent);
+            codes.push(finished.code);
+            match process::wait_until(LEAK_LIMIT, || !tree.iter().any(|&p| process::alive(p))) {
+                Some(_) => gone.time(sent.elapsed()),
+                None => {
+                    leaked += 1;
+                    // Ours to clean up: zero left them running.
+                    for &child in &tree {
+                        let _ = kill(Pid::from_raw(child), Signal::SIGKILL);
+                    }
+                }
+            }
+        }
+        codes.sort();
+        codes.dedup();
+        exit.note(format!("exit code {codes:?}; grace {KILL_GRACE:?}"));
+        if leaked > 0 {
+            gone.note(format!(
+                "{leaked} of {} runs left processes alive after {LEAK_LIMIT:?}",
+                self.options.runs
+            ));
+        }
+        rows.extend([exit, gone]);
+        Ok(())
+    }
+
+    /// `TaskOutput` on a finished background task whose output is `size` bytes (sparse: the
+    /// task truncates its own log to that size, then appends a marker).
+    fn task_output(&self, label: &str, size: u64, rows: &mut Vec<Row>) -> Result<()> {
+        let mut time = Row::new(
+            format!("TaskOutput on {label}: tool turn"),
+            Unit::Ms,
+            "≤ 2× 1 KiB",
+        );
+        let mut rss = Row::new(
+            format!("TaskOutput on {label}: zero's peak RSS"),
+            Unit::MiB,
+            "",
+        );
+        for _ in 0..self.options.runs {
+            let replies = vec![
+                Reply::tool_call(
+                    "bash",
+                    json!({"command": format!("truncate -s {size} /dev/stdout && echo end-of-output"),
+                           "run_in_background": true}),
+                ),
+                Reply::tool_call(
+                    "TaskOutput",
+                    json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000,
+                           "max_bytes": TASK_OUTPUT_TAIL}),
+                ),
+                Reply::tool_call(
+                    "TaskOutput",
+                    json!({"task_id": TASK_ID, "max_bytes": TASK_OUTPUT_TAIL}),
+                ),
+                Reply::text("read it"),
+            ];
+            let workspace = TempDir::new()?;
+            let job = self.job(replies, workspace.path())?;
+            ensure!(
+                job.body(3).contains("end-of-output"),
+                "TaskOutput did not show the end of the output"
+            );
+            time.time(job.turn(2));
+            rss.kib(job.finished.own_peak_kib);
+        }
+        rows.extend([time, rss]);
+        Ok(())
+    }
+
+    /// The `grep` tool over `files` small files, and `rg` over the same tree when installed.
+    fn grep(&self, files: usize, rows: &mut Vec<Row>) -> Result<()> {
+        let tree = TempDir::new()?;
+        let matches = generate_tree(tree.path(), files)?;
+        let pattern = "needle_[0-9]+";
+        let mut tool = Row::new(format!("grep tool, {files} files: tool turn"), Unit::Ms, "");
+        for _ in 0..self.options.runs {
+            let replies = vec![
+                Reply::tool_call("grep", json!({"pattern": pattern})),
+                Reply::text("found them"),
+            ];
+            let job = self.job(replies, tree.path())?;
+            ensure!(
+                job.body(1).matches("needle_").count() >= matches,
+                "grep did not find the {matches} needles"
+            );
+            tool.time(job.turn(0));
+        }
+        rows.push(tool);
+        rows.push(self.ripgrep(tree.path(), pattern, files)?);
+        Ok(())
+    }
+
+    /// `rg` with the grep tool's pattern over the same tree, or a note that it is not installed.
+    fn ripgrep(&self, tree: &Path, pattern: &str, files: usize) -> Result<Row> {
+        let name = format!("rg, same {files} files");
+        if Command::new("rg")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .status()
+            .is_err()
+        {
+            return Ok(Row::not_measured(name, "", "rg not installed"));
+        }
+        let mut row = Row::new(name, Unit::Ms, "");
+        for _ in 0..self.options.runs {
+            let mut command = Command::new("rg");
+            command
+                .args(["-n", pattern, "."])
+                .current_dir(tree)
+                .stdout(Stdio::null());
+            let finished = process::start(&mut command)?.wait()?;
+            ensure!(finished.code == 0, "rg exited {}", finished.code);
+            row.time(finished.wall);
+        }
+        Ok(row)
+    }
+}
+
+/// Writes `files` small files in directories of 100, one in 1000 holding a needle; returns
+/// how many needles there are.
+fn generate_tree(root: &Path, files: usize) -> Result<usize> {
+    let mut needles = 0;
+    for n in 0..files {
+        let dir = root.join(format!("d{:04}", n / 100));
+        if n % 100 == 0 {
+            fs::create_dir_all(&dir)?;
+        }
+        let mut text = format!("// file {n}\nfn item_{n}() -> u32 {{\n    {n}\n}}\n");
+        if n % 1000 == 0 {
+            text.push_str(&format!("const NAME: &str = \"needle_{n}\";\n"));
+            needles += 1;
+        }
+        fs::write(dir.join(format!("f{n:05}.rs")), text)?;
+    }
+    Ok(needles)
+}
+
+/// The last lines of a file, for a failure message.
+fn tail(path: &Path) -> String {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
