@@ -550,3 +550,35 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
     assert!(system.contains("Always run cargo fmt."));
     assert!(system.contains(&ws.path().canonicalize().unwrap().display().to_string()));
 }
+
+#[test]
+fn a_command_that_times_out_is_killed_with_everything_it_started() {
+    let ws = workspace();
+    let nonce = support::procs::nonce();
+    let _cleanup = support::procs::KillOnDrop(nonce.clone());
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "bash",
+                json!({"command": format!("sleep {nonce} & sleep {nonce}; wait"), "timeout_ms": 500}),
+            ))
+            .reply(Reply::text("it timed out")),
+    );
+    let events = run_stream(
+        zero_openai(&server)
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .args(["exec", "--auto", "medium", "wait a while"])
+            .current_dir(ws.path()),
+        0,
+    );
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "error");
+    assert!(
+        result["output"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 500 ms"),
+        "{result}"
+    );
+    support::procs::assert_gone_soon(&nonce);
+}
