@@ -304,6 +304,15 @@ impl Subtree {
     /// Kills what the command left behind after it ended on its own, until nothing is left or
     /// [`AFTER_KILL`] has passed; returns how many processes that was.
     fn sweep(&self) -> usize {
+        // The common case, without a /proc scan: as the subreaper, the guardian inherits every
+        // orphan of the command, so a guardian with no child left has no descendant left.
+        // Only a process that joined the group from outside could remain; the group signal
+        // reaches it.
+        let mut ignored = None;
+        if !reap_children(self.command, &mut ignored) {
+            self.signal_group(Signal::SIGKILL);
+            return 0;
+        }
         let deadline = Instant::now() + AFTER_KILL;
         let mut stopped = BTreeSet::new();
         loop {
