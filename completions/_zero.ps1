@@ -28,7 +28,6 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('exec', 'exec', [CompletionResultType]::ParameterValue, 'Run one agent job headlessly and exit with a code a script can act on')
             [CompletionResult]::new('tasks', 'tasks', [CompletionResultType]::ParameterValue, 'Inspect, follow, stop and clean up background tasks and specialists of every run')
             [CompletionResult]::new('__generate', '__generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (used to refresh the committed copies)')
-            [CompletionResult]::new('__guard', '__guard', [CompletionResultType]::ParameterValue, 'Run a command under a guardian. Internal: zero starts it for every command it runs, with a report pipe and a lifeline on known fds; see `docs/LIFECYCLE.md`')
             break
         }
         'zero;exec' {
@@ -121,14 +120,6 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
         'zero;__generate' {
             [CompletionResult]::new('--completions', '--completions', [CompletionResultType]::ParameterName, 'Directory that receives the shell completions')
             [CompletionResult]::new('--man', '--man', [CompletionResultType]::ParameterName, 'Directory that receives the man pages')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
-        'zero;__guard' {
-            [CompletionResult]::new('--grace-ms', '--grace-ms', [CompletionResultType]::ParameterName, 'Milliseconds between SIGTERM and SIGKILL when the command is stopped')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -19,9 +19,6 @@ _zero() {
             zero,__generate)
                 cmd="zero__subcmd____generate"
                 ;;
-            zero,__guard)
-                cmd="zero__subcmd____guard"
-                ;;
             zero,exec)
                 cmd="zero__subcmd__exec"
                 ;;
@@ -50,7 +47,7 @@ _zero() {
 
     case "${cmd}" in
         zero)
-            opts="-h -V --help --version exec tasks __generate __guard"
+            opts="-h -V --help --version exec tasks __generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -75,24 +72,6 @@ _zero() {
                     return 0
                     ;;
                 --man)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        zero__subcmd____guard)
-            opts="-h -V --grace-ms --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --grace-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

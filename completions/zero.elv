@@ -25,7 +25,6 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand exec 'Run one agent job headlessly and exit with a code a script can act on'
             cand tasks 'Inspect, follow, stop and clean up background tasks and specialists of every run'
             cand __generate 'Write shell completions and man pages (used to refresh the committed copies)'
-            cand __guard 'Run a command under a guardian. Internal: zero starts it for every command it runs, with a report pipe and a lifeline on known fds; see `docs/LIFECYCLE.md`'
         }
         &'zero;exec'= {
             cand -p 'Prompt text (repeatable; joined with the positional words in argv order)'
@@ -110,13 +109,6 @@ set edit:completion:arg-completer[zero] = {|@words|
         &'zero;__generate'= {
             cand --completions 'Directory that receives the shell completions'
             cand --man 'Directory that receives the man pages'
-            cand -h 'Print help'
-            cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
-        &'zero;__guard'= {
-            cand --grace-ms 'Milliseconds between SIGTERM and SIGKILL when the command is stopped'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -29,7 +29,6 @@ complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print versio
 complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
 complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
-complete -c zero -n "__fish_zero_needs_command" -f -a "__guard" -d 'Run a command under a guardian. Internal: zero starts it for every command it runs, with a report pipe and a lifeline on known fds; see `docs/LIFECYCLE.md`'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
@@ -90,6 +89,3 @@ complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l man -d 'Directory that receives the man pages' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand __generate" -s V -l version -d 'Print version'
-complete -c zero -n "__fish_zero_using_subcommand __guard" -l grace-ms -d 'Milliseconds between SIGTERM and SIGKILL when the command is stopped' -r
-complete -c zero -n "__fish_zero_using_subcommand __guard" -s h -l help -d 'Print help'
-complete -c zero -n "__fish_zero_using_subcommand __guard" -s V -l version -d 'Print version'

@@ -43,10 +43,6 @@ pub enum Command {
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),
-    /// Run a command under a guardian. Internal: zero starts it for every command it runs,
-    /// with a report pipe and a lifeline on known fds; see `docs/LIFECYCLE.md`.
-    #[command(name = "__guard", hide = true)]
-    Guard(GuardArgs),
 }
 
 /// Flags of `zero exec`.
@@ -302,8 +298,12 @@ pub struct GenerateArgs {
     pub man: PathBuf,
 }
 
-/// Flags of the hidden `zero __guard`.
-#[derive(Debug, Args)]
+/// `zero __guard`: run a command under a guardian. Internal: zero starts it for every command
+/// it runs, with a report pipe and a lifeline on known fds (see `docs/LIFECYCLE.md`). It is
+/// parsed on its own, before the rest of the CLI is built, because it starts once per command
+/// and every millisecond of its start-up is a tool turn's.
+#[derive(Debug, Parser)]
+#[command(name = "zero __guard")]
 pub struct GuardArgs {
     /// Milliseconds between SIGTERM and SIGKILL when the command is stopped.
     #[arg(long = "grace-ms", value_name = "MS")]

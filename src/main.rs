@@ -4,9 +4,9 @@
 use std::process::ExitCode as ProcessExitCode;
 use std::time::Duration;
 
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use zero::cli::{Cli, Command, OutputFormat};
+use zero::cli::{Cli, Command, GuardArgs, OutputFormat};
 use zero::exec::{self, ExitCode, Failure, Invocation};
 use zero::lifecycle;
 use zero::runtime::guardian::{self, GuardianArgs};
@@ -17,11 +17,12 @@ fn main() -> ProcessExitCode {
     let is_guardian = std::env::args_os()
         .nth(1)
         .is_some_and(|arg| arg == "__guard");
-    if !is_guardian {
-        if let Err(error) = lifecycle::install() {
-            eprintln!("zero: error: {error}");
-            return ExitCode::Internal.into();
-        }
+    if is_guardian {
+        return run_guardian();
+    }
+    if let Err(error) = lifecycle::install() {
+        eprintln!("zero: error: {error}");
+        return ExitCode::Internal.into();
     }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
@@ -45,15 +46,6 @@ fn main() -> ProcessExitCode {
             });
             lifecycle::exit(exit.code())
         }
-        Command::Guard(args) => {
-            let mut command = args.command.into_iter();
-            let program = command.next().unwrap_or_default();
-            lifecycle::exit(guardian::run(GuardianArgs {
-                grace: Duration::from_millis(args.grace_ms),
-                program,
-                args: command.collect(),
-            }))
-        }
         Command::Tasks(args) => zero::operator::run(args).into(),
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,
@@ -63,6 +55,25 @@ fn main() -> ProcessExitCode {
             }
         },
     }
+}
+
+/// `zero __guard ...`: parsed without building the rest of the CLI (see [`GuardArgs`]).
+fn run_guardian() -> ProcessExitCode {
+    // The first element is taken as the binary name: here, the `__guard` word itself.
+    let args = match GuardArgs::try_parse_from(std::env::args_os().skip(1)) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return ExitCode::Usage.into();
+        }
+    };
+    let mut command = args.command.into_iter();
+    let program = command.next().unwrap_or_default();
+    lifecycle::exit(guardian::run(GuardianArgs {
+        grace: Duration::from_millis(args.grace_ms),
+        program,
+        args: command.collect(),
+    }))
 }
 
 /// Positional words and `-p` values interleaved as they appeared on the command line.
