@@ -661,3 +661,50 @@ fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
     assert_eq!(summary["tasks"][0]["status"], "killed", "{summary}");
     zero.assert_run_closed();
 }
+
+/// Whether some thread of `pid` is blocked in `read(0, ...)` (x86_64 syscall 0 on fd 0).
+fn reading_stdin(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|threads| {
+            threads.flatten().any(|thread| {
+                std::fs::read_to_string(thread.path().join("syscall"))
+                    .is_ok_and(|syscall| syscall.starts_with("0 0x0 "))
+            })
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn a_signal_before_the_run_starts_still_ends_with_run_end() {
+    let mut child = support::zero::zero_std()
+        .args(["exec", "-o", "stream-json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stdin_held_open = child.stdin.take();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !reading_stdin(child.id()) {
+        assert!(
+            Instant::now() < deadline,
+            "zero never started reading stdin"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    let events = events(stdout.as_bytes());
+    assert_stream_contract(&events, 143);
+    assert_eq!(events[0]["type"], "error");
+    assert_eq!(events[0]["code"], "terminated");
+}

@@ -132,6 +132,12 @@ struct Accounting {
 /// in the job is reported as an internal error, after the runtime was closed on the way out.
 pub fn run(invocation: Invocation) -> ExitCode {
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
+    let early = Arc::clone(&output);
+    lifecycle::report_early_stops(Box::new(move |stop| {
+        let failure = Failure::stopped(stop);
+        failure.emit(&early);
+        finish(&early, failure.exit, Accounting::default());
+    }));
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
         run_job(&invocation, &output, &mut accounting)

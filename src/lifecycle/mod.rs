@@ -94,6 +94,12 @@ static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static STOPS: AtomicUsize = AtomicUsize::new(0);
 /// The cancellation token of the run in progress, once it has one.
 static RUN: Mutex<Option<CancellationToken>> = Mutex::new(None);
+/// Reports a stop that came before the run had a token (see [`report_early_stops`]).
+static EARLY: Mutex<Option<EarlyStopReporter>> = Mutex::new(None);
+
+/// Reports a stop that ends the process before the run started: it must leave stdout complete
+/// (an `error` and the one `run_end`), since the process exits right after it returns.
+pub type EarlyStopReporter = Box<dyn Fn(Stop) + Send>;
 
 /// Installs the stop hooks. Call once, first thing in `main`, before any child can exist.
 ///
@@ -140,8 +146,21 @@ fn on_stop() {
     let run = RUN.lock().unwrap_or_else(|e| e.into_inner());
     match &*run {
         Some(cancel) => cancel.cancel(),
-        None => std::process::exit(received().unwrap_or(Stop::Terminate).exit_status()),
+        None => {
+            // Nothing has started yet, so nothing needs closing: report and go.
+            let stop = received().unwrap_or(Stop::Terminate);
+            if let Some(report) = &*EARLY.lock().unwrap_or_else(|e| e.into_inner()) {
+                report(stop);
+            }
+            exit(stop.exit_status())
+        }
     }
+}
+
+/// Sets how a stop that comes before [`watch`] is reported (e.g. while `zero exec -` is still
+/// reading its prompt from stdin), so even that run ends with its `run_end`.
+pub fn report_early_stops(report: EarlyStopReporter) {
+    *EARLY.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
 }
 
 /// Makes the stop events cancel `cancel`, the run's token. If one came already, it is
