@@ -18,7 +18,7 @@ const API_KEY: &str = "sk-task-test-secret-4711";
 
 /// A parent run in `workspace` with its data in `home`; returns its stream-json events.
 fn run_parent(server: &FakeModel, workspace: &Path, home: &Path, prompt: &str) -> Vec<Value> {
-    run_parent_with_grace(server, workspace, home, prompt, 300)
+    run_parent_with(server, workspace, home, prompt, 300, &[])
 }
 
 /// [`run_parent`] with its tasks (and theirs) given `grace_ms` between SIGTERM and SIGKILL.
@@ -29,11 +29,25 @@ fn run_parent_with_grace(
     prompt: &str,
     grace_ms: u64,
 ) -> Vec<Value> {
+    run_parent_with(server, workspace, home, prompt, grace_ms, &[])
+}
+
+/// [`run_parent_with_grace`] with `extra` flags for `zero exec`.
+fn run_parent_with(
+    server: &FakeModel,
+    workspace: &Path,
+    home: &Path,
+    prompt: &str,
+    grace_ms: u64,
+    extra: &[&std::ffi::OsStr],
+) -> Vec<Value> {
     let output = zero_std_with(server, Wire::OpenAi)
         .env("ZERO_HOME", home)
         .env("ZERO_API_KEY", API_KEY)
         .env("ZERO_KILL_GRACE_MS", grace_ms.to_string())
-        .args(["exec", "--auto", "medium", "-o", "stream-json", prompt])
+        .args(["exec", "--auto", "medium", "-o", "stream-json"])
+        .args(extra)
+        .arg(prompt)
         .current_dir(workspace)
         .output()
         .unwrap();
@@ -314,4 +328,39 @@ fn unknown_and_failing_specialists_are_error_results() {
         "{failed}"
     );
     assert_eq!(of_type(&events, "task_finished")[0]["status"], "failed");
+}
+
+#[test]
+fn a_specialist_may_write_where_its_parent_may() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let extra = tempfile::tempdir().unwrap();
+    let target = extra.path().canonicalize().unwrap().join("notes.txt");
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(Reply::tool_call(
+                        "write_file",
+                        json!({"path": target, "content": "from the worker"}),
+                    ))
+                    .reply(Reply::text("wrote it")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "worker", "prompt": "Write the notes."}),
+            ))
+            .reply(Reply::text("the worker wrote the notes")),
+    );
+    let events = run_parent_with(
+        &server,
+        workspace.path(),
+        home.path(),
+        "delegate",
+        300,
+        &["--add-dir".as_ref(), extra.path().as_os_str()],
+    );
+    let result = of_type(&events, "tool_result")[0];
+    assert_eq!(result["status"], "ok", "{result}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "from the worker");
 }

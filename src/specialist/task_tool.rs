@@ -176,6 +176,9 @@ impl TaskTool {
             "-C".into(),
             ctx.workspace.clone().into(),
         ];
+        for root in ctx.policy.extra_roots() {
+            args.extend(["--add-dir".into(), root.into()]);
+        }
         args.extend(
             tool_flags(&specialist.tools)
                 .into_iter()

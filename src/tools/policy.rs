@@ -54,6 +54,12 @@ impl Policy {
         }
     }
 
+    /// The `--add-dir` roots (canonical), without the workspace; a specialist child gets them
+    /// too, so it may touch exactly what its parent may.
+    pub fn extra_roots(&self) -> &[PathBuf] {
+        self.roots.get(1..).unwrap_or_default()
+    }
+
     /// The effective autonomy level (`--skip-permissions-unsafe` counts as high).
     pub fn autonomy(&self) -> Autonomy {
         self.autonomy
