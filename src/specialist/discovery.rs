@@ -453,13 +453,10 @@ mod tests {
         let source = path.display();
         assert_eq!(
             warnings,
-            [
-                format!("specialist manifest {source}: unknown front-matter key `color` ignored"),
-                format!(
-                    "specialist manifest {source}: Claude Code tool `WebFetch` has no zero \
+            [format!(
+                "specialist manifest {source}: Claude Code tool `WebFetch` has no zero \
                      equivalent; left out"
-                ),
-            ]
+            ),]
         );
     }
 

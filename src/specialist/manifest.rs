@@ -44,6 +44,10 @@ const PLAN_TOOL: &str = "update_plan";
 /// The tools that start, read and stop tasks; a specialist may not have them.
 const TASK_TOOLS: [&str; 3] = ["Task", "TaskOutput", "TaskStop"];
 
+/// Claude Code front-matter keys that only change how Claude Code displays an agent: accepted
+/// silently in its files, so listing existing agent definitions is not a wall of warnings.
+const CLAUDE_CODE_DISPLAY_KEYS: [&str; 1] = ["color"];
+
 /// A named group of tools a manifest grants with one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Category {
@@ -246,6 +250,12 @@ pub fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Parsed, Man
     let mut ignored: Vec<Ignored> = front
         .unknown
         .keys()
+        .filter(|key| {
+            !(dialect == Dialect::ClaudeCode
+                && key
+                    .as_str()
+                    .is_some_and(|k| CLAUDE_CODE_DISPLAY_KEYS.contains(&k)))
+        })
         .map(|key| {
             Ignored::UnknownKey(
                 key.as_str()
@@ -576,7 +586,6 @@ mod tests {
         assert_eq!(
             parsed.ignored,
             [
-                Ignored::UnknownKey("color".into()),
                 Ignored::ClaudeTool("WebFetch".into()),
                 Ignored::ClaudeModel("sonnet".into()),
             ]

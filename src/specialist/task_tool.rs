@@ -365,7 +365,11 @@ impl Tool for TaskTool {
                 name = specialist.name,
             ))
         } else {
-            self.follow(record, ctx).await
+            let followed = self.follow(record, ctx).await;
+            // The child has ended and read its prompt long ago; the run directory need not
+            // keep it until close (best effort: close removes the directory anyway).
+            let _ = tokio::fs::remove_file(&prompt_file).await;
+            followed
         };
         match result {
             Ok(text) => Ok(warnings + &text),
