@@ -130,15 +130,18 @@ impl Fault {
     }
 }
 
-/// Parses a `Retry-After` header in its seconds form. The HTTP-date form is rare from model
-/// APIs and is ignored (the caller then falls back to its own backoff).
+/// Parses a `Retry-After` header: seconds, or an HTTP date (the wait until then; a date in
+/// the past means "now"). Anything else is `None`, and the caller falls back to its backoff.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    value
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map(Duration::from_secs_f64)
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// The provider's own words from an error body: `error.message` (OpenAI, Anthropic),
@@ -311,10 +314,22 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_seconds_form() {
+    fn retry_after_seconds_and_date_forms() {
         assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
         assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("soon"), None);
+        // A date in the past: retry now.
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        let in_a_minute =
+            httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(60));
+        let wait = parse_retry_after(&in_a_minute).unwrap();
+        assert!(
+            wait > Duration::from_secs(55) && wait <= Duration::from_secs(60),
+            "{wait:?}"
+        );
     }
 }
