@@ -344,7 +344,7 @@ impl Subtree {
             else {
                 continue;
             };
-            let Some(stat) = ProcStat::read(pid) else {
+            let Some(stat) = identity::ProcStat::read(pid) else {
                 continue;
             };
             if stat.zombie {
@@ -373,31 +373,6 @@ impl Subtree {
     #[cfg(not(target_os = "linux"))]
     fn members(&self) -> Vec<Pid> {
         Vec::new()
-    }
-}
-
-/// The fields of `/proc/<pid>/stat` the guardian needs.
-#[cfg(target_os = "linux")]
-struct ProcStat {
-    ppid: i32,
-    pgid: i32,
-    zombie: bool,
-}
-
-#[cfg(target_os = "linux")]
-impl ProcStat {
-    fn read(pid: i32) -> Option<Self> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The command name (field 2) may contain spaces and ')'; fields 3.. follow the last ')'.
-        let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
-        let state = fields.next()?;
-        let ppid = fields.next()?.parse().ok()?;
-        let pgid = fields.next()?.parse().ok()?;
-        Some(ProcStat {
-            ppid,
-            pgid,
-            zombie: state == "Z" || state == "X",
-        })
     }
 }
 

@@ -80,14 +80,43 @@ impl ProcessIdentity {
     }
 }
 
-/// The start time of `pid` in clock ticks since boot: field 22 of `/proc/<pid>/stat`.
+/// The fields of `/proc/<pid>/stat` zero uses, read in one place.
+#[cfg(target_os = "linux")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    /// The parent's pid (field 4).
+    pub ppid: i32,
+    /// The process group id (field 5).
+    pub pgid: i32,
+    /// Whether it has ended and waits to be reaped (state `Z`, or `X` while going).
+    pub zombie: bool,
+    /// Start time in clock ticks since boot (field 22).
+    pub start_time: u64,
+}
+
+#[cfg(target_os = "linux")]
+impl ProcStat {
+    /// Reads `/proc/<pid>/stat`; `None` when the process is gone or the line is malformed.
+    pub fn read(pid: i32) -> Option<Self> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Field 2 (the command name) is parenthesized and may itself contain spaces and ')', so
+        // count fields from the last ')': field 3 is the first one after it.
+        let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+        let field = |number: usize| fields.get(number - 3).copied();
+        let state = field(3)?;
+        Some(ProcStat {
+            ppid: field(4)?.parse().ok()?,
+            pgid: field(5)?.parse().ok()?,
+            zombie: state == "Z" || state == "X",
+            start_time: field(22)?.parse().ok()?,
+        })
+    }
+}
+
+/// The start time of `pid` in clock ticks since boot.
 #[cfg(target_os = "linux")]
 pub(crate) fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 2 (the command name) is parenthesized and may itself contain spaces and ')', so
-    // count fields from the last ')': field 3 is the first one after it.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(22 - 3)?.parse().ok()
+    ProcStat::read(pid as i32).map(|stat| stat.start_time)
 }
 
 /// Other platforms do not expose a start time this cheaply.
@@ -96,13 +125,10 @@ pub(crate) fn start_time(_pid: u32) -> Option<u64> {
     None
 }
 
-/// Whether `pid` is a zombie: field 3 of `/proc/<pid>/stat` is `Z`.
+/// Whether `pid` is a zombie.
 #[cfg(target_os = "linux")]
 fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| Some(stat[stat.rfind(')')? + 1..].trim_start().starts_with('Z')))
-        .unwrap_or(false)
+    ProcStat::read(pid as i32).is_some_and(|stat| stat.zombie)
 }
 
 /// Other platforms: no cheap way to tell; a zombie counts as running.
