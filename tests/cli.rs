@@ -266,3 +266,22 @@ fn list_tools_in_stream_json_is_run_start_tools_run_end() {
     let tool = &events[1]["tools"][0];
     assert!(tool["inputSchema"].is_object() && tool["sideEffect"].is_string());
 }
+
+#[test]
+fn the_hidden_guardian_mode_run_by_hand_refuses_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    // Without the report pipe zero gives it on stdin (here stdin is /dev/null, read-only), a
+    // guardian has no one to report to: it says so and never starts the command.
+    let output = support::zero::zero_std()
+        .args(["__guard", "--grace-ms", "100", "--", "touch"])
+        .arg(&marker)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(125));
+    assert_eq!(output.stdout, b"");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("started by zero itself"), "{stderr}");
+    assert!(!marker.exists());
+}

@@ -587,8 +587,28 @@ fn only_zero_holds_the_lifeline_write_end() {
         .reply(slow_model());
     let (_server, mut zero) = reach(script, &[], |_| sleepers(&nonce).len() >= 2);
     let sleeper = sleepers(&nonce)[0].pid as i32;
-    // The command got the lifeline's read end on fd 3, as every child does.
+    // The command got the lifeline's read end on fd 3, as every command does, and on no other
+    // fd; its stdin is /dev/null.
     let lifeline = pipe_inode(sleeper, "3").expect("the lifeline on fd 3");
+    assert_eq!(
+        fds_on_pipe(sleeper, &lifeline),
+        [("3".to_string(), libc::O_RDONLY)]
+    );
+    assert_eq!(
+        std::fs::read_link(format!("/proc/{sleeper}/fd/0")).unwrap(),
+        std::path::Path::new("/dev/null")
+    );
+    // The guardian writes its reports on its stdin; nothing below it holds that pipe.
+    let guardian = processes(&nonce)
+        .into_iter()
+        .find(|process| process.argv.iter().any(|arg| arg == "__guard"))
+        .expect("the guardian");
+    let report = pipe_inode(guardian.pid as i32, "0").expect("the report pipe on stdin");
+    for process in processes(&nonce) {
+        if process.pid != guardian.pid {
+            assert_eq!(fds_on_pipe(process.pid as i32, &report), [], "{process:?}");
+        }
+    }
     let zero_pid = zero.child.id() as i32;
     assert!(
         fds_on_pipe(zero_pid, &lifeline)

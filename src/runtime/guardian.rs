@@ -3,9 +3,10 @@
 //! with it.
 //!
 //! A guardian:
-//! 1. starts the command in a new process group, with the stdin, stdout, stderr and working
-//!    directory the runtime gave the guardian, and reports its pid and start time (or a typed
-//!    startup error) on the report pipe — the handshake;
+//! 1. starts the command in a new process group, with stdin from `/dev/null`, the stdout,
+//!    stderr and working directory the runtime gave the guardian and the lifeline on fd 3, and
+//!    reports its pid and start time (or a typed startup error) on the report pipe (the
+//!    guardian's stdin) — the handshake;
 //! 2. is a child subreaper (Linux), so descendants that daemonize (`setsid cmd &`, double
 //!    forks) are reparented to it instead of init and stay within reach;
 //! 3. watches the lifeline it inherited: EOF means the zero process that started it died;
@@ -26,14 +27,16 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -41,7 +44,7 @@ use nix::unistd::{Pid, getpgrp};
 
 use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
-use super::lifeline::{self, Pulse};
+use super::lifeline::{self, CHILD_LIFELINE_FD, LIFELINE_FD_VAR, Pulse};
 use super::reap::ProcessEnd;
 
 /// How long processes get to go after SIGKILL before the guardian gives up on them (one in
@@ -72,17 +75,17 @@ pub struct GuardianArgs {
 
 /// Runs the guardian to the end and returns its exit status (see the module documentation).
 pub fn run(args: GuardianArgs) -> i32 {
-    // SAFETY: fd 4 was placed by the runtime for this guardian; nothing else owns it.
-    let report = nix::fcntl::fcntl(REPORT_FD, nix::fcntl::FcntlArg::F_GETFD)
-        .ok()
-        .and_then(|_| ReportWriter::new(unsafe { OwnedFd::from_raw_fd(REPORT_FD) }).ok());
-    let Some(mut report) = report else {
-        eprintln!("zero __guard is started by zero itself, with a report pipe on fd {REPORT_FD}");
+    let Some(mut report) = report_pipe() else {
+        eprintln!("zero __guard is started by zero itself, with a report pipe as its stdin");
         return UNUSABLE;
     };
     become_subreaper();
-    // Left inheritable on purpose: the command (a nested `zero exec`, say) watches it too.
+    // Passed on to the command on fd 3 (a nested `zero exec`, say, watches it too), and to
+    // nothing else.
     let lifeline = lifeline::inherited();
+    if let Some(lifeline) = &lifeline {
+        let _ = lifeline::set_cloexec(lifeline.as_raw_fd());
+    }
     let wakeups = match Wakeups::install() {
         Ok(wakeups) => wakeups,
         Err(error) => {
@@ -93,7 +96,7 @@ pub fn run(args: GuardianArgs) -> i32 {
             return UNUSABLE;
         }
     };
-    let child = spawn_command(&args);
+    let child = spawn_command(&args, lifeline.as_ref().map(AsRawFd::as_raw_fd));
     let command = match child {
         Ok(child) => Pid::from_raw(child.id() as i32),
         Err(error) => {
@@ -126,17 +129,43 @@ pub fn run(args: GuardianArgs) -> i32 {
     }
 }
 
-/// Starts the command in its own process group. Runs on the guardian's only thread, so the
-/// parent-death signal is tied to the guardian's whole life.
-fn spawn_command(args: &GuardianArgs) -> std::io::Result<std::process::Child> {
+/// The report pipe the runtime gave this guardian as its stdin: a write-only fd, which a
+/// terminal or `/dev/null` (someone running `zero __guard` by hand) is not.
+fn report_pipe() -> Option<ReportWriter> {
+    let flags = nix::fcntl::fcntl(REPORT_FD, nix::fcntl::FcntlArg::F_GETFL).ok()?;
+    if OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE != OFlag::O_WRONLY {
+        return None;
+    }
+    // SAFETY: the runtime placed this pipe for this guardian; nothing else owns it.
+    ReportWriter::new(unsafe { OwnedFd::from_raw_fd(REPORT_FD) }).ok()
+}
+
+/// Starts the command in its own process group, with the lifeline (if any) on fd 3. Runs on
+/// the guardian's only thread, so the parent-death signal is tied to the guardian's whole life.
+fn spawn_command(
+    args: &GuardianArgs,
+    lifeline: Option<RawFd>,
+) -> std::io::Result<std::process::Child> {
     let mut command = std::process::Command::new(&args.program);
-    command.args(&args.args).process_group(0);
-    #[cfg(target_os = "linux")]
-    // SAFETY: only prctl, which is async-signal-safe, runs between fork and exec.
+    command
+        .args(&args.args)
+        .stdin(Stdio::null())
+        .process_group(0);
+    match lifeline {
+        Some(_) => command.env(LIFELINE_FD_VAR, CHILD_LIFELINE_FD.to_string()),
+        None => command.env_remove(LIFELINE_FD_VAR),
+    };
+    // SAFETY: only prctl and dup2, which are async-signal-safe, run between fork and exec. The
+    // lifeline is numbered above fd 3 (`lifeline::read_end`), so dup2 really copies it, without
+    // close-on-exec.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
+            #[cfg(target_os = "linux")]
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(lifeline) = lifeline {
+                lifeline::place_in_child(lifeline, CHILD_LIFELINE_FD)?;
             }
             Ok(())
         });

@@ -1,7 +1,8 @@
 //! The pipe a guardian reports on, and what it says. Both sides live here so the protocol is
 //! written once.
 //!
-//! The guardian writes one JSON line per report on fd [`REPORT_FD`]: first either `started`
+//! The guardian writes one JSON line per report on [`REPORT_FD`], its stdin — the one standard
+//! fd a guardian has no other use for, and one `posix_spawn` can place: first either `started`
 //! (the command's pid and start time — the handshake) or `failed` (a typed startup error), and
 //! at the very end `ended` (how the command ended and how many leftover processes the guardian
 //! had to stop). The runtime trusts a command to be running only after `started`.
@@ -18,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::identity::ProcessIdentity;
 use super::reap::ProcessEnd;
 
-/// The fd a guardian writes its reports on.
-pub(crate) const REPORT_FD: RawFd = 4;
+/// The fd a guardian writes its reports on: its stdin, the write end of a pipe.
+pub(crate) const REPORT_FD: RawFd = 0;
 
 /// How long a guardian may take to start its command and say so.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -115,7 +116,7 @@ pub enum HandshakeFailure {
     Io(Errno),
 }
 
-/// The guardian's side: writes reports on the inherited [`REPORT_FD`].
+/// The guardian's side: writes reports on [`REPORT_FD`].
 pub(crate) struct ReportWriter {
     pipe: File,
 }

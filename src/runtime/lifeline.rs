@@ -1,10 +1,14 @@
 //! The lifeline: one pipe per process whose write end only this process holds, and whose read
-//! end every child it starts gets on a known fd. When this process dies — however it dies, even
-//! by SIGKILL — the kernel closes the write end and every child's read end reaches EOF at once.
+//! end every child it starts inherits. When this process dies — however it dies, even by
+//! SIGKILL — the kernel closes the write end and every child's read end reaches EOF at once.
 //!
 //! Invariants this module protects:
 //! - the write end is never inherited: it is opened close-on-exec and never duplicated, so no
 //!   child, grandchild or escaped daemon can hold it (if one did, EOF would never come);
+//! - the read end is inheritable for the whole life of the process, so a child receives it
+//!   with nothing to do between fork and exec (guardians are spawned the cheap `vfork` way);
+//!   [`LIFELINE_FD_VAR`] tells the child its number. A guardian moves it to
+//!   [`CHILD_LIFELINE_FD`] for its command;
 //! - only EOF means the parent died: interrupted reads, spurious wake-ups and non-blocking
 //!   "try again" are retried, so a parent that is merely stopped (SIGSTOP) never looks dead.
 
@@ -19,11 +23,12 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 /// The environment variable that tells a child which fd holds its lifeline's read end.
 pub const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
 
-/// The fd a child finds its lifeline on.
+/// The fd a guardian's command finds its lifeline on.
 pub(crate) const CHILD_LIFELINE_FD: RawFd = 3;
 
-/// The lowest fd this process keeps its own pipe ends on, so that placing them on the child's
-/// well-known fds (3, 4) in `pre_exec` can never overwrite another source fd.
+/// The lowest fd this process keeps its lifeline ends on: above the well-known
+/// [`CHILD_LIFELINE_FD`], so a guardian placing its lifeline there never `dup2`s an fd onto
+/// itself (which would leave close-on-exec set).
 const HIGH_FD: RawFd = 10;
 
 /// This process's lifeline.
@@ -33,14 +38,17 @@ struct Lifeline {
     _write: OwnedFd,
 }
 
-/// The read end of this process's lifeline (created on first use), to hand to a child.
+/// The read end of this process's lifeline (created on first use, inheritable), whose number
+/// a child is told in [`LIFELINE_FD_VAR`].
 pub(crate) fn read_end() -> io::Result<RawFd> {
     static LIFELINE: OnceLock<Result<Lifeline, Errno>> = OnceLock::new();
     LIFELINE
         .get_or_init(|| {
             let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+            let read = fcntl(read.as_raw_fd(), FcntlArg::F_DUPFD(HIGH_FD))?;
             Ok(Lifeline {
-                read: high_cloexec(read.as_raw_fd())?,
+                // SAFETY: fcntl just returned this fd and nothing else owns it.
+                read: unsafe { OwnedFd::from_raw_fd(read) },
                 _write: high_cloexec(write.as_raw_fd())?,
             })
         })
@@ -51,7 +59,7 @@ pub(crate) fn read_end() -> io::Result<RawFd> {
 
 /// A close-on-exec duplicate of `fd` numbered at least [`HIGH_FD`]; the original is closed
 /// when its owner drops it.
-pub(crate) fn high_cloexec(fd: RawFd) -> Result<OwnedFd, Errno> {
+fn high_cloexec(fd: RawFd) -> Result<OwnedFd, Errno> {
     let duplicate = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(HIGH_FD))?;
     // SAFETY: fcntl just returned this fd and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
@@ -68,7 +76,8 @@ pub(crate) fn place_in_child(source: RawFd, target: RawFd) -> io::Result<()> {
 }
 
 /// The lifeline this process inherited from its parent, if the environment names one that is
-/// open. It is left inheritable: a guardian passes it on to its command.
+/// open. It is returned as inherited (inheritable); the caller decides what its own children
+/// get.
 pub(crate) fn inherited() -> Option<OwnedFd> {
     let fd: RawFd = std::env::var(LIFELINE_FD_VAR).ok()?.trim().parse().ok()?;
     fcntl(fd, FcntlArg::F_GETFD).ok()?;
@@ -124,11 +133,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_ends_are_high_and_close_on_exec() {
+    fn the_read_end_is_high_and_inheritable() {
         let read = read_end().unwrap();
         assert!(read >= HIGH_FD);
         let flags = FdFlag::from_bits_truncate(fcntl(read, FcntlArg::F_GETFD).unwrap());
-        assert!(flags.contains(FdFlag::FD_CLOEXEC));
+        assert!(!flags.contains(FdFlag::FD_CLOEXEC));
         assert_eq!(read_end().unwrap(), read, "one lifeline per process");
     }
 

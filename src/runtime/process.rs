@@ -1,14 +1,16 @@
 //! Starting external commands. Every process zero runs is spawned here, so the rules live in
 //! one place: every command runs under a guardian (`zero __guard`, see [`super::guardian`]),
-//! which gets stdin from `/dev/null`, its own process group, the lifeline on fd 3 and the report
-//! pipe on fd 4, and which starts the command in a process group of its own. A command counts
+//! which gets its own process group, the report pipe as its stdin and the lifeline on the fd
+//! [`LIFELINE_FD_VAR`] names, and which starts the command in a process group of its own.
+//! Nothing runs between fork and exec, so the guardian is spawned the `vfork` way
+//! (`posix_spawn`): forking a multi-threaded runtime of several MB costs more than the whole
+//! guardian start. A command counts
 //! as started only once its guardian has said so (the handshake). A foreground command gets
 //! bounded output capture, and its leftovers die with it; a background task's output goes to a
 //! file and its end is the runtime's business (see [`super::Runtime`]).
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -23,9 +25,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
-use super::guardian_report::{REPORT_FD, ReportReader, StartError};
+use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
-use super::lifeline::{self, CHILD_LIFELINE_FD, LIFELINE_FD_VAR};
+use super::lifeline::{self, LIFELINE_FD_VAR};
 use super::reap::{self, ProcessEnd};
 
 /// Bytes kept from the start and from the end of each output stream.
@@ -148,19 +150,16 @@ impl Launch {
 }
 
 /// A guardian's command line for `launch`, with everything placed but its stdout and stderr.
+/// The command holds the guardian's end of the report pipe: drop it right after the spawn, so
+/// the reader sees EOF once the guardian is gone.
 struct Prepared {
     command: std::process::Command,
     report: ReportReader,
-    /// The guardian's end of the report pipe; dropped right after the spawn so the reader sees
-    /// EOF once the guardian is gone.
-    report_end: OwnedFd,
 }
 
 fn prepare(launch: &Launch, grace: Duration) -> std::io::Result<Prepared> {
     let lifeline = lifeline::read_end()?;
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    let report_end = lifeline::high_cloexec(write.as_raw_fd())?;
-    drop(write);
     let mut command = std::process::Command::new(guardian_program());
     command
         .arg0("zero")
@@ -172,23 +171,12 @@ fn prepare(launch: &Launch, grace: Duration) -> std::io::Result<Prepared> {
         .args(&launch.args)
         .current_dir(&launch.cwd)
         .envs(launch.env.iter().map(|(name, value)| (name, value)))
-        .env(LIFELINE_FD_VAR, CHILD_LIFELINE_FD.to_string())
-        .stdin(Stdio::null())
+        .env(LIFELINE_FD_VAR, lifeline.to_string())
+        .stdin(Stdio::from(write))
         .process_group(0);
-    let report_fd = report_end.as_raw_fd();
-    // SAFETY: only dup2, which is async-signal-safe, runs between fork and exec. Both sources
-    // are numbered above the targets (see `lifeline::high_cloexec`), so neither placement can
-    // overwrite the other's source; dup2 leaves the targets inheritable.
-    unsafe {
-        command.pre_exec(move || {
-            lifeline::place_in_child(lifeline, CHILD_LIFELINE_FD)?;
-            lifeline::place_in_child(report_fd, REPORT_FD)
-        });
-    }
     Ok(Prepared {
         command,
         report: ReportReader::new(read),
-        report_end,
     })
 }
 
@@ -212,22 +200,21 @@ pub(super) fn spawn_background(
     output: &File,
     grace: Duration,
 ) -> Result<Guarded, StartError> {
-    let mut prepared = prepare(launch, grace).map_err(StartError::Guardian)?;
+    let Prepared {
+        mut command,
+        mut report,
+    } = prepare(launch, grace).map_err(StartError::Guardian)?;
     let stdout = output.try_clone().map_err(StartError::Guardian)?;
     let stderr = output.try_clone().map_err(StartError::Guardian)?;
-    let child = prepared
-        .command
-        .stdout(stdout)
-        .stderr(stderr)
-        .spawn()
-        .map_err(StartError::Guardian)?;
-    drop(prepared.report_end);
+    let child = command.stdout(stdout).stderr(stderr).spawn();
+    drop(command);
+    let child = child.map_err(StartError::Guardian)?;
     let guardian = ProcessIdentity::of(child.id());
-    match prepared.report.handshake() {
+    match report.handshake() {
         Ok(command) => Ok(Guarded {
             guardian,
             command,
-            report: prepared.report,
+            report,
         }),
         Err(error) => {
             let _ = nix::sys::signal::kill(guardian.pid(), Signal::SIGKILL);
@@ -348,17 +335,17 @@ async fn run_guarded(
     stopper: Arc<Stopper>,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground_grace();
-    let mut prepared = prepare(&launch, grace).map_err(StartError::Guardian)?;
-    prepared
-        .command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = tokio::process::Command::from(prepared.command)
+    let Prepared {
+        mut command,
+        mut report,
+    } = prepare(&launch, grace).map_err(StartError::Guardian)?;
+    command.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // The temporary command, and with it the guardian's end of the report pipe, is dropped
+    // right after the spawn.
+    let mut child = tokio::process::Command::from(command)
         .spawn()
         .map_err(StartError::Guardian)?;
-    drop(prepared.report_end);
     let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
-    let mut report = prepared.report;
     let confirmed = Arc::clone(&stopper);
     let abandoned = cancel.clone();
     // The handshake, and making the processes known to stop requests, happen on a blocking
