@@ -31,6 +31,9 @@ const PROVIDER_VARIABLES: [&str; 8] = [
     "ANTHROPIC_BASE_URL",
 ];
 
+/// How long the model holds back its answer to a specialist child, so the child is sampled.
+const CHILD_HOLD: Duration = Duration::from_millis(100);
+
 /// What only a specialist child's requests contain: the heading of the prompt its parent
 /// gives it.
 const CHILD_MARK: &str = "## Assigned task";
@@ -320,7 +323,14 @@ impl Bench<'_> {
                     ),
                     Reply::text("the worker finished"),
                 ])
-                .route(Route::body_contains(CHILD_MARK).reply(self.reply(Reply::text("done"))));
+                // The child's answer is held back so the sampler (every 5 ms) finds the child
+                // alive, waiting for it; an instant answer ends the child between samples.
+                .route(
+                    Route::body_contains(CHILD_MARK).reply(
+                        self.reply(Reply::text("done"))
+                            .delay(self.options.delay.max(CHILD_HOLD)),
+                    ),
+                );
             let workspace = TempDir::new()?;
             let (server, running, scratch) = self.start_job(script, 3, workspace.path())?;
             let finished = running.wait()?;
@@ -337,7 +347,7 @@ impl Bench<'_> {
             spawn.time(child.at - requests[0].at);
             rss.kib(finished.descendant_peak_kib);
         }
-        rss.note("largest descendant's VmHWM, sampled");
+        rss.note("largest descendant's VmHWM, sampled while it waits");
         rows.extend([spawn, rss]);
         Ok(())
     }
