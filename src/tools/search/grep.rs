@@ -1,8 +1,9 @@
 //! `grep`: search file contents with a regular expression, the way ripgrep does.
 //!
 //! Matching is `grep-regex`, reading is `grep-searcher` (streaming, with ripgrep's binary
-//! detection: a file with a NUL byte is skipped), and the walk is the shared sorted one, so the
-//! output is identical on every run and the search stops as soon as `limit` is reached.
+//! detection: a file with a NUL byte is skipped), and the walk is the shared sorted one. Files
+//! are read on several threads but taken in walk order, so the output is identical on every run
+//! and the search stops as soon as `limit` is reached.
 
 use std::fs;
 use std::io;
@@ -17,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{display_path, walker};
+use super::{display_path, ordered, walker};
 use crate::tools::fsops::{check_cancelled, io_failure, run_blocking};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
@@ -223,8 +224,9 @@ fn file_filter(root: &Path, glob: &str) -> Result<Override, ToolError> {
     builder.build().map_err(invalid)
 }
 
-/// Walks `root` in path order, searching each selected file, until the walk ends or the limit
-/// is reached.
+/// Walks `root` in path order and searches the selected files (on several threads), taking
+/// their results in path order until the walk ends or the limit is reached. A cancelled run
+/// stops the walk.
 fn search(
     workspace: &Path,
     root: &Path,
@@ -232,31 +234,40 @@ fn search(
     query: &Query,
     cancel: &CancellationToken,
 ) -> Result<Report, ToolError> {
-    let mut searcher = query.searcher();
+    let files = walker(root)
+        .build()
+        .take_while(|_| !cancel.is_cancelled())
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            // The root itself was named by the model, so the glob does not filter it out.
+            let selected = entry.depth() == 0
+                || filter.is_none_or(|f| !f.matched(entry.path(), false).is_ignore());
+            is_file && selected
+        })
+        .map(ignore::DirEntry::into_path);
     let mut report = Report::default();
-    for entry in walker(root).build() {
-        check_cancelled(cancel)?;
-        let Ok(entry) = entry else { continue };
-        let is_file = entry.file_type().is_some_and(|t| t.is_file());
-        // The root itself was named by the model, so the glob does not filter it out.
-        let selected = entry.depth() == 0
-            || filter.is_none_or(|f| !f.matched(entry.path(), false).is_ignore());
-        if !is_file || !selected {
-            continue;
-        }
-        let path = display_path(workspace, entry.path());
-        let mut sink = FileSink::new(&path, query, report.room(query));
-        if searcher
-            .search_path(&query.matcher, entry.path(), &mut sink)
-            .is_err()
-        {
-            report.unreadable += 1;
-            continue;
-        }
-        if !report.add(sink, query) {
-            break;
-        }
-    }
+    ordered::for_each_in_order(
+        files,
+        || query.searcher(),
+        |searcher, path| {
+            let shown = display_path(workspace, &path);
+            // Each file may fill the whole limit; `Report::add` keeps what fits.
+            let mut sink = FileSink::new(&shown, query, query.limit);
+            let readable = searcher
+                .search_path(&query.matcher, &path, &mut sink)
+                .is_ok();
+            readable.then(|| sink.found())
+        },
+        |found| match found {
+            Some(found) => report.add(found, query),
+            None => {
+                report.unreadable += 1;
+                true
+            }
+        },
+    );
+    check_cancelled(cancel)?;
     Ok(report)
 }
 
@@ -282,21 +293,26 @@ impl Report {
 
     /// Adds one searched file; returns false when the limit is reached and the search should
     /// stop.
-    fn add(&mut self, file: FileSink<'_>, query: &Query) -> bool {
+    fn add(&mut self, mut file: Found, query: &Query) -> bool {
         if file.binary || file.matches == 0 {
             return true;
         }
         match query.mode {
             OutputMode::Content => {
+                // The file had a line beyond the room left: keep what fits, note the cut.
+                let room = self.room(query);
+                if file.lines.len() > room {
+                    file.lines.truncate(room);
+                    file.cut = true;
+                }
                 if query.context > 0 && !self.lines.is_empty() && !file.lines.is_empty() {
                     self.lines.push("--".to_string());
                 }
                 self.lines.extend(file.lines);
-                // The file had a line beyond the room left: keep what fit, note the cut.
                 self.limited = file.cut;
             }
             _ if self.files == query.limit => self.limited = true,
-            OutputMode::FilesWithMatches => self.lines.push(file.path.to_string()),
+            OutputMode::FilesWithMatches => self.lines.push(file.path),
             OutputMode::Count => self.lines.push(format!("{}:{}", file.path, file.matches)),
         }
         self.files += 1;
@@ -344,6 +360,20 @@ impl Report {
     }
 }
 
+/// What one file contributed.
+struct Found {
+    /// The file as shown in the output.
+    path: String,
+    /// Its output lines (content mode), at most the limit.
+    lines: Vec<String>,
+    /// Matching lines seen.
+    matches: u64,
+    /// The file holds binary data; whatever was collected is dropped.
+    binary: bool,
+    /// A line did not fit.
+    cut: bool,
+}
+
 /// Collects what one file contributes, as the searcher reports it.
 struct FileSink<'a> {
     /// The file as shown in the output.
@@ -370,6 +400,16 @@ impl<'a> FileSink<'a> {
             matches: 0,
             binary: false,
             cut: false,
+        }
+    }
+
+    fn found(self) -> Found {
+        Found {
+            path: self.path.to_string(),
+            lines: self.lines,
+            matches: self.matches,
+            binary: self.binary,
+            cut: self.cut,
         }
     }
 
@@ -582,6 +622,29 @@ mod tests {
             .await
             .unwrap();
         assert!(!exact.contains("stopped"), "{exact}");
+    }
+
+    #[tokio::test]
+    async fn many_files_keep_path_order_and_a_limit_cuts_inside_a_later_file() {
+        let ws = Workspace::new();
+        for n in 0..600 {
+            ws.write(&format!("d{}/f{n:03}.txt", n % 7), "x\nx\nx\n");
+        }
+        let mut paths: Vec<String> = (0..600)
+            .map(|n| format!("d{}/f{n:03}.txt", n % 7))
+            .collect();
+        paths.sort();
+        let expected: Vec<String> = paths
+            .iter()
+            .flat_map(|path| (1..=3).map(move |line| format!("{path}:{line}:x")))
+            .take(1000)
+            .collect();
+        let out = grep(&ws, json!({"pattern": "x", "limit": 1000}))
+            .await
+            .unwrap();
+        let (lines, note) = out.split_at(out.find("\n[stopped").expect("a limit note"));
+        assert_eq!(lines.lines().collect::<Vec<_>>(), expected);
+        assert!(note.contains("limit of 1000 lines"), "{note}");
     }
 
     #[tokio::test]

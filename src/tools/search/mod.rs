@@ -4,7 +4,8 @@
 //! `.gitignore`, `.ignore` and `.git/info/exclude`, and hidden ones (except where a tool says
 //! otherwise). Ignore files are honoured even outside a git repository, since a workspace need
 //! not be one. Walks are sequential and visit siblings in name order, which makes every result
-//! deterministic and lets a search stop as soon as it has found enough.
+//! deterministic and lets a search stop as soon as it has found enough; `grep` reads the files
+//! the walk finds on several threads and takes their results in walk order.
 //!
 //! Paths in results are written the way the model should pass them back: relative to the
 //! workspace root when inside it, absolute otherwise.
@@ -12,6 +13,7 @@
 mod glob;
 mod grep;
 mod list;
+mod ordered;
 
 use std::fs;
 use std::path::Path;
