@@ -6,9 +6,11 @@
 //! content blocks, each started, filled by deltas and stopped, with usage split between
 //! `message_start` (input) and `message_delta` (output).
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::assembly::Assembly;
 use super::fault::Fault;
@@ -71,27 +73,24 @@ impl Wire for Anthropic {
         Ok(headers)
     }
 
-    fn body(&self, model: &str, request: &Request) -> Value {
-        let mut body = json!({
-            "model": model,
-            "max_tokens": MAX_TOKENS,
-            "stream": true,
-        });
-        // Moved in, not written inside `json!`: the macro would deep-copy the whole
-        // conversation through `to_value` on every turn (see docs/PERFORMANCE.md).
-        body["messages"] = Value::Array(messages_json(&request.messages));
-        if !request.system.is_empty() {
-            body["system"] = json!(request.system);
-        }
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
+    fn body(&self, model: &str, request: &Request) -> Bytes {
+        let body = MessagesBody {
+            model,
+            max_tokens: MAX_TOKENS,
+            stream: true,
+            system: &request.system,
+            messages: turns(&request.messages),
+            tools: request
                 .tools
                 .iter()
-                .map(|tool| json!({"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}))
-                .collect();
-            body["tools"] = Value::Array(tools);
-        }
-        body
+                .map(|tool| ToolDefinition {
+                    name: &tool.name,
+                    description: &tool.description,
+                    input_schema: &tool.input_schema,
+                })
+                .collect(),
+        };
+        super::http::json_body(&body)
     }
 
     fn decoder(&self) -> AnthropicDecoder {
@@ -99,19 +98,67 @@ impl Wire for Anthropic {
     }
 }
 
+/// A Messages request, borrowing the conversation: serialised straight to bytes, never built
+/// as a `Value` tree (see docs/PERFORMANCE.md).
+#[derive(Serialize)]
+struct MessagesBody<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ToolDefinition<'a>>,
+}
+
+#[derive(Serialize)]
+struct ToolDefinition<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// One message of the Messages conversation: a role and its content blocks.
+#[derive(Serialize)]
+struct Turn<'a> {
+    role: &'static str,
+    content: Vec<ContentBlock<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a RawValue,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        is_error: bool,
+    },
+}
+
 /// The conversation as Messages: each message becomes content blocks, and consecutive messages
 /// of one role are merged, which puts all tool results of a turn into one user message (the
 /// API requires that) and keeps roles alternating. Empty text is dropped: the API rejects
 /// empty text blocks.
-fn messages_json(messages: &[Message]) -> Vec<Value> {
-    let mut turns: Vec<(&str, Vec<Value>)> = Vec::new();
+fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
+    let mut turns: Vec<Turn<'_>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
             Message::User { content } => ("user", text_block(content).into_iter().collect()),
             Message::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<Value> = text_block(text).into_iter().collect();
-                blocks.extend(tool_calls.iter().map(|call| {
-                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+                let mut blocks: Vec<ContentBlock<'_>> = text_block(text).into_iter().collect();
+                blocks.extend(tool_calls.iter().map(|call| ContentBlock::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: tool_input(&call.arguments),
                 }));
                 ("assistant", blocks)
             }
@@ -122,34 +169,37 @@ fn messages_json(messages: &[Message]) -> Vec<Value> {
                 ..
             } => (
                 "user",
-                vec![
-                    json!({"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": is_error}),
-                ],
+                vec![ContentBlock::ToolResult {
+                    tool_use_id: call_id,
+                    content: output,
+                    is_error: *is_error,
+                }],
             ),
         };
         match turns.last_mut() {
-            Some((last_role, last_blocks)) if *last_role == role => last_blocks.extend(blocks),
+            Some(last) if last.role == role => last.content.extend(blocks),
             _ if blocks.is_empty() => {}
-            _ => turns.push((role, blocks)),
+            _ => turns.push(Turn {
+                role,
+                content: blocks,
+            }),
         }
     }
     turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
 }
 
-fn text_block(text: &str) -> Option<Value> {
-    (!text.is_empty()).then(|| json!({"type": "text", "text": text}))
+fn text_block(text: &str) -> Option<ContentBlock<'_>> {
+    (!text.is_empty()).then_some(ContentBlock::Text { text })
 }
 
-/// A tool call's stored arguments as the object the API requires. Arguments that are not a
-/// JSON object (the model produced broken JSON, which the loop already answered with an error
-/// result) are sent as `{}` so that the history stays acceptable to the API.
-fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
-        Ok(value @ Value::Object(_)) => value,
-        _ => json!({}),
+/// A tool call's stored arguments as the object the API requires, sent as the model wrote them
+/// (checked, not re-built). Arguments that are not a JSON object (the model produced broken
+/// JSON, which the loop already answered with an error result) are sent as `{}` so that the
+/// history stays acceptable to the API.
+fn tool_input(arguments: &str) -> &RawValue {
+    match serde_json::from_str::<&RawValue>(arguments) {
+        Ok(raw) if raw.get().starts_with('{') => raw,
+        _ => serde_json::from_str("{}").expect("`{}` is JSON"),
     }
 }
 
@@ -330,6 +380,7 @@ fn stop_reason(reason: String) -> StopReason {
 mod tests {
     use super::*;
     use crate::provider::{Completion, ErrorClass, ToolCall, ToolSpec, Usage};
+    use serde_json::json;
 
     fn decode(events: &[&str]) -> Result<(Completion, Vec<StreamDelta>, Flow), Fault> {
         let mut decoder = AnthropicDecoder;
@@ -447,6 +498,14 @@ mod tests {
     }
 
     #[test]
+    fn tool_inputs_are_objects_sent_as_written() {
+        assert_eq!(tool_input(" {\"a\": [1, 2]}\n").get(), "{\"a\": [1, 2]}");
+        for not_an_object in ["[1]", "\"text\"", "", "{\"a\":", "{} trailing"] {
+            assert_eq!(tool_input(not_an_object).get(), "{}", "{not_an_object:?}");
+        }
+    }
+
+    #[test]
     fn headers_carry_version_and_key() {
         let headers = Anthropic::new("http://h").headers(Some("k-123")).unwrap();
         assert_eq!(headers["x-api-key"], "k-123");
@@ -500,7 +559,8 @@ mod tests {
                 input_schema: json!({"type": "object"}),
             }],
         };
-        let body = Anthropic::new("http://h").body("claude", &request);
+        let body: Value =
+            serde_json::from_slice(&Anthropic::new("http://h").body("claude", &request)).unwrap();
         assert_eq!(
             body,
             json!({

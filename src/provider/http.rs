@@ -13,9 +13,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use futures_util::StreamExt;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
-use serde_json::Value;
 use tokio::time::{Instant, sleep, timeout_at};
 use tokio_util::sync::CancellationToken;
 
@@ -66,10 +66,20 @@ pub trait Wire: Send + Sync + 'static {
         &self,
         api_key: Option<&str>,
     ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue>;
-    /// The JSON body for `request` to `model`, with streaming switched on.
-    fn body(&self, model: &str, request: &Request) -> Value;
+    /// The JSON body for `request` to `model`, with streaming switched on, as bytes. Built
+    /// from borrowed, typed structs (see [`json_body`]), once per request however many
+    /// attempts it takes.
+    fn body(&self, model: &str, request: &Request) -> Bytes;
     /// A decoder for one response.
     fn decoder(&self) -> Self::Decoder;
+}
+
+/// `body` serialised as a request body. Each request is serialised straight from the
+/// conversation it borrows: building a `serde_json::Value` tree first would copy the whole
+/// conversation and every tool schema on every turn (see docs/PERFORMANCE.md).
+pub(super) fn json_body(body: &impl serde::Serialize) -> Bytes {
+    // Strings, numbers, booleans and JSON values only: nothing here can fail to serialise.
+    Bytes::from(serde_json::to_vec(body).expect("a request body always serialises"))
 }
 
 /// Why a provider could not be built from a valid configuration.
@@ -130,7 +140,7 @@ impl<W: Wire> HttpProvider<W> {
     /// One request and its whole response. Fills `assembly`; `Ok` means the response is complete.
     async fn attempt(
         &self,
-        body: &Value,
+        body: &Bytes,
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<(), Fault> {
@@ -142,8 +152,13 @@ impl<W: Wire> HttpProvider<W> {
     }
 
     /// Sends the request and returns the response once its headers say it is an event stream.
-    async fn send(&self, body: &Value, deadline: Instant) -> Result<reqwest::Response, Fault> {
-        let request = self.client.post(self.wire.url()).json(body).send();
+    async fn send(&self, body: &Bytes, deadline: Instant) -> Result<reqwest::Response, Fault> {
+        let request = self
+            .client
+            .post(self.wire.url())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body.clone())
+            .send();
         let response = timeout_at(deadline, request)
             .await
             .map_err(|_| self.first_byte_timeout())?

@@ -6,15 +6,16 @@
 //! a missing `index`, extra fields such as llama.cpp's `timings`, an `{"error": ...}` chunk in
 //! place of a stream failure, and streams that end without `[DONE]`.
 
+use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::assembly::Assembly;
 use super::fault::Fault;
 use super::http::{Decoder, Flow, Wire};
 use super::sse::SseEvent;
-use super::{Message, Request, StopReason, StreamDelta};
+use super::{Message, Request, StopReason, StreamDelta, ToolSpec};
 
 /// The Chat Completions endpoint under one base URL.
 #[derive(Debug, Clone)]
@@ -56,34 +57,23 @@ impl Wire for OpenAi {
         Ok(headers)
     }
 
-    fn body(&self, model: &str, request: &Request) -> Value {
-        let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        if !request.system.is_empty() {
-            messages.push(json!({"role": "system", "content": request.system}));
-        }
-        messages.extend(request.messages.iter().map(message_json));
-        let mut body = json!({
-            "model": model,
-            "stream": true,
-            "stream_options": {"include_usage": true},
+    fn body(&self, model: &str, request: &Request) -> Bytes {
+        let system = (!request.system.is_empty()).then(|| ChatMessage::System {
+            content: &request.system,
         });
-        // Moved in, not written inside `json!`: the macro would deep-copy the whole
-        // conversation through `to_value` on every turn (see docs/PERFORMANCE.md).
-        body["messages"] = Value::Array(messages);
-        if !request.tools.is_empty() {
-            let tools: Vec<Value> = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({
-                        "type": "function",
-                        "function": {"name": tool.name, "description": tool.description, "parameters": tool.input_schema},
-                    })
-                })
-                .collect();
-            body["tools"] = Value::Array(tools);
-        }
-        body
+        let body = ChatBody {
+            model,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            messages: system
+                .into_iter()
+                .chain(request.messages.iter().map(ChatMessage::from))
+                .collect(),
+            tools: request.tools.iter().map(ChatTool::from).collect(),
+        };
+        super::http::json_body(&body)
     }
 
     fn decoder(&self) -> OpenAiDecoder {
@@ -91,37 +81,112 @@ impl Wire for OpenAi {
     }
 }
 
-fn message_json(message: &Message) -> Value {
-    match message {
-        Message::User { content } => json!({"role": "user", "content": content}),
-        Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
-            json!({"role": "assistant", "content": text})
-        }
-        Message::Assistant { text, tool_calls } => {
-            let calls: Vec<Value> = tool_calls
-                .iter()
-                .map(|call| {
-                    json!({
-                        "id": call.id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": call.arguments},
+/// A Chat Completions request, borrowing the conversation: serialised straight to bytes,
+/// never built as a `Value` tree (see docs/PERFORMANCE.md).
+#[derive(Serialize)]
+struct ChatBody<'a> {
+    model: &'a str,
+    stream: bool,
+    stream_options: StreamOptions,
+    messages: Vec<ChatMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ChatTool<'a>>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+enum ChatMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        /// `null` rather than "" when the turn is only tool calls: the reference API's shape.
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatToolCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+impl<'a> From<&'a Message> for ChatMessage<'a> {
+    fn from(message: &'a Message) -> Self {
+        match message {
+            Message::User { content } => ChatMessage::User { content },
+            Message::Assistant { text, tool_calls } => ChatMessage::Assistant {
+                content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(|call| ChatToolCall {
+                        id: &call.id,
+                        kind: "function",
+                        function: ChatFunctionCall {
+                            name: &call.name,
+                            arguments: &call.arguments,
+                        },
                     })
-                })
-                .collect();
-            // `null` rather than "" when the turn is only tool calls: the reference API's shape.
-            let content = if text.is_empty() {
-                Value::Null
-            } else {
-                json!(text)
-            };
-            json!({"role": "assistant", "content": content, "tool_calls": calls})
-        }
-        Message::ToolResult {
-            call_id, output, ..
-        } => {
-            json!({"role": "tool", "tool_call_id": call_id, "content": output})
+                    .collect(),
+            },
+            Message::ToolResult {
+                call_id, output, ..
+            } => ChatMessage::Tool {
+                tool_call_id: call_id,
+                content: output,
+            },
         }
     }
+}
+
+#[derive(Serialize)]
+struct ChatToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunctionCall<'a>,
+}
+
+#[derive(Serialize)]
+struct ChatFunctionCall<'a> {
+    name: &'a str,
+    /// The model's own JSON text, sent back as it came.
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+struct ChatTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ChatFunction<'a>,
+}
+
+impl<'a> From<&'a ToolSpec> for ChatTool<'a> {
+    fn from(tool: &'a ToolSpec) -> Self {
+        ChatTool {
+            kind: "function",
+            function: ChatFunction {
+                name: &tool.name,
+                description: &tool.description,
+                parameters: &tool.input_schema,
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ChatFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
 }
 
 /// Reads an absent or `null` field as its default: the copies of the API send `null` where the
@@ -284,7 +349,8 @@ fn stop_reason(reason: String) -> StopReason {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{ErrorClass, ToolCall, ToolSpec, Usage};
+    use crate::provider::{ErrorClass, ToolCall, Usage};
+    use serde_json::json;
 
     /// Feeds `lines` (one JSON chunk each, or `[DONE]`) to a decoder; returns the completion,
     /// the deltas, and the flow after the last line.
@@ -455,7 +521,8 @@ mod tests {
                 input_schema: json!({"type": "object"}),
             }],
         };
-        let body = OpenAi::new("http://h/v1/").body("m", &request);
+        let body: Value =
+            serde_json::from_slice(&OpenAi::new("http://h/v1/").body("m", &request)).unwrap();
         assert_eq!(
             body,
             json!({
@@ -474,13 +541,14 @@ mod tests {
                 "tools": [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object"}}}],
             })
         );
-        let no_tools = OpenAi::new("http://h/v1").body(
+        let no_tools: Value = serde_json::from_slice(&OpenAi::new("http://h/v1").body(
             "m",
             &Request {
                 tools: vec![],
                 ..request
             },
-        );
+        ))
+        .unwrap();
         assert!(no_tools.get("tools").is_none());
     }
 
