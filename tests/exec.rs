@@ -582,3 +582,47 @@ fn a_command_that_times_out_is_killed_with_everything_it_started() {
     );
     support::procs::assert_gone_soon(&nonce);
 }
+
+#[test]
+fn commands_run_when_zero_starts_with_stdin_and_stderr_closed() {
+    use std::os::unix::process::CommandExt;
+    // Closed standard fds are the first numbers new fds get (zero's own pipes and sockets land
+    // there): the guardian's report pipe must still arrive open on the guardian's stdin.
+    let ws = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "bash",
+                json!({"command": "echo from-the-command"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let mut command = zero_std_with(&server, Wire::OpenAi);
+    command
+        .args(["exec", "--auto", "high", "run it"])
+        .current_dir(ws.path());
+    // SAFETY: only close, which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            libc::close(0);
+            libc::close(2);
+            Ok(())
+        });
+    }
+    let output = command.output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let requests = server.requests();
+    let result = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result")["content"]
+        .to_string();
+    assert!(result.contains("from-the-command"), "{result}");
+}
