@@ -17,19 +17,8 @@ use tempfile::TempDir;
 use crate::Options;
 use crate::process::{self, Finished};
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
-
-/// Provider variables that must not leak in from the machine running the harness.
-const PROVIDER_VARIABLES: [&str; 8] = [
-    "ZERO_PROVIDER",
-    "ZERO_MODEL",
-    "ZERO_BASE_URL",
-    "ZERO_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-];
 
 /// How long the model holds back its answer to a specialist child, so the child is sampled.
 const CHILD_HOLD: Duration = Duration::from_millis(100);

@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use super::fake_model::FakeModel;
 
-/// Provider variables that must not leak in from the machine running the tests.
-const PROVIDER_VARIABLES: [&str; 8] = [
+/// Provider variables that must not leak in from the machine running the tests (or the
+/// benchmark harness, which shares this list).
+pub const PROVIDER_VARIABLES: [&str; 8] = [
     "ZERO_PROVIDER",
     "ZERO_MODEL",
     "ZERO_BASE_URL",
