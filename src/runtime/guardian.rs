@@ -81,11 +81,8 @@ pub fn run(args: GuardianArgs) -> i32 {
     };
     become_subreaper();
     // Passed on to the command on fd 3 (a nested `zero exec`, say, watches it too), and to
-    // nothing else.
-    let lifeline = lifeline::inherited();
-    if let Some(lifeline) = &lifeline {
-        let _ = lifeline::set_cloexec(lifeline.as_raw_fd());
-    }
+    // nothing else: kept close-on-exec, and above fd 3 so placing it there is a real copy.
+    let lifeline = lifeline::inherited().and_then(|fd| lifeline::high_cloexec(fd.as_raw_fd()).ok());
     let wakeups = match Wakeups::install() {
         Ok(wakeups) => wakeups,
         Err(error) => {
@@ -156,7 +153,7 @@ fn spawn_command(
         None => command.env_remove(LIFELINE_FD_VAR),
     };
     // SAFETY: only prctl and dup2, which are async-signal-safe, run between fork and exec. The
-    // lifeline is numbered above fd 3 (`lifeline::read_end`), so dup2 really copies it, without
+    // lifeline is numbered above fd 3 (see `run`), so dup2 really copies it, without
     // close-on-exec.
     unsafe {
         command.pre_exec(move || {

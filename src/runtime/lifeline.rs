@@ -26,9 +26,9 @@ pub const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
 /// The fd a guardian's command finds its lifeline on.
 pub(crate) const CHILD_LIFELINE_FD: RawFd = 3;
 
-/// The lowest fd this process keeps its lifeline ends on: above the well-known
-/// [`CHILD_LIFELINE_FD`], so a guardian placing its lifeline there never `dup2`s an fd onto
-/// itself (which would leave close-on-exec set).
+/// The lowest fd lifeline ends are kept on: above the well-known [`CHILD_LIFELINE_FD`], so a
+/// guardian placing its lifeline there never `dup2`s an fd onto itself (which would leave
+/// close-on-exec set).
 const HIGH_FD: RawFd = 10;
 
 /// This process's lifeline.
@@ -59,7 +59,7 @@ pub(crate) fn read_end() -> io::Result<RawFd> {
 
 /// A close-on-exec duplicate of `fd` numbered at least [`HIGH_FD`]; the original is closed
 /// when its owner drops it.
-fn high_cloexec(fd: RawFd) -> Result<OwnedFd, Errno> {
+pub(crate) fn high_cloexec(fd: RawFd) -> Result<OwnedFd, Errno> {
     let duplicate = fcntl(fd, FcntlArg::F_DUPFD_CLOEXEC(HIGH_FD))?;
     // SAFETY: fcntl just returned this fd and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(duplicate) })
