@@ -708,17 +708,18 @@ fn a_panic_closes_the_runtime_through_the_guard() {
     let mut config = RuntimeConfig::new("run_panics", home.path());
     config.kill_grace = Duration::from_millis(300);
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
-    let tokio = tokio::runtime::Builder::new_multi_thread()
+    // The flavour `zero exec` runs on: once a panic has left `block_on`, nothing drives its
+    // timers and I/O but the guard itself.
+    let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let record = tokio
         .block_on(runtime.start(TaskSpec::shell("sleep 30", workspace.path())))
         .unwrap();
-    let guard = CloseOnDrop::new(Arc::clone(&runtime), tokio.handle().clone());
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _guard = guard;
-        panic!("a bug");
+        let _guard = CloseOnDrop::new(Arc::clone(&runtime), &tokio);
+        tokio.block_on(async { panic!("a bug") });
     }));
     assert!(unwound.is_err());
     let after = tokio.block_on(runtime.status(record.id.as_str())).unwrap();

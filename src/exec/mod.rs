@@ -264,7 +264,11 @@ fn run_job(
         max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
         tasks: &tasks,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
+    // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
+    // one worker to another, and waking an idle vCPU costs up to a millisecond on a VM
+    // (docs/PERFORMANCE.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
@@ -272,7 +276,7 @@ fn run_job(
     // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
     // and lands here too: each task's end is reported before `run_end` and nothing the run
     // started outlives it. A panic skips the close here; the guard does it instead.
-    let guard = CloseOnDrop::new(Arc::clone(&tasks), runtime.handle().clone());
+    let guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
     let report = runtime.block_on(async {
         let report = agent.run(system, prompt).await;
         // A cancelled tool call may leave its command still being stopped: let that finish

@@ -7,19 +7,21 @@ use crate::runtime::Runtime;
 /// Closes `runtime` when dropped while armed — that is, when a panic unwinds past the scope
 /// that owns the run's processes before it could close them itself. The normal path closes
 /// the runtime and then [`CloseOnDrop::disarm`]s the guard.
-pub struct CloseOnDrop {
+pub struct CloseOnDrop<'a> {
     runtime: Arc<Runtime>,
-    handle: tokio::runtime::Handle,
+    /// The async runtime the run's tasks are followed on. The guard drives it itself: on a
+    /// current-thread runtime nothing else drives its timers and I/O once the panic has left
+    /// `block_on` (a `Handle::block_on` would wait for ever on a grace period).
+    tokio: &'a tokio::runtime::Runtime,
     armed: bool,
 }
 
-impl CloseOnDrop {
-    /// A guard closing `runtime` on the async runtime behind `handle`, where its tasks are
-    /// followed.
-    pub fn new(runtime: Arc<Runtime>, handle: tokio::runtime::Handle) -> Self {
+impl<'a> CloseOnDrop<'a> {
+    /// A guard closing `runtime` on `tokio`, where its tasks are followed.
+    pub fn new(runtime: Arc<Runtime>, tokio: &'a tokio::runtime::Runtime) -> Self {
         CloseOnDrop {
             runtime,
-            handle,
+            tokio,
             armed: true,
         }
     }
@@ -30,12 +32,12 @@ impl CloseOnDrop {
     }
 }
 
-impl Drop for CloseOnDrop {
+impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {
         // `block_on` would panic inside an async context (a panic while panicking aborts, and
         // skips the close); the guard lives outside one, but be sure.
         if self.armed && tokio::runtime::Handle::try_current().is_err() {
-            let _ = self.handle.block_on(self.runtime.close());
+            let _ = self.tokio.block_on(self.runtime.close());
         }
     }
 }
