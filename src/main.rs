@@ -34,16 +34,17 @@ fn main() -> ProcessExitCode {
     };
     match cli.command {
         Command::Exec(args) => {
-            // Before anything of this run touches the data directory.
-            zero::operator::reconcile_at_start();
             let exec_matches = matches
                 .subcommand_matches("exec")
                 .expect("clap returned the exec subcommand");
             let prompt_parts = prompt_parts_in_argv_order(exec_matches);
-            let exit = exec::run(Invocation {
-                args: *args,
-                prompt_parts,
-            });
+            let exit = exec::run(
+                Invocation {
+                    args: *args,
+                    prompt_parts,
+                },
+                zero::operator::reconcile_at_start,
+            );
             lifecycle::exit(exit.code())
         }
         Command::Tasks(args) => zero::operator::run(args).into(),

@@ -294,3 +294,75 @@ fn version_and_help_touch_nothing() {
     assert!(home.runs_entries().contains(&"run_dead.lock".to_string()));
     assert_eq!(home.records()[0]["status"], "running");
 }
+
+/// A dead run's leftover that notes each SIGTERM in `marker` and carries on, in its own process
+/// group; the group is killed when dropped.
+struct Stubborn(std::process::Child);
+
+impl Stubborn {
+    fn start(marker: &std::path::Path, nonce: &str) -> Stubborn {
+        let script = format!(
+            "trap 'touch {}' TERM; while :; do sleep 0.05; done # {nonce}",
+            marker.display()
+        );
+        let mut shell = Command::new("sh");
+        std::os::unix::process::CommandExt::process_group(&mut shell, 0);
+        Stubborn(
+            shell
+                .args(["-c", &script])
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+}
+
+impl Drop for Stubborn {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.0.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
+    use support::zero::{Wire, events, zero_std_with};
+    let nonce = nonce();
+    let home = Home::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let marker = scratch.path().join("asked-to-stop");
+    // Reconciling its dead run means waiting out the grace period: a long one keeps zero there.
+    let leftover = Stubborn::start(&marker, &nonce);
+    let pid = leftover.0.id();
+    dead_run_with(&home, "run_dead", "task_000000000012", pid, start_time(pid));
+    let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
+    let zero = zero_std_with(&server, Wire::OpenAi)
+        .args(["exec", "-o", "stream-json", "go"])
+        .env("ZERO_HOME", home.path())
+        .env("ZERO_KILL_GRACE_MS", "20000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("reconciliation to ask the leftover to stop", || {
+        marker.exists().then_some(())
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(zero.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let output = zero.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(143));
+    let events = events(&output.stdout);
+    let kinds: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(kinds.last(), Some(&"run_end"), "{kinds:?}");
+    assert!(kinds.contains(&"error"), "{kinds:?}");
+    assert_eq!(events.last().unwrap()["exitCode"], 143);
+    assert!(server.requests().is_empty(), "the run never started");
+    drop(leftover);
+}

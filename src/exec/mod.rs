@@ -130,7 +130,11 @@ struct Accounting {
 
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
 /// in the job is reported as an internal error, after the runtime was closed on the way out.
-pub fn run(invocation: Invocation) -> ExitCode {
+///
+/// `prepare` (the reconciliation of dead runs) runs first: before the job touches the data
+/// directory, and once a stop signal would already be reported — it may wait out a grace
+/// period on a dead run's leftovers.
+pub fn run(invocation: Invocation, prepare: impl FnOnce()) -> ExitCode {
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let early = Arc::clone(&output);
     lifecycle::report_early_stops(Box::new(move |stop| {
@@ -138,6 +142,7 @@ pub fn run(invocation: Invocation) -> ExitCode {
         failure.emit(&early);
         finish(&early, failure.exit, Accounting::default());
     }));
+    prepare();
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
         run_job(&invocation, &output, &mut accounting)
