@@ -374,7 +374,10 @@ struct Found {
     cut: bool,
 }
 
-/// Collects what one file contributes, as the searcher reports it.
+/// Collects what one file contributes, as the searcher reports it. It stops at `room` lines,
+/// or once its lines alone fill the output ([`OUTPUT_CAP`]): nothing past that is ever shown,
+/// and files are searched ahead of the output on several threads, so each one's share of
+/// memory stays bounded.
 struct FileSink<'a> {
     /// The file as shown in the output.
     path: &'a str,
@@ -382,6 +385,8 @@ struct FileSink<'a> {
     /// Most lines this file may add (content mode).
     room: usize,
     lines: Vec<String>,
+    /// Bytes of `lines` as output (a newline each).
+    bytes: usize,
     /// Matching lines seen.
     matches: u64,
     /// The file holds binary data; whatever was collected is dropped.
@@ -397,6 +402,7 @@ impl<'a> FileSink<'a> {
             query,
             room,
             lines: Vec::new(),
+            bytes: 0,
             matches: 0,
             binary: false,
             cut: false,
@@ -413,11 +419,25 @@ impl<'a> FileSink<'a> {
         }
     }
 
-    /// Adds `path{sep}number{sep}text`; returns false (stop searching) once `room` is used up.
+    /// Whether another line may be added; notes the cut when not. The line that takes the
+    /// file past [`OUTPUT_CAP`] is still kept, so the output is capped where it would have been.
+    fn has_room(&mut self) -> bool {
+        if self.lines.len() >= self.room || self.bytes > OUTPUT_CAP {
+            self.cut = true;
+            return false;
+        }
+        true
+    }
+
+    fn keep(&mut self, line: String) {
+        self.bytes += line.len() + 1;
+        self.lines.push(line);
+    }
+
+    /// Adds `path{sep}number{sep}text`; returns false (stop searching) once there is no room.
     /// A long matching line is shown around its first match, so the match is always visible.
     fn push(&mut self, separator: char, number: Option<u64>, bytes: &[u8]) -> bool {
-        if self.lines.len() >= self.room {
-            self.cut = true;
+        if !self.has_room() {
             return false;
         }
         let text = String::from_utf8_lossy(bytes);
@@ -427,11 +447,12 @@ impl<'a> FileSink<'a> {
             _ => 0,
         };
         let number = number.unwrap_or(0);
-        self.lines.push(format!(
+        let line = format!(
             "{}{separator}{number}{separator}{}",
             self.path,
             clip(text, focus)
-        ));
+        );
+        self.keep(line);
         true
     }
 }
@@ -475,11 +496,10 @@ impl Sink for FileSink<'_> {
     }
 
     fn context_break(&mut self, _: &Searcher) -> Result<bool, io::Error> {
-        if self.lines.len() >= self.room {
-            self.cut = true;
+        if !self.has_room() {
             return Ok(false);
         }
-        self.lines.push("--".to_string());
+        self.keep("--".to_string());
         Ok(true)
     }
 
@@ -675,6 +695,38 @@ mod tests {
         assert!(out.ends_with(
             "[output cut at 64 KiB; narrow the search with path, glob or a more specific pattern]"
         ));
+    }
+
+    #[test]
+    fn a_file_keeps_no_more_than_the_output_can_show() {
+        let ws = Workspace::new();
+        let line = format!("needle {}\n", "z".repeat(400));
+        ws.write("big.txt", line.repeat(2000));
+        let query = Query::new(&GrepArgs {
+            pattern: "needle".into(),
+            path: None,
+            glob: None,
+            case_insensitive: false,
+            context: 0,
+            output_mode: OutputMode::Content,
+            limit: Some(MAX_LIMIT),
+        })
+        .unwrap();
+        let mut sink = FileSink::new("big.txt", &query, query.limit);
+        query
+            .searcher()
+            .search_path(&query.matcher, ws.path("big.txt"), &mut sink)
+            .unwrap();
+        assert!(sink.cut);
+        assert!(
+            sink.bytes > OUTPUT_CAP,
+            "the output is still cut where it was"
+        );
+        assert!(
+            sink.bytes <= OUTPUT_CAP + LINE_CAP + 100,
+            "{} bytes kept",
+            sink.bytes
+        );
     }
 
     #[tokio::test]

@@ -20,9 +20,9 @@ const MAX_THREADS: usize = 4;
 /// about what searching a small file does, so items travel in batches.
 const BATCH: usize = 32;
 
-/// Most batches handed out ahead of the first one not yet taken: it bounds what waits in
-/// memory behind one slow item.
-const WINDOW: usize = 16;
+/// Most batches handed out ahead of the first one not yet taken: enough to keep every thread
+/// busy behind one slow item, and a bound on what waits in memory meanwhile.
+const WINDOW: usize = 2 * MAX_THREADS;
 
 /// Runs `work` on every item of `items` on up to [`MAX_THREADS`] threads (one per core), each
 /// with a state of its own made by `init`, and gives the results to `take` in the order of
