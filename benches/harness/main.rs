@@ -21,6 +21,7 @@ mod scenarios;
 mod table;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -99,8 +100,34 @@ fn main() -> std::process::ExitCode {
             format!(", model delay {:?}", options.delay)
         },
     );
+    // Every scratch directory (workspaces, homes, the generated grep tree) lives below one
+    // root, so a Ctrl-C can remove them all before the harness goes.
+    let scratch = match tempfile::Builder::new().prefix("zero-bench-").tempdir() {
+        Ok(scratch) => scratch,
+        Err(error) => {
+            eprintln!("harness: cannot create a scratch directory: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let root = scratch.path().to_path_buf();
+    if let Err(error) = ctrlc::set_handler(move || {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        remove_while_in_use(&root);
+        eprintln!("harness: interrupted; scratch directories removed");
+        std::process::exit(130);
+    }) {
+        eprintln!("harness: cannot handle Ctrl-C: {error}");
+        return std::process::ExitCode::FAILURE;
+    }
     let mut rows = Vec::new();
-    let result = scenarios::run_all(&options, &mut rows);
+    let result = scenarios::run_all(&options, scratch.path(), &mut rows);
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        // The scenario failed because its directory went: the Ctrl-C handler ends the process
+        // once the clean-up is done, with no table and no failure of ours.
+        loop {
+            std::thread::park();
+        }
+    }
     print!("{}", table::render(&rows));
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -108,5 +135,34 @@ fn main() -> std::process::ExitCode {
             eprintln!("harness: FAILED: {error:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// Set by the Ctrl-C handler before it removes the scratch directories.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Removes `root` while the scenario in progress and the zero processes closing on the same
+/// Ctrl-C may still be writing below it. Renaming it first makes every path the scenario holds
+/// dangle, so its next write fails instead of racing the removal; then the old path is removed
+/// until it has stayed gone for a moment (a closing zero may make its data directory again),
+/// for two seconds at most.
+fn remove_while_in_use(root: &std::path::Path) {
+    let mut doomed = root.as_os_str().to_owned();
+    doomed.push(".removing");
+    if std::fs::rename(root, &doomed).is_ok() {
+        let _ = std::fs::remove_dir_all(&doomed);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    let mut gone_since: Option<std::time::Instant> = None;
+    while std::time::Instant::now() < deadline {
+        let _ = std::fs::remove_dir_all(root);
+        if root.exists() {
+            gone_since = None;
+        } else if gone_since.is_some_and(|since| since.elapsed() >= Duration::from_millis(100)) {
+            return;
+        } else {
+            gone_since.get_or_insert_with(std::time::Instant::now);
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }

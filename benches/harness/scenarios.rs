@@ -38,9 +38,10 @@ const TASK_OUTPUT_TAIL: u64 = 1024;
 /// How long the harness waits for a process tree to disappear before calling it leaked.
 const LEAK_LIMIT: Duration = Duration::from_secs(5);
 
-/// Runs every scenario, adding rows as they complete (so a failure still shows what ran).
-pub fn run_all(options: &Options, rows: &mut Vec<Row>) -> Result<()> {
-    let bench = Bench { options };
+/// Runs every scenario, adding rows as they complete (so a failure still shows what ran). Every
+/// scratch directory is made below `scratch`.
+pub fn run_all(options: &Options, scratch: &Path, rows: &mut Vec<Row>) -> Result<()> {
+    let bench = Bench { options, scratch };
     bench.startup(rows)?;
     bench.floors(rows)?;
     let sizes: &[usize] = if options.quick {
@@ -111,9 +112,16 @@ impl Job {
 
 struct Bench<'a> {
     options: &'a Options,
+    /// Where the scratch directories go (removed as a whole, even on Ctrl-C).
+    scratch: &'a Path,
 }
 
 impl Bench<'_> {
+    /// A new scratch directory, removed when dropped.
+    fn temp_dir(&self) -> Result<TempDir> {
+        Ok(TempDir::new_in(self.scratch)?)
+    }
+
     /// `zero` with a private home and data directory, a clean provider environment, and
     /// stdout/stderr kept in `scratch` for a failure message.
     fn zero(&self, scratch: &Path) -> Result<Command> {
@@ -155,7 +163,7 @@ impl Bench<'_> {
         workspace: &Path,
     ) -> Result<(FakeModel, process::Running, TempDir)> {
         let server = FakeModel::start(script);
-        let scratch = TempDir::new()?;
+        let scratch = self.temp_dir()?;
         let mut command = self.zero(scratch.path())?;
         command
             .args(["exec", "--auto", "medium", "-o", "stream-json"])
@@ -201,7 +209,7 @@ impl Bench<'_> {
             let mut wall = Row::new(format!("{label}: wall"), Unit::Ms, "≤ 3 ms");
             let mut rss = Row::new(format!("{label}: peak RSS"), Unit::MiB, "");
             for _ in 0..self.options.runs {
-                let scratch = TempDir::new()?;
+                let scratch = self.temp_dir()?;
                 let finished = process::start(self.zero(scratch.path())?.args(args))?.wait()?;
                 ensure!(finished.code == 0, "{label} exited {}", finished.code);
                 wall.time(finished.wall);
@@ -215,7 +223,7 @@ impl Bench<'_> {
     /// What zero's numbers stand on, measured the same way without zero: starting any process
     /// at all (`/bin/true`), and the `bash` tool's own work in the turn rows.
     fn floors(&self, rows: &mut Vec<Row>) -> Result<()> {
-        let workspace = TempDir::new()?;
+        let workspace = self.temp_dir()?;
         let floors: [(&str, &[&str], &str); 2] = [
             ("/bin/true (process start floor)", &["true"], ""),
             (
@@ -257,7 +265,7 @@ impl Bench<'_> {
                 })
                 .collect();
             replies.push(Reply::text("Appended the lines."));
-            let workspace = TempDir::new()?;
+            let workspace = self.temp_dir()?;
             let job = self.job(replies, workspace.path())?;
             let lines = fs::read_to_string(workspace.path().join("log.txt"))
                 .context("the job wrote no log.txt")?
@@ -320,7 +328,7 @@ impl Bench<'_> {
                             .delay(self.options.delay.max(CHILD_HOLD)),
                     ),
                 );
-            let workspace = TempDir::new()?;
+            let workspace = self.temp_dir()?;
             let (server, running, scratch) = self.start_job(script, 3, workspace.path())?;
             let finished = running.wait()?;
             let requests = server.requests();
@@ -343,7 +351,7 @@ impl Bench<'_> {
 
     /// Whether `zero exec --auto medium --list-tools` lists `tool`.
     fn offers_tool(&self, tool: &str) -> Result<bool> {
-        let scratch = TempDir::new()?;
+        let scratch = self.temp_dir()?;
         let mut command = self.zero(scratch.path())?;
         command.args(["exec", "--auto", "medium", "--list-tools"]);
         let code = process::start(&mut command)?.wait()?.code;
@@ -371,7 +379,7 @@ impl Bench<'_> {
             let mut replies = calls.clone();
             replies.push(Reply::text("interrupted"));
             let turns = replies.len();
-            let workspace = TempDir::new()?;
+            let workspace = self.temp_dir()?;
             let (_server, running, _scratch) =
                 self.start_job(self.script(replies), turns, workspace.path())?;
             let pid = running.pid();
@@ -442,7 +450,7 @@ impl Bench<'_> {
                 ),
                 Reply::text("read it"),
             ];
-            let workspace = TempDir::new()?;
+            let workspace = self.temp_dir()?;
             let job = self.job(replies, workspace.path())?;
             ensure!(
                 job.body(3).contains("end-of-output"),
@@ -457,7 +465,7 @@ impl Bench<'_> {
 
     /// The `grep` tool over `files` small files, and `rg` over the same tree when installed.
     fn grep(&self, files: usize, rows: &mut Vec<Row>) -> Result<()> {
-        let tree = TempDir::new()?;
+        let tree = self.temp_dir()?;
         let matches = generate_tree(tree.path(), files)?;
         let pattern = "needle_[0-9]+";
         let mut tool = Row::new(format!("grep tool, {files} files: tool turn"), Unit::Ms, "");
@@ -511,7 +519,9 @@ fn generate_tree(root: &Path, files: usize) -> Result<usize> {
     for n in 0..files {
         let dir = root.join(format!("d{:04}", n / 100));
         if n % 100 == 0 {
-            fs::create_dir_all(&dir)?;
+            // Not `create_dir_all`: once a Ctrl-C has removed the scratch root, nothing may
+            // make it again.
+            fs::create_dir(&dir)?;
         }
         let mut text = format!("// file {n}\nfn item_{n}() -> u32 {{\n    {n}\n}}\n");
         if n % 1000 == 0 {
