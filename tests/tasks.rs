@@ -21,18 +21,8 @@ fn run_parent(server: &FakeModel, workspace: &Path, home: &Path, prompt: &str) -
     run_parent_with(server, workspace, home, prompt, 300, &[])
 }
 
-/// [`run_parent`] with its tasks (and theirs) given `grace_ms` between SIGTERM and SIGKILL.
-fn run_parent_with_grace(
-    server: &FakeModel,
-    workspace: &Path,
-    home: &Path,
-    prompt: &str,
-    grace_ms: u64,
-) -> Vec<Value> {
-    run_parent_with(server, workspace, home, prompt, grace_ms, &[])
-}
-
-/// [`run_parent_with_grace`] with `extra` flags for `zero exec`.
+/// [`run_parent`] with its tasks (and theirs) given `grace_ms` between SIGTERM and SIGKILL,
+/// and `extra` flags for `zero exec`.
 fn run_parent_with(
     server: &FakeModel,
     workspace: &Path,
@@ -208,12 +198,13 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
             .reply(Reply::text("stop it then")),
     );
     // A generous grace period: the child must end by its own SIGTERM handling, not SIGKILL.
-    let events = run_parent_with_grace(
+    let events = run_parent_with(
         &server,
         workspace.path(),
         home.path(),
         "start and leave",
         5000,
+        &[],
     );
 
     let results = of_type(&events, "tool_result");
