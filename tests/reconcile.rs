@@ -111,9 +111,7 @@ impl Drop for Sleeper {
 }
 
 fn start_time(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 1..];
-    after.split_whitespace().nth(19).unwrap().parse().unwrap()
+    support::procs::stat(pid as i32).unwrap().start_time
 }
 
 #[test]

@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::support::procs::stat;
+
 /// How often the tree's memory is sampled.
 const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
@@ -178,10 +180,7 @@ impl Sampler {
 /// the parent twice.
 fn unexecuted_fork(pid: i32) -> bool {
     let cmdline = |pid: i32| fs::read(format!("/proc/{pid}/cmdline")).ok();
-    match stat(pid) {
-        Some((_, ppid)) => cmdline(pid).is_some_and(|own| cmdline(ppid) == Some(own)),
-        None => false,
-    }
+    stat(pid).is_some_and(|stat| cmdline(pid).is_some_and(|own| cmdline(stat.ppid) == Some(own)))
 }
 
 /// A `/proc/<pid>/status` field given in kB (`VmRSS:`, `VmHWM:`).
@@ -209,7 +208,7 @@ pub fn descendants(root: i32) -> Vec<i32> {
 
 /// Whether `pid` names a process that has not exited (a zombie counts as gone).
 pub fn alive(pid: i32) -> bool {
-    stat(pid).is_some_and(|(state, _)| state != 'Z')
+    stat(pid).is_some_and(|stat| !stat.zombie())
 }
 
 /// The command name of `pid`, if it is still there.
@@ -227,21 +226,11 @@ fn processes() -> Vec<(i32, i32)> {
     entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| match stat(pid)? {
-            (state, ppid) if state != 'Z' => Some((pid, ppid)),
-            _ => None,
+        .filter_map(|pid| {
+            let stat = stat(pid)?;
+            (!stat.zombie()).then_some((pid, stat.ppid))
         })
         .collect()
-}
-
-/// State and parent pid from `/proc/<pid>/stat`. The command name can hold spaces and
-/// parentheses, so the fields are read after its last `)`.
-fn stat(pid: i32) -> Option<(char, i32)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
 }
 
 /// Polls until `done` holds or `limit` passes; returns how long it took, or `None` on timeout.

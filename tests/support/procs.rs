@@ -17,6 +17,41 @@ pub struct Process {
     pub argv: Vec<String>,
 }
 
+/// The fields of `/proc/<pid>/stat` the tests and the benchmark harness read.
+#[derive(Debug, Clone, Copy)]
+pub struct Stat {
+    /// The state letter (`R`, `S`, `Z`...).
+    pub state: char,
+    /// The parent's pid.
+    pub ppid: i32,
+    /// The process group id.
+    pub pgid: i32,
+    /// Start time in clock ticks since boot.
+    pub start_time: u64,
+}
+
+impl Stat {
+    /// Whether the process has ended and waits to be reaped.
+    pub fn zombie(&self) -> bool {
+        self.state == 'Z'
+    }
+}
+
+/// `/proc/<pid>/stat` of `pid`, or `None` once it is gone. The command name can hold spaces
+/// and parentheses, so the fields are counted after its last `)`.
+pub fn stat(pid: i32) -> Option<Stat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // Field 3 of the line is the first after the name.
+    let field = |number: usize| fields.get(number - 3).copied();
+    Some(Stat {
+        state: field(3)?.chars().next()?,
+        ppid: field(4)?.parse().ok()?,
+        pgid: field(5)?.parse().ok()?,
+        start_time: field(22)?.parse().ok()?,
+    })
+}
+
 /// The live (non-zombie) processes with `needle` in their command line.
 pub fn processes(needle: &str) -> Vec<Process> {
     std::fs::read_dir("/proc")
@@ -25,11 +60,7 @@ pub fn processes(needle: &str) -> Vec<Process> {
         .filter_map(|entry| {
             let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
             let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            let zombie = stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            let zombie = stat(pid as i32)?.zombie();
             let argv: Vec<String> = cmdline
                 .split(|byte| *byte == 0)
                 .filter(|part| !part.is_empty())
