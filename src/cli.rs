@@ -299,7 +299,8 @@ pub struct GenerateArgs {
 }
 
 /// `zero __guard`: run a command under a guardian. Internal: zero starts it for every command
-/// it runs, with a report pipe and a lifeline on known fds (see `docs/LIFECYCLE.md`). It is
+/// it runs, with the report pipe as its stdin and the lifeline inherited (see
+/// `docs/LIFECYCLE.md`). It is
 /// parsed on its own, before the rest of the CLI is built, because it starts once per command
 /// and every millisecond of its start-up is a tool turn's.
 #[derive(Debug, Parser)]

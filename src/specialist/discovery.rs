@@ -455,8 +455,8 @@ mod tests {
             warnings,
             [format!(
                 "specialist manifest {source}: Claude Code tool `WebFetch` has no zero \
-                     equivalent; left out"
-            ),]
+                 equivalent; left out"
+            )]
         );
     }
 
