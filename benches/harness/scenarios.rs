@@ -39,9 +39,12 @@ const TASK_OUTPUT_TAIL: u64 = 1024;
 const LEAK_LIMIT: Duration = Duration::from_secs(5);
 
 /// Runs every scenario, adding rows as they complete (so a failure still shows what ran). Every
-/// scratch directory is made below `scratch`.
-pub fn run_all(options: &Options, scratch: &Path, rows: &mut Vec<Row>) -> Result<()> {
-    let bench = Bench { options, scratch };
+/// scratch directory is made below `scratch_root`.
+pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> Result<()> {
+    let bench = Bench {
+        options,
+        scratch_root,
+    };
     bench.startup(rows)?;
     bench.floors(rows)?;
     let sizes: &[usize] = if options.quick {
@@ -113,13 +116,13 @@ impl Job {
 struct Bench<'a> {
     options: &'a Options,
     /// Where the scratch directories go (removed as a whole, even on Ctrl-C).
-    scratch: &'a Path,
+    scratch_root: &'a Path,
 }
 
 impl Bench<'_> {
     /// A new scratch directory, removed when dropped.
     fn temp_dir(&self) -> Result<TempDir> {
-        Ok(TempDir::new_in(self.scratch)?)
+        Ok(TempDir::new_in(self.scratch_root)?)
     }
 
     /// `zero` with a private home and data directory, a clean provider environment, and
