@@ -204,8 +204,8 @@ impl Reply {
         self
     }
 
-    /// Pauses this long between two SSE events instead of [`EVENT_GAP`]; zero sends them back
-    /// to back (what a benchmark wants: a model that answers instantly).
+    /// Pauses this long between two SSE events instead of [`EVENT_GAP`]; `Duration::ZERO` sends
+    /// them back to back (what a benchmark wants: a model that answers instantly).
     pub fn event_gap(mut self, gap: Duration) -> Reply {
         self.event_gap = gap;
         self
