@@ -92,20 +92,37 @@ fn dead_run_with(home: &Home, run_id: &str, id: &str, pid: u32, start_time: u64)
     .unwrap();
 }
 
-/// A `sleep` of our own in its own process group, killed when dropped (also when a test fails).
-struct Sleeper(std::process::Child);
+/// A process of our own in its own process group, killed with its group when dropped (also
+/// when a test fails).
+struct Leftover(std::process::Child);
 
-impl Sleeper {
-    fn start(nonce: &str) -> Sleeper {
-        let mut sleep = Command::new("sleep");
-        std::os::unix::process::CommandExt::process_group(&mut sleep, 0);
-        Sleeper(sleep.arg(nonce).stdin(Stdio::null()).spawn().unwrap())
+impl Leftover {
+    /// `sleep <nonce>`.
+    fn sleep(nonce: &str) -> Leftover {
+        Leftover::spawn(Command::new("sleep").arg(nonce))
+    }
+
+    /// A shell that notes each SIGTERM in `marker` and carries on.
+    fn stubborn(marker: &std::path::Path, nonce: &str) -> Leftover {
+        let script = format!(
+            "trap 'touch {}' TERM; while :; do sleep 0.05; done # {nonce}",
+            marker.display()
+        );
+        Leftover::spawn(Command::new("sh").args(["-c", &script]))
+    }
+
+    fn spawn(command: &mut Command) -> Leftover {
+        std::os::unix::process::CommandExt::process_group(command, 0);
+        Leftover(command.stdin(Stdio::null()).spawn().unwrap())
     }
 }
 
-impl Drop for Sleeper {
+impl Drop for Leftover {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.0.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
         let _ = self.0.wait();
     }
 }
@@ -120,7 +137,7 @@ fn a_reused_pid_is_never_signalled() {
     let home = Home::new();
     // An unrelated live process in its own group, whose pid the record names with another
     // start time: the pid was reused.
-    let mut unrelated = Sleeper::start(&nonce);
+    let mut unrelated = Leftover::sleep(&nonce);
     let pid = unrelated.0.id();
     dead_run_with(
         &home,
@@ -144,7 +161,7 @@ fn a_reused_pid_is_never_signalled() {
 fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
     let nonce = nonce();
     let home = Home::new();
-    let mut orphan = Sleeper::start(&nonce);
+    let mut orphan = Leftover::sleep(&nonce);
     let pid = orphan.0.id();
     dead_run_with(&home, "run_dead", "task_00000000000b", pid, start_time(pid));
 
@@ -293,38 +310,6 @@ fn version_and_help_touch_nothing() {
     assert_eq!(home.records()[0]["status"], "running");
 }
 
-/// A dead run's leftover that notes each SIGTERM in `marker` and carries on, in its own process
-/// group; the group is killed when dropped.
-struct Stubborn(std::process::Child);
-
-impl Stubborn {
-    fn start(marker: &std::path::Path, nonce: &str) -> Stubborn {
-        let script = format!(
-            "trap 'touch {}' TERM; while :; do sleep 0.05; done # {nonce}",
-            marker.display()
-        );
-        let mut shell = Command::new("sh");
-        std::os::unix::process::CommandExt::process_group(&mut shell, 0);
-        Stubborn(
-            shell
-                .args(["-c", &script])
-                .stdin(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    }
-}
-
-impl Drop for Stubborn {
-    fn drop(&mut self) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(self.0.id() as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
     use support::zero::{Wire, events, zero_std_with};
@@ -333,7 +318,7 @@ fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
     let scratch = tempfile::tempdir().unwrap();
     let marker = scratch.path().join("asked-to-stop");
     // Reconciling its dead run means waiting out the grace period: a long one keeps zero there.
-    let leftover = Stubborn::start(&marker, &nonce);
+    let leftover = Leftover::stubborn(&marker, &nonce);
     let pid = leftover.0.id();
     dead_run_with(&home, "run_dead", "task_000000000012", pid, start_time(pid));
     let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
