@@ -47,7 +47,7 @@ fn main() -> ProcessExitCode {
             );
             lifecycle::exit(exit.code())
         }
-        Command::Tasks(args) => zero::operator::run(args).into(),
+        Command::Tasks(args) => zero::operator::run(args, &exec::known_secrets()).into(),
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,
             Err(error) => {

@@ -1,15 +1,31 @@
-//! Secret redaction for anything that may reach a user, a log or a model.
+//! Secret handling for anything that may reach a user, a log, a command or a model.
 //!
-//! Error messages quote what servers said, and servers love to echo the key they rejected
-//! ("Incorrect API key provided: sk-..."). Everything that leaves the process with foreign text
-//! in it passes through [`redact`] first: the provider's errors today, the output writers too.
+//! The first line of defence is that commands never receive the provider's key: the spawn door
+//! withholds [`KEY_VARIABLES`] from every child, and a specialist gets its key through a private
+//! file named by [`HANDED_KEY_VARIABLE`] that it reads and removes at start. Redaction is the
+//! second line: error messages quote what servers said, and servers love to echo the key they
+//! rejected ("Incorrect API key provided: sk-..."), a model may repeat what it read, and a
+//! command may print a key it found on disk. Everything that leaves the process with foreign
+//! text in it passes through [`Secrets`] (or [`redact`]) first, and text that arrives in pieces
+//! (streamed deltas, a growing log) through a [`StreamRedactor`], so a key split across pieces
+//! is still masked.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-use regex::Regex;
+use memchr::memmem;
+use regex::bytes::Regex;
 
 /// What a removed secret is replaced with.
 pub const MASK: &str = "[REDACTED]";
+
+/// The environment variables that carry a provider key. No command zero starts receives them,
+/// and their values are redacted from everything zero writes.
+pub const KEY_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+
+/// Names the private file (0600, in the parent run's directory) through which a parent run
+/// hands its key to a specialist child; the child reads and removes it at start. Withheld from
+/// commands like the key variables themselves.
+pub const HANDED_KEY_VARIABLE: &str = "ZERO_HANDED_KEY_FILE";
 
 /// Configured secrets shorter than this are not replaced verbatim: they cannot meaningfully
 /// leak, and masking every occurrence of a two-letter string would garble the message.
@@ -32,6 +48,15 @@ const SHAPE_PATTERNS: [&str; 3] = [
 /// docs/PERFORMANCE.md). Keep in step with [`SHAPE_PATTERNS`].
 const SHAPE_ANCHORS: [&str; 3] = ["sk-", "bearer", "api"];
 
+/// Where a stream's text may still be the start of a shape: the trailing run of
+/// non-whitespace, with the label a shape allows before it (`Bearer `, `api_key: "`). Only
+/// what comes before can be written; the rest waits for more text.
+const OPEN_TAIL_PATTERN: &str = r#"(?i)(?:\bbearer\s+|\bapi[_\-]?key["']?\s*[:=]?\s*["']?)?\S*\z"#;
+
+/// The most a stream holds back for a possible shape. A run of text without whitespace longer
+/// than this is written out (its last part still held), so a stream never stalls on it.
+const MAX_OPEN_TAIL: usize = 4096;
+
 static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     SHAPE_PATTERNS
         .iter()
@@ -39,13 +64,39 @@ static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         .collect()
 });
 
+static OPEN_TAIL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(OPEN_TAIL_PATTERN).expect("the open-tail pattern is valid"));
+
 /// Whether `text` holds any of the [`SHAPE_ANCHORS`].
-fn may_hold_shape(text: &str) -> bool {
+fn may_hold_shape(text: &[u8]) -> bool {
     SHAPE_ANCHORS.iter().any(|anchor| {
-        text.as_bytes()
-            .windows(anchor.len())
+        text.windows(anchor.len())
             .any(|window| window.eq_ignore_ascii_case(anchor.as_bytes()))
     })
+}
+
+/// The secrets worth masking verbatim: long enough to mean something.
+fn meaningful<'a>(secrets: &'a [&'a str]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    secrets
+        .iter()
+        .filter(|secret| secret.len() >= MIN_SECRET_LEN)
+        .map(|secret| secret.as_bytes())
+}
+
+/// `text` with every occurrence of `secret` replaced by [`MASK`].
+fn replace_verbatim(text: &[u8], secret: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = 0;
+    for start in memmem::find_iter(text, secret) {
+        if start < rest {
+            continue;
+        }
+        out.extend_from_slice(&text[rest..start]);
+        out.extend_from_slice(MASK.as_bytes());
+        rest = start + secret.len();
+    }
+    out.extend_from_slice(&text[rest..]);
+    out
 }
 
 /// Returns `text` with every configured secret (verbatim) and every key-shaped string masked.
@@ -54,10 +105,18 @@ fn may_hold_shape(text: &str) -> bool {
 /// very short ones are skipped. The shapes cover keys the process was never told about, such as
 /// a different key a proxy echoes back.
 pub fn redact(text: &str, secrets: &[&str]) -> String {
-    let mut out = text.to_owned();
-    for secret in secrets {
-        if secret.len() >= MIN_SECRET_LEN {
-            out = out.replace(secret, MASK);
+    let bytes = redact_bytes(text.as_bytes(), secrets);
+    // Every replacement swaps whole UTF-8 sequences for ASCII, so valid text stays valid.
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// [`redact`] for bytes that need not be UTF-8, such as a command's log.
+pub fn redact_bytes(text: &[u8], secrets: &[&str]) -> Vec<u8> {
+    let mut out = text.to_vec();
+    for secret in meaningful(secrets) {
+        if memmem::find(&out, secret).is_some() {
+            out = replace_verbatim(&out, secret);
         }
     }
     if !may_hold_shape(&out) {
@@ -65,14 +124,216 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     }
     for shape in SHAPES.iter() {
         out = shape
-            .replace_all(&out, format!("${{1}}{MASK}"))
+            .replace_all(&out, format!("${{1}}{MASK}").as_bytes())
             .into_owned();
     }
     out
 }
 
+/// The secrets one process knows, shared by everything that writes or sends text, so a secret
+/// learned mid-run (a key read from the config file) is hidden everywhere from then on.
+/// Cloning shares the list. `Debug` shows how many there are, never what they are.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    values: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} known)", self.lock().len())
+    }
+}
+
+impl Secrets {
+    /// The values of the [`KEY_VARIABLES`] set in this process's environment.
+    pub fn from_environment() -> Self {
+        let secrets = Secrets::default();
+        for name in KEY_VARIABLES {
+            if let Ok(value) = std::env::var(name) {
+                secrets.add(&value);
+            }
+        }
+        secrets
+    }
+
+    /// Adds a secret (e.g. a key read from the config file); empty values are ignored.
+    pub fn add(&self, secret: &str) {
+        let secret = secret.trim();
+        if secret.is_empty() {
+            return;
+        }
+        let mut values = self.lock();
+        if !values.iter().any(|known| known == secret) {
+            values.push(secret.to_string());
+        }
+    }
+
+    /// The text with every known secret and secret-shaped string replaced.
+    pub fn apply(&self, text: &str) -> String {
+        let values = self.lock();
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        redact(text, &values)
+    }
+
+    /// [`Secrets::apply`] for bytes that need not be UTF-8.
+    pub fn apply_bytes(&self, text: &[u8]) -> Vec<u8> {
+        let values = self.lock();
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        redact_bytes(text, &values)
+    }
+
+    /// A redactor for text that arrives in pieces.
+    pub fn stream(&self) -> StreamRedactor {
+        StreamRedactor {
+            secrets: self.clone(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<String>> {
+        self.values.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Redacts a stream of pieces (streamed deltas, a log read as it grows) as if it were one
+/// text: a piece is written only up to where no secret or key shape can still be continuing,
+/// and the rest waits for the next piece (or [`StreamRedactor::finish`]). What waits is never
+/// longer than the longest secret, or the current word for the key shapes (at most
+/// [`MAX_OPEN_TAIL`] bytes).
+#[derive(Debug)]
+pub struct StreamRedactor {
+    secrets: Secrets,
+    pending: Vec<u8>,
+}
+
+impl StreamRedactor {
+    /// Takes the next piece; returns what can be written now, redacted.
+    pub fn push(&mut self, piece: &[u8]) -> Vec<u8> {
+        self.pending.extend_from_slice(piece);
+        let values = self.secrets.lock();
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let ready = ready_len(&self.pending, &values);
+        let rest = self.pending.split_off(ready);
+        let ready = std::mem::replace(&mut self.pending, rest);
+        redact_bytes(&ready, &values)
+    }
+
+    /// [`StreamRedactor::push`] for text. What it returns is always whole characters.
+    pub fn push_str(&mut self, piece: &str) -> String {
+        into_text(self.push(piece.as_bytes()))
+    }
+
+    /// The stream is over: everything still held, redacted.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let rest = std::mem::take(&mut self.pending);
+        self.secrets.apply_bytes(&rest)
+    }
+
+    /// [`StreamRedactor::finish`] for text.
+    pub fn finish_str(&mut self) -> String {
+        into_text(self.finish())
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// A writer that redacts what passes through it as one stream (see [`StreamRedactor`]), for
+/// output copied from files a command wrote, such as a task's log. Call
+/// [`RedactingWriter::finish`] at the end: it writes what was held back.
+pub struct RedactingWriter<W: std::io::Write> {
+    inner: W,
+    stream: StreamRedactor,
+}
+
+impl<W: std::io::Write> RedactingWriter<W> {
+    /// Redacts `secrets` from everything written to `inner`.
+    pub fn new(inner: W, secrets: &Secrets) -> Self {
+        RedactingWriter {
+            inner,
+            stream: secrets.stream(),
+        }
+    }
+
+    /// Writes what was held back and flushes.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let rest = self.stream.finish();
+        self.inner.write_all(&rest)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for RedactingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let ready = self.stream.push(buf);
+        self.inner.write_all(&ready)?;
+        Ok(buf.len())
+    }
+
+    /// Flushes what could be written; text that may be the start of a secret stays held.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
+}
+
+/// How much of `text` (the stream so far, unredacted) can be written without cutting a
+/// secret or a key shape in two: everything before the first place where one may begin and
+/// still be going on at the end, and never inside a match that is complete.
+fn ready_len(text: &[u8], secrets: &[&str]) -> usize {
+    let mut split = text.len();
+    // The longest end of the text that is the start of a secret.
+    for secret in meaningful(secrets) {
+        let longest = (secret.len() - 1).min(text.len());
+        if let Some(len) = (1..=longest)
+            .rev()
+            .find(|len| text.ends_with(&secret[..*len]))
+        {
+            split = split.min(text.len() - len);
+        }
+    }
+    // The current word, which may still grow into a key shape.
+    let mut from = text.len().saturating_sub(MAX_OPEN_TAIL);
+    while from < text.len() && is_continuation(text[from]) {
+        from += 1;
+    }
+    if let Some(open) = OPEN_TAIL.find(&text[from..]) {
+        split = split.min(from + open.start());
+    }
+    // Never inside a complete match: it would be written half masked, half not.
+    let mut matches: Vec<(usize, usize)> = Vec::new();
+    for secret in meaningful(secrets) {
+        matches.extend(memmem::find_iter(text, secret).map(|start| (start, start + secret.len())));
+    }
+    if may_hold_shape(text) {
+        for shape in SHAPES.iter() {
+            matches.extend(shape.find_iter(text).map(|m| (m.start(), m.end())));
+        }
+    }
+    matches.sort_unstable();
+    for (start, end) in matches.into_iter().rev() {
+        if start < split && split < end {
+            split = start;
+        }
+    }
+    split
+}
+
+/// Whether `byte` continues a UTF-8 sequence (so a cut before it would split a character).
+fn is_continuation(byte: u8) -> bool {
+    byte & 0b1100_0000 == 0b1000_0000
+}
+
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -126,13 +387,114 @@ mod tests {
                 "{pattern} has no anchor, so text without one would skip it"
             );
         }
-        assert!(may_hold_shape("Authorization: BEARER x"));
-        assert!(!may_hold_shape("HTTP 400: model not found"));
+        assert!(may_hold_shape(b"Authorization: BEARER x"));
+        assert!(!may_hold_shape(b"HTTP 400: model not found"));
     }
 
     #[test]
     fn text_without_secrets_is_unchanged() {
         let text = "HTTP 400 from http://127.0.0.1:8080/v1/chat/completions: model not found";
         assert_eq!(redact(text, &["sk-configured-key-123456"]), text);
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_redacted_around() {
+        let out = redact_bytes(b"\xff key=local-key-42 \xfe", &["local-key-42"]);
+        assert_eq!(out, b"\xff key=[REDACTED] \xfe");
+    }
+
+    #[test]
+    fn debug_never_shows_a_secret() {
+        let secrets = Secrets::default();
+        secrets.add("local-key-42");
+        assert_eq!(format!("{secrets:?}"), "Secrets(1 known)");
+    }
+
+    /// Feeds `pieces` through a stream redactor and returns everything it wrote.
+    fn streamed(secrets: &Secrets, pieces: &[&str]) -> String {
+        let mut stream = secrets.stream();
+        let mut out: String = pieces.iter().map(|piece| stream.push_str(piece)).collect();
+        out.push_str(&stream.finish_str());
+        out
+    }
+
+    #[test]
+    fn a_key_streamed_in_small_pieces_is_masked() {
+        let secrets = Secrets::default();
+        secrets.add("zk-live-0123456789");
+        let pieces = ["the key is zk", "-li", "ve-01", "2345", "6789", " ok"];
+        assert_eq!(streamed(&secrets, &pieces), "the key is [REDACTED] ok");
+    }
+
+    #[test]
+    fn a_key_shape_streamed_in_pieces_is_masked_whole() {
+        let secrets = Secrets::default();
+        let pieces = ["use sk-", "abcdefgh", "ijklmnop", "qrstuvwx", "yz now"];
+        assert_eq!(streamed(&secrets, &pieces), "use [REDACTED] now");
+        let pieces = ["Authorization: Bearer ", "abcdefghij", "klmnopqrstu", "\n"];
+        assert_eq!(
+            streamed(&secrets, &pieces),
+            "Authorization: Bearer [REDACTED]\n"
+        );
+    }
+
+    #[test]
+    fn a_stream_holds_back_only_what_may_be_a_secret() {
+        let secrets = Secrets::default();
+        secrets.add("zk-live-0123456789");
+        let mut stream = secrets.stream();
+        // Whole words that cannot start a secret are written at once; the last word waits.
+        assert_eq!(stream.push_str("hello there wo"), "hello there ");
+        assert_eq!(stream.push_str("rld zk-li"), "world ");
+        assert!(!stream.is_empty());
+        assert_eq!(stream.finish_str(), "zk-li");
+        assert!(stream.is_empty());
+    }
+
+    #[test]
+    fn a_long_word_is_not_held_without_bound() {
+        let secrets = Secrets::default();
+        let mut stream = secrets.stream();
+        let word = "x".repeat(3 * MAX_OPEN_TAIL);
+        let written = stream.push_str(&word);
+        assert_eq!(written.len(), 2 * MAX_OPEN_TAIL);
+    }
+
+    #[test]
+    fn a_stream_never_splits_a_character() {
+        let secrets = Secrets::default();
+        let mut stream = secrets.stream();
+        let word = "é".repeat(MAX_OPEN_TAIL);
+        let written = stream.push_str(&word) + &stream.finish_str();
+        assert_eq!(written, word);
+    }
+
+    proptest! {
+        /// However the text is cut into pieces, the stream writes exactly what redacting the
+        /// whole text would, and the secret never appears.
+        #[test]
+        fn streaming_equals_redacting_the_whole(
+            before in "[abc0-9 ]{0,40}",
+            after in "[abc0-9 ]{0,40}",
+            cuts in proptest::collection::vec(0usize..120, 0..12),
+        ) {
+            let secret = "xyz0123abc";
+            let text = format!("{before}{secret}{after}{secret}");
+            let secrets = Secrets::default();
+            secrets.add(secret);
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| *c < text.len()).collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut pieces = Vec::new();
+            let mut last = 0;
+            for cut in cuts {
+                pieces.push(&text[last..cut]);
+                last = cut;
+            }
+            pieces.push(&text[last..]);
+            let out = streamed(&secrets, &pieces);
+            prop_assert!(!out.contains(secret));
+            prop_assert_eq!(out, secrets.apply(&text));
+        }
     }
 }

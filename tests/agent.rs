@@ -45,7 +45,7 @@ async fn run_cancelled_after(
     );
     let toolset = Registry::core().select(&ToolFilter::default(), &policy);
     let cancel = CancellationToken::new();
-    let output = Output::new(OutputFormat::Json, Vec::new());
+    let output = Output::new(OutputFormat::Json, Default::default());
     let agent = AgentRun {
         provider: provider.as_ref(),
         toolset: &toolset,

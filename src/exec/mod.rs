@@ -15,10 +15,13 @@ use std::sync::Arc;
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
-use crate::output::{EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals};
+use crate::output::{
+    EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals, stderr_line_if_writable,
+};
 use crate::provider::{
     self, ErrorClass, Provider, ProviderConfig, ProviderError, ProviderFlags, Usage,
 };
+use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, TaskEvent, TaskEventSink};
 use crate::specialist::{self, ChildEnv, SearchPaths, TaskTool};
 use crate::tools::{Registry, ToolContext, Toolset};
@@ -27,9 +30,6 @@ pub use outcome::ExitCode;
 
 /// The default `--max-turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 80;
-
-/// Environment variables whose values are secrets wherever they appear.
-const SECRET_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /// A parsed `zero exec` command line.
 pub struct Invocation {
@@ -138,6 +138,7 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce()) -> ExitCode {
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let early = Arc::clone(&output);
     lifecycle::report_early_stops(Box::new(move |stop| {
+        early.stop_token().cancel();
         let failure = Failure::stopped(stop);
         failure.emit(&early);
         finish(&early, failure.exit, Accounting::default());
@@ -180,9 +181,16 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
             total_tokens: accounting.usage.total(),
         },
     });
+    let dropped = output.drain();
+    if dropped > 0 {
+        stderr_line_if_writable(&format!(
+            "zero: warning: stdout is not being read; the last {dropped} events were dropped so \
+             the run could end"
+        ));
+    }
     match output.broken() {
         Some(kind) => {
-            eprintln!("zero: error: cannot write to stdout: {kind}");
+            stderr_line_if_writable(&format!("zero: error: cannot write to stdout: {kind}"));
             ExitCode::Internal
         }
         None => exit,
@@ -195,6 +203,8 @@ fn run_job(
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
     let args = &invocation.args;
+    // First, so the key file is gone before anything this run starts could look for it.
+    let handed_key = specialist::take_handed_key().map_err(Failure::config)?;
     let workspace = job::workspace(args)?;
     if args.list_specialists {
         list_specialists(output, &workspace);
@@ -202,10 +212,10 @@ fn run_job(
     }
     let policy = job::policy(args, &workspace)?;
     // Lazy: costs nothing until the model starts a background task.
-    let tasks = Arc::new(Runtime::new(
-        RuntimeConfig::from_env(output.run_id()).map_err(|e| Failure::usage(e.to_string()))?,
-        task_events(output),
-    ));
+    let mut runtime_config =
+        RuntimeConfig::from_env(output.run_id()).map_err(|e| Failure::usage(e.to_string()))?;
+    runtime_config.secrets = output.secrets().clone();
+    let tasks = Arc::new(Runtime::new(runtime_config, task_events(output)));
     let mut registry = Registry::with_runtime(Arc::clone(&tasks));
     // A specialist never launches specialists of its own.
     let task_tool = (!specialist::is_child())
@@ -214,7 +224,9 @@ fn run_job(
         registry.register(Arc::clone(tool) as Arc<dyn crate::tools::Tool>);
     }
     let filter = job::tool_filter(args, &registry)?;
-    let toolset = registry.select(&filter, &policy);
+    let toolset = registry
+        .select(&filter, &policy)
+        .redacting(output.secrets().clone());
     if args.list_tools {
         list_tools(output, &workspace, &toolset);
         return Ok(ExitCode::Success);
@@ -233,7 +245,7 @@ fn run_job(
         &workspace,
         &mut std::io::stdin(),
     )?;
-    let (config, provider) = connect(args, output)?;
+    let (config, provider) = connect(args, output, handed_key)?;
     if let Some(tool) = &task_tool {
         tool.set_provider(ChildEnv::from(&config));
     }
@@ -251,7 +263,7 @@ fn run_job(
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
     });
     // Cancelled by a stop signal, by lifeline EOF, or when stdout goes away.
-    let cancel = output.closed().child_token();
+    let cancel = output.stop_token();
     lifecycle::watch(cancel.clone());
     let reader_gone = Arc::clone(output);
     lifecycle::watch_stdout(move || reader_gone.stdout_closed());
@@ -343,12 +355,12 @@ fn conclude(
 ) -> Result<ExitCode, Failure> {
     match ending {
         Ending::Answered(text) => {
-            write_last_message(last_message, &text)?;
+            write_last_message(last_message, &text, output.secrets())?;
             output.emit(EventKind::Final { text });
             Ok(ExitCode::Success)
         }
         Ending::OutOfTurns(text) => {
-            write_last_message(last_message, &text)?;
+            write_last_message(last_message, &text, output.secrets())?;
             output.emit(EventKind::Final { text });
             Err(Failure {
                 exit: ExitCode::Incomplete,
@@ -369,11 +381,12 @@ fn conclude(
     }
 }
 
-fn write_last_message(path: Option<&Path>, text: &str) -> Result<(), Failure> {
+/// Writes the answer to `--output-last-message`, redacted like everything else zero writes.
+fn write_last_message(path: Option<&Path>, text: &str, secrets: &Secrets) -> Result<(), Failure> {
     let Some(path) = path else {
         return Ok(());
     };
-    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| {
+    crate::fsutil::write_atomic(path, secrets.apply(text).as_bytes()).map_err(|e| {
         Failure::internal(format!(
             "cannot write --output-last-message {}: {e}",
             path.display()
@@ -431,26 +444,32 @@ fn list_specialists(output: &Output, workspace: &Path) {
     });
 }
 
-/// Values of the well-known key variables, so they never appear in any output.
-fn known_secrets() -> Vec<String> {
-    SECRET_VARIABLES
-        .iter()
-        .filter_map(|name| std::env::var(name).ok())
-        .filter(|value| !value.is_empty())
-        .collect()
+/// The secrets this process knows before resolving anything: the key variables' values and
+/// the config file's key, hidden from everything zero writes whether or not the run uses them.
+pub fn known_secrets() -> Secrets {
+    let secrets = Secrets::from_environment();
+    if let Some(key) = provider::config_file_key(&|name| std::env::var(name).ok()) {
+        secrets.add(&key);
+    }
+    secrets
 }
 
 /// Resolves the provider configuration (flags, environment, config file) and builds it; the
-/// configuration comes back too, for the specialists the run may launch.
+/// configuration comes back too, for the specialists the run may launch. A key handed over by
+/// a parent run counts as `ZERO_API_KEY`.
 fn connect(
     args: &ExecArgs,
     output: &Output,
+    handed_key: Option<String>,
 ) -> Result<(ProviderConfig, Arc<dyn Provider>), Failure> {
-    let env = |name: &str| std::env::var(name).ok();
+    let env = |name: &str| match (name, &handed_key) {
+        ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
+        _ => std::env::var(name).ok(),
+    };
     let config = provider::resolve(&ProviderFlags::from(args), &env)
         .map_err(|e| Failure::config(e.to_string()))?;
     if let Some(key) = &config.api_key {
-        output.add_secret(key);
+        output.secrets().add(key);
     }
     let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
     Ok((config, provider))
@@ -459,7 +478,7 @@ fn connect(
 /// Reports a failure found before the job could start (e.g. a flag clap rejected) in a
 /// machine-readable format: `error` then `run_end`.
 pub fn report_early_failure(format: crate::cli::OutputFormat, failure: Failure) -> ExitCode {
-    let output = Output::new(format, Vec::new());
+    let output = Output::new(format, known_secrets());
     failure.emit(&output);
     finish(&output, failure.exit, Accounting::default())
 }

@@ -180,8 +180,11 @@ pub fn received() -> Option<Stop> {
 
 /// Ends the process with `code` at once. Called after `run_end`: no runtime thread, blocking
 /// task or lingering connection may keep the process alive once the run has reported its end.
+///
+/// stdout is not flushed here: a run's output is written (and flushed) by its own writer
+/// thread, which may be stuck on a reader that stopped reading — taking stdout's lock here
+/// would wait for it forever. `process::exit` flushes what others left only if that lock is
+/// free.
 pub fn exit(code: i32) -> ! {
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
     std::process::exit(code)
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
 use crate::exec::ExitCode;
+use crate::redact::{RedactingWriter, Secrets};
 use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus};
 
 pub use age::parse_age;
@@ -41,14 +42,15 @@ fn reconcile(store: &Store) {
     }
 }
 
-/// Runs one `zero tasks` subcommand and returns the exit code.
-pub fn run(args: TasksArgs) -> ExitCode {
+/// Runs one `zero tasks` subcommand and returns the exit code. `secrets` are masked in
+/// everything it prints: records and logs hold what commands wrote.
+pub fn run(args: TasksArgs, secrets: &Secrets) -> ExitCode {
     let result = Store::from_env()
         .and_then(|store| store.ok_or(RuntimeError::NoDataDir))
         .and_then(|store| {
             // Dead runs first, so what is shown is settled where it can be.
             reconcile(&store);
-            let result = dispatch(&store, args.command);
+            let result = dispatch(&store, args.command, secrets);
             print_warnings(&store);
             result
         });
@@ -61,8 +63,8 @@ pub fn run(args: TasksArgs) -> ExitCode {
     }
 }
 
-fn dispatch(store: &Store, command: TasksCommand) -> Result<(), RuntimeError> {
-    let mut out = io::stdout().lock();
+fn dispatch(store: &Store, command: TasksCommand, secrets: &Secrets) -> Result<(), RuntimeError> {
+    let mut out = RedactingWriter::new(io::stdout().lock(), secrets);
     let written = match command {
         TasksCommand::List(args) => {
             let records = listed(store, &args)?;
@@ -78,7 +80,10 @@ fn dispatch(store: &Store, command: TasksCommand) -> Result<(), RuntimeError> {
                 false => render::show(&record, &mut out),
             }
         }
-        TasksCommand::Output(args) => return output(store, &args, &mut out),
+        TasksCommand::Output(args) => {
+            output(store, &args, &mut out)?;
+            Ok(())
+        }
         TasksCommand::Stop(args) => {
             let stopped = store.stop(&args.id)?;
             match args.json {
@@ -94,7 +99,7 @@ fn dispatch(store: &Store, command: TasksCommand) -> Result<(), RuntimeError> {
             }
         }
     };
-    written.or_else(stdout_closed)
+    written.and_then(|()| out.finish()).or_else(stdout_closed)
 }
 
 /// The tasks `list` shows, newest first, filtered by `--run` and `--status`.

@@ -5,12 +5,13 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CallStatus, EventKind, Redactor, RunStatus, SpecialistInfo, UsageTotals, Writer};
+use super::{CallStatus, EventKind, RunStatus, SpecialistInfo, UsageTotals, Writer};
+use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
 
 /// Collects what a script needs from the run and prints it once, at `run_end`.
 pub struct JsonWriter {
-    redactor: Redactor,
+    secrets: Secrets,
     final_text: Option<String>,
     tool_calls: Vec<CallSummary>,
     tasks: Vec<TaskSummary>,
@@ -62,9 +63,9 @@ struct SpecialistListing<'a> {
 
 impl JsonWriter {
     /// An empty summary.
-    pub fn new(redactor: Redactor) -> Self {
+    pub fn new(secrets: Secrets) -> Self {
         JsonWriter {
-            redactor,
+            secrets,
             final_text: None,
             tool_calls: Vec::new(),
             tasks: Vec::new(),
@@ -93,7 +94,7 @@ impl JsonWriter {
 
     fn print(&self, value: &impl Serialize) -> io::Result<()> {
         let text = serde_json::to_string(value).map_err(io::Error::other)?;
-        let mut text = self.redactor.apply(&text);
+        let mut text = self.secrets.apply(&text);
         text.push('\n');
         let mut stdout = io::stdout().lock();
         stdout.write_all(text.as_bytes())?;

@@ -4,14 +4,23 @@
 //! chosen `--output-format` decides what reaches stdout and stderr. Nothing else in the crate
 //! writes to stdout. `Output` guarantees the contract scripts rely on: exactly one `run_end`,
 //! always last, and nothing after it.
+//!
+//! Writing never happens on the thread that emits. Events go through a bounded queue to one
+//! writer thread, so a reader that stops reading holds up the run only until it is asked to
+//! stop: then [`Output::emit`] no longer waits for room, and [`Output::drain`] gives the
+//! writer a grace period before what it could not write is dropped — the run still closes, and
+//! exits with the signal's code. Streamed text passes through a [`StreamRedactor`] on the way
+//! in, so a secret split across deltas is still masked.
 
 pub mod event;
 mod json;
+mod queue;
 mod stream_json;
 mod text;
 
-use std::io::{self, Write};
+use std::io;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -20,6 +29,13 @@ pub use event::{
 };
 
 use crate::cli::OutputFormat;
+use crate::redact::{Secrets, StreamRedactor};
+use queue::Queue;
+pub use queue::stderr_line_if_writable;
+
+/// How long the writer may take, once the run is stopping, to write what is still queued.
+/// Past it the rest is dropped, so a stalled reader cannot hold the exit back.
+const STOPPING_DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Turns events into bytes on stdout (and progress on stderr) for one output format.
 pub trait Writer: Send {
@@ -30,55 +46,63 @@ pub trait Writer: Send {
 /// The run's output: its id, its writer, and the exactly-one-`run_end` guarantee.
 pub struct Output {
     run_id: String,
-    redactor: Redactor,
-    /// Machine formats keep stdout for JSON; errors and warnings are echoed to stderr so a
-    /// person reading a CI log sees them too.
-    echo_diagnostics: bool,
+    secrets: Secrets,
     /// Cancelled once stdout is gone, so the run can end instead of working for nobody.
     closed: CancellationToken,
+    /// Cancelled when the run is asked to stop (a signal, or stdout gone): from then on an
+    /// event never waits for room in the queue.
+    stopping: CancellationToken,
+    queue: Arc<Queue>,
     state: Mutex<State>,
 }
 
 struct State {
-    writer: Box<dyn Writer>,
     ended: bool,
-    /// The first write failure; later events are dropped once stdout is gone.
-    broken: Option<io::ErrorKind>,
+    /// Streamed text not yet written: it may be the start of a secret.
+    held: Option<HeldStream>,
+}
+
+/// Which delta stream a [`StreamRedactor`] is holding text of.
+struct HeldStream {
+    reasoning: bool,
+    redactor: StreamRedactor,
 }
 
 impl Output {
     /// An output writing `format` to the real stdout and stderr, hiding `secrets`.
-    pub fn new(format: OutputFormat, secrets: Vec<String>) -> Self {
+    pub fn new(format: OutputFormat, secrets: Secrets) -> Self {
         let run_id = new_run_id();
-        let redactor = Redactor {
-            secrets: Arc::new(Mutex::new(secrets)),
-        };
         let writer: Box<dyn Writer> = match format {
-            OutputFormat::Text => Box::new(text::TextWriter::new(redactor.clone())),
-            OutputFormat::Json => Box::new(json::JsonWriter::new(redactor.clone())),
+            OutputFormat::Text => Box::new(text::TextWriter::new(secrets.clone())),
+            OutputFormat::Json => Box::new(json::JsonWriter::new(secrets.clone())),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonWriter::new(
                 run_id.clone(),
-                redactor.clone(),
+                secrets.clone(),
             )),
         };
+        let closed = CancellationToken::new();
+        let stopping = closed.child_token();
+        // Machine formats keep stdout for JSON; errors and warnings are echoed to stderr so a
+        // person reading a CI log sees them too.
+        let echo_diagnostics = format != OutputFormat::Text;
+        let queue = Queue::start(writer, secrets.clone(), echo_diagnostics, closed.clone());
         Output {
             run_id,
-            redactor,
-            echo_diagnostics: format != OutputFormat::Text,
-            closed: CancellationToken::new(),
+            secrets,
+            closed,
+            stopping,
+            queue,
             state: Mutex::new(State {
-                writer,
                 ended: false,
-                broken: None,
+                held: None,
             }),
         }
     }
 
-    /// Adds a secret (e.g. a key read from the config file) to hide from everything written.
-    pub fn add_secret(&self, secret: &str) {
-        if !secret.is_empty() {
-            self.redactor.lock().push(secret.to_string());
-        }
+    /// The secrets hidden from everything written; adding to them hides a secret learned
+    /// mid-run (e.g. a key read from the config file) from then on.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The run id every event carries.
@@ -87,23 +111,50 @@ impl Output {
     }
 
     /// Reports one event. Events after `run_end`, or after stdout broke, are dropped.
+    ///
+    /// Waits while the writer is a full queue behind (a slow reader slows the run), but never
+    /// once the run is stopping.
     pub fn emit(&self, event: EventKind) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.ended {
             return;
         }
-        if matches!(event, EventKind::RunEnd { .. }) {
-            state.ended = true;
+        let (delta, reasoning) = match event {
+            EventKind::Text { delta } => (delta, false),
+            EventKind::Reasoning { delta } => (delta, true),
+            other => {
+                self.release_held(&mut state);
+                state.ended = matches!(other, EventKind::RunEnd { .. });
+                self.queue.push(other, &self.stopping);
+                return;
+            }
+        };
+        if state
+            .held
+            .as_ref()
+            .is_some_and(|h| h.reasoning != reasoning)
+        {
+            self.release_held(&mut state);
         }
-        if self.echo_diagnostics {
-            self.echo(&event);
+        let held = state.held.get_or_insert_with(|| HeldStream {
+            reasoning,
+            redactor: self.secrets.stream(),
+        });
+        let ready = held.redactor.push_str(&delta);
+        if !ready.is_empty() {
+            self.queue
+                .push(delta_event(reasoning, ready), &self.stopping);
         }
-        if state.broken.is_some() {
-            return;
-        }
-        if let Err(err) = state.writer.write(&event) {
-            state.broken = Some(err.kind());
-            self.closed.cancel();
+    }
+
+    /// Writes out the streamed text still held back: its stream has ended.
+    fn release_held(&self, state: &mut State) {
+        if let Some(mut held) = state.held.take() {
+            let rest = held.redactor.finish_str();
+            if !rest.is_empty() {
+                self.queue
+                    .push(delta_event(held.reasoning, rest), &self.stopping);
+            }
         }
     }
 
@@ -112,22 +163,25 @@ impl Output {
         &self.closed
     }
 
+    /// The token that stops the run: cancelled when stdout is gone, and by whoever cancels it
+    /// for a stop signal. Cancelling it also tells the output that the run is stopping.
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stopping.clone()
+    }
+
     /// Records that the reader of stdout went away before any write failed (a closed pipe
     /// seen while the run had nothing to write): the run ends as if a write had failed.
     pub fn stdout_closed(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.broken.get_or_insert(io::ErrorKind::BrokenPipe);
+        self.queue.mark_broken(io::ErrorKind::BrokenPipe);
         self.closed.cancel();
     }
 
-    fn echo(&self, event: &EventKind) {
-        let line = match event {
-            EventKind::Error { message, .. } => format!("zero: error: {message}"),
-            EventKind::Warning { message } => format!("zero: warning: {message}"),
-            _ => return,
-        };
-        // Best effort: a closed stderr must not end the run.
-        let _ = writeln!(io::stderr().lock(), "{}", self.redactor.apply(&line));
+    /// Waits until the writer has written everything emitted so far: without limit while the
+    /// run goes on normally (a slow reader gets all of it), for at most a grace period once it
+    /// is stopping. Returns how many events had to be dropped (0 when everything was written
+    /// or stdout was gone anyway).
+    pub fn drain(&self) -> usize {
+        self.queue.drain(&self.stopping, STOPPING_DRAIN_GRACE)
     }
 
     /// Whether `run_end` has been emitted.
@@ -137,27 +191,15 @@ impl Output {
 
     /// The first error writing stdout, if any (the run then ends as an internal error).
     pub fn broken(&self) -> Option<io::ErrorKind> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).broken
+        self.queue.broken()
     }
 }
 
-/// Removes secrets from text before it leaves the process.
-/// Shared by the writers and [`Output`], so a secret learned mid-run is hidden everywhere.
-#[derive(Debug, Clone, Default)]
-pub struct Redactor {
-    secrets: Arc<Mutex<Vec<String>>>,
-}
-
-impl Redactor {
-    /// The text with every known secret and secret-shaped string replaced.
-    pub fn apply(&self, text: &str) -> String {
-        let secrets = self.lock();
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        crate::redact::redact(text, &secrets)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
-        self.secrets.lock().unwrap_or_else(|e| e.into_inner())
+fn delta_event(reasoning: bool, delta: String) -> EventKind {
+    if reasoning {
+        EventKind::Reasoning { delta }
+    } else {
+        EventKind::Text { delta }
     }
 }
 
@@ -168,4 +210,10 @@ fn new_run_id() -> String {
         chrono::Utc::now().format("%Y%m%d%H%M%S"),
         fastrand::u32(..0x0100_0000)
     )
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        self.queue.finish();
+    }
 }

@@ -3,18 +3,19 @@
 use std::io::{self, Write};
 
 use super::event::Envelope;
-use super::{EventKind, Redactor, Writer};
+use super::{EventKind, Writer};
+use crate::redact::Secrets;
 
 /// Writes each event as one redacted JSON line.
 pub struct StreamJsonWriter {
     run_id: String,
-    redactor: Redactor,
+    secrets: Secrets,
 }
 
 impl StreamJsonWriter {
     /// A writer whose events carry `run_id`.
-    pub fn new(run_id: String, redactor: Redactor) -> Self {
-        StreamJsonWriter { run_id, redactor }
+    pub fn new(run_id: String, secrets: Secrets) -> Self {
+        StreamJsonWriter { run_id, secrets }
     }
 }
 
@@ -26,7 +27,7 @@ impl Writer for StreamJsonWriter {
             event,
         };
         let line = serde_json::to_string(&envelope).map_err(io::Error::other)?;
-        let mut line = self.redactor.apply(&line);
+        let mut line = self.secrets.apply(&line);
         line.push('\n');
         let mut stdout = io::stdout().lock();
         stdout.write_all(line.as_bytes())?;

@@ -7,7 +7,8 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::{CallStatus, EventKind, Redactor, SpecialistInfo, Writer};
+use super::{CallStatus, EventKind, SpecialistInfo, Writer};
+use crate::redact::Secrets;
 use crate::runtime::TaskStatus;
 
 /// Longest one-line summary of a call's arguments or outcome on stderr.
@@ -15,15 +16,15 @@ const SUMMARY_MAX: usize = 160;
 
 /// The human-facing writer.
 pub struct TextWriter {
-    redactor: Redactor,
+    secrets: Secrets,
     spinner: Option<Spinner>,
 }
 
 impl TextWriter {
     /// A writer that shows a spinner only on an interactive stderr.
-    pub fn new(redactor: Redactor) -> Self {
+    pub fn new(secrets: Secrets) -> Self {
         let spinner = decorations_allowed().then(Spinner::default);
-        TextWriter { redactor, spinner }
+        TextWriter { secrets, spinner }
     }
 
     fn stderr_line(&mut self, line: &str) {
@@ -31,14 +32,14 @@ impl TextWriter {
             spinner.hide();
         }
         // Progress is best effort: a closed stderr must not end the run.
-        let _ = writeln!(io::stderr().lock(), "{}", self.redactor.apply(line));
+        let _ = writeln!(io::stderr().lock(), "{}", self.secrets.apply(line));
     }
 
     fn stdout(&mut self, text: &str) -> io::Result<()> {
         if let Some(spinner) = &mut self.spinner {
             spinner.hide();
         }
-        let mut text = self.redactor.apply(text);
+        let mut text = self.secrets.apply(text);
         if !text.ends_with('\n') {
             text.push('\n');
         }

@@ -315,6 +315,14 @@ fn read_config_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
         })
 }
 
+/// The `api_key` of the config file the environment `env` points to, if it has one: a secret
+/// to hide whether or not this run uses it. Best effort: an unreadable or invalid file has
+/// none (resolving the configuration reports the file's error).
+pub fn config_file_key(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    read_config_file(&config_path(&var)?).ok()??.api_key
+}
+
 /// Parses and checks a base URL: absolute, http or https, with a host.
 pub(crate) fn parse_base_url(url: &str) -> Result<reqwest::Url, ConfigError> {
     let invalid = |reason: String| ConfigError::InvalidBaseUrl {

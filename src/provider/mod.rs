@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::ProviderKind;
 
-pub use config::{ConfigError, ProviderConfig, ProviderFlags, resolve};
+pub use config::{ConfigError, ProviderConfig, ProviderFlags, config_file_key, resolve};
 pub use http::BuildError;
 pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,

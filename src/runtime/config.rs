@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::RuntimeError;
+use crate::redact::Secrets;
 
 /// The most tasks one run may have running at once, unless configured otherwise.
 pub const DEFAULT_MAX_RUNNING: usize = 8;
@@ -20,7 +21,7 @@ const MAX_RUNNING_VAR: &str = "ZERO_MAX_BACKGROUND_TASKS";
 const KILL_GRACE_VAR: &str = "ZERO_KILL_GRACE_MS";
 
 /// Everything a [`super::Runtime`] is configured with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RuntimeConfig {
     /// The id of the run that owns every task this runtime starts.
     pub run_id: String,
@@ -31,6 +32,9 @@ pub struct RuntimeConfig {
     pub max_running: usize,
     /// The time between SIGTERM and SIGKILL when a task is stopped.
     pub kill_grace: Duration,
+    /// Masked in what a task's record says about it (a command line may hold a key the
+    /// model typed), since records are read back by `zero tasks` and by the model.
+    pub secrets: Secrets,
 }
 
 impl RuntimeConfig {
@@ -42,6 +46,7 @@ impl RuntimeConfig {
             data_dir: Some(data_dir.into()),
             max_running: DEFAULT_MAX_RUNNING,
             kill_grace: DEFAULT_KILL_GRACE,
+            secrets: Secrets::default(),
         }
     }
 
@@ -74,6 +79,7 @@ impl RuntimeConfig {
             data_dir: data_dir(&var),
             max_running,
             kill_grace,
+            secrets: Secrets::default(),
         })
     }
 }

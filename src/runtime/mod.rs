@@ -299,8 +299,12 @@ impl Shared {
         let record = TaskRecord {
             schema_version: RECORD_SCHEMA_VERSION,
             id: id.clone(),
-            kind: spec.kind,
-            description: spec.description,
+            // What the record says is read back by `zero tasks` and the model: a key the
+            // model typed into a command stays out of it.
+            kind: spec.kind.redacted(&self.config.secrets),
+            description: spec
+                .description
+                .map(|description| self.config.secrets.apply(&description)),
             run_id: self.config.run_id.clone(),
             pid: command.map(|identity| identity.pid),
             start_time: command.and_then(|identity| identity.start_time),

@@ -29,6 +29,7 @@ use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::lifeline::{self, LIFELINE_FD_VAR};
 use super::reap::{self, ProcessEnd};
+use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES};
 
 /// Bytes kept from the start and from the end of each output stream.
 const CAPTURE_HEAD: usize = 32 * 1024;
@@ -118,8 +119,8 @@ pub struct Launch {
     pub args: Vec<OsString>,
     /// Its working directory.
     pub cwd: PathBuf,
-    /// Variables set for it on top of the inherited environment. They may carry secrets (a
-    /// specialist gets the run's API key this way, never on argv), so `Debug` shows only names.
+    /// Variables set for it on top of the inherited environment (which never includes the
+    /// provider's key variables). `Debug` shows only their names.
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -170,10 +171,22 @@ fn prepare(launch: &Launch, grace: Duration) -> std::io::Result<Prepared> {
         .arg(&launch.program)
         .args(&launch.args)
         .current_dir(&launch.cwd)
-        .envs(launch.env.iter().map(|(name, value)| (name, value)))
         .env(LIFELINE_FD_VAR, lifeline.to_string())
         .stdin(Stdio::from(write))
         .process_group(0);
+    // No command ever receives the provider's key, nor the file a parent handed this process
+    // its key in. Only a launch that names the handed-key file on purpose (a specialist, see
+    // `redact::HANDED_KEY_VARIABLE`) passes one on; a key variable never passes.
+    for name in KEY_VARIABLES.iter().chain([&HANDED_KEY_VARIABLE]) {
+        command.env_remove(name);
+    }
+    command.envs(
+        launch
+            .env
+            .iter()
+            .filter(|(name, _)| !KEY_VARIABLES.iter().any(|key| name == key))
+            .map(|(name, value)| (name, value)),
+    );
     Ok(Prepared {
         command,
         report: ReportReader::new(read),

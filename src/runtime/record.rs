@@ -90,6 +90,18 @@ impl TaskKind {
         }
     }
 
+    /// The same kind with every secret in its words masked, as it is recorded.
+    pub fn redacted(self, secrets: &crate::redact::Secrets) -> TaskKind {
+        match self {
+            TaskKind::Specialist { name } => TaskKind::Specialist {
+                name: secrets.apply(&name),
+            },
+            TaskKind::Shell { command } => TaskKind::Shell {
+                command: secrets.apply(&command),
+            },
+        }
+    }
+
     /// The specialist's name or the command line: what a person recognizes the task by.
     pub fn label(&self) -> &str {
         match self {

@@ -17,7 +17,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use discovery::{Discovery, SearchPaths, Warning, discover};
-pub use task_tool::{ChildEnv, PARENT_RUN_VAR, TaskTool, is_child};
+pub use task_tool::{ChildEnv, PARENT_RUN_VAR, TaskTool, is_child, take_handed_key};
 
 /// A sub-agent that can be launched by name.
 #[derive(Debug, Clone, PartialEq, Eq)]

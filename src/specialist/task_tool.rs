@@ -1,14 +1,16 @@
 //! `Task`: launches a specialist as a child `zero exec` process of this binary — a thin adapter
 //! over [`Runtime`], which owns the child like any other task.
 //!
-//! The child gets everything through channels that stay private: the provider configuration
-//! (API key included) through its environment, and its prompt through a 0600 file in the run's
-//! private directory, so neither ever appears on a command line. It writes stream-json to the
+//! The child gets everything through channels that stay private: the provider's endpoint and
+//! model through its environment, its API key and its prompt through 0600 files in the run's
+//! private directory. The key never travels in the environment, which every command below the
+//! child would inherit: the child reads the file and removes it at start (see
+//! [`take_handed_key`]), and the spawn door withholds the variable naming it from commands. It writes stream-json to the
 //! task's output file; its events never reach this run's stdout (the runtime reports only
 //! `task_started` and `task_finished`).
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,6 +24,7 @@ use tokio::sync::OnceCell;
 
 use super::{SearchPaths, Specialist, discover};
 use crate::provider::ProviderConfig;
+use crate::redact::HANDED_KEY_VARIABLE;
 use crate::runtime::{Launch, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
 use crate::tools::{Registry, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
@@ -34,30 +37,58 @@ pub fn is_child() -> bool {
     std::env::var_os(PARENT_RUN_VAR).is_some_and(|value| !value.is_empty())
 }
 
+/// The longest key file a child accepts: far beyond any real key, so a wrong path cannot make
+/// it read without bound.
+const HANDED_KEY_MAX: u64 = 64 * 1024;
+
+/// In a specialist child, takes the key its parent handed over: reads the file that
+/// [`HANDED_KEY_VARIABLE`] names and removes it, so nothing the child starts can find it.
+/// `Ok(None)` when this process is not a child or was handed no key.
+pub fn take_handed_key() -> Result<Option<String>, String> {
+    let Some(path) = std::env::var_os(HANDED_KEY_VARIABLE).filter(|_| is_child()) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    let unreadable = |e: std::io::Error| {
+        format!(
+            "cannot read the API key the parent run handed over in {}: {e}",
+            path.display()
+        )
+    };
+    let mut key = String::new();
+    std::fs::File::open(&path)
+        .and_then(|file| file.take(HANDED_KEY_MAX).read_to_string(&mut key))
+        .map_err(unreadable)?;
+    std::fs::remove_file(&path).map_err(unreadable)?;
+    Ok(Some(key))
+}
+
 /// How much of a finished child's stream-json is read to find its answer (the tail only).
 const ANSWER_WINDOW: usize = 256 * 1024;
 /// How long one wait for a foreground child lasts before waiting again; the call has no
 /// overall limit (the child has its own turn budget) but stays cancellable throughout.
 const WAIT_SLICE: Duration = Duration::from_secs(3600);
 
-/// The parent's provider configuration as the variables a child resolves it from. Zero's own
-/// variables beat every other source, so the child talks to exactly the parent's endpoint.
+/// The parent's provider configuration as a child resolves it: the variables for its endpoint
+/// (zero's own beat every other source, so the child talks to exactly the parent's endpoint),
+/// and the key, which is handed over in a file instead.
 #[derive(Clone)]
 pub struct ChildEnv {
     vars: Vec<(&'static str, String)>,
+    api_key: Option<String>,
 }
 
 impl From<&ProviderConfig> for ChildEnv {
     fn from(config: &ProviderConfig) -> Self {
-        let mut vars = vec![
+        let vars = vec![
             ("ZERO_PROVIDER", config.kind.as_str().to_string()),
             ("ZERO_BASE_URL", config.base_url.clone()),
             ("ZERO_MODEL", config.model.clone()),
         ];
-        if let Some(key) = &config.api_key {
-            vars.push(("ZERO_API_KEY", key.clone()));
+        ChildEnv {
+            vars,
+            api_key: config.api_key.clone(),
         }
-        ChildEnv { vars }
     }
 }
 
@@ -85,8 +116,8 @@ pub struct TaskTool {
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
-    /// Numbers the prompt files, which share the run directory.
-    prompts: AtomicU64,
+    /// Numbers the private files (prompts, keys), which share the run directory.
+    files: AtomicU64,
 }
 
 impl TaskTool {
@@ -99,7 +130,7 @@ impl TaskTool {
             provider: OnceLock::new(),
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
-            prompts: AtomicU64::new(0),
+            files: AtomicU64::new(0),
         }
     }
 
@@ -125,16 +156,16 @@ impl TaskTool {
             .await
     }
 
-    /// Writes the child's prompt into the run directory (0600, a fresh name) and returns its
-    /// absolute path.
-    async fn write_prompt(&self, text: String) -> Result<PathBuf, ToolError> {
+    /// Writes `text` for a child into the run directory (0600, a fresh name starting with
+    /// `what`) and returns its absolute path.
+    async fn write_private(&self, what: &str, text: String) -> Result<PathBuf, ToolError> {
         let dir = self
             .runtime
             .run_dir()
             .await
             .map_err(crate::tools::tool_error)?;
-        let number = self.prompts.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("task-prompt-{number}.md"));
+        let number = self.files.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("task-{what}-{number}"));
         let written = path.clone();
         tokio::task::spawn_blocking(move || {
             std::fs::OpenOptions::new()
@@ -145,21 +176,23 @@ impl TaskTool {
                 .write_all(text.as_bytes())
         })
         .await
-        .map_err(|e| ToolError::Failed(format!("could not write the task's prompt: {e}")))?
+        .map_err(|e| ToolError::Failed(format!("could not write the task's {what}: {e}")))?
         .map_err(|e| {
             ToolError::Failed(format!(
-                "could not write the task's prompt to {}: {e}",
+                "could not write the task's {what} to {}: {e}",
                 path.display()
             ))
         })?;
         Ok(path)
     }
 
-    /// The `zero exec` command line and environment that run `specialist` on `prompt_file`.
+    /// The `zero exec` command line and environment that run `specialist` on `prompt_file`,
+    /// with the key (if any) in `key_file`.
     fn launch(
         &self,
         specialist: &Specialist,
         prompt_file: &Path,
+        key_file: Option<&Path>,
         ctx: &ToolContext,
         provider: &ChildEnv,
     ) -> Result<Launch, ToolError> {
@@ -194,6 +227,9 @@ impl TaskTool {
             .map(|(name, value)| (name.into(), value.into()))
             .collect();
         env.push((PARENT_RUN_VAR.into(), self.parent_run.clone().into()));
+        if let Some(key_file) = key_file {
+            env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
+        }
         Ok(Launch {
             program,
             args,
@@ -341,9 +377,13 @@ impl Tool for TaskTool {
             ToolError::Failed("specialists cannot be launched in this run: no provider".into())
         })?;
         let prompt_file = self
-            .write_prompt(envelope(specialist, &args.prompt))
+            .write_private("prompt", envelope(specialist, &args.prompt))
             .await?;
-        let launch = self.launch(specialist, &prompt_file, ctx, provider)?;
+        let key_file = match &provider.api_key {
+            Some(key) => Some(self.write_private("key", key.clone()).await?),
+            None => None,
+        };
+        let launch = self.launch(specialist, &prompt_file, key_file.as_deref(), ctx, provider)?;
         let record = self
             .runtime
             .start(TaskSpec {
@@ -353,8 +393,12 @@ impl Tool for TaskTool {
                 description: args.description,
                 launch,
             })
-            .await
-            .map_err(crate::tools::tool_error)?;
+            .await;
+        if let (Err(_), Some(key_file)) = (&record, &key_file) {
+            // No child will read it (best effort: close removes the run directory anyway).
+            let _ = tokio::fs::remove_file(key_file).await;
+        }
+        let record = record.map_err(crate::tools::tool_error)?;
         let result = if args.run_in_background.unwrap_or(false) {
             let id = &record.id;
             Ok(format!(

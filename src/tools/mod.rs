@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::redact::Secrets;
 use crate::runtime::Runtime;
 
 pub use args::parse_args;
@@ -79,6 +80,20 @@ pub enum ToolError {
     /// The run was cancelled while the tool was working.
     #[error("cancelled: the run is stopping")]
     Cancelled,
+}
+
+impl ToolError {
+    /// The same error with every secret in its message masked.
+    fn redacted(self, secrets: &Secrets) -> ToolError {
+        match self {
+            ToolError::InvalidArguments(message) => {
+                ToolError::InvalidArguments(secrets.apply(&message))
+            }
+            ToolError::Denied(message) => ToolError::Denied(secrets.apply(&message)),
+            ToolError::Failed(message) => ToolError::Failed(secrets.apply(&message)),
+            ToolError::Cancelled => ToolError::Cancelled,
+        }
+    }
 }
 
 /// What a tool returns to the model on success.
@@ -184,7 +199,11 @@ impl Registry {
                 },
             }
         }
-        Toolset { visible, hidden }
+        Toolset {
+            visible,
+            hidden,
+            secrets: Secrets::default(),
+        }
     }
 }
 
@@ -222,9 +241,18 @@ enum Hidden {
 pub struct Toolset {
     visible: Vec<Arc<dyn Tool>>,
     hidden: BTreeMap<&'static str, (Arc<dyn Tool>, Hidden)>,
+    /// Masked in every result and error before the model sees it.
+    secrets: Secrets,
 }
 
 impl Toolset {
+    /// The toolset with `secrets` masked in every result: a command's output or a file may
+    /// hold a key, and what the model reads it can repeat anywhere.
+    pub fn redacting(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
     /// The tools the model sees, sorted by name.
     pub fn visible(&self) -> &[Arc<dyn Tool>] {
         &self.visible
@@ -264,8 +292,12 @@ impl Toolset {
     }
 
     /// Runs one call: looks the tool up, then calls it. Arguments are validated by the tool.
+    /// What comes back has every known secret masked.
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
         let tool = self.lookup(name)?;
-        tool.call(args, ctx).await
+        match tool.call(args, ctx).await {
+            Ok(text) => Ok(self.secrets.apply(&text)),
+            Err(error) => Err(error.redacted(&self.secrets)),
+        }
     }
 }

@@ -77,6 +77,8 @@ struct Streamed {
     tool_calls: Vec<(String, String)>,
     usage: Option<(u64, u64)>,
     max_tokens: bool,
+    /// Characters per text and reasoning delta; `None` streams one word per delta.
+    piece_chars: Option<usize>,
     ending: Ending,
 }
 
@@ -181,6 +183,12 @@ impl Reply {
     /// Reports these token counts instead of [`DEFAULT_USAGE`].
     pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
         self.map_stream(|streamed| streamed.usage = Some((prompt_tokens, completion_tokens)))
+    }
+
+    /// Streams text and reasoning `chars` characters per delta, as real models do (2 to 6),
+    /// instead of one word per delta: a word may then arrive split across deltas.
+    pub fn in_pieces(self, chars: usize) -> Reply {
+        self.map_stream(|streamed| streamed.piece_chars = Some(chars.max(1)))
     }
 
     /// Ends with the wire's "output token limit reached" reason (`length` / `max_tokens`).
@@ -632,9 +640,18 @@ fn last_task_id(text: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Text split into deltas of one word each (with its trailing space).
-fn words(text: &str) -> Vec<String> {
-    text.split_inclusive(' ').map(str::to_owned).collect()
+/// Text split into the deltas `reply` streams: one word each (with its trailing space), or
+/// pieces of [`Streamed::piece_chars`] characters.
+fn words(reply: &Streamed, text: &str) -> Vec<String> {
+    match reply.piece_chars {
+        None => text.split_inclusive(' ').map(str::to_owned).collect(),
+        Some(chars) => {
+            let text: Vec<char> = text.chars().collect();
+            text.chunks(chars)
+                .map(|piece| piece.iter().collect())
+                .collect()
+        }
+    }
 }
 
 /// Serialized arguments split into fragments of a few characters.
@@ -660,10 +677,10 @@ fn openai_events(reply: &Streamed) -> Vec<String> {
         json!({"role": "assistant", "content": opening}),
         Value::Null,
     )];
-    for piece in reply.reasoning.iter().flat_map(|text| words(text)) {
+    for piece in reply.reasoning.iter().flat_map(|text| words(reply, text)) {
         events.push(chunk(json!({"reasoning_content": piece}), Value::Null));
     }
-    for piece in reply.text.iter().flat_map(|text| words(text)) {
+    for piece in reply.text.iter().flat_map(|text| words(reply, text)) {
         events.push(chunk(json!({"content": piece}), Value::Null));
     }
     let fragments: Vec<Vec<String>> = reply
@@ -731,7 +748,7 @@ fn anthropic_events(reply: &Streamed) -> Vec<String> {
         index += 1;
     };
     if let Some(reasoning) = &reply.reasoning {
-        let mut deltas: Vec<Value> = words(reasoning)
+        let mut deltas: Vec<Value> = words(reply, reasoning)
             .into_iter()
             .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
             .collect();
@@ -743,7 +760,7 @@ fn anthropic_events(reply: &Streamed) -> Vec<String> {
         );
     }
     if let Some(text) = &reply.text {
-        let deltas = words(text)
+        let deltas = words(reply, text)
             .into_iter()
             .map(|piece| json!({"type": "text_delta", "text": piece}))
             .collect();

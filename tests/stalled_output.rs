@@ -1,0 +1,115 @@
+//! A reader that stops reading cannot hold a run hostage: `zero exec -o stream-json ... |
+//! (sleep 600)` with a background task and a long streamed answer still ends on SIGTERM,
+//! within its grace periods, with the signal's exit code and nothing left running.
+
+mod support;
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use support::fake_model::{FakeModel, Reply, Script};
+use support::procs::{KillOnDrop, assert_gone_soon, nonce};
+use support::runs::{Home, background, wait_for};
+use support::zero::{Wire, zero_std_with};
+
+/// How long the stopped run may take to exit: far more than its grace periods add up to.
+const EXIT_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Bytes waiting in the pipe whose read end is `reader`.
+fn unread(reader: &OwnedFd) -> usize {
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer, which is valid for the call.
+    let rc = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) };
+    assert_eq!(rc, 0, "FIONREAD failed");
+    waiting as usize
+}
+
+/// Whether a thread of process `pid` is inside a `write` to fd 1 (the kernel's view, from
+/// `/proc/<pid>/task/<tid>/syscall`: the syscall number, then its arguments).
+fn blocked_writing_stdout(pid: u32) -> bool {
+    let blocked = format!("{} 0x1 ", libc::SYS_write);
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("syscall")).ok())
+        .any(|syscall| syscall.starts_with(&blocked))
+}
+
+/// Waits for `child` to exit, SIGKILLing it (and failing) past the deadline.
+fn exit_code_within(child: &mut Child, deadline: Duration) -> i32 {
+    let until = Instant::now() + deadline;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().expect("zero exited, not killed by a signal");
+        }
+        if Instant::now() >= until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("zero was still running {deadline:?} after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_ends_a_run_whose_stdout_is_never_read() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = Home::new();
+    let marker = nonce();
+    let _cleanup = KillOnDrop(marker.clone());
+    // Far more than the pipe and zero's queue hold together, in 2 KiB deltas.
+    let answer = "word ".repeat(400 * 1024);
+    let server = FakeModel::start(
+        Script::new()
+            .reply(background(&format!("sleep {marker}")))
+            .reply(
+                Reply::text(&answer)
+                    .in_pieces(2048)
+                    .event_gap(Duration::ZERO),
+            )
+            .reply(Reply::text("done")),
+    );
+    let (reader, writer) = nix::unistd::pipe().unwrap();
+    let mut child = zero_std_with(&server, Wire::OpenAi)
+        .env("ZERO_HOME", home.path())
+        .env("ZERO_KILL_GRACE_MS", "300")
+        .current_dir(workspace.path())
+        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+
+    // The task runs, and stdout is full: nothing more can be written until someone reads.
+    wait_for("the background task", || {
+        (!support::procs::processes_with(&marker).is_empty()).then_some(())
+    });
+    wait_for("a write to stdout that blocks", || {
+        (unread(&reader) > 0 && blocked_writing_stdout(child.id())).then_some(())
+    });
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+
+    let code = exit_code_within(&mut child, EXIT_DEADLINE);
+    assert_eq!(code, 143);
+    assert_gone_soon(&marker);
+    let stderr = stderr.join().unwrap();
+    assert!(
+        stderr.contains("stdout is not being read"),
+        "the dropped output is reported on stderr: {stderr}"
+    );
+    let record = &home.records()[0];
+    assert_eq!(record["status"], "killed", "{record}");
+    drop(reader);
+}
