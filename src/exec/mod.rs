@@ -133,8 +133,8 @@ struct Accounting {
 ///
 /// `prepare` (the reconciliation of dead runs) runs first: before the job touches the data
 /// directory, and once a stop signal would already be reported — it may wait out a grace
-/// period on a dead run's leftovers.
-pub fn run(invocation: Invocation, prepare: impl FnOnce()) -> ExitCode {
+/// period on a dead run's leftovers. It gets the secrets to mask in what it prints.
+pub fn run(invocation: Invocation, prepare: impl FnOnce(&Secrets)) -> ExitCode {
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let early = Arc::clone(&output);
     lifecycle::report_early_stops(Box::new(move |stop| {
@@ -143,7 +143,7 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce()) -> ExitCode {
         failure.emit(&early);
         finish(&early, failure.exit, Accounting::default());
     }));
-    prepare();
+    prepare(output.secrets());
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
         run_job(&invocation, &output, &mut accounting)

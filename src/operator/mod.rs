@@ -28,17 +28,17 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 /// Reconciles dead runs before a `zero exec` touches the data directory, printing what could
 /// not be cleaned up as warnings. Reads only, unless a run is dead; does nothing when there is
 /// no data directory yet. A configuration error is left for `exec` itself to report.
-pub fn reconcile_at_start() {
+pub fn reconcile_at_start(secrets: &Secrets) {
     if let Ok(Some(store)) = Store::from_env() {
-        reconcile(&store);
+        reconcile(&store, secrets);
     }
 }
 
 /// Reconciles dead runs in `store`, if it exists, and prints what went wrong as warnings.
-fn reconcile(store: &Store) {
+fn reconcile(store: &Store, secrets: &Secrets) {
     if store.exists() {
         store.reconcile();
-        print_warnings(store);
+        print_warnings(store, secrets);
     }
 }
 
@@ -49,15 +49,15 @@ pub fn run(args: TasksArgs, secrets: &Secrets) -> ExitCode {
         .and_then(|store| store.ok_or(RuntimeError::NoDataDir))
         .and_then(|store| {
             // Dead runs first, so what is shown is settled where it can be.
-            reconcile(&store);
+            reconcile(&store, secrets);
             let result = dispatch(&store, args.command, secrets);
-            print_warnings(&store);
+            print_warnings(&store, secrets);
             result
         });
     match result {
         Ok(()) => ExitCode::Success,
         Err(error) => {
-            eprintln!("zero: error: {error}");
+            eprintln!("zero: error: {}", secrets.apply(&error.to_string()));
             exit_code(&error)
         }
     }
@@ -179,8 +179,8 @@ fn exit_code(error: &RuntimeError) -> ExitCode {
     }
 }
 
-fn print_warnings(store: &Store) {
+fn print_warnings(store: &Store, secrets: &Secrets) {
     for warning in store.take_warnings() {
-        eprintln!("zero: warning: {warning}");
+        eprintln!("zero: warning: {}", secrets.apply(&warning.to_string()));
     }
 }
