@@ -338,3 +338,44 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
         }
     }
 }
+
+/// A directory anyone may use, for a run as another user.
+fn open_dir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    dir
+}
+
+#[test]
+fn a_command_cannot_read_the_key_from_zeros_own_process() {
+    use std::os::unix::process::CommandExt;
+    let workspace = open_dir();
+    let data = open_dir();
+    let config = open_dir();
+    // zero's pid is the guardian's parent, the guardian is the command's.
+    let command = "zero=$(cut -d' ' -f4 /proc/$PPID/stat); \
+                   echo \"zero is $zero\"; tr '\\0' '\\n' < /proc/$zero/environ";
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("bash", json!({"command": command})))
+            .reply(Reply::text("done")),
+    );
+    let mut cmd = exec(&server, &Home::new(), workspace.path());
+    cmd.env("ZERO_HOME", data.path().join("zero"))
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("HOME", config.path())
+        .args(["exec", "--auto", "high", "-o", "stream-json", "go"]);
+    // Root may read any process; the leak this closes is to a command of the same, ordinary
+    // user. Run as `nobody` when the tests run as root.
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.uid(65534).gid(65534);
+    }
+    let output = cmd.output().unwrap();
+    assert_stream_contract(&events(&output.stdout), 0);
+    let sent = tool_results_sent(&server.requests());
+    assert!(sent.contains("zero is "), "{sent}");
+    assert!(sent.contains("Permission denied"), "{sent}");
+    assert_no_key("the tool results sent to the model", sent.as_bytes());
+}

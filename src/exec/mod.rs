@@ -135,6 +135,7 @@ struct Accounting {
 /// directory, and once a stop signal would already be reported — it may wait out a grace
 /// period on a dead run's leftovers. It gets the secrets to mask in what it prints.
 pub fn run(invocation: Invocation, prepare: impl FnOnce(&Secrets)) -> ExitCode {
+    hide_process_memory();
     let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
     let early = Arc::clone(&output);
     lifecycle::report_early_stops(Box::new(move |stop| {
@@ -442,6 +443,20 @@ fn list_specialists(output: &Output, workspace: &Path) {
             })
             .collect(),
     });
+}
+
+/// Makes this process's memory and initial environment unreadable to other processes of the
+/// same user: `/proc/<pid>/environ` holds the key variables zero was started with, and a
+/// command run by zero (same uid) could otherwise read them there, past the environment the
+/// spawn door cleaned. The ssh-agent way (`PR_SET_DUMPABLE`); it also turns off core dumps,
+/// which would hold the key too. Commands are unaffected: exec makes them dumpable again.
+fn hide_process_memory() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        stderr_line_if_writable(&format!(
+            "zero: warning: cannot hide this process's memory from other processes: {error}"
+        ));
+    }
 }
 
 /// The secrets this process knows before resolving anything: the key variables' values and
