@@ -515,6 +515,26 @@ fn stream_json_input_is_the_prompt() {
 }
 
 #[test]
+fn stream_json_input_with_another_role_names_the_accepted_one() {
+    let ws = workspace();
+    let server = FakeModel::start(Script::new());
+    let output = zero_openai(&server)
+        .args(["exec", "-i", "stream-json"])
+        .write_stdin("{\"type\":\"message\",\"role\":\"system\",\"content\":\"x\"}\n")
+        .current_dir(ws.path())
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr);
+    assert!(
+        stderr.contains("line 1: role \"system\" is not accepted")
+            && stderr.contains("must be \"user\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Some("), "{stderr}");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
 fn a_broken_stdout_is_an_internal_error_not_a_panic() {
     let ws = workspace();
     let server = FakeModel::start(Script::new().reply(Reply::text("ok")));

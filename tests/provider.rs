@@ -15,6 +15,7 @@ use zero::provider::{
 };
 
 use support::fake_model::{FakeModel, Reply, Route, Script};
+use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 const KEY: &str = "sk-test-0123456789abcdefghijklmnop";
 const BOTH: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
@@ -713,5 +714,103 @@ async fn hitting_the_output_limit_is_reported_as_max_tokens() {
             .0
             .unwrap();
         assert_eq!(done.stop, StopReason::MaxTokens, "{kind:?}");
+    }
+}
+
+// Through the binary: what a user of `zero exec` sees.
+
+/// A deadline for one `zero exec` that should end in a few seconds: far above that, far below
+/// the long timeout a test sets to show it is not the one that ended the run.
+const RUN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Runs `cmd` with `-o stream-json` and checks it ends with `code` within [`RUN_DEADLINE`];
+/// returns its events.
+fn run_stream(cmd: &mut assert_cmd::Command, code: i32) -> Vec<serde_json::Value> {
+    let output = cmd
+        .args(["-o", "stream-json"])
+        .timeout(RUN_DEADLINE)
+        .assert()
+        .code(code);
+    let events = events(&output.get_output().stdout);
+    assert_stream_contract(&events, code);
+    events
+}
+
+/// The one `error` event of a failed run.
+fn error_event(events: &[serde_json::Value]) -> &serde_json::Value {
+    let errors: Vec<_> = events.iter().filter(|e| e["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{events:?}");
+    errors[0]
+}
+
+#[test]
+fn an_error_status_whose_body_never_comes_is_bounded_by_the_first_byte_timeout() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let server = FakeModel::start(
+            Script::new()
+                .reply(Reply::error_without_body(503, 500))
+                .reply(Reply::error_without_body(503, 500)),
+        );
+        let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, wire));
+        cmd.env("ZERO_STREAM_IDLE_TIMEOUT_MS", "60000")
+            .env("ZERO_FIRST_BYTE_TIMEOUT_MS", "500")
+            .env("ZERO_MAX_ATTEMPTS", "2")
+            .args(["exec", "hi"]);
+        let events = run_stream(&mut cmd, 3);
+        let error = error_event(&events);
+        assert_eq!(error["code"], "unavailable", "{wire:?}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains("HTTP 503"), "{wire:?}: {message}");
+        assert!(
+            message.contains("gave up after 2 attempts"),
+            "{wire:?}: {message}"
+        );
+        assert_eq!(server.requests().len(), 2, "{wire:?}");
+    }
+}
+
+#[test]
+fn a_200_that_is_not_an_event_stream_is_explained_and_not_retried() {
+    let page = "<!doctype html><html><head><title>Sign in – Example Proxy</title></head>\
+                <body>Please sign in</body></html>";
+    let cases = [
+        (
+            Reply::document("text/html; charset=utf-8", page),
+            vec![
+                "HTML page",
+                "base URL is probably wrong",
+                "Sign in – Example Proxy",
+            ],
+        ),
+        (
+            Reply::document(
+                "application/json",
+                r#"{"error":{"message":"upstream model is offline"}}"#,
+            ),
+            vec!["JSON error", "upstream model is offline"],
+        ),
+        (
+            Reply::document("application/json", r#"{"choices":[]}"#),
+            vec!["one JSON document", "does it support streaming?"],
+        ),
+        (
+            Reply::document("text/plain", "service moved"),
+            vec!["text/plain", "not an event stream", "service moved"],
+        ),
+    ];
+    for (reply, needles) in cases {
+        for wire in [Wire::OpenAi, Wire::Anthropic] {
+            let server = FakeModel::start(Script::new().reply(reply.clone()));
+            let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, wire));
+            let events = run_stream(cmd.args(["exec", "hi"]), 3);
+            let error = error_event(&events);
+            assert_eq!(error["code"], "protocol", "{wire:?}: {error}");
+            assert_eq!(error["retryable"], false, "{wire:?}: {error}");
+            let message = error["message"].as_str().unwrap();
+            for needle in &needles {
+                assert!(message.contains(needle), "{wire:?}: {message}");
+            }
+            assert_eq!(server.requests().len(), 1, "{wire:?}: retried");
+        }
     }
 }

@@ -142,9 +142,14 @@ fn parse_stream_json(input: &str) -> Result<String, Failure> {
                     "invalid stream-json input at line {number}: a prompt line has no role"
                 )));
             }
-            (InputKind::Message, role) => {
+            (InputKind::Message, None) => {
                 return Err(Failure::usage(format!(
-                    "invalid stream-json input at line {number}: message role must be \"user\", got {role:?}"
+                    "invalid stream-json input at line {number}: a message line needs \"role\": \"user\" (the only role accepted as input)"
+                )));
+            }
+            (InputKind::Message, Some(role)) => {
+                return Err(Failure::usage(format!(
+                    "invalid stream-json input at line {number}: role {role:?} is not accepted; a message line's role must be \"user\" (the only role accepted as input)"
                 )));
             }
         }
@@ -198,6 +203,14 @@ mod tests {
         let err =
             parse_stream_json("{\"type\":\"message\",\"role\":\"assistant\",\"content\":\"a\"}")
                 .unwrap_err();
-        assert!(err.message.contains("role"), "{}", err.message);
+        assert!(
+            err.message.contains("role \"assistant\" is not accepted")
+                && err.message.contains("must be \"user\""),
+            "{}",
+            err.message
+        );
+        assert!(!err.message.contains("Some("), "{}", err.message);
+        let err = parse_stream_json("{\"type\":\"message\",\"content\":\"a\"}").unwrap_err();
+        assert!(err.message.contains("needs \"role\": \"user\""), "{}", err.message);
     }
 }

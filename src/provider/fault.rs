@@ -130,6 +130,78 @@ impl Fault {
     }
 }
 
+/// A document a successful response brought instead of an event stream, by its
+/// `Content-Type`. Such an answer comes from a server (or something in front of it) that
+/// answered another question; it is explained rather than retried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Document {
+    /// A web page (`text/html`, `application/xhtml+xml`): a proxy, a login page, or a base
+    /// URL that points at a website rather than the API.
+    Html,
+    /// A JSON document (`application/json`, `*+json`): a gateway's error sent with 200, or a
+    /// server that ignored `stream: true`.
+    Json,
+    /// Any other type, as sent (its essence: lowercased, without parameters).
+    Other(String),
+}
+
+impl Document {
+    /// What a `Content-Type` header value says the body is: `None` for an event stream, and
+    /// for no type at all (tolerated: such a body is decoded as a stream).
+    pub fn of(content_type: Option<&str>) -> Option<Document> {
+        let essence = content_type?
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        match essence.as_str() {
+            "text/event-stream" => None,
+            "text/html" | "application/xhtml+xml" => Some(Document::Html),
+            "application/json" => Some(Document::Json),
+            json if json.ends_with("+json") => Some(Document::Json),
+            _ => Some(Document::Other(essence)),
+        }
+    }
+}
+
+impl Fault {
+    /// A success status whose body is `document` instead of an event stream, explained from
+    /// `body`. Never retried: asking again gets the same page or document.
+    pub fn not_a_stream(document: &Document, body: &str) -> Self {
+        let detail = match document {
+            Document::Html => {
+                let mut detail = "the endpoint answered with an HTML page, not an event stream: \
+                                  the base URL is probably wrong (it should be the API's root, \
+                                  such as https://api.openai.com/v1 or http://127.0.0.1:8080/v1)"
+                    .to_owned();
+                if let Some(title) = html_title(body) {
+                    detail.push_str(&format!("; the page's title is {title:?}"));
+                }
+                detail
+            }
+            Document::Json => match json_message(body) {
+                Some(message) => format!(
+                    "the server answered with a JSON error instead of an event stream: {message}"
+                ),
+                None => "the server answered with one JSON document instead of an event stream \
+                         (does it support streaming?)"
+                    .to_owned(),
+            },
+            Document::Other(kind) => {
+                let mut detail = format!(
+                    "the endpoint answered with {kind}, not an event stream (text/event-stream)"
+                );
+                if let Some(snippet) = snippet(body) {
+                    detail.push_str(&format!(": {snippet}"));
+                }
+                detail
+            }
+        };
+        Fault::new(ErrorClass::Protocol, detail)
+    }
+}
+
 /// Parses a `Retry-After` header: seconds, or an HTTP date (the wait until then; a date in
 /// the past means "now"). Anything else is `None`, and the caller falls back to its backoff.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
@@ -144,30 +216,44 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     )
 }
 
-/// The provider's own words from an error body: `error.message` (OpenAI, Anthropic),
-/// `error` as a string (Ollama), or a top-level `message`; else a bounded snippet of the body.
+/// The provider's own words from an error body (see [`json_message`]); else a bounded snippet
+/// of the body.
 fn error_detail(body: &str) -> Option<String> {
-    let body = body.trim();
-    if body.is_empty() {
+    json_message(body).or_else(|| snippet(body))
+}
+
+/// The message of a JSON error body: `error.message` (OpenAI, Anthropic), `error` as a string
+/// (Ollama), or a top-level `message`.
+fn json_message(body: &str) -> Option<String> {
+    let json = serde_json::from_str::<Value>(body.trim()).ok()?;
+    json.pointer("/error/message")
+        .or_else(|| json.get("error").filter(|e| e.is_string()))
+        .or_else(|| json.get("message"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// `text` with its whitespace runs collapsed, cut at [`BODY_SNIPPET_CHARS`]; `None` when blank.
+fn snippet(text: &str) -> Option<String> {
+    let collapsed: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.is_empty() {
         return None;
     }
-    if let Ok(json) = serde_json::from_str::<Value>(body) {
-        let message = json
-            .pointer("/error/message")
-            .or_else(|| json.get("error").filter(|e| e.is_string()))
-            .or_else(|| json.get("message"))
-            .and_then(Value::as_str);
-        if let Some(message) = message {
-            return Some(message.to_owned());
-        }
-    }
-    let snippet: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut chars = snippet.chars();
+    let mut chars = collapsed.chars();
     let mut bounded: String = chars.by_ref().take(BODY_SNIPPET_CHARS).collect();
     if chars.next().is_some() {
         bounded.push('…');
     }
     Some(bounded)
+}
+
+/// The `<title>` of an HTML page, as a bounded snippet, when it has one.
+fn html_title(page: &str) -> Option<String> {
+    let lower = page.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let start = open + lower[open..].find('>')? + 1;
+    let end = start + lower[start..].find("</title")?;
+    snippet(&page[start..end])
 }
 
 fn mentions_context_length(text: &str) -> bool {
@@ -311,6 +397,46 @@ mod tests {
             Fault::from_stream_error(None, "boom").class,
             ErrorClass::Unavailable
         );
+    }
+
+    #[test]
+    fn content_types_other_than_an_event_stream_are_documents() {
+        assert_eq!(Document::of(Some("text/event-stream")), None);
+        assert_eq!(Document::of(Some("Text/Event-Stream; charset=utf-8")), None);
+        assert_eq!(Document::of(None), None);
+        assert_eq!(
+            Document::of(Some("text/html; charset=UTF-8")),
+            Some(Document::Html)
+        );
+        assert_eq!(
+            Document::of(Some("application/problem+json")),
+            Some(Document::Json)
+        );
+        assert_eq!(
+            Document::of(Some("Text/Plain")),
+            Some(Document::Other("text/plain".into()))
+        );
+    }
+
+    #[test]
+    fn a_document_instead_of_a_stream_is_a_protocol_fault_saying_what_came() {
+        let page = "<HTML><Head><TITLE>\n  Welcome   to nginx!\n</TITLE></Head></HTML>";
+        let fault = Fault::not_a_stream(&Document::Html, page);
+        assert_eq!(fault.class, ErrorClass::Protocol);
+        assert!(
+            fault.detail.contains("base URL is probably wrong"),
+            "{}",
+            fault.detail
+        );
+        assert!(
+            fault.detail.ends_with("\"Welcome to nginx!\""),
+            "{}",
+            fault.detail
+        );
+        let untitled = Fault::not_a_stream(&Document::Html, "<p>hi</p>");
+        assert!(!untitled.detail.contains("title"), "{}", untitled.detail);
+        let json = Fault::not_a_stream(&Document::Json, r#"{"error":"no such model"}"#);
+        assert!(json.detail.ends_with(": no such model"), "{}", json.detail);
     }
 
     #[test]

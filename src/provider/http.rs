@@ -4,7 +4,8 @@
 //! does everything else, once, for both. Robustness rules live here and nowhere else:
 //!
 //! - one `reqwest::Client` per provider, so connections are kept alive across turns;
-//! - a connect timeout, a first-byte timeout and a stream idle timeout (see [`Tuning`]);
+//! - a connect timeout, then one clock per response ([`ResponseClock`]): a first-byte
+//!   deadline until the body begins, an idle timeout between its chunks (see [`Tuning`]);
 //! - bounded retries with backoff and `Retry-After` for transient failures, but only while
 //!   nothing has reached the caller: once text was shown or a tool call began, a retry would
 //!   repeat it, so the failure is reported instead;
@@ -14,13 +15,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use tokio::time::{Instant, sleep, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::assembly::Assembly;
-use super::fault::{Fault, parse_retry_after};
+use super::fault::{Document, Fault, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
 use super::{Completion, ErrorClass, Provider, ProviderError, Request, StreamDelta};
@@ -144,24 +145,29 @@ impl<W: Wire> HttpProvider<W> {
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<(), Fault> {
-        // One deadline covers sending, the headers and the first byte of the body.
-        let deadline = Instant::now() + self.tuning.first_byte_timeout;
-        let response = self.send(body, deadline).await?;
-        self.read_stream(response, deadline, assembly, on_delta)
+        let mut clock = ResponseClock::start(&self.tuning);
+        let response = self.send(body, &mut clock).await?;
+        self.read_stream(response, &mut clock, assembly, on_delta)
             .await
     }
 
     /// Sends the request and returns the response once its headers say it is an event stream.
-    async fn send(&self, body: &Bytes, deadline: Instant) -> Result<reqwest::Response, Fault> {
+    /// An error status, or a success that brings a document instead of a stream, becomes the
+    /// fault it explains (its body read under the same `clock`).
+    async fn send(
+        &self,
+        body: &Bytes,
+        clock: &mut ResponseClock,
+    ) -> Result<reqwest::Response, Fault> {
         let request = self
             .client
             .post(self.wire.url())
             .header(CONTENT_TYPE, "application/json")
             .body(body.clone())
             .send();
-        let response = timeout_at(deadline, request)
-            .await
-            .map_err(|_| self.first_byte_timeout())?
+        let response = clock
+            .before_body(request)
+            .await?
             .map_err(|err| Fault::from_transport(&err))?;
         let status = response.status();
         if !status.is_success() {
@@ -170,58 +176,33 @@ impl<W: Wire> HttpProvider<W> {
                 .get(RETRY_AFTER)
                 .and_then(|value| value.to_str().ok())
                 .and_then(parse_retry_after);
-            let text = self.read_error_body(response).await;
+            let text = read_document(response, clock).await;
             return Err(Fault::from_status(status.as_u16(), &text, retry_after));
         }
         let content_type = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok());
-        if content_type.is_some_and(|kind| kind.starts_with("application/json")) {
-            return Err(Fault::new(
-                ErrorClass::Protocol,
-                "expected an event stream but the server answered with one JSON document \
-                 (does it support streaming?)",
-            ));
-        }
-        Ok(response)
+        let Some(document) = Document::of(content_type) else {
+            return Ok(response);
+        };
+        let text = read_document(response, clock).await;
+        Err(Fault::not_a_stream(&document, &text))
     }
 
     /// Reads the event stream into `assembly` until the wire's end marker, the end of the body,
-    /// a failure, or a timeout: `first_byte_deadline` until the first chunk, then the idle
-    /// timeout between chunks.
+    /// a failure, or a timeout of `clock`.
     async fn read_stream(
         &self,
         response: reqwest::Response,
-        first_byte_deadline: Instant,
+        clock: &mut ResponseClock,
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) -> Result<(), Fault> {
         let mut decoder = self.wire.decoder();
         let mut sse = SseDecoder::new();
         let mut chunks = response.bytes_stream();
-        let mut deadline = first_byte_deadline;
-        let mut started = false;
-        loop {
-            let chunk = match timeout_at(deadline, chunks.next()).await {
-                Err(_) if started => {
-                    let idle = self.tuning.idle_timeout;
-                    return Err(Fault::new(
-                        ErrorClass::Network,
-                        format!("the stream stalled: no data for {idle:?} (idle timeout)"),
-                    ));
-                }
-                Err(_) => return Err(self.first_byte_timeout()),
-                Ok(None) => break,
-                Ok(Some(Err(err))) => {
-                    let fault = Fault::from_transport(&err);
-                    let detail = format!("the stream broke off: {}", fault.detail);
-                    return Err(Fault { detail, ..fault });
-                }
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            started = true;
-            deadline = Instant::now() + self.tuning.idle_timeout;
+        while let Some(chunk) = clock.next_chunk(&mut chunks).await? {
             for event in sse.push(&chunk).map_err(|err| Fault::from_sse(&err))? {
                 if decoder.event(&event, assembly, on_delta)? == Flow::Done {
                     return Ok(());
@@ -238,29 +219,95 @@ impl<W: Wire> HttpProvider<W> {
             ))
         }
     }
+}
 
-    fn first_byte_timeout(&self) -> Fault {
-        let limit = self.tuning.first_byte_timeout;
-        Fault::new(
-            ErrorClass::Network,
-            format!("no response within {limit:?} (first-byte timeout)"),
-        )
+/// The time limits of one response, phase by phase. This is the one place that says what
+/// bounds what, for every body zero reads (an event stream, an error body, a document that
+/// came instead of a stream):
+///
+/// - **until the body begins** — sending the request, waiting for the status and headers,
+///   and waiting for the first byte of the body — one deadline,
+///   [`first_byte_timeout`](Tuning::first_byte_timeout) after the request went out. A local
+///   model may read a long prompt for minutes before its first token, and a server that sends
+///   an error status but stalls before its body is still in this phase.
+/// - **once the body has begun** — each next chunk within
+///   [`idle_timeout`](Tuning::idle_timeout) of the one before: a stream that goes silent
+///   mid-answer is given up on.
+struct ResponseClock {
+    idle_timeout: Duration,
+    first_byte_timeout: Duration,
+    /// When the current wait runs out.
+    deadline: Instant,
+    /// Whether a byte of the body has arrived (the phase).
+    begun: bool,
+}
+
+impl ResponseClock {
+    /// The clock of a request sent now.
+    fn start(tuning: &Tuning) -> Self {
+        ResponseClock {
+            idle_timeout: tuning.idle_timeout,
+            first_byte_timeout: tuning.first_byte_timeout,
+            deadline: Instant::now() + tuning.first_byte_timeout,
+            begun: false,
+        }
     }
 
-    /// Reads up to [`ERROR_BODY_LIMIT`] of an error response; whatever arrived in time is enough
-    /// to explain the status.
-    async fn read_error_body(&self, response: reqwest::Response) -> String {
-        let mut body = Vec::new();
-        let mut chunks = response.bytes_stream();
-        while body.len() < ERROR_BODY_LIMIT {
-            match tokio::time::timeout(self.tuning.idle_timeout, chunks.next()).await {
-                Ok(Some(Ok(chunk))) => body.extend_from_slice(&chunk),
-                _ => break,
+    /// Waits for `step` (sending, the headers) within the first-byte deadline.
+    async fn before_body<T>(&self, step: impl Future<Output = T>) -> Result<T, Fault> {
+        timeout_at(self.deadline, step)
+            .await
+            .map_err(|_| self.expired())
+    }
+
+    /// The next chunk of `body` within the current phase's limit; `None` at its end.
+    async fn next_chunk(
+        &mut self,
+        body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+    ) -> Result<Option<Bytes>, Fault> {
+        match timeout_at(self.deadline, body.next()).await {
+            Err(_) => Err(self.expired()),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(err))) => {
+                let fault = Fault::from_transport(&err);
+                let detail = format!("the stream broke off: {}", fault.detail);
+                Err(Fault { detail, ..fault })
+            }
+            Ok(Some(Ok(chunk))) => {
+                self.begun = true;
+                self.deadline = Instant::now() + self.idle_timeout;
+                Ok(Some(chunk))
             }
         }
-        body.truncate(ERROR_BODY_LIMIT);
-        String::from_utf8_lossy(&body).into_owned()
     }
+
+    /// The fault of the limit that ran out.
+    fn expired(&self) -> Fault {
+        let detail = if self.begun {
+            let idle = self.idle_timeout;
+            format!("the stream stalled: no data for {idle:?} (idle timeout)")
+        } else {
+            let limit = self.first_byte_timeout;
+            format!("no response within {limit:?} (first-byte timeout)")
+        };
+        Fault::new(ErrorClass::Network, detail)
+    }
+}
+
+/// Reads up to [`ERROR_BODY_LIMIT`] of a body that explains a failure (an error status, a
+/// document instead of a stream), within `clock`'s limits; whatever arrived before the end, a
+/// timeout or a broken connection is enough to explain it.
+async fn read_document(response: reqwest::Response, clock: &mut ResponseClock) -> String {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while body.len() < ERROR_BODY_LIMIT {
+        match clock.next_chunk(&mut chunks).await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    body.truncate(ERROR_BODY_LIMIT);
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 #[async_trait]

@@ -66,6 +66,11 @@ enum Kind {
     StreamError { message: String },
     /// A 200 event stream.
     Stream(Streamed),
+    /// An HTTP error status whose headers promise a body of `content_length` bytes that never
+    /// comes: the connection stays open and silent.
+    ErrorWithoutBody { status: u16, content_length: u64 },
+    /// A 200 whose body is one document of `content_type`, not an event stream.
+    Document { content_type: String, body: String },
 }
 
 /// The content of a streamed reply, in the order it is sent: reasoning, text, tool calls.
@@ -158,6 +163,25 @@ impl Reply {
         Reply::of(Kind::Error {
             status,
             message: message.to_owned(),
+        })
+    }
+
+    /// An HTTP error `status` whose headers say `Content-Length: <content_length>` (and
+    /// `Content-Type: application/json`), after which nothing is ever sent: a server that
+    /// stalls before its error body.
+    pub fn error_without_body(status: u16, content_length: u64) -> Reply {
+        Reply::of(Kind::ErrorWithoutBody {
+            status,
+            content_length,
+        })
+    }
+
+    /// A 200 whose body is `body` as one document of `content_type` (an HTML page from a proxy
+    /// or a wrong base URL, a JSON error from a gateway) instead of an event stream.
+    pub fn document(content_type: &str, body: &str) -> Reply {
+        Reply::of(Kind::Document {
+            content_type: content_type.to_owned(),
+            body: body.to_owned(),
         })
     }
 
@@ -514,6 +538,22 @@ async fn handle(
     let gap = reply.event_gap;
     let mut response = match reply.kind {
         Kind::Error { status, message } => error_response(wire, status, &message),
+        Kind::ErrorWithoutBody {
+            status,
+            content_length,
+        } => Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .header("content-length", content_length)
+            .body(Body::from_stream(stream::pending::<
+                Result<Bytes, std::io::Error>,
+            >()))
+            .expect("a response"),
+        Kind::Document { content_type, body } => Response::builder()
+            .status(200)
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .expect("a response"),
         Kind::Malformed => event_stream(malformed_events(wire), Ending::Complete, gap),
         Kind::StreamError { message } => {
             event_stream(stream_error_events(wire, &message), Ending::Complete, gap)
