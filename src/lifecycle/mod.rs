@@ -4,9 +4,9 @@
 //! started outlives it), report, exit with the right code — and this module is what turns each
 //! of them into that cancellation. `exec` does the rest on its normal path out.
 //!
-//! - [`install`] runs first thing in `main`, before any child can exist: it installs the
-//!   `ctrlc` hook (SIGINT, SIGTERM, SIGHUP) and, in a child `zero exec`, starts watching the
-//!   lifeline it inherited.
+//! - [`install`] runs first thing in `main`, before any child can exist: it turns SIGINT,
+//!   SIGTERM and SIGHUP into numbers on a self-pipe read by one thread and, in a child
+//!   `zero exec`, starts watching the lifeline it inherited.
 //! - [`watch`] ties a run's cancellation token to those events.
 //! - The first event cancels the run; any later one calls [`crate::runtime::hurry`], so the
 //!   close still in progress skips its grace period and SIGKILLs at once. The exit code stays
@@ -18,7 +18,9 @@
 mod close;
 mod stdout;
 
-use std::os::fd::{AsFd, AsRawFd};
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, IntoRawFd};
+use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
@@ -77,18 +79,18 @@ impl Stop {
 /// Why [`install`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LifecycleError {
-    /// The `ctrlc` hook could not be installed.
-    #[error("cannot install the signal handler: {0}")]
-    Hook(#[from] ctrlc::Error),
-    /// The signal numbers could not be recorded.
-    #[error("cannot register for signals: {0}")]
-    Register(#[source] std::io::Error),
+    /// The signals could not be routed to the stop thread.
+    #[error("cannot install the signal handlers: {0}")]
+    Signals(#[source] std::io::Error),
     /// The thread watching the inherited lifeline could not be started.
     #[error("cannot watch the parent's lifeline: {0}")]
     Lifeline(#[source] std::io::Error),
 }
 
-/// The number of the first stop signal; 0 until one came. Written from the signal handler.
+/// The signals that stop a run.
+const STOP_SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The number of the first stop signal; 0 until one came. Set before that stop is handled.
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// How many stop events have been handled.
 static STOPS: AtomicUsize = AtomicUsize::new(0);
@@ -103,18 +105,45 @@ pub type EarlyStopReporter = Box<dyn Fn(Stop) + Send>;
 
 /// Installs the stop hooks. Call once, first thing in `main`, before any child can exist.
 ///
-/// `ctrlc`'s handler does not say which signal fired, so a `signal-hook` action registered on
-/// top of it records the number first: signal-hook chains to the handler that was installed
-/// before it, so by the time `ctrlc`'s thread runs, the number is known.
+/// Each stop signal's handler writes the signal's own number to a self-pipe; one thread
+/// ("zero-signals") reads the numbers in the order they came and handles each as a stop. The
+/// number travels with the wake-up, so whoever handles a stop knows which signal it was: there
+/// is no second source to race against. (Written here rather than with `signal_hook::iterator`,
+/// which merges repeats of a signal and yields pending ones by number, not by arrival: the
+/// first signal sets the exit code, and every repeat must hurry the close.)
 pub fn install() -> Result<(), LifecycleError> {
-    ctrlc::set_handler(on_stop)?;
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the action is one compare-and-swap on an atomic: async-signal-safe.
+    let (mut reader, writer) = UnixStream::pair().map_err(LifecycleError::Signals)?;
+    writer
+        .set_nonblocking(true)
+        .map_err(LifecycleError::Signals)?;
+    // The writing end lives as long as the process: the handlers write to it at any time.
+    let writer = writer.into_raw_fd();
+    for signal in STOP_SIGNALS {
+        let number = signal as u8;
+        // SAFETY: the action is one write(2) on a non-blocking socket, which is
+        // async-signal-safe; signal-hook restores errno around it. A full socket (some
+        // thousand stops unread) drops the byte, and the stops already queued suffice.
         unsafe {
-            signal_hook::low_level::register(signal, move || record(signal))
-                .map_err(LifecycleError::Register)?;
+            signal_hook::low_level::register(signal, move || {
+                libc::write(writer, (&raw const number).cast(), 1);
+            })
+            .map_err(LifecycleError::Signals)?;
         }
     }
+    std::thread::Builder::new()
+        .name("zero-signals".into())
+        .spawn(move || {
+            let mut numbers = [0u8; 16];
+            loop {
+                match reader.read(&mut numbers) {
+                    Ok(0) => return,
+                    Ok(count) => numbers[..count].iter().for_each(|&n| stop(i32::from(n))),
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return,
+                }
+            }
+        })
+        .map_err(LifecycleError::Signals)?;
     if let Some(fd) = lifeline::inherited() {
         // Our own children get our own lifeline, never our parent's.
         let _ = lifeline::set_cloexec(fd.as_raw_fd());
@@ -122,23 +151,19 @@ pub fn install() -> Result<(), LifecycleError> {
             .name("zero-lifeline".into())
             .spawn(move || {
                 lifeline::wait_for_eof(fd.as_fd());
-                record(libc::SIGHUP);
-                on_stop();
+                stop(libc::SIGHUP);
             })
             .map_err(LifecycleError::Lifeline)?;
     }
     Ok(())
 }
 
-/// Notes the first stop signal. Async-signal-safe.
-fn record(signal: i32) {
+/// Handles one stop event, `signal` (on the signal thread, or the lifeline watcher's, which
+/// counts as SIGHUP). The first signal is recorded before anything acts on it. The first stop
+/// cancels the run — or, before there is a run, reports and exits at once, since nothing
+/// needs closing yet — and every later one hurries the close along.
+fn stop(signal: i32) {
     let _ = FIRST_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-}
-
-/// Handles one stop event (on `ctrlc`'s thread or the lifeline watcher's): the first cancels
-/// the run — or, before there is a run, exits at once, since nothing needs closing yet — and
-/// every later one hurries the close along.
-fn on_stop() {
     if STOPS.fetch_add(1, Ordering::SeqCst) > 0 {
         crate::runtime::hurry();
         return;
@@ -148,7 +173,7 @@ fn on_stop() {
         Some(cancel) => cancel.cancel(),
         None => {
             // Nothing has started yet, so nothing needs closing: report and go.
-            let stop = received().unwrap_or(Stop::Terminate);
+            let stop = received().expect("the first signal is recorded before it is handled");
             if let Some(report) = &*EARLY.lock().unwrap_or_else(|e| e.into_inner()) {
                 report(stop);
             }
