@@ -46,6 +46,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --model 'Model name, as the provider knows it'
             cand --provider 'Which wire protocol the endpoint speaks'
             cand --base-url 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)'
+            cand --max-output-tokens 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning'
             cand --max-turns 'Give up after this many model turns (exit 4)'
             cand --skip-permissions-unsafe 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
             cand --list-tools 'Print the tools the model would see under these flags, then exit'

@@ -48,6 +48,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model 
 complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'

@@ -109,6 +109,11 @@ pub struct ExecArgs {
     #[arg(long = "base-url", value_name = "URL")]
     pub base_url: Option<String>,
 
+    /// The most tokens the model may produce in one response [default: 8192, or
+    /// `max_output_tokens` in config.toml]. A response cut there is reported as a warning.
+    #[arg(long = "max-output-tokens", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_output_tokens: Option<u32>,
+
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,

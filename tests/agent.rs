@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
 use zero::cli::{Autonomy, OutputFormat, ProviderKind};
 use zero::output::Output;
-use zero::provider::{self, ProviderConfig, Tuning};
+use zero::provider::{self, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning};
 use zero::runtime::{Runtime, RuntimeConfig};
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
 
@@ -34,6 +34,7 @@ async fn run_cancelled_after(
         base_url: server.base_url_openai(),
         api_key: None,
         model: "fake".into(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: Tuning::default(),
     })
     .unwrap();

@@ -10,8 +10,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zero::cli::ProviderKind;
 use zero::provider::{
-    Completion, ConfigError, ErrorClass, Message, Provider, ProviderConfig, ProviderError, Request,
-    StopReason, StreamDelta, ToolSpec, Tuning, Usage, build,
+    Completion, ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ErrorClass, Message, Provider,
+    ProviderConfig, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Tuning, Usage,
+    build,
 };
 
 use support::fake_model::{FakeModel, Reply, Route, Script};
@@ -45,6 +46,7 @@ fn provider_with(kind: ProviderKind, server: &FakeModel, tuning: Tuning) -> Arc<
         base_url: base_url(kind, server),
         api_key: Some(KEY.to_owned()),
         model: "fake-model".to_owned(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning,
     };
     build(&config).expect("a provider")
@@ -274,6 +276,7 @@ async fn without_a_key_no_auth_header_is_sent() {
         base_url: server.base_url_openai(),
         api_key: None,
         model: "local".into(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: fast(),
     };
     complete(&*build(&config).unwrap(), &ask("q"))
@@ -603,6 +606,7 @@ async fn connection_refused_is_a_retryable_network_error() {
         base_url: format!("http://{addr}/v1"),
         api_key: Some(KEY.into()),
         model: "m".into(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: Tuning {
             max_attempts: 2,
             ..fast()
@@ -656,6 +660,7 @@ async fn routes_can_match_a_header() {
         base_url: server.base_url_anthropic(),
         api_key: Some("child-key".into()),
         model: "m".into(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: fast(),
     };
     assert_eq!(
@@ -683,6 +688,7 @@ fn building_with_an_invalid_base_url_is_a_config_error() {
         base_url: "localhost:8080/v1".into(),
         api_key: None,
         model: "m".into(),
+        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: Tuning::default(),
     };
     assert!(matches!(

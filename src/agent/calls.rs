@@ -1,6 +1,11 @@
 //! Running one turn's tool calls: consecutive read-only calls together (bounded), everything
 //! else one at a time, results always in the model's order, and every failure — unknown tool,
-//! invalid JSON, policy refusal — turned into an error result the model can act on.
+//! invalid JSON, policy refusal, arguments cut off by the output limit — turned into an error
+//! result the model can act on.
+//!
+//! Identical read-only calls in one batch (same tool, same arguments) run once and each gets
+//! that result: a small model that repeats a `read_file` ten times in one response costs one
+//! read, not ten. Only within a batch: a write between two reads may change what they see.
 
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -20,14 +25,29 @@ struct Prepared<'a> {
     parallel: bool,
 }
 
+/// What the model is told about a call whose arguments the output limit cut off.
+const CUT_ARGUMENTS: &str = "the response reached the output token limit in the middle of this \
+     call's arguments, so the call was not run; make it again with less in one response (for \
+     example, write a large file in parts)";
+
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
+/// `cut_off` says the response ended at the output token limit: its last call's arguments may
+/// be incomplete.
 pub async fn run_all(
     calls: &[ToolCall],
+    cut_off: bool,
     toolset: &Toolset,
     context: &ToolContext,
     output: &Output,
 ) -> Vec<Message> {
-    let prepared: Vec<Prepared<'_>> = calls.iter().map(|call| prepare(call, toolset)).collect();
+    let prepared: Vec<Prepared<'_>> = calls
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let last_of_a_cut_response = cut_off && index + 1 == calls.len();
+            prepare(call, last_of_a_cut_response, toolset)
+        })
+        .collect();
     let mut results = Vec::with_capacity(calls.len());
     let mut rest = prepared.as_slice();
     while let Some(first) = rest.first() {
@@ -41,12 +61,26 @@ pub async fn run_all(
         for item in batch {
             announce(item, toolset, output);
         }
-        let outcomes: Vec<Result<String, ToolError>> = futures_util::stream::iter(batch)
-            .map(|item| execute(item, toolset, context))
+        // Each item's first identical call in the batch (itself, usually): only those run.
+        let originals: Vec<usize> = (0..batch.len())
+            .map(|index| {
+                (0..index)
+                    .find(|&earlier| same_read(&batch[earlier], &batch[index]))
+                    .unwrap_or(index)
+            })
+            .collect();
+        let distinct = (0..batch.len()).filter(|&index| originals[index] == index);
+        let ran: Vec<(usize, Result<String, ToolError>)> = futures_util::stream::iter(distinct)
+            .map(|index| async move { (index, execute(&batch[index], toolset, context).await) })
             .buffered(PARALLEL_READS)
             .collect()
             .await;
-        for (item, outcome) in batch.iter().zip(outcomes) {
+        let mut outcomes = vec![None; batch.len()];
+        for (index, outcome) in ran {
+            outcomes[index] = Some(outcome);
+        }
+        for (item, original) in batch.iter().zip(originals) {
+            let outcome = outcomes[original].clone().expect("every distinct call ran");
             results.push(report(item.call, outcome, output));
         }
         if context.cancel.is_cancelled() {
@@ -61,8 +95,22 @@ pub async fn run_all(
     results
 }
 
-fn prepare<'a>(call: &'a ToolCall, toolset: &Toolset) -> Prepared<'a> {
-    let args = parse_arguments(&call.arguments);
+/// Whether two calls of one read-only batch would give the same result: same tool, equal
+/// arguments (as JSON values, so spacing and key order do not matter).
+fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
+    a.parallel && b.parallel && a.call.name == b.call.name && a.args == b.args
+}
+
+/// Decodes a call's arguments; `may_be_cut` marks the last call of a response the output
+/// limit ended, whose invalid arguments are explained as cut rather than as bad JSON.
+fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepared<'a> {
+    let args = parse_arguments(&call.arguments).map_err(|invalid| {
+        if may_be_cut {
+            CUT_ARGUMENTS.to_owned()
+        } else {
+            invalid
+        }
+    });
     let parallel = args.is_ok()
         && toolset
             .lookup(&call.name)
@@ -131,5 +179,133 @@ fn report(call: &ToolCall, outcome: Result<String, ToolError>, output: &Output) 
         name: call.name.clone(),
         output: text,
         is_error: status == CallStatus::Error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use async_trait::async_trait;
+    use serde_json::json;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::cli::{Autonomy, OutputFormat};
+    use crate::tools::{Policy, Registry, Tool, ToolFilter, ToolResult};
+
+    /// A read-only tool that counts its calls and answers with the count so far.
+    struct CountingRead(Arc<AtomicUsize>);
+
+    #[async_trait]
+    impl Tool for CountingRead {
+        fn name(&self) -> &'static str {
+            "count"
+        }
+        fn description(&self) -> &'static str {
+            "counts"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn side_effect(&self) -> SideEffect {
+            SideEffect::Read
+        }
+        async fn call(&self, args: Value, _: &ToolContext) -> ToolResult {
+            let calls = self.0.fetch_add(1, Ordering::SeqCst) + 1;
+            Ok(format!("call {calls} for {args}"))
+        }
+    }
+
+    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+
+    async fn run(calls: &[ToolCall], cut_off: bool) -> (Vec<Message>, usize) {
+        let counter = Arc::new(AtomicUsize::new(0));
+        let mut registry = Registry::core();
+        registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
+        let root = std::env::temp_dir();
+        let policy = Policy::new(Autonomy::Low, false, vec![root.clone()]);
+        let toolset = registry.select(&ToolFilter::default(), &policy);
+        let context = ToolContext {
+            workspace: root,
+            policy: Arc::new(policy),
+            cancel: CancellationToken::new(),
+            plan_updates: None,
+        };
+        let output = Output::new(OutputFormat::Json, Default::default());
+        let results = run_all(calls, cut_off, &toolset, &context, &output).await;
+        (results, counter.load(Ordering::SeqCst))
+    }
+
+    fn outputs(results: &[Message]) -> Vec<(&str, &str)> {
+        results
+            .iter()
+            .map(|message| match message {
+                Message::ToolResult {
+                    call_id, output, ..
+                } => (call_id.as_str(), output.as_str()),
+                other => panic!("not a tool result: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn identical_reads_in_a_batch_run_once_and_each_call_gets_the_result() {
+        let calls = [
+            call("1", "count", r#"{"a": 1, "b": 2}"#),
+            call("2", "count", r#"{"b":2,"a":1}"#),
+            call("3", "count", r#"{"a": 3}"#),
+            call("4", "count", r#"{"a": 1, "b": 2}"#),
+        ];
+        let (results, ran) = run(&calls, false).await;
+        assert_eq!(
+            ran, 2,
+            "one run for the repeated arguments, one for the other"
+        );
+        let outputs = outputs(&results);
+        assert_eq!(
+            outputs.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            ["1", "2", "3", "4"]
+        );
+        assert_eq!(outputs[0].1, outputs[1].1);
+        assert_eq!(outputs[0].1, outputs[3].1);
+        assert_ne!(outputs[0].1, outputs[2].1);
+    }
+
+    #[tokio::test]
+    async fn reads_on_either_side_of_another_call_both_run() {
+        // A write between them could change what the second sees, so both run; `bash` is a
+        // call of another kind (refused at this level, but still a barrier).
+        let calls = [
+            call("1", "count", "{}"),
+            call("2", "bash", r#"{"command": "true"}"#),
+            call("3", "count", "{}"),
+        ];
+        let (results, ran) = run(&calls, false).await;
+        assert_eq!(ran, 2);
+        let outputs = outputs(&results);
+        assert_ne!(outputs[0].1, outputs[2].1);
+    }
+
+    #[tokio::test]
+    async fn only_the_last_call_of_a_cut_response_is_explained_as_cut() {
+        let calls = [
+            call("1", "count", "{not json"),
+            call("2", "count", r#"{"path": "a", "conte"#),
+        ];
+        let (results, ran) = run(&calls, true).await;
+        assert_eq!(ran, 0);
+        let cut = outputs(&results);
+        assert!(cut[0].1.contains("not valid JSON"), "{}", cut[0].1);
+        assert!(cut[1].1.contains("output token limit"), "{}", cut[1].1);
+        let (uncut, _) = run(&calls[1..], false).await;
+        assert!(outputs(&uncut)[0].1.contains("not valid JSON"));
     }
 }

@@ -20,6 +20,11 @@ const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows,
      call any more tools. Reply now, without tools: summarize what you did, what is left to do, \
      and anything the person running you should check.";
 
+/// The warning of a response that ended at the output token limit (`--max-output-tokens`):
+/// its text is incomplete, and so may be its last tool call, which then gets an error result.
+const CUT_OFF_WARNING: &str = "the response was cut off at the output token limit \
+     (--max-output-tokens)";
+
 /// Everything one agent run needs.
 pub struct AgentRun<'a> {
     /// Where requests go.
@@ -98,12 +103,13 @@ impl AgentRun<'_> {
                 Ok(completion) => completion,
                 Err(ending) => break ending,
             };
+            let cut_off = completion.stop == StopReason::MaxTokens;
+            if cut_off {
+                self.output.emit(EventKind::Warning {
+                    message: CUT_OFF_WARNING.into(),
+                });
+            }
             if completion.tool_calls.is_empty() {
-                if completion.stop == StopReason::MaxTokens {
-                    self.output.emit(EventKind::Warning {
-                        message: "the answer was cut off at the model's output token limit".into(),
-                    });
-                }
                 if !told_about_tasks {
                     let running = self.tasks.running().await;
                     if !running.is_empty() {
@@ -120,8 +126,14 @@ impl AgentRun<'_> {
                 }
                 break Ending::Answered(completion.text);
             }
-            let results =
-                calls::run_all(&completion.tool_calls, self.toolset, &context, self.output).await;
+            let results = calls::run_all(
+                &completion.tool_calls,
+                cut_off,
+                self.toolset,
+                &context,
+                self.output,
+            )
+            .await;
             while let Ok(steps) = plan_updates.try_recv() {
                 self.output.emit(EventKind::Plan { steps });
             }

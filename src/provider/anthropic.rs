@@ -21,27 +21,29 @@ use super::{Message, Request, StopReason, StreamDelta};
 /// The API version this wire speaks.
 const API_VERSION: &str = "2023-06-01";
 
-/// Output token limit per response. Required by the API; large enough for a long patch, and
-/// within what every current model accepts.
-const MAX_TOKENS: u32 = 8192;
-
 /// The Messages endpoint under one base URL.
 #[derive(Debug, Clone)]
 pub struct Anthropic {
     url: String,
+    /// The output cap of every response, sent as `max_tokens` (which the API requires).
+    max_output_tokens: u32,
 }
 
 impl Anthropic {
     /// The wire for `base_url` (e.g. `https://api.anthropic.com`); requests go to
     /// `{base_url}/v1/messages`, or `{base_url}/messages` when the base already ends in `/v1`.
-    pub fn new(base_url: &str) -> Self {
+    /// Each response is capped at `max_output_tokens`.
+    pub fn new(base_url: &str, max_output_tokens: u32) -> Self {
         let base = base_url.trim_end_matches('/');
         let url = if base.ends_with("/v1") {
             format!("{base}/messages")
         } else {
             format!("{base}/v1/messages")
         };
-        Anthropic { url }
+        Anthropic {
+            url,
+            max_output_tokens,
+        }
     }
 }
 
@@ -76,7 +78,7 @@ impl Wire for Anthropic {
     fn body(&self, model: &str, request: &Request) -> Bytes {
         let body = MessagesBody {
             model,
-            max_tokens: MAX_TOKENS,
+            max_tokens: self.max_output_tokens,
             stream: true,
             system: &request.system,
             messages: turns(&request.messages),
@@ -488,11 +490,11 @@ mod tests {
     #[test]
     fn url_does_not_double_v1() {
         assert_eq!(
-            Anthropic::new("https://api.anthropic.com").url(),
+            Anthropic::new("https://api.anthropic.com", 1).url(),
             "https://api.anthropic.com/v1/messages"
         );
         assert_eq!(
-            Anthropic::new("http://127.0.0.1:9/v1/").url(),
+            Anthropic::new("http://127.0.0.1:9/v1/", 1).url(),
             "http://127.0.0.1:9/v1/messages"
         );
     }
@@ -507,7 +509,9 @@ mod tests {
 
     #[test]
     fn headers_carry_version_and_key() {
-        let headers = Anthropic::new("http://h").headers(Some("k-123")).unwrap();
+        let headers = Anthropic::new("http://h", 1)
+            .headers(Some("k-123"))
+            .unwrap();
         assert_eq!(headers["x-api-key"], "k-123");
         assert_eq!(headers["anthropic-version"], API_VERSION);
         assert!(headers.get("authorization").is_none());
@@ -560,12 +564,13 @@ mod tests {
             }],
         };
         let body: Value =
-            serde_json::from_slice(&Anthropic::new("http://h").body("claude", &request)).unwrap();
+            serde_json::from_slice(&Anthropic::new("http://h", 321).body("claude", &request))
+                .unwrap();
         assert_eq!(
             body,
             json!({
                 "model": "claude",
-                "max_tokens": MAX_TOKENS,
+                "max_tokens": 321,
                 "stream": true,
                 "system": "sys",
                 "messages": [

@@ -109,7 +109,9 @@ impl Assembly {
 
     /// The finished response. Calls are ordered by index; a call without an id gets `call_<n>`;
     /// empty arguments become `{}` (a call to a tool that takes none). Some servers report
-    /// `stop` next to tool calls, so calls always mean [`StopReason::ToolUse`].
+    /// `stop` next to tool calls, so calls mean [`StopReason::ToolUse`] — unless the output
+    /// limit ended the response, which may have cut the last call's arguments: that stays
+    /// [`StopReason::MaxTokens`].
     pub fn finish(self) -> Completion {
         let tool_calls: Vec<ToolCall> = self
             .calls
@@ -126,6 +128,7 @@ impl Assembly {
             })
             .collect();
         let stop = match self.stop {
+            Some(StopReason::MaxTokens) => StopReason::MaxTokens,
             _ if !tool_calls.is_empty() => StopReason::ToolUse,
             Some(stop) => stop,
             None => StopReason::EndTurn,

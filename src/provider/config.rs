@@ -2,12 +2,13 @@
 //!
 //! Precedence, highest first:
 //!
-//! 1. flags: `--provider`, `--model`, `--base-url` ([`ProviderFlags`]);
-//! 2. zero's own variables: `ZERO_PROVIDER`, `ZERO_MODEL`, `ZERO_BASE_URL`, `ZERO_API_KEY`;
+//! 1. flags: `--provider`, `--model`, `--base-url`, `--max-output-tokens` ([`ProviderFlags`]);
+//! 2. zero's own variables: `ZERO_PROVIDER`, `ZERO_MODEL`, `ZERO_BASE_URL`, `ZERO_API_KEY`,
+//!    `ZERO_MAX_OUTPUT_TOKENS`;
 //! 3. the conventional variables of the chosen wire: `OPENAI_API_KEY`/`OPENAI_BASE_URL` or
 //!    `ANTHROPIC_API_KEY`/`ANTHROPIC_BASE_URL`;
 //! 4. the config file `$XDG_CONFIG_HOME/zero/config.toml` (else `~/.config/zero/config.toml`),
-//!    keys `provider`, `model`, `base_url`, `api_key`.
+//!    keys `provider`, `model`, `base_url`, `api_key`, `max_output_tokens`.
 //!
 //! The wire is the explicit provider when one is named (flag, `ZERO_PROVIDER`, file); otherwise
 //! Anthropic when only Anthropic variables are set, else OpenAI. Empty variables count as unset.
@@ -36,6 +37,11 @@ pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// The model name sent to a loopback server when none is configured. llama.cpp and similar
 /// single-model servers accept any name; servers that need a real one (Ollama) say so in a 404.
 pub const LOCAL_MODEL: &str = "local";
+/// The most tokens one response may have when nothing else is configured: room for a long
+/// answer or a whole file in one `write_file`, and within what every current model accepts
+/// (some take no more than 8192). Without a cap a small model can repeat itself for as long as
+/// its context lasts.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// What the user is told to set when nothing at all is configured.
 const NOT_CONFIGURED_HELP: &str = "set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KEY (Anthropic), or \
@@ -51,6 +57,8 @@ pub struct ProviderFlags {
     pub model: Option<String>,
     /// `--base-url`.
     pub base_url: Option<String>,
+    /// `--max-output-tokens`.
+    pub max_output_tokens: Option<u32>,
 }
 
 impl From<&ExecArgs> for ProviderFlags {
@@ -59,6 +67,7 @@ impl From<&ExecArgs> for ProviderFlags {
             provider: args.provider,
             model: args.model.clone(),
             base_url: args.base_url.clone(),
+            max_output_tokens: args.max_output_tokens,
         }
     }
 }
@@ -74,6 +83,8 @@ pub struct ProviderConfig {
     pub api_key: Option<String>,
     /// The model name.
     pub model: String,
+    /// The most tokens the model may produce in one response (sent with every request).
+    pub max_output_tokens: u32,
     /// Timeouts and retries (from the `ZERO_*` tuning variables; see [`Tuning`]).
     pub tuning: Tuning,
 }
@@ -88,6 +99,7 @@ impl fmt::Debug for ProviderConfig {
                 &self.api_key.as_ref().map(|_| crate::redact::MASK),
             )
             .field("model", &self.model)
+            .field("max_output_tokens", &self.max_output_tokens)
             .field("tuning", &self.tuning)
             .finish()
     }
@@ -145,6 +157,15 @@ pub enum ConfigError {
         /// The TOML parser's message (it names the line and the problem).
         message: String,
     },
+    /// `ZERO_MAX_OUTPUT_TOKENS` or the config file's `max_output_tokens` is not a count of
+    /// at least 1 (the flag is checked by the argument parser).
+    #[error("{origin} = {value:?} is not valid: expected a whole number of tokens, at least 1")]
+    InvalidMaxOutputTokens {
+        /// Where the value came from.
+        origin: &'static str,
+        /// The value as given.
+        value: String,
+    },
     /// A `ZERO_*` tuning variable is not a usable number.
     #[error(transparent)]
     Tuning(#[from] InvalidTuning),
@@ -160,6 +181,7 @@ struct FileConfig {
     model: Option<String>,
     base_url: Option<String>,
     api_key: Option<String>,
+    max_output_tokens: Option<i64>,
 }
 
 /// Resolves the provider configuration from `flags`, the environment `env` (a lookup such as
@@ -226,13 +248,42 @@ pub fn resolve(
             variable: wire.key_var,
         });
     }
+    let max_output_tokens = max_output_tokens(flags, &var, file.max_output_tokens)?;
     Ok(ProviderConfig {
         kind,
         base_url: base_url_text,
         api_key,
         model,
+        max_output_tokens,
         tuning: Tuning::from_env(env)?,
     })
+}
+
+/// The output cap: the flag, else `ZERO_MAX_OUTPUT_TOKENS`, else the config file's
+/// `max_output_tokens`, else [`DEFAULT_MAX_OUTPUT_TOKENS`]. A value that is not a count of at
+/// least 1 is an error, never silently replaced by the default.
+fn max_output_tokens(
+    flags: &ProviderFlags,
+    var: &dyn Fn(&str) -> Option<String>,
+    file: Option<i64>,
+) -> Result<u32, ConfigError> {
+    if let Some(tokens) = flags.max_output_tokens {
+        return Ok(tokens);
+    }
+    let (source, value) = match (var("ZERO_MAX_OUTPUT_TOKENS"), file) {
+        (Some(value), _) => ("ZERO_MAX_OUTPUT_TOKENS", value),
+        (None, Some(value)) => ("max_output_tokens in config.toml", value.to_string()),
+        (None, None) => return Ok(DEFAULT_MAX_OUTPUT_TOKENS),
+    };
+    value
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|tokens| *tokens >= 1)
+        .ok_or(ConfigError::InvalidMaxOutputTokens {
+            origin: source,
+            value,
+        })
 }
 
 /// What each wire brings: its conventional variables and its official endpoint.
@@ -400,6 +451,7 @@ mod tests {
             provider,
             model: model.map(str::to_owned),
             base_url: base_url.map(str::to_owned),
+            max_output_tokens: None,
         };
         let none = ProviderFlags::default();
         let cases: Vec<Case<Summary>> = vec![
@@ -618,6 +670,47 @@ mod tests {
                 Some("env-key"),
                 "env-model"
             )
+        );
+    }
+
+    #[test]
+    fn the_output_cap_comes_from_flag_variable_file_or_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let xdg = dir.path().to_str().unwrap();
+        std::fs::create_dir_all(dir.path().join("zero")).unwrap();
+        let file = dir.path().join("zero/config.toml");
+        std::fs::write(&file, "api_key = \"k\"\nmax_output_tokens = 300\n").unwrap();
+        let flag = ProviderFlags {
+            max_output_tokens: Some(100),
+            ..ProviderFlags::default()
+        };
+        let cap = |flags: &ProviderFlags, env: &[(&str, &str)]| {
+            resolve(flags, &env_of(env)).map(|config| config.max_output_tokens)
+        };
+        let with_file = [("XDG_CONFIG_HOME", xdg)];
+        let with_var = [("XDG_CONFIG_HOME", xdg), ("ZERO_MAX_OUTPUT_TOKENS", "200")];
+        assert_eq!(cap(&flag, &with_var).unwrap(), 100);
+        assert_eq!(cap(&ProviderFlags::default(), &with_var).unwrap(), 200);
+        assert_eq!(cap(&ProviderFlags::default(), &with_file).unwrap(), 300);
+        let only_key = [("OPENAI_API_KEY", "k")];
+        assert_eq!(
+            cap(&ProviderFlags::default(), &only_key).unwrap(),
+            DEFAULT_MAX_OUTPUT_TOKENS
+        );
+        for bad in ["0", "-5", "many", "99999999999"] {
+            let env = [("OPENAI_API_KEY", "k"), ("ZERO_MAX_OUTPUT_TOKENS", bad)];
+            let err = cap(&ProviderFlags::default(), &env).unwrap_err();
+            assert!(
+                err.to_string().starts_with("ZERO_MAX_OUTPUT_TOKENS = "),
+                "{err}"
+            );
+        }
+        std::fs::write(&file, "api_key = \"k\"\nmax_output_tokens = 0\n").unwrap();
+        let err = cap(&ProviderFlags::default(), &with_file).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("max_output_tokens in config.toml = \"0\""),
+            "{err}"
         );
     }
 

@@ -18,7 +18,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::ProviderKind;
 
-pub use config::{ConfigError, ProviderConfig, ProviderFlags, config_file_key, resolve};
+pub use config::{
+    ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
+};
 pub use http::BuildError;
 pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
@@ -34,11 +36,11 @@ pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> 
     let key = config.api_key.clone();
     let provider: Arc<dyn Provider> = match config.kind {
         ProviderKind::Openai => {
-            let wire = openai::OpenAi::new(&config.base_url);
+            let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens);
             Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
         }
         ProviderKind::Anthropic => {
-            let wire = anthropic::Anthropic::new(&config.base_url);
+            let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens);
             Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
         }
     };

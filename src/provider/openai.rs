@@ -21,14 +21,38 @@ use super::{Message, Request, StopReason, StreamDelta, ToolSpec};
 #[derive(Debug, Clone)]
 pub struct OpenAi {
     url: String,
+    /// The output cap of every response, in the field this endpoint honours.
+    cap: OutputCap,
 }
+
+/// How a Chat Completions endpoint is told the most tokens one response may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputCap {
+    /// `max_completion_tokens`: OpenAI's own API, where `max_tokens` is deprecated and
+    /// refused by its reasoning models.
+    MaxCompletionTokens(u32),
+    /// `max_tokens`: what llama.cpp, vLLM, Ollama, OpenRouter and other copies of the API
+    /// read (several ignore `max_completion_tokens`).
+    MaxTokens(u32),
+}
+
+/// The host of OpenAI's own API.
+const OPENAI_HOST: &str = "api.openai.com";
 
 impl OpenAi {
     /// The wire for `base_url` (e.g. `https://api.openai.com/v1`); requests go to
-    /// `{base_url}/chat/completions`.
-    pub fn new(base_url: &str) -> Self {
+    /// `{base_url}/chat/completions`. Each response is capped at `max_output_tokens`.
+    pub fn new(base_url: &str, max_output_tokens: u32) -> Self {
+        let official =
+            reqwest::Url::parse(base_url).is_ok_and(|url| url.host_str() == Some(OPENAI_HOST));
+        let cap = if official {
+            OutputCap::MaxCompletionTokens(max_output_tokens)
+        } else {
+            OutputCap::MaxTokens(max_output_tokens)
+        };
         OpenAi {
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            cap,
         }
     }
 }
@@ -61,8 +85,14 @@ impl Wire for OpenAi {
         let system = (!request.system.is_empty()).then(|| ChatMessage::System {
             content: &request.system,
         });
+        let (max_tokens, max_completion_tokens) = match self.cap {
+            OutputCap::MaxTokens(tokens) => (Some(tokens), None),
+            OutputCap::MaxCompletionTokens(tokens) => (None, Some(tokens)),
+        };
         let body = ChatBody {
             model,
+            max_tokens,
+            max_completion_tokens,
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
@@ -86,6 +116,10 @@ impl Wire for OpenAi {
 #[derive(Serialize)]
 struct ChatBody<'a> {
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     stream: bool,
     stream_options: StreamOptions,
     messages: Vec<ChatMessage<'a>>,
@@ -522,11 +556,12 @@ mod tests {
             }],
         };
         let body: Value =
-            serde_json::from_slice(&OpenAi::new("http://h/v1/").body("m", &request)).unwrap();
+            serde_json::from_slice(&OpenAi::new("http://h/v1/", 500).body("m", &request)).unwrap();
         assert_eq!(
             body,
             json!({
                 "model": "m",
+                "max_tokens": 500,
                 "stream": true,
                 "stream_options": {"include_usage": true},
                 "messages": [
@@ -541,7 +576,7 @@ mod tests {
                 "tools": [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object"}}}],
             })
         );
-        let no_tools: Value = serde_json::from_slice(&OpenAi::new("http://h/v1").body(
+        let no_tools: Value = serde_json::from_slice(&OpenAi::new("http://h/v1", 500).body(
             "m",
             &Request {
                 tools: vec![],
@@ -553,8 +588,35 @@ mod tests {
     }
 
     #[test]
+    fn openai_itself_gets_max_completion_tokens_and_its_copies_max_tokens() {
+        let request = Request {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+        };
+        let body = |base_url: &str| -> Value {
+            serde_json::from_slice(&OpenAi::new(base_url, 77).body("m", &request)).unwrap()
+        };
+        let official = body("https://api.openai.com/v1");
+        assert_eq!(official["max_completion_tokens"], 77);
+        assert!(official.get("max_tokens").is_none(), "{official}");
+        for copy in [
+            "http://127.0.0.1:8080/v1",
+            "https://openrouter.ai/api/v1",
+            "https://api.openai.com.example/v1",
+        ] {
+            let body = body(copy);
+            assert_eq!(body["max_tokens"], 77, "{copy}");
+            assert!(
+                body.get("max_completion_tokens").is_none(),
+                "{copy}: {body}"
+            );
+        }
+    }
+
+    #[test]
     fn url_and_auth_header() {
-        let wire = OpenAi::new("http://h:1/v1/");
+        let wire = OpenAi::new("http://h:1/v1/", 1);
         assert_eq!(wire.url(), "http://h:1/v1/chat/completions");
         assert_eq!(wire.headers(Some("k")).unwrap()[AUTHORIZATION], "Bearer k");
         assert!(wire.headers(None).unwrap().is_empty());

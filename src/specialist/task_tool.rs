@@ -84,6 +84,10 @@ impl From<&ProviderConfig> for ChildEnv {
             ("ZERO_PROVIDER", config.kind.as_str().to_string()),
             ("ZERO_BASE_URL", config.base_url.clone()),
             ("ZERO_MODEL", config.model.clone()),
+            (
+                "ZERO_MAX_OUTPUT_TOKENS",
+                config.max_output_tokens.to_string(),
+            ),
         ];
         ChildEnv {
             vars,

@@ -10,11 +10,12 @@ use super::fake_model::FakeModel;
 
 /// Provider variables that must not leak in from the machine running the tests (or the
 /// benchmark harness, which shares this list).
-pub const PROVIDER_VARIABLES: [&str; 8] = [
+pub const PROVIDER_VARIABLES: [&str; 9] = [
     "ZERO_PROVIDER",
     "ZERO_MODEL",
     "ZERO_BASE_URL",
     "ZERO_API_KEY",
+    "ZERO_MAX_OUTPUT_TOKENS",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
