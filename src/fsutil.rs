@@ -42,14 +42,65 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     replace(path, contents, existing)
 }
 
-/// Like [`write`], but the file ends up with exactly `permissions` whether or not it existed;
-/// used to restore a deleted file or to carry a file's mode along when it is moved.
+/// Like [`write_atomic`], but the file ends up with exactly `permissions` whether or not it
+/// existed; used to restore a deleted file or to carry a file's mode along when it is moved.
 pub fn write_atomic_with_permissions(
     path: &Path,
     contents: &[u8],
     permissions: Permissions,
 ) -> io::Result<()> {
     replace(path, contents, Some(permissions))
+}
+
+/// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
+/// a caller that must undo its work can remove them again (innermost first). If one cannot be
+/// created, those it did create are removed before the error is returned.
+pub fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut missing = Vec::new();
+    let mut dir = parent_dir(path);
+    while !dir.exists() {
+        missing.push(dir.to_path_buf());
+        match dir.parent() {
+            Some(parent) => dir = parent,
+            None => break,
+        }
+    }
+    missing.reverse();
+    for (made, dir) in missing.iter().enumerate() {
+        if let Err(error) = fs::create_dir(dir) {
+            for dir in missing[..made].iter().rev() {
+                let _ = fs::remove_dir(dir);
+            }
+            return Err(error);
+        }
+    }
+    Ok(missing)
+}
+
+/// Writes a temp file beside `path`, gives it `permissions` (bypassing the umask, so 0755 stays
+/// 0755), flushes it, renames it over `path` and flushes the directory. On any error before the
+/// rename the temp file is removed and `path` is untouched.
+fn replace(path: &Path, contents: &[u8], permissions: Option<Permissions>) -> io::Result<()> {
+    let dir = parent_dir(path);
+    let mut temp = tempfile::Builder::new()
+        .prefix(".zero-write-")
+        .permissions(Permissions::from_mode(NEW_FILE_MODE))
+        .tempfile_in(dir)?;
+    temp.write_all(contents)?;
+    if let Some(permissions) = permissions {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    File::open(dir)?.sync_all()
+}
+
+/// The directory `path` lives in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 /// What a path is when it is not a regular file.
@@ -178,57 +229,6 @@ fn refuse_special(meta: &Metadata) -> Result<(), OpenError> {
     }
 }
 
-/// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
-/// a caller that must undo its work can remove them again (innermost first). If one cannot be
-/// created, those it did create are removed before the error is returned.
-pub fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut missing = Vec::new();
-    let mut dir = parent_dir(path);
-    while !dir.exists() {
-        missing.push(dir.to_path_buf());
-        match dir.parent() {
-            Some(parent) => dir = parent,
-            None => break,
-        }
-    }
-    missing.reverse();
-    for (made, dir) in missing.iter().enumerate() {
-        if let Err(error) = fs::create_dir(dir) {
-            for dir in missing[..made].iter().rev() {
-                let _ = fs::remove_dir(dir);
-            }
-            return Err(error);
-        }
-    }
-    Ok(missing)
-}
-
-/// Writes a temp file beside `path`, gives it `permissions` (bypassing the umask, so 0755 stays
-/// 0755), flushes it, renames it over `path` and flushes the directory. On any error before the
-/// rename the temp file is removed and `path` is untouched.
-fn replace(path: &Path, contents: &[u8], permissions: Option<Permissions>) -> io::Result<()> {
-    let dir = parent_dir(path);
-    let mut temp = tempfile::Builder::new()
-        .prefix(".zero-write-")
-        .permissions(Permissions::from_mode(NEW_FILE_MODE))
-        .tempfile_in(dir)?;
-    temp.write_all(contents)?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
-    }
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    File::open(dir)?.sync_all()
-}
-
-/// The directory `path` lives in (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +298,111 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec!["sub"]);
+    }
+
+    /// A directory holding a FIFO named `pipe` that nothing ever opens for writing.
+    fn dir_with_fifo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        nix::unistd::mkfifo(&dir.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        dir
+    }
+
+    fn refused_as(result: Result<impl fmt::Debug, OpenError>) -> Special {
+        match result {
+            Err(OpenError::NotRegular(kind)) => kind,
+            other => panic!("not refused as special: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn open_regular_hands_back_a_regular_file_in_blocking_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        fs::write(&path, "text").unwrap();
+        let (mut file, meta) = open_regular(&path).unwrap();
+        assert_eq!(meta.len(), 4);
+        let flags = OFlag::from_bits_retain(fcntl(file.as_raw_fd(), FcntlArg::F_GETFL).unwrap());
+        assert!(!flags.contains(OFlag::O_NONBLOCK), "{flags:?}");
+        let mut text = String::new();
+        file.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "text");
+    }
+
+    #[test]
+    fn open_regular_refuses_a_fifo_without_waiting_for_a_writer() {
+        let dir = dir_with_fifo();
+        assert_eq!(
+            refused_as(open_regular(&dir.path().join("pipe"))),
+            Special::Fifo
+        );
+        // Through a symlink the target's type counts.
+        std::os::unix::fs::symlink("pipe", dir.path().join("link")).unwrap();
+        assert_eq!(
+            refused_as(open_regular(&dir.path().join("link"))),
+            Special::Fifo
+        );
+    }
+
+    #[test]
+    fn open_regular_names_every_other_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        assert_eq!(refused_as(open_regular(&socket)), Special::Socket);
+        assert_eq!(refused_as(open_regular(dir.path())), Special::Directory);
+        for device in ["/dev/null", "/dev/zero", "/dev/urandom"] {
+            assert_eq!(
+                refused_as(open_regular(Path::new(device))),
+                Special::CharDevice
+            );
+        }
+        assert!(matches!(
+            open_regular(&dir.path().join("missing")),
+            Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound
+        ));
+        assert_eq!(Special::Fifo.to_string(), "a FIFO (named pipe)");
+    }
+
+    #[test]
+    fn read_regular_reads_up_to_the_limit_and_refuses_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read_regular(&path, 10).unwrap().0, b"0123456789");
+        assert!(matches!(
+            read_regular(&path, 9),
+            Err(OpenError::TooLarge(9))
+        ));
+        assert_eq!(
+            refused_as(read_regular(Path::new("/dev/zero"), 10)),
+            Special::CharDevice
+        );
+    }
+
+    /// A procfs file reports a size of 0 whatever it holds, so only the bound on the read
+    /// itself can catch it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn read_regular_bounds_the_read_not_the_reported_size() {
+        let status = Path::new("/proc/self/status");
+        assert_eq!(fs::metadata(status).unwrap().len(), 0);
+        assert!(matches!(
+            read_regular(status, 16),
+            Err(OpenError::TooLarge(16))
+        ));
+    }
+
+    #[test]
+    fn regular_or_absent_tells_missing_from_regular_from_special() {
+        let dir = dir_with_fifo();
+        let file = dir.path().join("f");
+        assert!(regular_or_absent(&file).unwrap().is_none());
+        fs::write(&file, "x").unwrap();
+        assert!(regular_or_absent(&file).unwrap().is_some());
+        assert_eq!(
+            refused_as(regular_or_absent(&dir.path().join("pipe"))),
+            Special::Fifo
+        );
     }
 
     #[test]

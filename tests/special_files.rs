@@ -1,7 +1,7 @@
 //! File tools on paths that are not regular files: a FIFO, a symlink to one, a Unix socket,
-//! `/dev/zero` and `/dev/urandom`. Each call must come back at once as an error result naming
-//! the type — never block on a FIFO with no writer, never read a device without end — and the
-//! run must go on to the model's answer. Through the real binary, against the fake model.
+//! `/dev/zero`, `/dev/urandom` and `/dev/null`. Each call must come back at once as an error
+//! result naming the type — never block on a FIFO with no writer, never read a device without
+//! end, never replace one — and the run must go on to the model's answer. Through the real binary, against the fake model.
 //!
 //! Every run has a deadline: a tool that blocks makes the run overrun it, and the run is then
 //! killed and the test fails on its exit code. No test here ever opens the FIFO itself.
@@ -72,7 +72,9 @@ fn workspace_with_fifo() -> tempfile::TempDir {
 /// Asserts `pipe` in `ws` is still the FIFO it was: refused, not replaced.
 fn assert_still_a_fifo(ws: &Path) {
     use std::os::unix::fs::FileTypeExt;
-    let kind = std::fs::symlink_metadata(ws.join("pipe")).unwrap().file_type();
+    let kind = std::fs::symlink_metadata(ws.join("pipe"))
+        .unwrap()
+        .file_type();
     assert!(kind.is_fifo(), "`pipe` is now {kind:?}");
 }
 
@@ -117,7 +119,8 @@ fn edit_file_on_a_fifo_is_refused() {
 #[test]
 fn apply_patch_updating_or_deleting_a_fifo_is_refused_and_changes_nothing() {
     let ws = workspace_with_fifo();
-    let update = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** Update File: pipe\n@@\n-a\n+b\n*** End Patch";
+    let update = "*** Begin Patch\n*** Add File: new.txt\n+hello\n\
+                  *** Update File: pipe\n@@\n-a\n+b\n*** End Patch";
     let delete = "*** Begin Patch\n*** Delete File: pipe\n*** End Patch";
     let results = tool_results(
         ws.path(),
@@ -130,7 +133,10 @@ fn apply_patch_updating_or_deleting_a_fifo_is_refused_and_changes_nothing() {
     let refused = format!("Error: `pipe` {FIFO}. Nothing was changed.");
     assert_eq!(results, [refused.clone(), refused]);
     assert_still_a_fifo(ws.path());
-    assert!(!ws.path().join("new.txt").exists(), "the patch half-applied");
+    assert!(
+        !ws.path().join("new.txt").exists(),
+        "the patch half-applied"
+    );
 }
 
 #[test]
@@ -157,13 +163,15 @@ fn read_file_on_a_unix_socket_is_refused() {
     );
     assert_eq!(
         results,
-        ["Error: `sock` is a socket, not a regular file; file tools read and write regular \
-          files only"]
+        [
+            "Error: `sock` is a socket, not a regular file; file tools read and write regular \
+          files only"
+        ]
     );
 }
 
 #[test]
-fn endless_devices_are_refused_as_character_devices_at_auto_high() {
+fn devices_are_refused_as_character_devices_at_auto_high() {
     let ws = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/dev/zero", ws.path().join("zeros")).unwrap();
     let patch = "*** Begin Patch\n*** Update File: /dev/zero\n@@\n-a\n+b\n*** End Patch";
@@ -179,6 +187,7 @@ fn endless_devices_are_refused_as_character_devices_at_auto_high() {
                 json!({"path": "/dev/zero", "old_string": "a", "new_string": "b"}),
             ),
             ("apply_patch", json!({"patch": patch})),
+            ("write_file", json!({"path": "/dev/null", "content": "x"})),
         ],
     );
     let refused = |shown: &str| {
@@ -195,6 +204,7 @@ fn endless_devices_are_refused_as_character_devices_at_auto_high() {
             refused("zeros"),
             refused("/dev/zero"),
             refused("/dev/zero") + ". Nothing was changed.",
+            refused("/dev/null"),
         ]
     );
 }
