@@ -122,7 +122,7 @@ pub enum Special {
 
 impl Special {
     /// What `file_type` is, or `None` for a regular file.
-    pub fn of(file_type: FileType) -> Option<Special> {
+    fn of(file_type: FileType) -> Option<Special> {
         if file_type.is_file() {
             None
         } else if file_type.is_dir() {
