@@ -1,5 +1,6 @@
-//! Atomic file replacement: the one door through which zero writes files (tool edits, task
-//! records, `--output-last-message`).
+//! The two doors to files: atomic replacement, through which zero writes files (tool edits,
+//! task records, `--output-last-message`), and [`open_regular`], through which the file tools
+//! open a path the model named.
 //!
 //! A reader (the user's editor, a build running alongside, a crash-restarted zero) sees either
 //! the old file or the new one, never a half-written mix. The new contents go to a temporary
@@ -7,12 +8,21 @@
 //! disk, and are renamed over the target; the directory is then flushed so the rename itself
 //! survives a crash.
 //!
+//! Opening is the other half: a path can name a FIFO, a socket or a device, and opening or
+//! reading one of those can block forever (a FIFO with no writer) or never end (`/dev/zero`).
+//! [`open_regular`] opens without blocking, checks what it opened and hands back only regular
+//! files, so a tool call on anything else ends at once with an error that names the type.
+//!
 //! These functions block; async callers run them on a blocking thread.
 
-use std::fs::{self, File, Permissions};
-use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::fmt;
+use std::fs::{self, File, FileType, Metadata, OpenOptions, Permissions};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 /// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
 /// file created in place (usually 0644). Without it the temp file's 0600 would leak through.
@@ -32,8 +42,8 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     replace(path, contents, existing)
 }
 
-/// Like [`write`], but the file ends up with exactly `permissions` whether or not it existed;
-/// used to restore a deleted file or to carry a file's mode along when it is moved.
+/// Like [`write_atomic`], but the file ends up with exactly `permissions` whether or not it
+/// existed; used to restore a deleted file or to carry a file's mode along when it is moved.
 pub fn write_atomic_with_permissions(
     path: &Path,
     contents: &[u8],
@@ -90,6 +100,132 @@ fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
+    }
+}
+
+/// What a path is when it is not a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    /// A directory.
+    Directory,
+    /// A FIFO (named pipe): opening it for reading waits for a writer, reading waits for data.
+    Fifo,
+    /// A Unix domain socket: it cannot be opened at all.
+    Socket,
+    /// A character device (`/dev/zero`, `/dev/urandom`, a terminal): reads may never end.
+    CharDevice,
+    /// A block device (a disk or a partition).
+    BlockDevice,
+    /// Anything else the platform has (never a symlink: those are followed).
+    Other,
+}
+
+impl Special {
+    /// What `file_type` is, or `None` for a regular file.
+    fn of(file_type: FileType) -> Option<Special> {
+        if file_type.is_file() {
+            None
+        } else if file_type.is_dir() {
+            Some(Special::Directory)
+        } else if file_type.is_fifo() {
+            Some(Special::Fifo)
+        } else if file_type.is_socket() {
+            Some(Special::Socket)
+        } else if file_type.is_char_device() {
+            Some(Special::CharDevice)
+        } else if file_type.is_block_device() {
+            Some(Special::BlockDevice)
+        } else {
+            Some(Special::Other)
+        }
+    }
+}
+
+/// Reads as a noun phrase with its article ("a FIFO (named pipe)"), for messages.
+impl fmt::Display for Special {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Special::Directory => "a directory",
+            Special::Fifo => "a FIFO (named pipe)",
+            Special::Socket => "a socket",
+            Special::CharDevice => "a character device",
+            Special::BlockDevice => "a block device",
+            Special::Other => "a special file",
+        })
+    }
+}
+
+/// Why [`open_regular`] or [`read_regular`] handed back no file.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The path could not be inspected or opened (missing, no permission, ...).
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The path exists but is not a regular file.
+    #[error("it is {0}, not a regular file")]
+    NotRegular(Special),
+    /// The file holds more than the caller's limit (in bytes).
+    #[error("it is larger than {0} bytes")]
+    TooLarge(u64),
+}
+
+/// Opens the regular file at `path` for reading, symlinks followed, and returns it with its
+/// metadata. Anything else is refused without ever blocking: a FIFO with no writer, a socket,
+/// a device or a directory gives [`OpenError::NotRegular`] at once.
+///
+/// The path is checked before it is opened, because opening a device can do something by
+/// itself (a serial line raises its modem lines, a watchdog arms) and a socket cannot be opened
+/// at all. The open itself is non-blocking, and the opened file is checked again, so a path
+/// swapped for a FIFO in between is still refused and the file returned is the one checked.
+pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
+    refuse_special(&fs::metadata(path)?)?;
+    // O_NOCTTY: a terminal swapped in is never made the controlling terminal.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    refuse_special(&meta)?;
+    // A regular file never blocks, but whoever reads it expects ordinary blocking semantics.
+    let fd = file.as_raw_fd();
+    let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL).map_err(io::Error::from)?);
+    fcntl(fd, FcntlArg::F_SETFL(flags.difference(OFlag::O_NONBLOCK))).map_err(io::Error::from)?;
+    Ok((file, meta))
+}
+
+/// Reads the whole regular file at `path` (see [`open_regular`]) if it holds at most `limit`
+/// bytes. The limit is enforced on what is read, not only on the size the file reports, so a
+/// file that grows while it is read cannot make this read without bound.
+pub fn read_regular(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), OpenError> {
+    let (file, meta) = open_regular(path)?;
+    if meta.len() > limit {
+        return Err(OpenError::TooLarge(limit));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(OpenError::TooLarge(limit));
+    }
+    Ok((bytes, meta))
+}
+
+/// The metadata of the regular file at `path` (symlinks followed), `None` when nothing is
+/// there, or [`OpenError::NotRegular`]: what a tool checks before it replaces a file whole.
+/// [`write_atomic`] renames over the path and never opens it, so nothing here can block; the
+/// check keeps a FIFO, a socket or a device from being silently replaced by a regular file.
+pub fn regular_or_absent(path: &Path) -> Result<Option<Metadata>, OpenError> {
+    match fs::metadata(path) {
+        Ok(meta) => refuse_special(&meta).map(|()| Some(meta)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Fails with [`OpenError::NotRegular`] unless `meta` describes a regular file.
+fn refuse_special(meta: &Metadata) -> Result<(), OpenError> {
+    match Special::of(meta.file_type()) {
+        None => Ok(()),
+        Some(kind) => Err(OpenError::NotRegular(kind)),
     }
 }
 
@@ -162,6 +298,111 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec!["sub"]);
+    }
+
+    /// A directory holding a FIFO named `pipe` that nothing ever opens for writing.
+    fn dir_with_fifo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        nix::unistd::mkfifo(&dir.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        dir
+    }
+
+    fn refused_as(result: Result<impl fmt::Debug, OpenError>) -> Special {
+        match result {
+            Err(OpenError::NotRegular(kind)) => kind,
+            other => panic!("not refused as special: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn open_regular_hands_back_a_regular_file_in_blocking_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        fs::write(&path, "text").unwrap();
+        let (mut file, meta) = open_regular(&path).unwrap();
+        assert_eq!(meta.len(), 4);
+        let flags = OFlag::from_bits_retain(fcntl(file.as_raw_fd(), FcntlArg::F_GETFL).unwrap());
+        assert!(!flags.contains(OFlag::O_NONBLOCK), "{flags:?}");
+        let mut text = String::new();
+        file.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "text");
+    }
+
+    #[test]
+    fn open_regular_refuses_a_fifo_without_waiting_for_a_writer() {
+        let dir = dir_with_fifo();
+        assert_eq!(
+            refused_as(open_regular(&dir.path().join("pipe"))),
+            Special::Fifo
+        );
+        // Through a symlink the target's type counts.
+        std::os::unix::fs::symlink("pipe", dir.path().join("link")).unwrap();
+        assert_eq!(
+            refused_as(open_regular(&dir.path().join("link"))),
+            Special::Fifo
+        );
+    }
+
+    #[test]
+    fn open_regular_names_every_other_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        assert_eq!(refused_as(open_regular(&socket)), Special::Socket);
+        assert_eq!(refused_as(open_regular(dir.path())), Special::Directory);
+        for device in ["/dev/null", "/dev/zero", "/dev/urandom"] {
+            assert_eq!(
+                refused_as(open_regular(Path::new(device))),
+                Special::CharDevice
+            );
+        }
+        assert!(matches!(
+            open_regular(&dir.path().join("missing")),
+            Err(OpenError::Io(e)) if e.kind() == io::ErrorKind::NotFound
+        ));
+        assert_eq!(Special::Fifo.to_string(), "a FIFO (named pipe)");
+    }
+
+    #[test]
+    fn read_regular_reads_up_to_the_limit_and_refuses_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read_regular(&path, 10).unwrap().0, b"0123456789");
+        assert!(matches!(
+            read_regular(&path, 9),
+            Err(OpenError::TooLarge(9))
+        ));
+        assert_eq!(
+            refused_as(read_regular(Path::new("/dev/zero"), 10)),
+            Special::CharDevice
+        );
+    }
+
+    /// A procfs file reports a size of 0 whatever it holds, so only the bound on the read
+    /// itself can catch it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn read_regular_bounds_the_read_not_the_reported_size() {
+        let status = Path::new("/proc/self/status");
+        assert_eq!(fs::metadata(status).unwrap().len(), 0);
+        assert!(matches!(
+            read_regular(status, 16),
+            Err(OpenError::TooLarge(16))
+        ));
+    }
+
+    #[test]
+    fn regular_or_absent_tells_missing_from_regular_from_special() {
+        let dir = dir_with_fifo();
+        let file = dir.path().join("f");
+        assert!(regular_or_absent(&file).unwrap().is_none());
+        fs::write(&file, "x").unwrap();
+        assert!(regular_or_absent(&file).unwrap().is_some());
+        assert_eq!(
+            refused_as(regular_or_absent(&dir.path().join("pipe"))),
+            Special::Fifo
+        );
     }
 
     #[test]

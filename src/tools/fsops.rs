@@ -1,12 +1,22 @@
 //! Plumbing shared by the tools that touch the filesystem: running blocking work off the async
 //! workers, honouring cancellation inside long walks, and turning io errors into messages that
 //! tell the model what to do next.
+//!
+//! Every tool that opens a file the model named opens it through
+//! [`crate::fsutil::open_regular`] (or [`crate::fsutil::read_regular`]), so a FIFO, a socket
+//! or a device is refused instead of blocking the call forever; [`open_failure`] is how such a
+//! refusal reads.
 
 use std::io;
 
 use tokio_util::sync::CancellationToken;
 
 use super::{ToolError, ToolResult};
+use crate::fsutil::{OpenError, Special};
+
+/// Most bytes of a file that `edit_file` and `apply_patch` read: each holds the whole file and
+/// its new version in memory, and a text file a model edits by quoting is far smaller.
+pub(super) const EDIT_LIMIT: u64 = 32 * 1024 * 1024;
 
 /// Runs filesystem work on tokio's blocking pool, so a slow disk or a big walk never stalls the
 /// async workers that drive the model stream and the other tools.
@@ -44,4 +54,25 @@ pub(super) fn io_failure(shown: &str, error: &io::Error) -> ToolError {
         _ => "",
     };
     ToolError::Failed(format!("`{shown}`: {error}{hint}"))
+}
+
+/// Describes why `shown` (the path as the model wrote it) could not be opened as a regular file:
+/// the type it is instead, the limit it exceeds, or the io error with its hint.
+pub(super) fn open_failure(shown: &str, error: &OpenError) -> ToolError {
+    match error {
+        OpenError::Io(error) => io_failure(shown, error),
+        OpenError::NotRegular(Special::Directory) => ToolError::Failed(format!(
+            "`{shown}` is a directory, not a regular file; give the path of a file \
+             (list_directory shows what a directory contains)"
+        )),
+        OpenError::NotRegular(kind) => ToolError::Failed(format!(
+            "`{shown}` is {kind}, not a regular file; file tools read and write regular files \
+             only"
+        )),
+        OpenError::TooLarge(limit) => ToolError::Failed(format!(
+            "`{shown}` is larger than {} MiB, the most a file tool edits; change it with a \
+             command instead",
+            limit / (1024 * 1024)
+        )),
+    }
 }

@@ -5,8 +5,6 @@
 //! leniency is line endings: a quote written with `\n` also finds its text in a CRLF file.
 
 use std::borrow::Cow;
-use std::fs;
-use std::io;
 use std::path::Path;
 
 use async_trait::async_trait;
@@ -14,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fsutil;
-use crate::tools::fsops::{io_failure, run_blocking};
+use crate::tools::fsops::{EDIT_LIMIT, io_failure, open_failure, run_blocking};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
 /// Most match positions listed when `old_string` is ambiguous.
@@ -99,8 +97,7 @@ impl Tool for EditFile {
 /// Reads the file, makes the replacement in memory, and writes it back only if it applied.
 fn edit(path: &Path, args: &EditFileArgs) -> ToolResult {
     let shown = &args.path;
-    let fail = |e: io::Error| io_failure(shown, &e);
-    let bytes = fs::read(path).map_err(fail)?;
+    let (bytes, _) = fsutil::read_regular(path, EDIT_LIMIT).map_err(|e| open_failure(shown, &e))?;
     let text = String::from_utf8(bytes).map_err(|_| {
         ToolError::Failed(format!(
             "`{shown}` is not UTF-8 text; edit_file only edits text files"
@@ -108,7 +105,7 @@ fn edit(path: &Path, args: &EditFileArgs) -> ToolResult {
     })?;
     let (edited, count) = replace(&text, &args.old_string, &args.new_string, args.replace_all)
         .map_err(|e| e.into_tool_error(shown))?;
-    fsutil::write_atomic(path, edited.as_bytes()).map_err(fail)?;
+    fsutil::write_atomic(path, edited.as_bytes()).map_err(|e| io_failure(shown, &e))?;
     let plural = if count == 1 { "" } else { "s" };
     Ok(format!("Edited `{shown}`: {count} replacement{plural}."))
 }
@@ -194,6 +191,7 @@ fn line_numbers(text: &str, starts: &[usize]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::tools::testing::Workspace;
+    use std::fs;
     use std::fs::Permissions;
     use std::os::unix::fs::{PermissionsExt, symlink};
 
@@ -222,6 +220,23 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o7777, 0o755);
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_edit_limit_is_refused_unread() {
+        let ws = Workspace::new();
+        // Sparse: the size is all that matters, and no disk space is used.
+        let big = fs::File::create(ws.path("big.log")).unwrap();
+        big.set_len(EDIT_LIMIT + 1).unwrap();
+        let err = ws
+            .call(&EditFile, edit_args("big.log", "a", "b"))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`big.log` is larger than 32 MiB, the most a file tool edits; change it with a \
+             command instead"
+        );
     }
 
     #[tokio::test]

@@ -1,7 +1,9 @@
 //! The file tools: `read_file`, `write_file` and `edit_file`.
 //!
 //! Every path goes through [`ToolContext::resolve`](super::ToolContext::resolve) first, so
-//! confinement is decided on the real target; every write goes through [`super::atomic`].
+//! confinement is decided on the real target; every read opens a regular file only
+//! ([`crate::fsutil::open_regular`]), and every write goes through
+//! [`crate::fsutil::write_atomic`].
 
 mod edit;
 mod read;

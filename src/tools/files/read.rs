@@ -4,7 +4,6 @@
 //! so showing the start of a multi-gigabyte log costs no more memory than showing a small file.
 //! Binary and non-UTF-8 files are described, never dumped into the model's context.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
@@ -12,7 +11,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::tools::fsops::{io_failure, run_blocking};
+use crate::fsutil;
+use crate::tools::fsops::{io_failure, open_failure, run_blocking};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
 /// Most bytes of numbered lines one call returns.
@@ -142,17 +142,11 @@ enum Stop {
     Cap,
 }
 
-/// Opens `path`, refuses directories and non-text, and renders the window. `shown` is the path
-/// as the model wrote it, for messages.
+/// Opens `path`, refuses anything but a regular file and non-text, and renders the window.
+/// `shown` is the path as the model wrote it, for messages.
 fn read(path: &Path, shown: &str, window: Window) -> ToolResult {
     let fail = |e: io::Error| io_failure(shown, &e);
-    let file = File::open(path).map_err(fail)?;
-    let meta = file.metadata().map_err(fail)?;
-    if meta.is_dir() {
-        return Err(ToolError::Failed(format!(
-            "`{shown}` is a directory; use list_directory to see what it contains"
-        )));
-    }
+    let (file, meta) = fsutil::open_regular(path).map_err(|e| open_failure(shown, &e))?;
     let size = meta.len();
     let mut head = Vec::with_capacity(SNIFF_LEN);
     (&file)

@@ -1,6 +1,5 @@
 //! `write_file`: create a file or replace its whole contents, atomically.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -9,8 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fsutil;
-use crate::tools::fsops::{io_failure, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::fsops::{io_failure, open_failure, run_blocking};
+use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolResult, parse_args};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,16 +68,9 @@ impl Tool for WriteFile {
 /// Writes `content` to `path` and says whether the file was created or overwritten.
 fn write(path: &Path, shown: &str, content: &str) -> ToolResult {
     let fail = |e: io::Error| io_failure(shown, &e);
-    let existed = match fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => {
-            return Err(ToolError::Failed(format!(
-                "`{shown}` is a directory; give the path of a file inside it"
-            )));
-        }
-        Ok(_) => true,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => return Err(fail(e)),
-    };
+    let existed = fsutil::regular_or_absent(path)
+        .map_err(|e| open_failure(shown, &e))?
+        .is_some();
     fsutil::create_parent_dirs(path).map_err(fail)?;
     fsutil::write_atomic(path, content.as_bytes()).map_err(fail)?;
     let verb = if existed { "Overwrote" } else { "Created" };
@@ -88,7 +80,9 @@ fn write(path: &Path, shown: &str, content: &str) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ToolError;
     use crate::tools::testing::Workspace;
+    use std::fs;
     use std::fs::Permissions;
     use std::os::unix::fs::{PermissionsExt, symlink};
 

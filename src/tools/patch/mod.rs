@@ -25,8 +25,9 @@ use serde_json::{Value, json};
 use self::apply::apply_hunks;
 use self::commit::{Change, CommitError, Original, commit};
 use self::parse::{FileOp, parse};
-use super::fsops::run_blocking;
+use super::fsops::{EDIT_LIMIT, open_failure, run_blocking};
 use super::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::fsutil::{self, OpenError};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -222,18 +223,15 @@ fn ensure_absent(path: &Path, shown: &str) -> Result<(), String> {
     }
 }
 
-/// The contents and mode of the existing file that an Update File or Delete File names.
+/// The contents and mode of the existing file that an Update File or Delete File names. Only a
+/// regular file qualifies: a FIFO, a socket or a device is refused, never read or deleted.
 fn read_original(path: &Path, shown: &str) -> Result<Original, String> {
-    let meta = fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => {
+    let (bytes, meta) = fsutil::read_regular(path, EDIT_LIMIT).map_err(|e| match e {
+        OpenError::Io(e) if e.kind() == io::ErrorKind::NotFound => {
             format!("`{shown}` does not exist; use *** Add File to create a file")
         }
-        _ => format!("`{shown}`: {e}"),
+        e => open_failure(shown, &e).to_string(),
     })?;
-    if meta.is_dir() {
-        return Err(format!("`{shown}` is a directory, not a file"));
-    }
-    let bytes = fs::read(path).map_err(|e| format!("`{shown}`: {e}"))?;
     Ok(Original {
         bytes,
         permissions: meta.permissions(),

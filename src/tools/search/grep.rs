@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{display_path, ordered, walker};
+use crate::fsutil;
 use crate::tools::fsops::{check_cancelled, io_failure, run_blocking};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
@@ -254,8 +255,11 @@ fn search(
             let shown = display_path(workspace, &path);
             // Each file may fill the whole limit; `Report::add` keeps what fits.
             let mut sink = FileSink::new(&shown, query, query.limit);
+            // The walk yields regular files only, but one may have been swapped for a FIFO
+            // since; opening through the same door as read_file keeps that from blocking.
+            let (file, _) = fsutil::open_regular(&path).ok()?;
             let readable = searcher
-                .search_path(&query.matcher, &path, &mut sink)
+                .search_file(&query.matcher, &file, &mut sink)
                 .is_ok();
             readable.then(|| sink.found())
         },
