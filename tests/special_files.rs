@@ -102,6 +102,17 @@ fn read_file_through_a_symlink_to_a_fifo_is_refused() {
 }
 
 #[test]
+fn grep_on_a_fifo_named_directly_says_what_it_is() {
+    let ws = workspace_with_fifo();
+    let results = tool_results(
+        ws.path(),
+        "low",
+        vec![("grep", json!({"pattern": "x", "path": "pipe"}))],
+    );
+    assert_eq!(results, [format!("Error: `pipe` {FIFO}")]);
+}
+
+#[test]
 fn edit_file_on_a_fifo_is_refused() {
     let ws = workspace_with_fifo();
     let results = tool_results(
@@ -207,4 +218,23 @@ fn devices_are_refused_as_character_devices_at_auto_high() {
             refused("/dev/null"),
         ]
     );
+}
+
+#[test]
+fn a_fifo_named_like_a_guidance_file_does_not_hold_up_the_run() {
+    let ws = tempfile::tempdir().unwrap();
+    nix::unistd::mkfifo(&ws.path().join("AGENTS.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    std::fs::write(ws.path().join("ZERO.md"), "Always run the tests.").unwrap();
+    let server = FakeModel::start(Script::new().reply(Reply::text("Done.")));
+    let output = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
+        .args(["exec", "-o", "stream-json", "go"])
+        .current_dir(ws.path())
+        .timeout(DEADLINE)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", output.status);
+    let system = &server.requests()[0].body["messages"][0]["content"];
+    let system = system.as_str().unwrap();
+    assert!(system.contains("Always run the tests."), "{system}");
+    assert!(!system.contains("AGENTS.md"), "{system}");
 }

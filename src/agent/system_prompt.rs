@@ -82,7 +82,7 @@ fn project_guidance(workspace: &Path) -> Option<String> {
     for dir in dirs_from_root(workspace) {
         for name in GUIDANCE_FILES {
             let path = dir.join(name);
-            let Ok(content) = std::fs::read_to_string(&path) else {
+            let Some(content) = read_guidance(&path) else {
                 continue;
             };
             if content.trim().is_empty() {
@@ -103,6 +103,19 @@ fn project_guidance(workspace: &Path) -> Option<String> {
         return Some(format!("{cut}\n[guidance cut at {GUIDANCE_MAX} bytes]\n"));
     }
     Some(text)
+}
+
+/// The text of one guidance file, at most [`GUIDANCE_MAX`] bytes of it (the rest would be cut
+/// anyway); `None` when it is missing or unreadable, or is not a regular file — a FIFO named
+/// `AGENTS.md` must not hold the run up before its first request.
+fn read_guidance(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let (file, _) = crate::fsutil::open_regular(path).ok()?;
+    let mut bytes = Vec::new();
+    file.take(GUIDANCE_MAX as u64)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The directories from the enclosing git root down to `workspace`, outermost first.

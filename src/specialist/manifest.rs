@@ -236,9 +236,21 @@ pub struct Parsed {
     pub ignored: Vec<Ignored>,
 }
 
-/// Reads and parses the manifest at `path`; its source is the path.
+/// The largest manifest read: far above any real one (instructions of a few pages), so that a
+/// huge or endless file in a specialist directory cannot be read without bound.
+const MANIFEST_LIMIT: u64 = 1024 * 1024;
+
+/// Reads and parses the manifest at `path`; its source is the path. Only a regular file of at
+/// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after discovery saw a file is
+/// refused rather than waited on.
 pub fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
-    let text = std::fs::read_to_string(path)?;
+    let (bytes, _) =
+        crate::fsutil::read_regular(path, MANIFEST_LIMIT).map_err(|error| match error {
+            crate::fsutil::OpenError::Io(error) => error,
+            refused => std::io::Error::other(refused),
+        })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))?;
     parse(&text, dialect, Source::File(path.to_path_buf()))
 }
 
@@ -452,6 +464,24 @@ mod tests {
             .unwrap()
             .specialist
             .tools
+    }
+
+    #[test]
+    fn load_reads_only_a_regular_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.md");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // Returns at once: a FIFO with no writer is refused, never opened for a blocking read.
+        let err = load(&fifo, Dialect::Zero).unwrap_err();
+        assert!(err.to_string().contains("a FIFO"), "{err}");
+        let huge = dir.path().join("huge.md");
+        let file = std::fs::File::create(&huge).unwrap();
+        file.set_len(MANIFEST_LIMIT + 1).unwrap();
+        let err = load(&huge, Dialect::Zero).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
+        let good = dir.path().join("good.md");
+        std::fs::write(&good, manifest("name: t\ndescription: d")).unwrap();
+        assert_eq!(load(&good, Dialect::Zero).unwrap().specialist.name, "t");
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{display_path, ordered, walker};
 use crate::fsutil;
-use crate::tools::fsops::{check_cancelled, io_failure, run_blocking};
+use crate::tools::fsops::{check_cancelled, io_failure, open_failure, run_blocking};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
@@ -149,7 +149,12 @@ impl Tool for Grep {
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
         run_blocking(move || {
-            fs::metadata(&root).map_err(|e| io_failure(&shown, &e))?;
+            let meta = fs::metadata(&root).map_err(|e| io_failure(&shown, &e))?;
+            if !meta.is_dir() {
+                // A FIFO, socket or device named directly is refused as such, not searched
+                // as an empty file (the walk under a directory skips them).
+                fsutil::regular_or_absent(&root).map_err(|e| open_failure(&shown, &e))?;
+            }
             let report = search(&workspace, &root, filter.as_ref(), &query, &cancel)?;
             Ok(report.render(&query, &args.pattern, &shown))
         })
