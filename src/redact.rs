@@ -10,6 +10,7 @@
 //! (streamed deltas, a growing log) through a [`StreamRedactor`], so a key split across pieces
 //! is still masked.
 
+use std::ops::Range;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use memchr::memmem;
@@ -52,6 +53,10 @@ const SHAPE_ANCHORS: [&str; 3] = ["sk-", "bearer", "api"];
 /// non-whitespace, with the label a shape allows before it (`Bearer `, `api_key: "`). Only
 /// what comes before can be written; the rest waits for more text.
 const OPEN_TAIL_PATTERN: &str = r#"(?i)(?:\bbearer\s+|\bapi[_\-]?key["']?\s*[:=]?\s*["']?)?\S*\z"#;
+
+/// How long a key-shaped string is assumed to be at most when a slice's edge is widened to
+/// take it in whole ([`Secrets::reach`]): real keys are 40 to 200 characters.
+const SHAPE_REACH: usize = 512;
 
 /// The most a stream holds back for a possible shape. A run of text without whitespace longer
 /// than this is written out (its last part still held), so a stream never stalls on it.
@@ -180,6 +185,40 @@ impl Secrets {
         let values = self.lock();
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         redact_bytes(text, &values)
+    }
+
+    /// The byte ranges of `text` that [`Secrets::apply_bytes`] would mask — each known secret
+    /// and each key-shaped string's key — in order of their start. What reads a slice of a
+    /// longer text (a window of a task's log) widens the slice to these, so no secret is ever
+    /// cut in two at its edge and shown in halves.
+    pub fn spans(&self, text: &[u8]) -> Vec<Range<usize>> {
+        let values = self.lock();
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        for secret in meaningful(&values.iter().map(String::as_str).collect::<Vec<_>>()) {
+            spans.extend(memmem::find_iter(text, secret).map(|at| at..at + secret.len()));
+        }
+        if may_hold_shape(text) {
+            for shape in SHAPES.iter() {
+                spans.extend(
+                    shape
+                        .captures_iter(text)
+                        .filter_map(|found| Some(found.get(1)?.end()..found.get(0)?.end())),
+                );
+            }
+        }
+        spans.sort_by_key(|span| span.start);
+        spans
+    }
+
+    /// The farthest a secret can reach past the edge of a slice that holds part of it: the
+    /// longest known secret, or [`SHAPE_REACH`] for a key no one configured.
+    pub fn reach(&self) -> usize {
+        self.lock()
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
+            .max(SHAPE_REACH)
     }
 
     /// A redactor for text that arrives in pieces.

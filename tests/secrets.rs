@@ -39,6 +39,22 @@ fn assert_no_key(sink: &str, bytes: &[u8]) {
     }
 }
 
+/// Panics if six characters in a row of a key's random part appear in `bytes`: half a key,
+/// shown by a slice of output that began or ended inside it.
+fn assert_no_key_fragment(sink: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    for key in ALL_KEYS {
+        let random = &key["zk-live-".len()..];
+        for fragment in random.as_bytes().windows(6) {
+            let fragment = std::str::from_utf8(fragment).unwrap();
+            assert!(
+                !text.contains(fragment),
+                "{sink} holds {fragment:?} of the key {key}:\n{text}"
+            );
+        }
+    }
+}
+
 /// Panics if a withheld variable appears in `text`, naming `sink`.
 fn assert_no_key_variable(sink: &str, text: &str) {
     for variable in WITHHELD {
@@ -286,6 +302,20 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
                 "TaskOutput",
                 json!({"task_id": TASK_ID, "block": true, "timeout_ms": 20000}),
             ))
+            // Windows that begin or end inside a key: the log is the two keys (24 bytes and a
+            // newline each), then `done`.
+            .reply(Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "offset": 10, "max_bytes": 5}),
+            ))
+            .reply(Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "offset": 30, "max_bytes": 30}),
+            ))
+            .reply(Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "offset": 0, "max_bytes": 40}),
+            ))
             .reply(Reply::text("done")),
     );
     let config_home = tempfile::tempdir().unwrap();
@@ -302,6 +332,7 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
     let sent = tool_results_sent(&server.requests());
     assert!(sent.contains("done"), "{sent}");
     assert_no_key("the tool results sent to the model", sent.as_bytes());
+    assert_no_key_fragment("the tool results sent to the model", sent.as_bytes());
 
     let records = home.records();
     assert_eq!(records.len(), 1);
@@ -319,6 +350,8 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
         vec!["show", id, "--json"],
         vec!["output", id],
         vec!["output", id, "--tail", "30"],
+        vec!["output", id, "--tail", "40"],
+        vec!["output", id, "--tail", "50"],
     ] {
         let shown = home
             .tasks(&args)
@@ -329,6 +362,7 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
         let shown = shown.get_output();
         assert_no_key(&format!("zero tasks {args:?}"), &shown.stdout);
         assert_no_key(&format!("zero tasks {args:?} (stderr)"), &shown.stderr);
+        assert_no_key_fragment(&format!("zero tasks {args:?}"), &shown.stdout);
         if args[0] == "output" {
             assert!(
                 String::from_utf8_lossy(&shown.stdout).contains("[REDACTED]\ndone"),

@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
 use crate::exec::ExitCode;
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus};
+use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus, output};
 
 pub use age::parse_age;
 
@@ -81,7 +81,7 @@ fn dispatch(store: &Store, command: TasksCommand, secrets: &Secrets) -> Result<(
             }
         }
         TasksCommand::Output(args) => {
-            output(store, &args, &mut out)?;
+            output(store, &args, secrets, &mut out)?;
             Ok(())
         }
         TasksCommand::Stop(args) => {
@@ -116,7 +116,12 @@ fn listed(store: &Store, args: &TasksListArgs) -> Result<Vec<TaskRecord>, Runtim
 /// Prints the task's output from the start (or the last `--tail` bytes), then with `--follow`
 /// keeps printing what is appended until the task is over. The record is read before each
 /// copy, so everything written before the task ended is printed before `--follow` stops.
-fn output(store: &Store, args: &TasksOutputArgs, out: &mut impl Write) -> Result<(), RuntimeError> {
+fn output(
+    store: &Store,
+    args: &TasksOutputArgs,
+    secrets: &Secrets,
+    out: &mut impl Write,
+) -> Result<(), RuntimeError> {
     let record = store.task(&args.id)?;
     let path = store.output_path(&record);
     let mut file = File::open(&path).map_err(RuntimeError::io("open", path.as_path()))?;
@@ -125,6 +130,9 @@ fn output(store: &Store, args: &TasksOutputArgs, out: &mut impl Write) -> Result
         .map_err(RuntimeError::io("read", path.as_path()))?
         .len();
     let mut offset = args.tail.map_or(0, |tail| length.saturating_sub(tail));
+    // A tail that would begin inside a secret begins with it, so `out` masks it whole.
+    offset = output::start_outside_secrets(&mut file, offset, secrets)
+        .map_err(RuntimeError::io("read", path.as_path()))?;
     let mut over = !args.follow;
     loop {
         offset = match copy_from(&mut file, offset, out) {

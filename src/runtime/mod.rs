@@ -204,8 +204,11 @@ impl Runtime {
         window: Window,
     ) -> Result<OutputWindow, RuntimeError> {
         let path = self.shared.lookup(id).await?.snapshot().await.output_path;
-        blocking(move || output::read_window(&path, window).map_err(RuntimeError::io("read", path)))
-            .await?
+        let secrets = self.shared.config.secrets.clone();
+        blocking(move || {
+            output::read_window(&path, window, &secrets).map_err(RuntimeError::io("read", path))
+        })
+        .await?
     }
 
     /// Stops the task: `killed` is recorded before SIGTERM reaches its process group, SIGKILL

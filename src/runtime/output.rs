@@ -1,9 +1,15 @@
 //! Reading a slice of a task's output file. Only the requested bytes are read (a seek, then a
 //! bounded read), so a gigabyte of output costs what a kilobyte does.
+//!
+//! A slice never cuts a secret in two: whoever shows it masks the secrets in it, and half a
+//! key at a slice's edge would not be recognised as one — the next slice would show the other
+//! half. So the edges are widened to take in whole any secret that crosses them.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+
+use crate::redact::Secrets;
 
 /// Which bytes of an output file to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +43,10 @@ pub struct OutputWindow {
 
 /// Reads `window` of the file at `path`. The slice is trimmed so it neither starts (for a tail)
 /// nor ends inside a UTF-8 character, as long as that leaves something to return; an ending
-/// cut short is not lost, since `next_offset` points at its first byte.
-pub fn read_window(path: &Path, window: Window) -> io::Result<OutputWindow> {
+/// cut short is not lost, since `next_offset` points at its first byte. It is widened so it
+/// neither starts nor ends inside one of `secrets` (or a key-shaped string): it may then hold
+/// a little more than `max_bytes`, by at most [`Secrets::reach`] on each side.
+pub fn read_window(path: &Path, window: Window, secrets: &Secrets) -> io::Result<OutputWindow> {
     let mut file = File::open(path)?;
     let size = file.metadata()?.len();
     let (start, len) = match window {
@@ -51,9 +59,22 @@ pub fn read_window(path: &Path, window: Window) -> io::Result<OutputWindow> {
             (start, (size - start).min(max_bytes as u64))
         }
     };
-    file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(len).read_to_end(&mut bytes)?;
+    // Read a margin on both sides, to see whole any secret that crosses an edge.
+    let reach = if len == 0 { 0 } else { secrets.reach() as u64 };
+    let margin_start = start.saturating_sub(reach);
+    let margin_end = (start + len + reach).min(size);
+    file.seek(SeekFrom::Start(margin_start))?;
+    let mut margin = Vec::with_capacity((margin_end - margin_start) as usize);
+    file.take(margin_end - margin_start)
+        .read_to_end(&mut margin)?;
+    let (from, to) = widen_to_whole_secrets(
+        &margin,
+        (start - margin_start) as usize,
+        (start + len - margin_start) as usize,
+        secrets,
+    );
+    let start = margin_start + from as u64;
+    let mut bytes = margin[from..to.min(margin.len())].to_vec();
 
     // A tail starts wherever the size put it; skip the rest of a character cut in two.
     let skip = match window {
@@ -70,6 +91,45 @@ pub fn read_window(path: &Path, window: Window) -> io::Result<OutputWindow> {
         size,
         bytes,
     })
+}
+
+/// Where a copy of `file` that should begin at `offset` begins instead so as not to start
+/// inside one of `secrets`: `offset`, or the start of the secret it falls in (`zero tasks
+/// output --tail N` starts wherever the size puts it).
+pub fn start_outside_secrets(file: &mut File, offset: u64, secrets: &Secrets) -> io::Result<u64> {
+    let reach = secrets.reach() as u64;
+    let margin_start = offset.saturating_sub(reach);
+    file.seek(SeekFrom::Start(margin_start))?;
+    let mut margin = Vec::new();
+    file.take(2 * reach).read_to_end(&mut margin)?;
+    let at = ((offset - margin_start) as usize).min(margin.len());
+    let (from, _) = widen_to_whole_secrets(&margin, at, at, secrets);
+    Ok(margin_start + from as u64)
+}
+
+/// The slice `from..to` of `text`, widened until no secret of `text` crosses either edge.
+fn widen_to_whole_secrets(
+    text: &[u8],
+    mut from: usize,
+    mut to: usize,
+    secrets: &Secrets,
+) -> (usize, usize) {
+    let spans = secrets.spans(text);
+    // Widening one edge can bring it into another (overlapping) secret: repeat until still.
+    loop {
+        let (was_from, was_to) = (from, to);
+        for span in &spans {
+            if span.start < from && from < span.end {
+                from = span.start;
+            }
+            if span.start < to && to < span.end {
+                to = span.end;
+            }
+        }
+        if (from, to) == (was_from, was_to) {
+            return (from, to);
+        }
+    }
 }
 
 /// How many bytes at the start are UTF-8 continuation bytes (at most 3: a character's tail).
@@ -108,6 +168,10 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    fn none() -> Secrets {
+        Secrets::default()
+    }
+
     fn file_with(content: &[u8]) -> tempfile::NamedTempFile {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(content).unwrap();
@@ -117,10 +181,10 @@ mod tests {
     #[test]
     fn a_tail_is_the_last_bytes_and_continues_at_the_end() {
         let file = file_with(b"0123456789");
-        let tail = read_window(file.path(), Window::Tail { max_bytes: 4 }).unwrap();
+        let tail = read_window(file.path(), Window::Tail { max_bytes: 4 }, &none()).unwrap();
         assert_eq!(tail.bytes, b"6789");
         assert_eq!((tail.start, tail.next_offset, tail.size), (6, 10, 10));
-        let all = read_window(file.path(), Window::Tail { max_bytes: 100 }).unwrap();
+        let all = read_window(file.path(), Window::Tail { max_bytes: 100 }, &none()).unwrap();
         assert_eq!((all.bytes.as_slice(), all.start), (&b"0123456789"[..], 0));
     }
 
@@ -133,6 +197,7 @@ mod tests {
                 offset: 0,
                 max_bytes: 4,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(
@@ -146,6 +211,7 @@ mod tests {
                 offset,
                 max_bytes: 100,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(
@@ -158,6 +224,7 @@ mod tests {
                 offset: 99,
                 max_bytes: 4,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(
@@ -167,11 +234,50 @@ mod tests {
     }
 
     #[test]
+    fn a_window_never_cuts_a_secret_in_two() {
+        let secrets = Secrets::default();
+        secrets.add("hunter2-correct-horse");
+        let text = b"before hunter2-correct-horse after sk-abcdefghijklmnopqrstuvwx end";
+        let file = file_with(text);
+        let at = |offset: u64, max_bytes: usize| {
+            read_window(file.path(), Window::From { offset, max_bytes }, &secrets).unwrap()
+        };
+        // Starting and ending inside the configured secret: widened to take it in whole.
+        let window = at(10, 4);
+        assert_eq!(window.bytes, b"hunter2-correct-horse");
+        assert_eq!((window.start, window.next_offset), (7, 28));
+        // The same for a key no one configured but shaped like one.
+        let window = at(45, 3);
+        assert_eq!(window.bytes, b"sk-abcdefghijklmnopqrstuvwx");
+        // Shown through the redactor, neither window holds any of its secret.
+        for offset in 0..text.len() as u64 {
+            for max_bytes in 1..12 {
+                let window = at(offset, max_bytes);
+                let shown = secrets.apply_bytes(&window.bytes);
+                for piece in [&b"hunter2-c"[..], b"t-horse", b"abcdefgh", b"stuvwx"] {
+                    assert!(
+                        memchr::memmem::find(&shown, piece).is_none(),
+                        "{offset}+{max_bytes}: {}",
+                        String::from_utf8_lossy(&shown)
+                    );
+                }
+            }
+        }
+        // With nothing secret in reach, windows are exact.
+        assert_eq!(at(0, 6).bytes, b"before");
+        let mut opened = File::open(file.path()).unwrap();
+        for (offset, start) in [(0, 0), (7, 7), (12, 7), (27, 7), (28, 28), (50, 35)] {
+            let moved = start_outside_secrets(&mut opened, offset, &secrets).unwrap();
+            assert_eq!(moved, start, "from {offset}");
+        }
+    }
+
+    #[test]
     fn characters_are_not_cut_in_two() {
         let text = "aé€😀"; // 1 + 2 + 3 + 4 bytes
         let file = file_with(text.as_bytes());
         // The last 6 bytes start inside '€': the tail begins at the next character.
-        let tail = read_window(file.path(), Window::Tail { max_bytes: 6 }).unwrap();
+        let tail = read_window(file.path(), Window::Tail { max_bytes: 6 }, &none()).unwrap();
         assert_eq!(std::str::from_utf8(&tail.bytes).unwrap(), "😀");
         assert_eq!(tail.start, 6);
         // Stopping inside '😀' ends before it, and the next read starts at it.
@@ -181,6 +287,7 @@ mod tests {
                 offset: 0,
                 max_bytes: 8,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(std::str::from_utf8(&head.bytes).unwrap(), "aé€");
@@ -193,6 +300,7 @@ mod tests {
                 offset: 0,
                 max_bytes: 8,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!((read.bytes.as_slice(), read.next_offset), (&[0xF0][..], 1));
@@ -213,6 +321,7 @@ mod tests {
             Window::Tail {
                 max_bytes: 16 * 1024,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(tail.size, SIZE);
@@ -231,6 +340,7 @@ mod tests {
                 offset,
                 max_bytes: 1024,
             },
+            &none(),
         )
         .unwrap();
         assert_eq!(
