@@ -73,7 +73,7 @@ fn list_and_show_in_text_and_json() {
     assert_eq!(filtered(&["--status", "completed"]), 1);
     assert_eq!(filtered(&["--status", "killed"]), 0);
     assert_eq!(filtered(&["--run", run_id]), 1);
-    assert_eq!(filtered(&["--run", "run_other"]), 0);
+    assert_eq!(filtered(&["--run", "run_20260101000000_000000"]), 0);
     assert_eq!(
         stdout(
             &home
@@ -225,7 +225,7 @@ fn gc_dry_run_reports_and_keeps_then_gc_deletes() {
     let record = tasks.join(format!("{id}.json"));
     let output = tasks.join(format!("{id}.log"));
     // A leftover of a run that is gone.
-    std::fs::write(home.path().join("runs/run_gone.tasks"), "").unwrap();
+    std::fs::write(home.path().join("runs/run_20260101000000_0000aa.tasks"), "").unwrap();
 
     let kept = home.tasks(&["gc"]).assert().success();
     assert!(

@@ -167,11 +167,12 @@ fn status_of(arg: TaskStatusArg) -> TaskStatus {
     }
 }
 
-/// Usage mistakes (a malformed or unknown id, a bad setting) exit 2; failures of the system
-/// (I/O, a process that would not die) exit 1.
+/// Usage mistakes (an unknown id, a bad setting) exit 2; failures of the system (I/O, a process
+/// that would not die) exit 1. A malformed id never gets this far: the command line is refused.
 fn exit_code(error: &RuntimeError) -> ExitCode {
     match error {
         RuntimeError::MalformedId(_)
+        | RuntimeError::MalformedRunId(_)
         | RuntimeError::UnknownTask(_)
         | RuntimeError::InvalidSetting { .. }
         | RuntimeError::NoDataDir => ExitCode::Usage,
