@@ -211,6 +211,10 @@ mod tests {
         );
         assert!(!err.message.contains("Some("), "{}", err.message);
         let err = parse_stream_json("{\"type\":\"message\",\"content\":\"a\"}").unwrap_err();
-        assert!(err.message.contains("needs \"role\": \"user\""), "{}", err.message);
+        assert!(
+            err.message.contains("needs \"role\": \"user\""),
+            "{}",
+            err.message
+        );
     }
 }
