@@ -212,7 +212,7 @@ pub enum TasksCommand {
 /// Flags of `zero tasks list`.
 #[derive(Debug, Args)]
 pub struct TasksListArgs {
-    /// Only the tasks of this run (run_, its start time as yyyymmddHHMMSS, _ and 6 hex digits).
+    /// Only the tasks of this run (a run id, like run_20260102030405_0a1b2c).
     #[arg(long = "run", value_name = "RUN_ID", value_parser = RunId::parse)]
     pub run: Option<RunId>,
     /// Only tasks with this status.
