@@ -118,8 +118,7 @@ fn listed(store: &Store, args: &TasksListArgs) -> Result<Vec<TaskRecord>, Runtim
 /// copy, so everything written before the task ended is printed before `--follow` stops.
 fn output(store: &Store, args: &TasksOutputArgs, out: &mut impl Write) -> Result<(), RuntimeError> {
     let record = store.task(&args.id)?;
-    let path = store.output_path(&record);
-    let mut file = File::open(&path).map_err(RuntimeError::io("open", path.as_path()))?;
+    let (path, mut file) = store.open_output(&record)?;
     let length = file
         .metadata()
         .map_err(RuntimeError::io("read", path.as_path()))?

@@ -7,7 +7,6 @@
 //! the path `runs/..`.
 
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -106,21 +105,13 @@ fn is_lower_hex(text: &str, digits: usize) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// The text, validation and conversions every id type shares; one definition, so the two
-/// cannot drift apart.
+/// How every id type is shown and (de)serialised: as its text, and only through its parser.
+/// One definition, so the id types cannot drift apart.
 macro_rules! id_conversions {
     ($id:ident) => {
         impl fmt::Display for $id {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
-            }
-        }
-
-        impl FromStr for $id {
-            type Err = RuntimeError;
-
-            fn from_str(text: &str) -> Result<Self, RuntimeError> {
-                $id::parse(text)
             }
         }
 

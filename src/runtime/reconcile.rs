@@ -20,8 +20,8 @@
 //! in `runs/` that zero would not have made: a name that is not a run's file, or a symbolic
 //! link where a run keeps a file or its directory, is warned about and left alone.
 
-use std::fs;
-use std::io;
+use std::io::{self, Read};
+use std::path::Path;
 
 use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock, now};
@@ -158,13 +158,14 @@ impl Store {
 }
 
 /// A dead run's task index, empty when the run never started a task. Something other than a
-/// file in its place is not read: it is not zero's.
-fn read_index(index: &std::path::Path) -> Result<String, RuntimeError> {
+/// file in its place (a symbolic link) is not read: it is not zero's.
+fn read_index(index: &Path) -> Result<String, RuntimeError> {
     if !EntryKind::File.present(index)? {
         return Ok(String::new());
     }
-    match fs::read_to_string(index) {
-        Ok(ids) => Ok(ids),
+    let mut ids = String::new();
+    match run::open_own(index).and_then(|mut file| file.read_to_string(&mut ids)) {
+        Ok(_) => Ok(ids),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(String::new()),
         Err(error) => Err(RuntimeError::io("read", index)(error)),
     }
@@ -172,7 +173,8 @@ fn read_index(index: &std::path::Path) -> Result<String, RuntimeError> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::fs;
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use super::*;

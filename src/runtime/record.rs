@@ -6,12 +6,12 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use super::run::open_own;
 use super::{RunId, TaskId};
 
 /// The version of the record's shape; bumped on any incompatible change.
@@ -198,10 +198,15 @@ impl RecordError {
 
 /// Reads the record at `path`, telling apart the ways it can be unusable. Blocking.
 pub(crate) fn read(path: &Path) -> Result<TaskRecord, RecordError> {
-    let bytes = read_own(path).map_err(|source| RecordError::Unreadable {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    // Not through a symbolic link: what a link points to is not zero's to read as a record
+    // (and then write back).
+    let mut bytes = Vec::new();
+    open_own(path)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(|source| RecordError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|source| RecordError::Corrupt {
             path: path.to_path_buf(),
@@ -221,18 +226,6 @@ pub(crate) fn read(path: &Path) -> Result<TaskRecord, RecordError> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-/// The bytes of the file at `path`, never through a symbolic link: a record is a file zero
-/// wrote, and what a link points to is not zero's to read as a record (and then write back).
-fn read_own(path: &Path) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)?
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Writes `record` to `path` atomically (through the one atomic-write door). Blocking.
@@ -256,7 +249,7 @@ impl RecordLock {
     /// gives an empty lock: the task's owner appends to that file for the task's whole life,
     /// so without it there is no writer left to exclude. Blocking.
     pub fn acquire(output: &Path) -> io::Result<RecordLock> {
-        let file = match File::open(output) {
+        let file = match open_own(output) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
                 return Ok(RecordLock { _lock: None });

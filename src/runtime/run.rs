@@ -269,6 +269,15 @@ impl Run {
     }
 }
 
+/// Opens the file zero keeps at `path` for reading, never through a symbolic link (that fails
+/// with `ELOOP`): a link in the data directory is not zero's, and neither is what it points to.
+pub(crate) fn open_own(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
 /// Removes a run's directory, task index and lease file, in that order (the lease last: while
 /// it exists, the run is not yet closed or reconciled). Every step is tried; the errors are
 /// returned in the order they happened. Blocking.
@@ -339,13 +348,8 @@ impl Lease {
     /// closed, or a reconciler that finished, removes the file before releasing the lock, and
     /// whoever locked the removed file must not redo that work.
     pub fn try_take(path: &Path) -> io::Result<Lease> {
-        // Not through a symbolic link: a lease is a file zero made, and nothing outside the
-        // data directory is ever locked, let alone taken for a dead run's.
-        let file = match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-        {
+        // Nothing outside the data directory is ever locked, let alone taken for a dead run's.
+        let file = match open_own(path) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Lease::Absent),
             Err(error) => return Err(error),

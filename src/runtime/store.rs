@@ -14,7 +14,7 @@
 //! become paths.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -121,10 +121,13 @@ impl Store {
         Ok(self.view(record, &mut HashMap::new()))
     }
 
-    /// Where the task's output is: derived from its id and kind, never taken from the record,
-    /// so a hand-edited record cannot point a reader at another file.
-    pub fn output_path(&self, record: &TaskRecord) -> PathBuf {
-        self.layout.output(&record.id, &record.kind)
+    /// Opens the task's output for reading, and says where it is. The path is derived from the
+    /// task's id and kind, never taken from the record, so a hand-edited record cannot point a
+    /// reader at another file; and it is not opened through a symbolic link.
+    pub fn open_output(&self, record: &TaskRecord) -> Result<(PathBuf, File), RuntimeError> {
+        let path = self.layout.output(&record.id, &record.kind);
+        let file = run::open_own(&path).map_err(RuntimeError::io("open", path.as_path()))?;
+        Ok((path, file))
     }
 
     /// Every readable task record, newest first, each status as the evidence says. Records
