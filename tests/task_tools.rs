@@ -206,8 +206,9 @@ async fn bad_ids_and_arguments_are_explained() {
     assert!(matches!(too_much, ToolError::InvalidArguments(_)));
 
     // Another run's task is named as such.
+    let other_run = RunId::generate();
     let other = Runtime::new(
-        RuntimeConfig::new(RunId::generate(), s._home.path()),
+        RuntimeConfig::new(other_run.clone(), s._home.path()),
         Arc::new(|_| {}),
     );
     let theirs = other
@@ -221,7 +222,7 @@ async fn bad_ids_and_arguments_are_explained() {
     assert_eq!(
         foreign,
         ToolError::Failed(format!(
-            "task {} belongs to another run (run_tools_b)",
+            "task {} belongs to another run ({other_run})",
             theirs.id
         ))
     );
