@@ -74,7 +74,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             break
         }
         'zero;tasks;list' {
-            [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Only the tasks of this run')
+            [CompletionResult]::new('--run', '--run', [CompletionResultType]::ParameterName, 'Only the tasks of this run (a run id, like run_20260102030405_0a1b2c)')
             [CompletionResult]::new('--status', '--status', [CompletionResultType]::ParameterName, 'Only tasks with this status')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON array of records instead of a table')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

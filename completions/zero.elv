@@ -68,7 +68,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand gc 'Delete the records and outputs of finished tasks older than a cutoff'
         }
         &'zero;tasks;list'= {
-            cand --run 'Only the tasks of this run'
+            cand --run 'Only the tasks of this run (a run id, like run_20260102030405_0a1b2c)'
             cand --status 'Only tasks with this status'
             cand --json 'One JSON array of records instead of a table'
             cand -h 'Print help (see more with ''--help'')'

@@ -62,7 +62,7 @@ complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_sub
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "output" -d 'Print a task\'s raw output (a specialist\'s is its stream-json)'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "stop" -d 'Stop a running task of a live run (from any shell): SIGTERM, grace period, SIGKILL'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "gc" -d 'Delete the records and outputs of finished tasks older than a cutoff'
-complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l run -d 'Only the tasks of this run' -r
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l run -d 'Only the tasks of this run (a run id, like run_20260102030405_0a1b2c)' -r
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from list" -l status -d 'Only tasks with this status' -r -f -a "running\t'Started and not seen to end (and its run is alive)'
 completed\t'Exited 0'
 failed\t'Exited non-zero, or could not start'

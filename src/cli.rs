@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::runtime::{RunId, TaskId};
+
 /// The top-level `zero` command.
 #[derive(Debug, Parser)]
 #[command(
@@ -215,9 +217,9 @@ pub enum TasksCommand {
 /// Flags of `zero tasks list`.
 #[derive(Debug, Args)]
 pub struct TasksListArgs {
-    /// Only the tasks of this run.
-    #[arg(long = "run", value_name = "RUN_ID")]
-    pub run: Option<String>,
+    /// Only the tasks of this run (a run id, like run_20260102030405_0a1b2c).
+    #[arg(long = "run", value_name = "RUN_ID", value_parser = RunId::parse)]
+    pub run: Option<RunId>,
     /// Only tasks with this status.
     #[arg(long, value_enum)]
     pub status: Option<TaskStatusArg>,
@@ -230,8 +232,8 @@ pub struct TasksListArgs {
 #[derive(Debug, Args)]
 pub struct TasksShowArgs {
     /// The task id (task_ and 12 hex digits).
-    #[arg(value_name = "ID")]
-    pub id: String,
+    #[arg(value_name = "ID", value_parser = TaskId::parse)]
+    pub id: TaskId,
     /// The record as JSON instead of `key: value` lines.
     #[arg(long)]
     pub json: bool,
@@ -241,8 +243,8 @@ pub struct TasksShowArgs {
 #[derive(Debug, Args)]
 pub struct TasksOutputArgs {
     /// The task id.
-    #[arg(value_name = "ID")]
-    pub id: String,
+    #[arg(value_name = "ID", value_parser = TaskId::parse)]
+    pub id: TaskId,
     /// Only the last BYTES bytes (read by seeking from the end).
     #[arg(long, value_name = "BYTES")]
     pub tail: Option<u64>,
@@ -255,8 +257,8 @@ pub struct TasksOutputArgs {
 #[derive(Debug, Args)]
 pub struct TasksStopArgs {
     /// The task id.
-    #[arg(value_name = "ID")]
-    pub id: String,
+    #[arg(value_name = "ID", value_parser = TaskId::parse)]
+    pub id: TaskId,
     /// The final record as JSON.
     #[arg(long)]
     pub json: bool,

@@ -14,7 +14,7 @@ use zero::agent::{AgentRun, Ending};
 use zero::cli::{Autonomy, OutputFormat, ProviderKind};
 use zero::output::Output;
 use zero::provider::{self, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning};
-use zero::runtime::{Runtime, RuntimeConfig};
+use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
 
 /// How long a cancelled run may take to return; far above the expected few milliseconds, far
@@ -41,7 +41,7 @@ async fn run_cancelled_after(
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
     let home = tempfile::tempdir().unwrap();
     let tasks = Runtime::new(
-        RuntimeConfig::new("run_agent_test", home.path()),
+        RuntimeConfig::new(RunId::generate(), home.path()),
         Arc::new(|_| {}),
     );
     let toolset = Registry::core().select(&ToolFilter::default(), &policy);

@@ -11,6 +11,9 @@ use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
 use support::procs::{assert_gone_soon, nonce, processes_with};
 use support::runs::{Exec, Home, background, stall, wait_for};
 
+/// The run the records written by hand belong to; its lease is never held.
+const DEAD_RUN: &str = "run_20260101000000_00dead";
+
 fn list_json(home: &Home) -> Vec<Value> {
     let output = home.tasks(&["list", "--json"]).assert().success();
     serde_json::from_slice(&output.get_output().stdout).unwrap()
@@ -141,7 +144,7 @@ fn a_reused_pid_is_never_signalled() {
     let pid = unrelated.0.id();
     dead_run_with(
         &home,
-        "run_dead",
+        DEAD_RUN,
         "task_00000000000a",
         pid,
         start_time(pid) + 1,
@@ -163,7 +166,7 @@ fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
     let home = Home::new();
     let mut orphan = Leftover::sleep(&nonce);
     let pid = orphan.0.id();
-    dead_run_with(&home, "run_dead", "task_00000000000b", pid, start_time(pid));
+    dead_run_with(&home, DEAD_RUN, "task_00000000000b", pid, start_time(pid));
 
     home.tasks(&["list"]).assert().success();
     // Our child, so it is a zombie until we reap it: its end is what we wait for.
@@ -237,11 +240,11 @@ fn unusable_records_are_warned_about_once_and_kept() {
         "task_00000000000e",
         "task_00000000000f",
     ];
-    dead_run_with(&home, "run_dead", ids[0], 1, 1);
+    dead_run_with(&home, DEAD_RUN, ids[0], 1, 1);
     let index: String = ids.iter().map(|id| format!("{id}\n")).collect();
-    std::fs::write(root.join("runs/run_dead.tasks"), index).unwrap();
+    std::fs::write(root.join(format!("runs/{DEAD_RUN}.tasks")), index).unwrap();
     let future = json!({
-        "schemaVersion": 99, "id": ids[3], "kind": "shell", "command": "x", "runId": "run_dead",
+        "schemaVersion": 99, "id": ids[3], "kind": "shell", "command": "x", "runId": DEAD_RUN,
         "pid": null, "startTime": null, "bootId": null, "startedAt": "2026-01-01T00:00:00Z",
         "endedAt": null, "status": "running", "exitCode": null, "outputPath": "/x",
         "somethingNew": {"a": 1},
@@ -287,7 +290,7 @@ fn unusable_records_are_warned_about_once_and_kept() {
 #[test]
 fn zero_exec_reconciles_before_it_starts() {
     let home = Home::new();
-    dead_run_with(&home, "run_dead", "task_000000000011", 1, 1);
+    dead_run_with(&home, DEAD_RUN, "task_000000000011", 1, 1);
     let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
     let (code, _) = Exec::start(&server, &home).finish();
     assert_eq!(code, 0);
@@ -298,7 +301,7 @@ fn zero_exec_reconciles_before_it_starts() {
 #[test]
 fn version_and_help_touch_nothing() {
     let home = Home::new();
-    dead_run_with(&home, "run_dead", "task_000000000010", 1, 1);
+    dead_run_with(&home, DEAD_RUN, "task_000000000010", 1, 1);
     for args in [["--version"], ["--help"]] {
         let mut cmd = support::zero::zero();
         cmd.env("ZERO_HOME", home.path())
@@ -306,7 +309,7 @@ fn version_and_help_touch_nothing() {
             .assert()
             .success();
     }
-    assert!(home.runs_entries().contains(&"run_dead.lock".to_string()));
+    assert!(home.runs_entries().contains(&format!("{DEAD_RUN}.lock")));
     assert_eq!(home.records()[0]["status"], "running");
 }
 
@@ -320,7 +323,7 @@ fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
     // Reconciling its dead run means waiting out the grace period: a long one keeps zero there.
     let leftover = Leftover::stubborn(&marker, &nonce);
     let pid = leftover.0.id();
-    dead_run_with(&home, "run_dead", "task_000000000012", pid, start_time(pid));
+    dead_run_with(&home, DEAD_RUN, "task_000000000012", pid, start_time(pid));
     let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
     let zero = zero_std_with(&server, Wire::OpenAi)
         .args(["exec", "-o", "stream-json", "go"])

@@ -11,11 +11,19 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use zero::runtime::{
-    CommandStartFailure, Runtime, RuntimeConfig, RuntimeError, StartError, TaskEvent, TaskKind,
-    TaskRecord, TaskSpec, TaskStatus, Window,
+    CommandStartFailure, RunId, Runtime, RuntimeConfig, RuntimeError, StartError, TaskEvent,
+    TaskKind, TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
 const DEADLINE: Duration = Duration::from_secs(20);
+
+/// The run every harness runtime belongs to, and another one.
+const RUN_A: &str = "run_20260101000000_00000a";
+const RUN_B: &str = "run_20260101000000_00000b";
+
+fn run_id(text: &str) -> RunId {
+    RunId::parse(text).unwrap()
+}
 
 /// Commands run under guardians, which are the zero binary, not this test harness.
 fn use_the_zero_binary_as_guardian() {
@@ -39,7 +47,7 @@ impl Harness {
         use_the_zero_binary_as_guardian();
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
-        let mut config = RuntimeConfig::new("run_test_a", home.path());
+        let mut config = RuntimeConfig::new(run_id(RUN_A), home.path());
         config.kill_grace = Duration::from_millis(300);
         adjust(&mut config);
         let events: Arc<Mutex<Vec<TaskEvent>>> = Arc::default();
@@ -53,8 +61,8 @@ impl Harness {
         }
     }
 
-    fn another_run(&self, run_id: &str) -> Runtime {
-        let config = RuntimeConfig::new(run_id, self.home.path());
+    fn another_run(&self, id: &str) -> Runtime {
+        let config = RuntimeConfig::new(run_id(id), self.home.path());
         Runtime::new(config, Arc::new(|_| {}))
     }
 
@@ -90,11 +98,11 @@ impl Harness {
     }
 
     fn lease(&self) -> PathBuf {
-        self.home.path().join("runs/run_test_a.lock")
+        self.home.path().join(format!("runs/{RUN_A}.lock"))
     }
 
     fn run_dir(&self) -> PathBuf {
-        self.home.path().join("runs/run_test_a")
+        self.home.path().join(format!("runs/{RUN_A}"))
     }
 
     fn finished_events(&self) -> Vec<TaskRecord> {
@@ -183,7 +191,10 @@ fn entries(dir: &Path) -> Vec<String> {
 async fn a_runtime_that_starts_nothing_leaves_nothing() {
     let h = Harness::new();
     let home = h.home.path().join("zero");
-    let runtime = Runtime::new(RuntimeConfig::new("run_idle", &home), Arc::new(|_| {}));
+    let runtime = Runtime::new(
+        RuntimeConfig::new(RunId::generate(), &home),
+        Arc::new(|_| {}),
+    );
     assert!(runtime.running().await.is_empty());
     assert!(matches!(
         runtime.status("task_0123456789ab").await,
@@ -209,7 +220,7 @@ async fn a_background_shell_runs_to_completion_and_is_recorded() {
             command: "echo hello; echo oops >&2".into()
         }
     );
-    assert_eq!(started.run_id, "run_test_a");
+    assert_eq!(started.run_id.as_str(), RUN_A);
     assert!(started.start_time.is_some() && started.boot_id.is_some());
     assert!(
         started
@@ -590,7 +601,7 @@ async fn the_lease_is_held_while_the_run_is_open() {
 #[tokio::test]
 async fn ids_are_checked_and_other_runs_tasks_are_refused() {
     let h = Harness::new();
-    let other = h.another_run("run_test_b");
+    let other = h.another_run(RUN_B);
     let theirs = other
         .start(TaskSpec::shell("true", h.workspace.path()))
         .await
@@ -610,12 +621,12 @@ async fn ids_are_checked_and_other_runs_tasks_are_refused() {
     );
     let foreign = h.runtime.status(theirs.id.as_str()).await.unwrap_err();
     assert!(
-        matches!(&foreign, RuntimeError::OtherRun { run_id, .. } if run_id == "run_test_b"),
+        matches!(&foreign, RuntimeError::OtherRun { run_id, .. } if run_id.as_str() == RUN_B),
         "{foreign:?}"
     );
     assert_eq!(
         foreign.to_string(),
-        format!("task {} belongs to another run (run_test_b)", theirs.id)
+        format!("task {} belongs to another run ({RUN_B})", theirs.id)
     );
     assert!(h.runtime.stop(theirs.id.as_str()).await.is_err());
     other.close().await;
@@ -705,7 +716,7 @@ fn a_panic_closes_the_runtime_through_the_guard() {
     use_the_zero_binary_as_guardian();
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut config = RuntimeConfig::new("run_panics", home.path());
+    let mut config = RuntimeConfig::new(RunId::generate(), home.path());
     config.kill_grace = Duration::from_millis(300);
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
     // The flavour `zero exec` runs on: once a panic has left `block_on`, nothing drives its

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use zero::cli::Autonomy;
-use zero::runtime::{Runtime, RuntimeConfig, TaskSpec};
+use zero::runtime::{RunId, Runtime, RuntimeConfig, TaskSpec};
 use zero::tools::{Policy, Registry, ToolContext, ToolError, ToolFilter, Toolset};
 
 struct Setup {
@@ -22,7 +22,7 @@ fn setup(max_running: usize) -> Setup {
     zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut config = RuntimeConfig::new("run_tools_a", home.path());
+    let mut config = RuntimeConfig::new(RunId::generate(), home.path());
     config.max_running = max_running;
     config.kill_grace = std::time::Duration::from_millis(300);
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
@@ -206,8 +206,9 @@ async fn bad_ids_and_arguments_are_explained() {
     assert!(matches!(too_much, ToolError::InvalidArguments(_)));
 
     // Another run's task is named as such.
+    let other_run = RunId::generate();
     let other = Runtime::new(
-        RuntimeConfig::new("run_tools_b", s._home.path()),
+        RuntimeConfig::new(other_run.clone(), s._home.path()),
         Arc::new(|_| {}),
     );
     let theirs = other
@@ -221,7 +222,7 @@ async fn bad_ids_and_arguments_are_explained() {
     assert_eq!(
         foreign,
         ToolError::Failed(format!(
-            "task {} belongs to another run (run_tools_b)",
+            "task {} belongs to another run ({other_run})",
             theirs.id
         ))
     );
@@ -241,7 +242,7 @@ async fn foreground_only_bash_has_no_background_option() {
     );
     assert!(core.lookup("TaskOutput").is_err());
     let with = Registry::with_runtime(Arc::new(Runtime::new(
-        RuntimeConfig::new("run_x", std::env::temp_dir().join("unused")),
+        RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
         Arc::new(|_| {}),
     )));
     let toolset = with.select(&ToolFilter::default(), &policy);

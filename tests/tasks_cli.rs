@@ -7,32 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use support::fake_model::{FakeModel, Reply, Script};
 use support::procs::{assert_gone_soon, nonce, processes_with};
-use support::runs::{Exec, Home, background, wait_for};
-
-/// A reply that waits (up to a minute) for the task the model started last to end.
-fn wait_for_task() -> Reply {
-    Reply::tool_call(
-        "TaskOutput",
-        json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
-    )
-}
-
-/// A data directory holding one finished shell task that printed `hello` and `world`.
-fn one_finished_task() -> (Home, String) {
-    let home = Home::new();
-    let server = FakeModel::start(
-        Script::new()
-            .reply(background("echo hello; echo world"))
-            .reply(wait_for_task())
-            .reply(Reply::text("done")),
-    );
-    let (code, events) = Exec::start(&server, &home).finish();
-    assert_eq!(code, 0, "{events:?}");
-    let id = home.records()[0]["id"].as_str().unwrap().to_string();
-    (home, id)
-}
+use support::runs::{Exec, Home, background, one_finished_task, wait_for, wait_for_task};
 
 fn stdout(output: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
@@ -73,7 +50,7 @@ fn list_and_show_in_text_and_json() {
     assert_eq!(filtered(&["--status", "completed"]), 1);
     assert_eq!(filtered(&["--status", "killed"]), 0);
     assert_eq!(filtered(&["--run", run_id]), 1);
-    assert_eq!(filtered(&["--run", "run_other"]), 0);
+    assert_eq!(filtered(&["--run", "run_20260101000000_000000"]), 0);
     assert_eq!(
         stdout(
             &home
@@ -225,7 +202,7 @@ fn gc_dry_run_reports_and_keeps_then_gc_deletes() {
     let record = tasks.join(format!("{id}.json"));
     let output = tasks.join(format!("{id}.log"));
     // A leftover of a run that is gone.
-    std::fs::write(home.path().join("runs/run_gone.tasks"), "").unwrap();
+    std::fs::write(home.path().join("runs/run_20260101000000_0000aa.tasks"), "").unwrap();
 
     let kept = home.tasks(&["gc"]).assert().success();
     assert!(

@@ -213,14 +213,14 @@ fn run_job(
     }
     let policy = job::policy(args, &workspace)?;
     // Lazy: costs nothing until the model starts a background task.
-    let mut runtime_config =
-        RuntimeConfig::from_env(output.run_id()).map_err(|e| Failure::usage(e.to_string()))?;
+    let mut runtime_config = RuntimeConfig::from_env(output.run_id().clone())
+        .map_err(|e| Failure::usage(e.to_string()))?;
     runtime_config.secrets = output.secrets().clone();
     let tasks = Arc::new(Runtime::new(runtime_config, task_events(output)));
     let mut registry = Registry::with_runtime(Arc::clone(&tasks));
     // A specialist never launches specialists of its own.
     let task_tool = (!specialist::is_child())
-        .then(|| Arc::new(TaskTool::new(Arc::clone(&tasks), output.run_id())));
+        .then(|| Arc::new(TaskTool::new(Arc::clone(&tasks), output.run_id().as_str())));
     if let Some(tool) = &task_tool {
         registry.register(Arc::clone(tool) as Arc<dyn crate::tools::Tool>);
     }

@@ -123,8 +123,7 @@ fn output(
     out: &mut impl Write,
 ) -> Result<(), RuntimeError> {
     let record = store.task(&args.id)?;
-    let path = store.output_path(&record);
-    let mut file = File::open(&path).map_err(RuntimeError::io("open", path.as_path()))?;
+    let (path, mut file) = store.open_output(&record)?;
     let length = file
         .metadata()
         .map_err(RuntimeError::io("read", path.as_path()))?
@@ -175,11 +174,12 @@ fn status_of(arg: TaskStatusArg) -> TaskStatus {
     }
 }
 
-/// Usage mistakes (a malformed or unknown id, a bad setting) exit 2; failures of the system
-/// (I/O, a process that would not die) exit 1.
+/// Usage mistakes (an unknown id, a bad setting) exit 2; failures of the system (I/O, a process
+/// that would not die) exit 1. A malformed id never gets this far: the command line is refused.
 fn exit_code(error: &RuntimeError) -> ExitCode {
     match error {
         RuntimeError::MalformedId(_)
+        | RuntimeError::MalformedRunId(_)
         | RuntimeError::UnknownTask(_)
         | RuntimeError::InvalidSetting { .. }
         | RuntimeError::NoDataDir => ExitCode::Usage,

@@ -34,7 +34,7 @@ pub fn table(records: &[TaskRecord], out: &mut impl Write) -> io::Result<()> {
                 exit(record),
                 started(record),
                 duration(record),
-                record.run_id.clone(),
+                record.run_id.to_string(),
                 record.kind.label().to_string(),
             ]
         })
@@ -78,7 +78,7 @@ pub fn show(record: &TaskRecord, out: &mut impl Write) -> io::Result<()> {
         ),
         ("signal", optional(record.signal.map(|s| s.to_string()))),
         ("reason", optional(record.reason.clone())),
-        ("run", record.run_id.clone()),
+        ("run", record.run_id.to_string()),
         ("pid", optional(record.pid.map(|p| p.to_string()))),
         ("started", started(record)),
         (

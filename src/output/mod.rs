@@ -30,6 +30,7 @@ pub use event::{
 
 use crate::cli::OutputFormat;
 use crate::redact::{Secrets, StreamRedactor};
+use crate::runtime::RunId;
 use queue::Queue;
 pub use queue::stderr_line_if_writable;
 
@@ -45,7 +46,7 @@ pub trait Writer: Send {
 
 /// The run's output: its id, its writer, and the exactly-one-`run_end` guarantee.
 pub struct Output {
-    run_id: String,
+    run_id: RunId,
     secrets: Secrets,
     /// Cancelled once stdout is gone, so the run can end instead of working for nobody.
     closed: CancellationToken,
@@ -71,12 +72,12 @@ struct HeldStream {
 impl Output {
     /// An output writing `format` to the real stdout and stderr, hiding `secrets`.
     pub fn new(format: OutputFormat, secrets: Secrets) -> Self {
-        let run_id = new_run_id();
+        let run_id = RunId::generate();
         let writer: Box<dyn Writer> = match format {
             OutputFormat::Text => Box::new(text::TextWriter::new(secrets.clone())),
             OutputFormat::Json => Box::new(json::JsonWriter::new(secrets.clone())),
             OutputFormat::StreamJson => Box::new(stream_json::StreamJsonWriter::new(
-                run_id.clone(),
+                run_id.to_string(),
                 secrets.clone(),
             )),
         };
@@ -106,7 +107,7 @@ impl Output {
     }
 
     /// The run id every event carries.
-    pub fn run_id(&self) -> &str {
+    pub fn run_id(&self) -> &RunId {
         &self.run_id
     }
 
@@ -201,15 +202,6 @@ fn delta_event(reasoning: bool, delta: String) -> EventKind {
     } else {
         EventKind::Text { delta }
     }
-}
-
-/// A run id: `run_<UTC yyyymmddHHMMSS>_<6 hex>`, sortable by start time.
-fn new_run_id() -> String {
-    format!(
-        "run_{}_{:06x}",
-        chrono::Utc::now().format("%Y%m%d%H%M%S"),
-        fastrand::u32(..0x0100_0000)
-    )
 }
 
 impl Drop for Output {

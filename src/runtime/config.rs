@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::RuntimeError;
+use super::{RunId, RuntimeError};
 use crate::redact::Secrets;
 
 /// The most tasks one run may have running at once, unless configured otherwise.
@@ -24,7 +24,7 @@ const KILL_GRACE_VAR: &str = "ZERO_KILL_GRACE_MS";
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
     /// The id of the run that owns every task this runtime starts.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The data directory (`runs/`, `tasks/`); `None` when the environment names none, which
     /// is only an error once a task is started.
     pub data_dir: Option<PathBuf>,
@@ -40,9 +40,9 @@ pub struct RuntimeConfig {
 impl RuntimeConfig {
     /// A configuration with an explicit data directory and the default limits (what tests
     /// use: no process-wide environment involved).
-    pub fn new(run_id: impl Into<String>, data_dir: impl Into<PathBuf>) -> Self {
+    pub fn new(run_id: RunId, data_dir: impl Into<PathBuf>) -> Self {
         RuntimeConfig {
-            run_id: run_id.into(),
+            run_id,
             data_dir: Some(data_dir.into()),
             max_running: DEFAULT_MAX_RUNNING,
             kill_grace: DEFAULT_KILL_GRACE,
@@ -50,17 +50,40 @@ impl RuntimeConfig {
         }
     }
 
-    /// The configuration the environment asks for: the data directory from `ZERO_HOME`, else
-    /// `$XDG_DATA_HOME/zero`, else `~/.local/share/zero`; the limits from
-    /// `ZERO_MAX_BACKGROUND_TASKS` and `ZERO_KILL_GRACE_MS`. Nothing is created here.
-    pub fn from_env(run_id: impl Into<String>) -> Result<Self, RuntimeError> {
-        Self::from_vars(run_id.into(), |name| std::env::var_os(name))
+    /// The configuration the environment asks for (see [`Environment`]) for the run `run_id`.
+    /// Nothing is created here.
+    pub fn from_env(run_id: RunId) -> Result<Self, RuntimeError> {
+        let environment = Environment::from_env()?;
+        Ok(RuntimeConfig {
+            run_id,
+            data_dir: environment.data_dir,
+            max_running: environment.max_running,
+            kill_grace: environment.kill_grace,
+            secrets: Secrets::default(),
+        })
+    }
+}
+
+/// What the environment says, for a run and for a process that opens none (`zero tasks`):
+/// the data directory from `ZERO_HOME`, else `$XDG_DATA_HOME/zero`, else
+/// `~/.local/share/zero`; the limits from `ZERO_MAX_BACKGROUND_TASKS` and `ZERO_KILL_GRACE_MS`.
+#[derive(Debug)]
+pub(super) struct Environment {
+    /// See [`RuntimeConfig::data_dir`].
+    pub data_dir: Option<PathBuf>,
+    /// See [`RuntimeConfig::max_running`].
+    pub max_running: usize,
+    /// See [`RuntimeConfig::kill_grace`].
+    pub kill_grace: Duration,
+}
+
+impl Environment {
+    /// Reads the process environment. Creates nothing.
+    pub fn from_env() -> Result<Self, RuntimeError> {
+        Self::from_vars(|name| std::env::var_os(name))
     }
 
-    fn from_vars(
-        run_id: String,
-        var: impl Fn(&str) -> Option<OsString>,
-    ) -> Result<Self, RuntimeError> {
+    fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Result<Self, RuntimeError> {
         let max_running = match setting(&var, MAX_RUNNING_VAR, "a whole number of at least 1")? {
             Some(0) => {
                 return Err(RuntimeError::InvalidSetting {
@@ -74,12 +97,10 @@ impl RuntimeConfig {
         };
         let kill_grace = setting(&var, KILL_GRACE_VAR, "a whole number of milliseconds")?
             .map_or(DEFAULT_KILL_GRACE, Duration::from_millis);
-        Ok(RuntimeConfig {
-            run_id,
+        Ok(Environment {
             data_dir: data_dir(&var),
             max_running,
             kill_grace,
-            secrets: Secrets::default(),
         })
     }
 }
@@ -127,14 +148,12 @@ fn setting(
 mod tests {
     use super::*;
 
-    fn config(vars: &[(&str, &str)]) -> Result<RuntimeConfig, RuntimeError> {
+    fn config(vars: &[(&str, &str)]) -> Result<Environment, RuntimeError> {
         let vars: Vec<(String, OsString)> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), OsString::from(v)))
             .collect();
-        RuntimeConfig::from_vars("run_x".into(), |name| {
-            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-        })
+        Environment::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
     }
 
     #[test]

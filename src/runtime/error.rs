@@ -5,14 +5,21 @@ use std::path::PathBuf;
 
 use nix::errno::Errno;
 
-use super::TaskId;
+use super::{RunId, TaskId};
 
 /// A failed runtime operation.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// The text is not shaped like a task id.
-    #[error("`{0}` is not a task id (task ids look like task_0123456789ab)")]
+    #[error(
+        "`{0}` is not a task id: a task id is `task_` and 12 lowercase hex digits, like task_0123456789ab"
+    )]
     MalformedId(String),
+    /// The text is not shaped like a run id.
+    #[error(
+        "`{0}` is not a run id: a run id is `run_`, the run's start time (UTC, yyyymmddHHMMSS), `_` and 6 lowercase hex digits, like run_20260102030405_0a1b2c"
+    )]
+    MalformedRunId(String),
     /// No task with this id exists in this run or on disk.
     #[error("there is no task {0}")]
     UnknownTask(TaskId),
@@ -22,7 +29,7 @@ pub enum RuntimeError {
         /// The task.
         id: TaskId,
         /// The run that owns it.
-        run_id: String,
+        run_id: RunId,
     },
     /// Starting another task would exceed the run's limit on concurrently running tasks.
     #[error("{limit} background tasks are already running, the most one run may have at once")]
@@ -83,6 +90,18 @@ pub enum RuntimeError {
     Unverifiable {
         /// The task.
         id: TaskId,
+    },
+    /// An entry of the data directory has a name zero gives but is not what zero makes there
+    /// (a symbolic link where zero keeps a file or a directory, say). It is left alone: never
+    /// followed, changed or removed.
+    #[error("left {} alone: zero keeps {expected} there, but this is {found}", path.display())]
+    Foreign {
+        /// The entry.
+        path: PathBuf,
+        /// What zero would have made there.
+        expected: &'static str,
+        /// What is there.
+        found: &'static str,
     },
     /// Reading or writing the data directory failed.
     #[error("cannot {action} {}: {source}", path.display())]

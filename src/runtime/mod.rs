@@ -18,6 +18,7 @@ mod error;
 pub mod guardian;
 mod guardian_report;
 mod identity;
+mod ids;
 pub(crate) mod lifeline;
 pub mod output;
 pub mod process;
@@ -43,11 +44,12 @@ use tokio_util::sync::CancellationToken;
 pub use config::{DEFAULT_KILL_GRACE, DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
+pub use ids::{RunId, TaskId};
 pub use lifeline::LIFELINE_FD_VAR;
 pub use output::{OutputWindow, Window};
 pub use process::Launch;
 pub use reconcile::Reconciliation;
-pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskId, TaskKind, TaskRecord, TaskStatus};
+pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use store::{GcReport, Store};
 pub use task::Stopped;
 
@@ -377,7 +379,7 @@ impl Shared {
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase")]
             struct Owner {
-                run_id: String,
+                run_id: RunId,
             }
             let bytes = std::fs::read(path).ok()?;
             serde_json::from_slice::<Owner>(&bytes).ok()

@@ -240,8 +240,8 @@ pub(super) fn spawn_background(
 /// The grace period the environment asks for (`ZERO_KILL_GRACE_MS`), for foreground commands,
 /// which have no runtime configuration at hand.
 fn foreground_grace() -> Duration {
-    super::RuntimeConfig::from_env(String::new())
-        .map(|config| config.kill_grace)
+    super::config::Environment::from_env()
+        .map(|environment| environment.kill_grace)
         .unwrap_or(super::DEFAULT_KILL_GRACE)
 }
 

@@ -16,22 +16,24 @@
 //!
 //! The cost is one directory listing of `runs/` (which holds only live and unreconciled runs)
 //! plus work proportional to the dead runs' tasks; it never reads all of `tasks/`. When no run
-//! is dead it only reads. Runs whose lease is held are never touched.
+//! is dead it only reads. Runs whose lease is held are never touched, and neither is anything
+//! in `runs/` that zero would not have made: a name that is not a run's file, or a symbolic
+//! link where a run keeps a file or its directory, is warned about and left alone.
 
-use std::fs;
-use std::io;
+use std::io::{self, Read};
+use std::path::Path;
 
 use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock, now};
-use super::run::{self, Lease};
+use super::run::{self, EntryKind, Lease, RunFile};
 use super::store::Store;
-use super::{RuntimeError, TaskId, TaskRecord, TaskStatus};
+use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 
 /// What one reconciliation pass did.
 #[derive(Debug, Default)]
 pub struct Reconciliation {
     /// The dead runs it cleaned up.
-    pub runs: Vec<String>,
+    pub runs: Vec<RunId>,
     /// The tasks it marked `interrupted`, as recorded.
     pub interrupted: Vec<TaskRecord>,
 }
@@ -42,30 +44,27 @@ impl Store {
     /// [`Store::take_warnings`]; none stops the pass. Blocking.
     pub fn reconcile(&self) -> Reconciliation {
         let mut done = Reconciliation::default();
-        let runs = self.layout.runs_dir();
-        let entries = match fs::read_dir(&runs) {
+        let entries = match self.run_entries() {
             Ok(entries) => entries,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return done,
             Err(error) => {
-                self.warn(&runs, || format!("cannot read {}: {error}", runs.display()));
+                self.warn(error.to_string());
                 return done;
             }
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(run_id) = name.to_str().and_then(|name| name.strip_suffix(".lock")) else {
+        for (run_id, file, entry) in entries {
+            if file != RunFile::Lease {
                 continue;
-            };
+            }
             match Lease::try_take(&entry.path()) {
                 Ok(Lease::Taken(lease)) => {
-                    self.reconcile_run(run_id, &mut done);
+                    self.reconcile_run(&run_id, &mut done);
                     // Released only after its file is gone (the run is then reconciled).
                     drop(lease);
                 }
                 Ok(Lease::Held | Lease::Absent) => {}
                 Err(error) => {
                     let path = entry.path();
-                    self.warn(&path, || format!("cannot lock {}: {error}", path.display()));
+                    self.warn(format!("cannot lock {}: {error}", path.display()));
                 }
             }
         }
@@ -73,26 +72,23 @@ impl Store {
     }
 
     /// Cleans up one dead run whose lease the caller holds.
-    fn reconcile_run(&self, run_id: &str, done: &mut Reconciliation) {
+    fn reconcile_run(&self, run_id: &RunId, done: &mut Reconciliation) {
         let index = self.layout.task_index(run_id);
-        let ids = match fs::read_to_string(&index) {
+        let ids = match read_index(&index) {
             Ok(ids) => ids,
-            // A run that never started a task has no index.
-            Err(error) if error.kind() == io::ErrorKind::NotFound => String::new(),
             Err(error) => {
                 // Left in place (lease included) so a later pass can try again.
-                self.warn(&index, || {
-                    format!("cannot read {}: {error}", index.display())
-                });
+                self.warn(error.to_string());
                 return;
             }
         };
         let mut running = Vec::new();
         for line in ids.lines().filter(|line| !line.is_empty()) {
             let Ok(id) = TaskId::parse(line) else {
-                self.warn(&index, || {
-                    format!("{} names `{line}`, which is not a task id", index.display())
-                });
+                self.warn(format!(
+                    "{} names `{line}`, which is not a task id",
+                    index.display()
+                ));
                 continue;
             };
             match self.interrupt(&id, run_id) {
@@ -101,28 +97,23 @@ impl Store {
                     done.interrupted.push(record);
                 }
                 Ok(None) => {}
-                Err(error) => {
-                    let path = self.layout.record(&id);
-                    self.warn(&path, || error.to_string());
-                }
+                Err(error) => self.warn(error.to_string()),
             }
         }
         for process in identity::stop_foreign_groups(&running, self.kill_grace) {
             let pid = process.pid;
-            self.warn(&index, || {
-                format!(
-                    "a task process (pid {pid}) of dead run {run_id} did not exit after SIGKILL"
-                )
-            });
+            self.warn(format!(
+                "a task process (pid {pid}) of dead run {run_id} did not exit after SIGKILL"
+            ));
         }
         for error in run::remove_footprint(
             &self.layout.run_dir(run_id),
             &index,
             &self.layout.lease(run_id),
         ) {
-            self.warn(&index, || error.to_string());
+            self.warn(error.to_string());
         }
-        done.runs.push(run_id.to_string());
+        done.runs.push(run_id.clone());
     }
 
     /// Marks the task `interrupted` if its record still says `running` (a compare-and-set under
@@ -131,7 +122,7 @@ impl Store {
     fn interrupt(
         &self,
         id: &TaskId,
-        run_id: &str,
+        run_id: &RunId,
     ) -> Result<Option<(TaskRecord, Option<ProcessIdentity>)>, RuntimeError> {
         let path = self.layout.record(id);
         let record = match self.read(id) {
@@ -141,7 +132,7 @@ impl Store {
             Err(error) => return Err(error),
         };
         // The index may only name this run's tasks; a record of another run is not ours to end.
-        if record.status.is_terminal() || record.run_id != run_id {
+        if record.status.is_terminal() || record.run_id != *run_id {
             return Ok(None);
         }
         let output = self.layout.output(id, &record.kind);
@@ -166,9 +157,24 @@ impl Store {
     }
 }
 
+/// A dead run's task index, empty when the run never started a task. Something other than a
+/// file in its place (a symbolic link) is not read: it is not zero's.
+fn read_index(index: &Path) -> Result<String, RuntimeError> {
+    if !EntryKind::File.present(index)? {
+        return Ok(String::new());
+    }
+    let mut ids = String::new();
+    match run::open_own(index).and_then(|mut file| file.read_to_string(&mut ids)) {
+        Ok(_) => Ok(ids),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+        Err(error) => Err(RuntimeError::io("read", index)(error)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::fs;
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use super::*;
@@ -177,7 +183,7 @@ mod tests {
 
     /// Writes a `running` record of `run_id` (no process identity, so nothing is signalled),
     /// its output file, and the run's index entry.
-    fn running_task(root: &Path, run_id: &str) -> TaskRecord {
+    fn running_task(root: &Path, run_id: &RunId) -> TaskRecord {
         let layout = Layout::new(root.to_path_buf());
         fs::create_dir_all(layout.tasks_dir()).unwrap();
         fs::create_dir_all(layout.runs_dir()).unwrap();
@@ -193,11 +199,17 @@ mod tests {
         Store::new(root, Duration::from_millis(50))
     }
 
+    /// The lease file of a run that died: nobody holds it.
+    fn dead_lease(root: &Path, run_id: &RunId) {
+        fs::write(Layout::new(root.to_path_buf()).lease(run_id), "").unwrap();
+    }
+
     #[test]
     fn racing_reconcilers_do_a_dead_runs_work_once() {
         let root = tempfile::tempdir().unwrap();
-        running_task(root.path(), "run_dead");
-        fs::write(root.path().join("runs/run_dead.lock"), "").unwrap();
+        let dead = RunId::generate();
+        running_task(root.path(), &dead);
+        dead_lease(root.path(), &dead);
         let passes: Vec<Reconciliation> = std::thread::scope(|scope| {
             let racers: Vec<_> = (0..6)
                 .map(|_| scope.spawn(|| store(root.path()).reconcile()))
@@ -219,15 +231,13 @@ mod tests {
     fn a_run_whose_lease_is_held_is_never_touched() {
         let root = tempfile::tempdir().unwrap();
         let layout = Layout::new(root.path().to_path_buf());
-        let live = Run::open(&layout, "run_live").unwrap();
-        let record = running_task(root.path(), "run_live");
+        let run_id = RunId::generate();
+        let live = Run::open(&layout, &run_id).unwrap();
+        let record = running_task(root.path(), &run_id);
         let store = store(root.path());
         let pass = store.reconcile();
         assert!(pass.runs.is_empty() && pass.interrupted.is_empty());
-        assert_eq!(
-            store.task(record.id.as_str()).unwrap().status,
-            TaskStatus::Running
-        );
+        assert_eq!(store.task(&record.id).unwrap().status, TaskStatus::Running);
         assert!(store.take_warnings().is_empty());
         assert!(live.close().is_empty());
     }
@@ -235,10 +245,10 @@ mod tests {
     #[test]
     fn a_running_record_of_a_dead_run_reads_as_interrupted_before_reconciliation() {
         let root = tempfile::tempdir().unwrap();
-        let record = running_task(root.path(), "run_dead");
+        let record = running_task(root.path(), &RunId::generate());
         let store = store(root.path());
         // No lease at all: the run closed or died and was half cleaned up.
-        let shown = store.task(record.id.as_str()).unwrap();
+        let shown = store.task(&record.id).unwrap();
         assert_eq!(shown.status, TaskStatus::Interrupted);
         let on_disk = record::read(&Layout::new(root.path().into()).record(&record.id)).unwrap();
         assert_eq!(
@@ -251,11 +261,13 @@ mod tests {
     #[test]
     fn a_record_naming_another_run_is_left_alone() {
         let root = tempfile::tempdir().unwrap();
-        let other = running_task(root.path(), "run_other");
-        fs::write(root.path().join("runs/run_dead.lock"), "").unwrap();
-        run::append_to_index(&root.path().join("runs/run_dead.tasks"), &other.id).unwrap();
+        let other = running_task(root.path(), &RunId::generate());
+        let dead = RunId::generate();
+        dead_lease(root.path(), &dead);
+        let index = Layout::new(root.path().to_path_buf()).task_index(&dead);
+        run::append_to_index(&index, &other.id).unwrap();
         let pass = store(root.path()).reconcile();
-        assert_eq!(pass.runs, ["run_dead"]);
+        assert_eq!(pass.runs, [dead]);
         assert!(pass.interrupted.is_empty());
     }
 }

@@ -4,65 +4,18 @@
 //! its `running` without checking the run's lease (see `docs/RUNTIME.md`). Readers ignore
 //! fields they do not know, so later versions can add fields without breaking older readers.
 
-use std::fmt;
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::RuntimeError;
+use super::run::open_own;
+use super::{RunId, TaskId};
 
 /// The version of the record's shape; bumped on any incompatible change.
 pub const RECORD_SCHEMA_VERSION: u32 = 1;
-
-/// A task's id: `task_` and 12 lowercase hex digits. Ids are checked before they are used in
-/// a path, so a model-supplied id can never name a file outside the tasks directory.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct TaskId(String);
-
-const ID_PREFIX: &str = "task_";
-const ID_HEX_DIGITS: usize = 12;
-
-impl TaskId {
-    /// A fresh random id (48 random bits: collisions are not a practical concern, and the
-    /// output file is created exclusively, so one would fail the start rather than mix tasks).
-    pub(crate) fn generate() -> Self {
-        TaskId(format!(
-            "{ID_PREFIX}{:0width$x}",
-            fastrand::u64(..1 << (4 * ID_HEX_DIGITS)),
-            width = ID_HEX_DIGITS
-        ))
-    }
-
-    /// Checks that `text` is shaped like a task id.
-    pub fn parse(text: &str) -> Result<Self, RuntimeError> {
-        let well_formed = text.strip_prefix(ID_PREFIX).is_some_and(|hex| {
-            hex.len() == ID_HEX_DIGITS
-                && hex
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        });
-        if well_formed {
-            Ok(TaskId(text.to_string()))
-        } else {
-            Err(RuntimeError::MalformedId(text.to_string()))
-        }
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// What a task is. On the wire this is the `kind` field plus `name` (specialist) or `command`
 /// (shell), so records and events carry the same words.
@@ -169,7 +122,7 @@ pub struct TaskRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The run that started it.
-    pub run_id: String,
+    pub run_id: RunId,
     /// The process id (also its process group id); absent when it could not start.
     pub pid: Option<u32>,
     /// The process start time in clock ticks since boot (`/proc/<pid>/stat` field 22), which
@@ -245,10 +198,15 @@ impl RecordError {
 
 /// Reads the record at `path`, telling apart the ways it can be unusable. Blocking.
 pub(crate) fn read(path: &Path) -> Result<TaskRecord, RecordError> {
-    let bytes = std::fs::read(path).map_err(|source| RecordError::Unreadable {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    // Not through a symbolic link: what a link points to is not zero's to read as a record
+    // (and then write back).
+    let mut bytes = Vec::new();
+    open_own(path)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(|source| RecordError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|source| RecordError::Corrupt {
             path: path.to_path_buf(),
@@ -291,7 +249,7 @@ impl RecordLock {
     /// gives an empty lock: the task's owner appends to that file for the task's whole life,
     /// so without it there is no writer left to exclude. Blocking.
     pub fn acquire(output: &Path) -> io::Result<RecordLock> {
-        let file = match File::open(output) {
+        let file = match open_own(output) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {
                 return Ok(RecordLock { _lock: None });
@@ -306,7 +264,7 @@ impl RecordLock {
 
 /// A `running` shell task record of `run_id` with no process identity, for tests.
 #[cfg(test)]
-pub(crate) fn running_for_test(run_id: &str, output_path: PathBuf) -> TaskRecord {
+pub(crate) fn running_for_test(run_id: &RunId, output_path: PathBuf) -> TaskRecord {
     TaskRecord {
         schema_version: RECORD_SCHEMA_VERSION,
         id: TaskId::generate(),
@@ -314,7 +272,7 @@ pub(crate) fn running_for_test(run_id: &str, output_path: PathBuf) -> TaskRecord
             command: "true".into(),
         },
         description: None,
-        run_id: run_id.into(),
+        run_id: run_id.clone(),
         pid: Some(1234),
         start_time: None,
         boot_id: None,
@@ -339,26 +297,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn ids_are_checked_before_they_name_a_file() {
-        let id = TaskId::generate();
-        assert_eq!(TaskId::parse(id.as_str()).unwrap(), id);
-        for bad in [
-            "",
-            "task_",
-            "task_0123456789a",
-            "task_0123456789abc",
-            "task_0123456789AB",
-            "task_../../etc/pa",
-            "job_0123456789ab",
-        ] {
-            assert!(
-                matches!(TaskId::parse(bad), Err(RuntimeError::MalformedId(_))),
-                "{bad:?} was accepted"
-            );
-        }
-    }
-
-    #[test]
     fn records_use_the_documented_field_names_and_ignore_unknown_ones() {
         let record = TaskRecord {
             schema_version: RECORD_SCHEMA_VERSION,
@@ -367,7 +305,7 @@ mod tests {
                 command: "make test".into(),
             },
             description: None,
-            run_id: "run_1".into(),
+            run_id: RunId::parse("run_20260102030405_0a1b2c").unwrap(),
             pid: Some(42),
             start_time: Some(7),
             boot_id: Some("b".into()),
@@ -384,7 +322,7 @@ mod tests {
             value,
             json!({
                 "schemaVersion": 1, "id": "task_0123456789ab", "kind": "shell",
-                "command": "make test", "runId": "run_1", "pid": 42, "startTime": 7,
+                "command": "make test", "runId": "run_20260102030405_0a1b2c", "pid": 42, "startTime": 7,
                 "bootId": "b", "startedAt": "2026-01-01T00:00:00.000Z", "endedAt": null,
                 "status": "running", "exitCode": null,
                 "outputPath": "/d/tasks/task_0123456789ab.log"

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{RuntimeError, TaskId, TaskKind};
+use super::{RunId, RuntimeError, TaskId, TaskKind};
 
-/// Paths inside the data directory (see `docs/RUNTIME.md` for the layout).
+/// Paths inside the data directory (see `docs/RUNTIME.md` for the layout). Every path is made
+/// from a parsed [`RunId`] or [`TaskId`], so its last component is always a name zero gives.
 #[derive(Debug, Clone)]
 pub(crate) struct Layout {
     root: PathBuf,
@@ -29,7 +30,16 @@ impl Layout {
 
     /// `tasks/<id>.json`.
     pub fn record(&self, id: &TaskId) -> PathBuf {
-        self.tasks_dir().join(format!("{id}.json"))
+        self.tasks_dir().join(format!("{id}.{RECORD_EXTENSION}"))
+    }
+
+    /// The task whose record `name` (an entry of `tasks/`) is, when it is one: `None` for an
+    /// output file or anything else. The record's id is read from its file name, so a name
+    /// that [`Layout::record`] would not make is `Some(Err(..))`.
+    pub fn record_id(name: &str) -> Option<Result<TaskId, RuntimeError>> {
+        name.strip_suffix(RECORD_EXTENSION)
+            .and_then(|stem| stem.strip_suffix('.'))
+            .map(TaskId::parse)
     }
 
     /// `tasks/<id>.log` or `tasks/<id>.ndjson`, by kind.
@@ -45,25 +55,140 @@ impl Layout {
     }
 
     /// `runs/<run_id>.lock`: the run's lease.
-    pub fn lease(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!("{run_id}.lock"))
+    pub fn lease(&self, run_id: &RunId) -> PathBuf {
+        self.run_file(run_id, RunFile::Lease)
     }
 
     /// `runs/<run_id>.tasks`: the ids of the run's tasks, one a line, appended before each
     /// task's process starts. Reconciling a dead run reads this, never all of `tasks/`.
-    pub fn task_index(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!("{run_id}.tasks"))
+    pub fn task_index(&self, run_id: &RunId) -> PathBuf {
+        self.run_file(run_id, RunFile::Index)
     }
 
     /// `runs/<run_id>/`: the run's private directory.
-    pub fn run_dir(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(run_id)
+    pub fn run_dir(&self, run_id: &RunId) -> PathBuf {
+        self.run_file(run_id, RunFile::Dir)
     }
 
     /// `runs/.<run_id>.lock.new`: the lease while it is being created and locked, before it is
     /// renamed into place.
-    fn new_lease(&self, run_id: &str) -> PathBuf {
-        self.runs_dir().join(format!(".{run_id}.lock.new"))
+    fn new_lease(&self, run_id: &RunId) -> PathBuf {
+        self.run_file(run_id, RunFile::NewLease)
+    }
+
+    fn run_file(&self, run_id: &RunId, file: RunFile) -> PathBuf {
+        let (prefix, suffix) = file.affixes();
+        self.runs_dir().join(format!("{prefix}{run_id}{suffix}"))
+    }
+}
+
+/// The extension of a task's record file.
+const RECORD_EXTENSION: &str = "json";
+
+/// The entries a run has in `runs/`. Their names are made by [`Layout`] and read back by
+/// [`RunFile::parse`] from the same affixes, so the two cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunFile {
+    /// `<run_id>.lock`, see [`Layout::lease`].
+    Lease,
+    /// `.<run_id>.lock.new`, see [`Layout::new_lease`].
+    NewLease,
+    /// `<run_id>.tasks`, see [`Layout::task_index`].
+    Index,
+    /// `<run_id>/`, see [`Layout::run_dir`].
+    Dir,
+}
+
+impl RunFile {
+    const ALL: [RunFile; 4] = [
+        RunFile::Lease,
+        RunFile::NewLease,
+        RunFile::Index,
+        RunFile::Dir,
+    ];
+
+    /// The text before and after the run id in the entry's name.
+    fn affixes(self) -> (&'static str, &'static str) {
+        match self {
+            RunFile::Lease => ("", ".lock"),
+            RunFile::NewLease => (".", ".lock.new"),
+            RunFile::Index => ("", ".tasks"),
+            RunFile::Dir => ("", ""),
+        }
+    }
+
+    /// The run and the kind of entry `name` (an entry of `runs/`) is; `None` for a name zero
+    /// never gives, which must then be left alone. (A run id has no dots, so at most one kind
+    /// matches.)
+    pub fn parse(name: &str) -> Option<(RunId, RunFile)> {
+        RunFile::ALL.into_iter().find_map(|file| {
+            let (prefix, suffix) = file.affixes();
+            let run_id = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
+            Some((RunId::parse(run_id).ok()?, file))
+        })
+    }
+
+    /// What zero makes under this name.
+    pub fn kind(self) -> EntryKind {
+        match self {
+            RunFile::Dir => EntryKind::Dir,
+            RunFile::Lease | RunFile::NewLease | RunFile::Index => EntryKind::File,
+        }
+    }
+}
+
+/// What zero keeps under one of its names in the data directory. Anything else found there —
+/// a symbolic link above all — is not zero's: it is never followed, changed or removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+}
+
+impl EntryKind {
+    /// Checks that an entry at `path` whose type (not following a link) is `found` is what
+    /// zero keeps there.
+    pub fn check(self, path: &Path, found: fs::FileType) -> Result<(), RuntimeError> {
+        let matches = match self {
+            EntryKind::File => found.is_file(),
+            EntryKind::Dir => found.is_dir(),
+        };
+        if matches {
+            return Ok(());
+        }
+        let found = if found.is_symlink() {
+            "a symbolic link"
+        } else if found.is_dir() {
+            "a directory"
+        } else if found.is_file() {
+            "a regular file"
+        } else {
+            "a special file"
+        };
+        Err(RuntimeError::Foreign {
+            path: path.to_path_buf(),
+            expected: self.describe(),
+            found,
+        })
+    }
+
+    /// Whether `path` holds what zero keeps there: `Ok(false)` when nothing is there, an error
+    /// naming it when something else is. Does not follow a symbolic link.
+    pub fn present(self, path: &Path) -> Result<bool, RuntimeError> {
+        match fs::symlink_metadata(path) {
+            Ok(meta) => self.check(path, meta.file_type()).map(|()| true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(RuntimeError::io("read", path)(error)),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            EntryKind::File => "a regular file",
+            EntryKind::Dir => "a directory",
+        }
     }
 }
 
@@ -84,7 +209,7 @@ pub(crate) struct Run {
 impl Run {
     /// Creates the data directories (0700), takes the run's lease and creates its private
     /// directory. Blocking: call it off the async workers.
-    pub fn open(layout: &Layout, run_id: &str) -> Result<Run, RuntimeError> {
+    pub fn open(layout: &Layout, run_id: &RunId) -> Result<Run, RuntimeError> {
         let runs = layout.runs_dir();
         for dir in [&runs, &layout.tasks_dir()] {
             private_dir(true)
@@ -144,23 +269,49 @@ impl Run {
     }
 }
 
+/// Opens the file zero keeps at `path` for reading, never through a symbolic link (that fails
+/// with `ELOOP`): a link in the data directory is not zero's, and neither is what it points to.
+pub(crate) fn open_own(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
 /// Removes a run's directory, task index and lease file, in that order (the lease last: while
-/// it exists, the run is not yet closed or reconciled). Missing pieces are fine. Blocking.
+/// it exists, the run is not yet closed or reconciled). Every step is tried; the errors are
+/// returned in the order they happened. Blocking.
 pub(crate) fn remove_footprint(dir: &Path, index: &Path, lease: &Path) -> Vec<RuntimeError> {
-    let mut errors = Vec::new();
-    if let Err(error) = fs::remove_dir_all(dir) {
-        if error.kind() != io::ErrorKind::NotFound {
-            errors.push(RuntimeError::io("remove", dir)(error));
-        }
+    [
+        (dir, EntryKind::Dir),
+        (index, EntryKind::File),
+        (lease, EntryKind::File),
+    ]
+    .into_iter()
+    .filter_map(|(path, kind)| remove_own(path, kind).err())
+    .collect()
+}
+
+/// Removes what zero keeps at `path`: a directory with everything in it, or a file. Nothing
+/// there is fine; anything else there (a symbolic link put in its place) is left alone and
+/// reported — this never follows a link. The one way zero deletes from the data directory.
+/// Blocking.
+pub(crate) fn remove_own(path: &Path, kind: EntryKind) -> Result<(), RuntimeError> {
+    if !kind.present(path)? {
+        return Ok(());
     }
-    for file in [index, lease] {
-        if let Err(error) = fs::remove_file(file) {
-            if error.kind() != io::ErrorKind::NotFound {
-                errors.push(RuntimeError::io("remove", file)(error));
-            }
+    // Replaced by a link since the check? `remove_dir_all` removes such a link itself and
+    // never what it points to.
+    let removed = match kind {
+        EntryKind::Dir => fs::remove_dir_all(path),
+        EntryKind::File => fs::remove_file(path),
+    };
+    match removed {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => {
+            Err(RuntimeError::io("remove", path)(error))
         }
+        _ => Ok(()),
     }
-    errors
 }
 
 /// Appends `id` to a run's task index, creating it (0600) on the first task. Done before the
@@ -197,7 +348,8 @@ impl Lease {
     /// closed, or a reconciler that finished, removes the file before releasing the lock, and
     /// whoever locked the removed file must not redo that work.
     pub fn try_take(path: &Path) -> io::Result<Lease> {
-        let file = match File::open(path) {
+        // Nothing outside the data directory is ever locked, let alone taken for a dead run's.
+        let file = match open_own(path) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Lease::Absent),
             Err(error) => return Err(error),
@@ -239,11 +391,12 @@ mod tests {
     fn a_lease_is_held_from_the_moment_it_exists_until_it_is_gone() {
         let root = tempfile::tempdir().unwrap();
         let layout = Layout::new(root.path().to_path_buf());
-        let lease = layout.lease("run_a");
-        let run = Run::open(&layout, "run_a").unwrap();
+        let run_id = RunId::generate();
+        let lease = layout.lease(&run_id);
+        let run = Run::open(&layout, &run_id).unwrap();
         assert!(matches!(Lease::try_take(&lease), Ok(Lease::Held)));
         assert!(Lease::is_held(&lease));
-        assert!(!layout.new_lease("run_a").exists());
+        assert!(!layout.new_lease(&run_id).exists());
         assert!(run.close().is_empty());
         assert!(matches!(Lease::try_take(&lease), Ok(Lease::Absent)));
         assert!(!Lease::is_held(&lease));
@@ -254,13 +407,62 @@ mod tests {
     fn no_child_inherits_the_lease() {
         let root = tempfile::tempdir().unwrap();
         let layout = Layout::new(root.path().to_path_buf());
-        let run = Run::open(&layout, "run_c").unwrap();
+        let run_id = RunId::generate();
+        let run = Run::open(&layout, &run_id).unwrap();
         let fds = std::process::Command::new("sh")
             .args(["-c", "ls -l /proc/$$/fd"])
             .output()
             .unwrap();
         let fds = String::from_utf8_lossy(&fds.stdout).into_owned();
-        assert!(!fds.contains("run_c.lock"), "{fds}");
+        assert!(!fds.contains(&format!("{run_id}.lock")), "{fds}");
         assert!(run.close().is_empty());
+    }
+
+    #[test]
+    fn the_names_of_a_runs_files_are_read_back_as_they_are_made() {
+        let layout = Layout::new(PathBuf::from("/data"));
+        let run_id = RunId::generate();
+        for file in RunFile::ALL {
+            let path = layout.run_file(&run_id, file);
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(RunFile::parse(name), Some((run_id.clone(), file)), "{name}");
+        }
+        for stray in [
+            "...lock",
+            "..lock",
+            ".lock",
+            "..",
+            ".",
+            "run_x.lock",
+            ".run_x.lock.new",
+        ] {
+            assert_eq!(RunFile::parse(stray), None, "{stray}");
+        }
+        let id = TaskId::generate();
+        let record = layout.record(&id);
+        let name = record.file_name().unwrap().to_str().unwrap();
+        assert_eq!(Layout::record_id(name).unwrap().unwrap(), id);
+        assert!(Layout::record_id("..json").unwrap().is_err());
+        assert!(Layout::record_id(&format!("{id}.log")).is_none());
+    }
+
+    #[test]
+    fn removing_a_runs_footprint_never_follows_a_symbolic_link() {
+        let root = tempfile::tempdir().unwrap();
+        let layout = Layout::new(root.path().to_path_buf());
+        let run_id = RunId::generate();
+        let run = Run::open(&layout, &run_id).unwrap();
+        let precious = tempfile::tempdir().unwrap();
+        fs::write(precious.path().join("thesis"), "years of work").unwrap();
+        fs::remove_dir(run.dir()).unwrap();
+        std::os::unix::fs::symlink(precious.path(), run.dir()).unwrap();
+        let errors = run.close();
+        assert!(
+            matches!(&errors[..], [RuntimeError::Foreign { path, .. }] if *path == layout.run_dir(&run_id)),
+            "{errors:?}"
+        );
+        assert!(precious.path().join("thesis").exists());
+        assert!(fs::symlink_metadata(layout.run_dir(&run_id)).is_ok());
+        assert!(!layout.lease(&run_id).exists());
     }
 }

@@ -8,20 +8,24 @@
 //! each other's terminal state.
 //!
 //! A record this zero cannot use (damaged, or written by another version) is reported once per
-//! process through [`Store::take_warnings`] and skipped: never rewritten, never deleted.
+//! process through [`Store::take_warnings`] and skipped: never rewritten, never deleted. So is
+//! every entry whose name zero would not give it, or that is not what zero makes under that
+//! name (a symbolic link, say): names read from disk are parsed, not trusted, before they
+//! become paths.
 
 use std::collections::{HashMap, HashSet};
-use std::fs;
+use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::config::Environment;
 use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock};
-use super::run::{Layout, Lease};
+use super::run::{self, EntryKind, Layout, Lease, RunFile};
 use super::task::Stopped;
-use super::{RuntimeConfig, RuntimeError, TaskId, TaskRecord, TaskStatus};
+use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 
 /// The reason recorded on a task stopped by `zero tasks stop`.
 const STOPPED_ELSEWHERE: &str = "stopped by `zero tasks stop`";
@@ -44,8 +48,9 @@ pub struct Store {
 
 #[derive(Default)]
 struct Warnings {
-    /// Files already warned about: each is reported once per process.
-    seen: HashSet<PathBuf>,
+    /// Warnings already given: each is given once per process, however often a scan finds
+    /// the same problem.
+    seen: HashSet<String>,
     /// Warnings not yet taken by the caller.
     pending: Vec<String>,
 }
@@ -76,14 +81,13 @@ impl Store {
         }
     }
 
-    /// The data directory the environment names (see [`RuntimeConfig::from_env`]), or `None`
-    /// when it names none. Creates nothing.
+    /// The data directory the environment names (see [`super::RuntimeConfig::from_env`]), or
+    /// `None` when it names none. Creates nothing.
     pub fn from_env() -> Result<Option<Self>, RuntimeError> {
-        // Only the data directory and the kill grace matter here; no run is opened.
-        let config = RuntimeConfig::from_env(String::new())?;
-        Ok(config
+        let environment = Environment::from_env()?;
+        Ok(environment
             .data_dir
-            .map(|root| Store::new(root, config.kill_grace)))
+            .map(|root| Store::new(root, environment.kill_grace)))
     }
 
     /// Whether the data directory exists (if not, there is nothing to read or reconcile).
@@ -91,16 +95,15 @@ impl Store {
         self.root.is_dir()
     }
 
-    /// The warnings gathered since the last call, each file reported once per process.
+    /// The warnings gathered since the last call, each given once per process.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.lock_warnings().pending)
     }
 
-    /// Notes a problem with `path` for [`Store::take_warnings`], unless it was noted before.
-    pub(super) fn warn(&self, path: &Path, message: impl FnOnce() -> String) {
+    /// Notes a problem for [`Store::take_warnings`], unless it was noted before.
+    pub(super) fn warn(&self, message: String) {
         let mut warnings = self.lock_warnings();
-        if warnings.seen.insert(path.to_path_buf()) {
-            let message = message();
+        if warnings.seen.insert(message.clone()) {
             warnings.pending.push(message);
         }
     }
@@ -113,16 +116,18 @@ impl Store {
     }
 
     /// The task's record, its status as the evidence says (see [`Store::view`]).
-    pub fn task(&self, id: &str) -> Result<TaskRecord, RuntimeError> {
-        let id = TaskId::parse(id)?;
-        let record = self.read(&id)?;
+    pub fn task(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
+        let record = self.read(id)?;
         Ok(self.view(record, &mut HashMap::new()))
     }
 
-    /// Where the task's output is: derived from its id and kind, never taken from the record,
-    /// so a hand-edited record cannot point a reader at another file.
-    pub fn output_path(&self, record: &TaskRecord) -> PathBuf {
-        self.layout.output(&record.id, &record.kind)
+    /// Opens the task's output for reading, and says where it is. The path is derived from the
+    /// task's id and kind, never taken from the record, so a hand-edited record cannot point a
+    /// reader at another file; and it is not opened through a symbolic link.
+    pub fn open_output(&self, record: &TaskRecord) -> Result<(PathBuf, File), RuntimeError> {
+        let path = self.layout.output(&record.id, &record.kind);
+        let file = run::open_own(&path).map_err(RuntimeError::io("open", path.as_path()))?;
+        Ok((path, file))
     }
 
     /// Every readable task record, newest first, each status as the evidence says. Records
@@ -146,9 +151,8 @@ impl Store {
     ///
     /// A task that is already over is not an error: its record comes back unchanged. A task
     /// whose run has died is reconciled (`interrupted`) rather than stopped.
-    pub fn stop(&self, id: &str) -> Result<Stopped, RuntimeError> {
-        let id = TaskId::parse(id)?;
-        let record = self.read(&id)?;
+    pub fn stop(&self, id: &TaskId) -> Result<Stopped, RuntimeError> {
+        let record = self.read(id)?;
         let over = |record| Stopped {
             record,
             stopped_here: false,
@@ -163,26 +167,26 @@ impl Store {
             Lease::Taken(lock) => {
                 drop(lock);
                 self.reconcile();
-                return Ok(over(self.view(self.read(&id)?, &mut HashMap::new())));
+                return Ok(over(self.view(self.read(id)?, &mut HashMap::new())));
             }
-            Lease::Absent => return Ok(over(self.view(self.read(&id)?, &mut HashMap::new()))),
+            Lease::Absent => return Ok(over(self.view(self.read(id)?, &mut HashMap::new()))),
         }
         // Checked before anything is written: `killed` on disk must mean this stop will signal
         // the process, and a process that already ended is its owner's to record.
         let Some(process) = ProcessIdentity::recorded(&record, self.boot_id.as_deref()) else {
-            return Err(RuntimeError::Unverifiable { id });
+            return Err(RuntimeError::Unverifiable { id: id.clone() });
         };
         let killed = if process.is_running() {
-            let output = self.layout.output(&id, &record.kind);
+            let output = self.layout.output(id, &record.kind);
             let _lock =
                 RecordLock::acquire(&output).map_err(RuntimeError::io("lock", output.as_path()))?;
-            let mut current = self.read(&id)?;
+            let mut current = self.read(id)?;
             if current.status.is_terminal() {
                 return Ok(over(current));
             }
             current.status = TaskStatus::Killed;
             current.reason = Some(STOPPED_ELSEWHERE.to_string());
-            let path = self.layout.record(&id);
+            let path = self.layout.record(id);
             record::write(&path, &current).map_err(RuntimeError::io("write", path))?;
             Some(current)
         } else {
@@ -192,7 +196,7 @@ impl Store {
             && !identity::stop_foreign_groups(&[process], self.kill_grace).is_empty()
         {
             return Err(RuntimeError::Unkillable {
-                id,
+                id: id.clone(),
                 pid: process.pid,
             });
         }
@@ -202,7 +206,7 @@ impl Store {
         let mut latest = killed.clone().unwrap_or(record);
         while latest.ended_at.is_none() && Instant::now() < deadline {
             std::thread::sleep(POLL);
-            if let Ok(record) = record::read(&self.layout.record(&id)) {
+            if let Ok(record) = record::read(&self.layout.record(id)) {
                 latest = record;
             }
         }
@@ -234,51 +238,61 @@ impl Store {
                 continue;
             }
             let output = self.layout.output(&record.id, &record.kind);
+            // Something else in the output's place is not zero's: the task stays as it is.
+            if let Err(error) = EntryKind::File.present(&output) {
+                self.warn(error.to_string());
+                continue;
+            }
             // The output goes first: a record without output still explains what happened.
             for file in [&output, &path] {
-                report.bytes += fs::metadata(file).map_or(0, |meta| meta.len());
+                report.bytes += fs::symlink_metadata(file).map_or(0, |meta| meta.len());
                 if !dry_run {
-                    remove(file)?;
+                    run::remove_own(file, EntryKind::File)?;
                 }
             }
             report.tasks.push(record);
         }
-        for leftover in self.run_leftovers(cutoff)? {
+        for (leftover, kind) in self.run_leftovers(cutoff)? {
             if !dry_run {
-                let removed = if leftover.is_dir() {
-                    fs::remove_dir_all(&leftover)
-                } else {
-                    fs::remove_file(&leftover)
-                };
-                removed.map_err(RuntimeError::io("remove", leftover.as_path()))?;
+                run::remove_own(&leftover, kind)?;
             }
             report.leftovers.push(leftover);
         }
         Ok(report)
     }
 
-    /// Files in `runs/` that belong to no lease (their run closed or was reconciled without
+    /// Entries in `runs/` that belong to no lease (their run closed or was reconciled without
     /// removing them, or died while creating its lease), last modified before `cutoff`.
-    fn run_leftovers(&self, cutoff: SystemTime) -> Result<Vec<PathBuf>, RuntimeError> {
-        let runs = self.layout.runs_dir();
+    fn run_leftovers(&self, cutoff: SystemTime) -> Result<Vec<(PathBuf, EntryKind)>, RuntimeError> {
         let mut leftovers = Vec::new();
-        for entry in read_dir(&runs)? {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let run_id = name
-                .strip_suffix(".lock.new")
-                .and_then(|run| run.strip_prefix('.'))
-                .or_else(|| name.strip_suffix(".tasks"))
-                .unwrap_or(&name);
-            let orphan = !name.ends_with(".lock") && !self.layout.lease(run_id).exists();
+        for (run_id, file, entry) in self.run_entries()? {
+            let orphan = file != RunFile::Lease && !self.layout.lease(&run_id).exists();
             let old = entry
                 .metadata()
                 .and_then(|meta| meta.modified())
                 .is_ok_and(|modified| modified < cutoff);
             if orphan && old {
-                leftovers.push(entry.path());
+                leftovers.push((entry.path(), file.kind()));
             }
         }
         Ok(leftovers)
+    }
+
+    /// The entries of `runs/` that are a run's files, each with its run and what it is. Every
+    /// other entry — a name zero never gives, or a symbolic link (or anything else) where zero
+    /// keeps a file or a directory — is warned about and left out, so nothing acts on it.
+    pub(super) fn run_entries(&self) -> Result<Vec<(RunId, RunFile, fs::DirEntry)>, RuntimeError> {
+        let mut runs = Vec::new();
+        for entry in read_dir(&self.layout.runs_dir())? {
+            let Some((run_id, file)) = entry.file_name().to_str().and_then(RunFile::parse) else {
+                self.warn_stranger(&entry.path());
+                continue;
+            };
+            if self.is_own(&entry, file.kind()) {
+                runs.push((run_id, file, entry));
+            }
+        }
+        Ok(runs)
     }
 
     /// Reads the record of `id`; a missing one is an unknown task.
@@ -292,19 +306,35 @@ impl Store {
         })
     }
 
-    /// Every usable record in `tasks/`, with its path; warns about the others.
+    /// Every usable record in `tasks/`, with its path; warns about the others, and about
+    /// record files that are not named or made as zero makes them.
     fn scan(&self) -> Result<Vec<(PathBuf, TaskRecord)>, RuntimeError> {
         let mut records = Vec::new();
         for entry in read_dir(&self.layout.tasks_dir())? {
             let path = entry.path();
-            if path.extension().is_none_or(|extension| extension != "json") {
+            // Output files and temporary files are not records; nothing here acts on them.
+            let Some(named) = entry.file_name().to_str().and_then(Layout::record_id) else {
+                continue;
+            };
+            let Ok(id) = named else {
+                self.warn_stranger(&path);
+                continue;
+            };
+            if !self.is_own(&entry, EntryKind::File) {
                 continue;
             }
             match record::read(&path) {
-                Ok(record) => records.push((path, record)),
+                Ok(record) if record.id == id => records.push((path, record)),
+                // Its output file and its lock are found by id: acting on it would touch
+                // another task's files.
+                Ok(record) => self.warn(format!(
+                    "{} holds a record of task {}, not of {id}; skipping it",
+                    path.display(),
+                    record.id
+                )),
                 // Deleted since the directory was listed (gc, or a record never written).
                 Err(error) if error.is_missing() => {}
-                Err(error) => self.warn(&path, || error.to_string()),
+                Err(error) => self.warn(error.to_string()),
             }
         }
         Ok(records)
@@ -312,7 +342,7 @@ impl Store {
 
     /// The record with its status as the evidence says: `running` whose run's lease nobody
     /// holds is `interrupted` (the record itself is left for reconciliation to change).
-    fn view(&self, mut record: TaskRecord, alive: &mut HashMap<String, bool>) -> TaskRecord {
+    fn view(&self, mut record: TaskRecord, alive: &mut HashMap<RunId, bool>) -> TaskRecord {
         if record.status == TaskStatus::Running && !self.run_alive(&record.run_id, alive) {
             record.status = TaskStatus::Interrupted;
             record.reason = Some(format!("its run {} is no longer alive", record.run_id));
@@ -321,10 +351,35 @@ impl Store {
     }
 
     /// Whether the run's lease is held, asking the lock once per run per call.
-    fn run_alive(&self, run_id: &str, alive: &mut HashMap<String, bool>) -> bool {
+    fn run_alive(&self, run_id: &RunId, alive: &mut HashMap<RunId, bool>) -> bool {
         *alive
-            .entry(run_id.to_string())
+            .entry(run_id.clone())
             .or_insert_with(|| Lease::is_held(&self.layout.lease(run_id)))
+    }
+
+    /// Whether `entry` is what zero keeps under its name; warns about it when it is not.
+    fn is_own(&self, entry: &fs::DirEntry, kind: EntryKind) -> bool {
+        let path = entry.path();
+        // The entry's own type: a symbolic link is not followed.
+        let checked = entry
+            .file_type()
+            .map_err(RuntimeError::io("read", path.as_path()))
+            .and_then(|found| kind.check(&path, found));
+        match checked {
+            Ok(()) => true,
+            Err(error) => {
+                self.warn(error.to_string());
+                false
+            }
+        }
+    }
+
+    /// Warns about an entry whose name zero never gives: it is left alone.
+    fn warn_stranger(&self, path: &Path) {
+        self.warn(format!(
+            "left {} alone: zero never names anything there like that",
+            path.display()
+        ));
     }
 }
 
@@ -334,15 +389,5 @@ fn read_dir(dir: &Path) -> Result<Vec<fs::DirEntry>, RuntimeError> {
         Ok(entries) => Ok(entries.flatten().collect()),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(error) => Err(RuntimeError::io("read", dir)(error)),
-    }
-}
-
-/// Removes a file; one already gone is fine.
-fn remove(path: &Path) -> Result<(), RuntimeError> {
-    match fs::remove_file(path) {
-        Err(error) if error.kind() != io::ErrorKind::NotFound => {
-            Err(RuntimeError::io("remove", path)(error))
-        }
-        _ => Ok(()),
     }
 }

@@ -373,7 +373,7 @@ mod tests {
     use super::*;
 
     fn running() -> TaskRecord {
-        record::running_for_test("run_t", "/nowhere".into())
+        record::running_for_test(&super::super::RunId::generate(), "/nowhere".into())
     }
 
     #[test]
@@ -382,7 +382,7 @@ mod tests {
         let output = dir.path().join("t.log");
         std::fs::write(&output, "").unwrap();
         let path = dir.path().join("t.json");
-        let in_memory = record::running_for_test("run_t", output);
+        let in_memory = record::running_for_test(&super::super::RunId::generate(), output);
         let mut stopped_elsewhere = in_memory.clone();
         stopped_elsewhere.status = TaskStatus::Killed;
         stopped_elsewhere.reason = Some("stopped by `zero tasks stop`".into());

@@ -25,7 +25,7 @@ use tokio::sync::OnceCell;
 use super::{SearchPaths, Specialist, discover};
 use crate::provider::ProviderConfig;
 use crate::redact::HANDED_KEY_VARIABLE;
-use crate::runtime::{Launch, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
+use crate::runtime::{Launch, RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
 use crate::tools::{Registry, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
@@ -49,6 +49,15 @@ pub fn take_handed_key() -> Result<Option<String>, String> {
         return Ok(None);
     };
     let path = PathBuf::from(path);
+    // The variable is input like any other, and the file it names is removed: only what a
+    // parent run writes is taken.
+    if !is_handed_key_path(&path) {
+        return Err(format!(
+            "{HANDED_KEY_VARIABLE} names {}, which is not a key file a parent run wrote; \
+             it was left alone",
+            path.display()
+        ));
+    }
     let unreadable = |e: std::io::Error| {
         format!(
             "cannot read the API key the parent run handed over in {}: {e}",
@@ -56,11 +65,46 @@ pub fn take_handed_key() -> Result<Option<String>, String> {
         )
     };
     let mut key = String::new();
-    std::fs::File::open(&path)
+    std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
         .and_then(|file| file.take(HANDED_KEY_MAX).read_to_string(&mut key))
         .map_err(unreadable)?;
     std::fs::remove_file(&path).map_err(unreadable)?;
     Ok(Some(key))
+}
+
+/// Whether `path` is where a parent run hands a key over: an absolute path, in the run
+/// directory of the run [`PARENT_RUN_VAR`] names (a directory named by its run id), under a
+/// name [`private_file_name`] gives a key file.
+fn is_handed_key_path(path: &Path) -> bool {
+    let parent_run = std::env::var(PARENT_RUN_VAR)
+        .ok()
+        .and_then(|run| RunId::parse(&run).ok());
+    let dir = path.parent().and_then(Path::file_name);
+    let name = path.file_name().and_then(|name| name.to_str());
+    path.is_absolute()
+        && parent_run.is_some_and(|run| dir == Some(run.as_str().as_ref()))
+        && name.is_some_and(|name| is_private_file_name(name, KEY_FILE))
+}
+
+/// The private file holding a child's prompt (see [`private_file_name`]).
+const PROMPT_FILE: &str = "prompt";
+/// The private file holding a child's key (see [`private_file_name`]).
+const KEY_FILE: &str = "key";
+
+/// The name of the `number`th private file holding `what` in the run directory.
+fn private_file_name(what: &str, number: u64) -> String {
+    format!("task-{what}-{number}")
+}
+
+/// Whether `name` is exactly what [`private_file_name`] makes for `what`.
+fn is_private_file_name(name: &str, what: &str) -> bool {
+    name.strip_prefix("task-")
+        .and_then(|rest| rest.strip_prefix(what))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|number| number.parse::<u64>().is_ok_and(|n| n.to_string() == number))
 }
 
 /// How much of a finished child's stream-json is read to find its answer (the tail only).
@@ -160,8 +204,8 @@ impl TaskTool {
             .await
     }
 
-    /// Writes `text` for a child into the run directory (0600, a fresh name starting with
-    /// `what`) and returns its absolute path.
+    /// Writes `text` for a child into the run directory (0600, a fresh name for `what`, see
+    /// [`private_file_name`]) and returns its absolute path.
     async fn write_private(&self, what: &str, text: String) -> Result<PathBuf, ToolError> {
         let dir = self
             .runtime
@@ -169,7 +213,7 @@ impl TaskTool {
             .await
             .map_err(crate::tools::tool_error)?;
         let number = self.files.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("task-{what}-{number}"));
+        let path = dir.join(private_file_name(what, number));
         let written = path.clone();
         tokio::task::spawn_blocking(move || {
             std::fs::OpenOptions::new()
@@ -381,10 +425,10 @@ impl Tool for TaskTool {
             ToolError::Failed("specialists cannot be launched in this run: no provider".into())
         })?;
         let prompt_file = self
-            .write_private("prompt", envelope(specialist, &args.prompt))
+            .write_private(PROMPT_FILE, envelope(specialist, &args.prompt))
             .await?;
         let key_file = match &provider.api_key {
-            Some(key) => Some(self.write_private("key", key.clone()).await?),
+            Some(key) => Some(self.write_private(KEY_FILE, key.clone()).await?),
             None => None,
         };
         let launch = self.launch(specialist, &prompt_file, key_file.as_deref(), ctx, provider)?;
@@ -519,6 +563,27 @@ impl Ending {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_names_zero_gives_its_private_files_are_taken_for_them() {
+        for number in [0, 7, 1234] {
+            assert!(is_private_file_name(
+                &private_file_name(KEY_FILE, number),
+                KEY_FILE
+            ));
+        }
+        for stray in [
+            "task-key-",
+            "task-key-+1",
+            "task-key-01",
+            "task-key-1x",
+            "task-prompt-1",
+            "thesis",
+            "..",
+        ] {
+            assert!(!is_private_file_name(stray, KEY_FILE), "{stray}");
+        }
+    }
 
     #[test]
     fn the_answer_is_the_last_final_and_errors_are_collected() {

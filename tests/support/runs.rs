@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::fake_model::{FakeModel, Reply};
+use super::fake_model::{FakeModel, Reply, Script, TASK_ID};
 use super::zero::{Wire, zero_std, zero_std_with};
 
 /// How long any wait in these tests may take before it fails.
@@ -170,4 +170,28 @@ pub fn background(command: &str) -> Reply {
 /// A reply that sends some text and then nothing, ever: the run stays alive, waiting on it.
 pub fn stall() -> Reply {
     Reply::text("thinking").stall()
+}
+
+/// A reply that waits (up to a minute) for the task the model started last to end.
+pub fn wait_for_task() -> Reply {
+    Reply::tool_call(
+        "TaskOutput",
+        json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+    )
+}
+
+/// A data directory holding one finished shell task that printed `hello` and `world`, and
+/// the task's id.
+pub fn one_finished_task() -> (Home, String) {
+    let home = Home::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(background("echo hello; echo world"))
+            .reply(wait_for_task())
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = Exec::start(&server, &home).finish();
+    assert_eq!(code, 0, "{events:?}");
+    let id = home.records()[0]["id"].as_str().unwrap().to_string();
+    (home, id)
 }
