@@ -112,6 +112,17 @@ fn exec(server: &FakeModel, home: &Home, workspace: &Path) -> std::process::Comm
     cmd
 }
 
+/// Runs `zero exec --auto medium -o stream-json go` as `cmd` and checks it succeeded with a
+/// complete stream; returns its output.
+fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let output = cmd
+        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+        .output()
+        .unwrap();
+    assert_stream_contract(&events(&output.stdout), 0);
+    output
+}
+
 #[test]
 fn commands_never_receive_the_provider_keys() {
     let workspace = tempfile::tempdir().unwrap();
@@ -129,12 +140,7 @@ fn commands_never_receive_the_provider_keys() {
             ))
             .reply(Reply::text("done")),
     );
-    let output = exec(&server, &home, workspace.path())
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, 0);
+    let output = succeed(&mut exec(&server, &home, workspace.path()));
 
     let sent = tool_results_sent(&server.requests());
     // The commands ran and their environment came back, without a key variable in it.
@@ -255,12 +261,7 @@ fn a_specialist_gets_its_key_through_a_private_file_not_its_environment() {
             ))
             .reply(Reply::text("done")),
     );
-    let output = exec(&server, &home, workspace.path())
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, 0);
+    let output = succeed(&mut exec(&server, &home, workspace.path()));
 
     let children: Vec<RecordedRequest> = server
         .requests()
@@ -322,12 +323,8 @@ fn zero_tasks_never_prints_a_key_a_command_held() {
     let config = config_home.path().join("zero/config.toml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, format!("api_key = \"{CONFIG_KEY}\"\n")).unwrap();
-    let output = exec(&server, &home, workspace.path())
-        .env("XDG_CONFIG_HOME", config_home.path())
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .output()
-        .unwrap();
-    assert_stream_contract(&events(&output.stdout), 0);
+    let mut run = exec(&server, &home, workspace.path());
+    let output = succeed(run.env("XDG_CONFIG_HOME", config_home.path()));
     assert_no_key("stdout", &output.stdout);
     let sent = tool_results_sent(&server.requests());
     assert!(sent.contains("done"), "{sent}");
