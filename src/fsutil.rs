@@ -193,6 +193,20 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     Ok((file, meta))
 }
 
+/// [`open_regular`] for a path a directory walk has just listed as a regular file (its type
+/// read from the directory, links not followed), where a search opens thousands: the check
+/// before the open is left out, since the listing made it, and so is clearing `O_NONBLOCK`,
+/// which means nothing to a regular file. The opened file is still checked, so one swapped for
+/// a FIFO since the listing is refused rather than waited on.
+pub fn open_listed_regular(path: &Path) -> Result<File, OpenError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    refuse_special(&file.metadata()?)?;
+    Ok(file)
+}
+
 /// Reads the whole regular file at `path` (see [`open_regular`]) if it holds at most `limit`
 /// bytes. The limit is enforced on what is read, not only on the size the file reports, so a
 /// file that grows while it is read cannot make this read without bound.
@@ -341,6 +355,13 @@ mod tests {
             refused_as(open_regular(&dir.path().join("link"))),
             Special::Fifo
         );
+        // A FIFO swapped in after a walk listed a file is refused by the listed open too.
+        assert!(matches!(
+            open_listed_regular(&dir.path().join("pipe")),
+            Err(OpenError::NotRegular(Special::Fifo))
+        ));
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        assert!(open_listed_regular(&dir.path().join("file")).is_ok());
     }
 
     #[test]

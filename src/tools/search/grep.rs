@@ -261,8 +261,8 @@ fn search(
             // Each file may fill the whole limit; `Report::add` keeps what fits.
             let mut sink = FileSink::new(&shown, query, query.limit);
             // The walk yields regular files only, but one may have been swapped for a FIFO
-            // since; opening through the same door as read_file keeps that from blocking.
-            let (file, _) = fsutil::open_regular(&path).ok()?;
+            // since: the open cannot block, and what it opened is checked.
+            let file = fsutil::open_listed_regular(&path).ok()?;
             let readable = searcher
                 .search_file(&query.matcher, &file, &mut sink)
                 .is_ok();
