@@ -244,11 +244,13 @@ mod tests {
 
     use super::*;
 
-    /// A writer that reports each text delta it writes and, while `gate` holds no permit,
-    /// blocks as a stalled reader would.
+    /// Permits to write, one an event; a writer without one blocks as on a stalled reader.
+    type Gate = Arc<(Mutex<usize>, Condvar)>;
+
+    /// A writer that reports each text delta it writes, once `gate` lets it.
     struct Recording {
         written: mpsc::Sender<String>,
-        gate: Arc<(Mutex<usize>, Condvar)>,
+        gate: Gate,
     }
 
     impl Writer for Recording {
