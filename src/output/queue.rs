@@ -268,13 +268,8 @@ mod tests {
         }
     }
 
-    fn queue(
-        permits: usize,
-    ) -> (
-        Arc<Queue>,
-        mpsc::Receiver<String>,
-        Arc<(Mutex<usize>, Condvar)>,
-    ) {
+    /// A queue whose writer has `permits`, the receiver of what it wrote, and its gate.
+    fn queue(permits: usize) -> (Arc<Queue>, mpsc::Receiver<String>, Gate) {
         let (sender, written) = mpsc::channel();
         let gate = Arc::new((Mutex::new(permits), Condvar::new()));
         let writer = Recording {
