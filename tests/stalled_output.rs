@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::{KillOnDrop, assert_gone_soon, nonce};
+use support::procs::{KillOnDrop, assert_gone_soon, blocked_writing_stdout, nonce};
 use support::runs::{Home, background, wait_for};
 use support::zero::{Wire, zero_std_with};
 
@@ -26,18 +26,6 @@ fn unread(reader: &OwnedFd) -> usize {
     let rc = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) };
     assert_eq!(rc, 0, "FIONREAD failed");
     waiting as usize
-}
-
-/// Whether a thread of process `pid` is inside a `write` to fd 1 (the kernel's view, from
-/// `/proc/<pid>/task/<tid>/syscall`: the syscall number, then its arguments).
-fn blocked_writing_stdout(pid: u32) -> bool {
-    let blocked = format!("{} 0x1 ", libc::SYS_write);
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("syscall")).ok())
-        .any(|syscall| syscall.starts_with(&blocked))
 }
 
 /// Waits for `child` to exit, SIGKILLing it (and failing) past the deadline.
@@ -97,7 +85,7 @@ fn sigterm_ends_a_run_whose_stdout_is_never_read() {
         (!support::procs::processes_with(&marker).is_empty()).then_some(())
     });
     wait_for("a write to stdout that blocks", || {
-        (unread(&reader) > 0 && blocked_writing_stdout(child.id())).then_some(())
+        (unread(&reader) > 0 && blocked_writing_stdout(child.id() as i32)).then_some(())
     });
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
 

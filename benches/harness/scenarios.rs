@@ -17,6 +17,7 @@ use tempfile::TempDir;
 use crate::Options;
 use crate::process::{self, Finished};
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
@@ -79,6 +80,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         "grace + ε",
         rows,
     )?;
+    bench.stalled_reader(rows)?;
     let outputs: &[(&str, u64)] = if options.quick {
         &[("1 KiB", 1 << 10), ("100 MiB", 100 << 20)]
     } else {
@@ -157,17 +159,22 @@ impl Bench<'_> {
         })
     }
 
-    /// Starts a job answered by `script` in `workspace`, with `--auto medium`. The server and
-    /// the scratch directory live as long as the job needs them.
+    /// Starts a job answered by `script` in `workspace`, with `--auto medium`, its stdout
+    /// going to `stdout` (else a file in the scratch directory). The server and the scratch
+    /// directory live as long as the job needs them.
     fn start_job(
         &self,
         script: Script,
         max_turns: usize,
         workspace: &Path,
+        stdout: Option<Stdio>,
     ) -> Result<(FakeModel, process::Running, TempDir)> {
         let server = FakeModel::start(script);
         let scratch = self.temp_dir()?;
         let mut command = self.zero(scratch.path())?;
+        if let Some(stdout) = stdout {
+            command.stdout(stdout);
+        }
         command
             .args(["exec", "--auto", "medium", "-o", "stream-json"])
             .args(["--max-turns", &max_turns.to_string(), "go"])
@@ -184,7 +191,7 @@ impl Bench<'_> {
     fn job(&self, replies: Vec<Reply>, workspace: &Path) -> Result<Job> {
         let expected = replies.len();
         let (server, running, scratch) =
-            self.start_job(self.script(replies), expected, workspace)?;
+            self.start_job(self.script(replies), expected, workspace, None)?;
         let launched = running.launched;
         let finished = running.wait()?;
         let requests = server.requests();
@@ -332,7 +339,7 @@ impl Bench<'_> {
                     ),
                 );
             let workspace = self.temp_dir()?;
-            let (server, running, scratch) = self.start_job(script, 3, workspace.path())?;
+            let (server, running, scratch) = self.start_job(script, 3, workspace.path(), None)?;
             let finished = running.wait()?;
             let requests = server.requests();
             let child = requests.iter().find(|r| r.raw_body.contains(CHILD_MARK));
@@ -384,7 +391,7 @@ impl Bench<'_> {
             let turns = replies.len();
             let workspace = self.temp_dir()?;
             let (_server, running, _scratch) =
-                self.start_job(self.script(replies), turns, workspace.path())?;
+                self.start_job(self.script(replies), turns, workspace.path(), None)?;
             let pid = running.pid();
             let started = process::wait_until(Duration::from_secs(10), || {
                 process::descendants(pid)
@@ -418,6 +425,61 @@ impl Bench<'_> {
                 self.options.runs
             ));
         }
+        rows.extend([exit, gone]);
+        Ok(())
+    }
+
+    /// SIGTERM to zero while nobody reads its stdout (the pipe is full, a write blocks) and a
+    /// background task runs: the close goes ahead, the output gets its drain grace, and what
+    /// could not be written is dropped. How long until zero exits, and its tree is gone.
+    fn stalled_reader(&self, rows: &mut Vec<Row>) -> Result<()> {
+        const LABEL: &str = "SIGTERM, stdout never read, background task";
+        const TARGET: &str = "drain 2 s + ε";
+        let mut exit = Row::new(format!("{LABEL}: → zero exits"), Unit::Ms, TARGET);
+        let mut gone = Row::new(format!("{LABEL}: → tree gone"), Unit::Ms, TARGET);
+        let mut codes = Vec::new();
+        // Far more than the pipe and zero's queue hold together.
+        let answer = "word ".repeat(400 * 1024);
+        for _ in 0..self.options.runs {
+            let replies = vec![
+                Reply::tool_call(
+                    "bash",
+                    json!({"command": "sleep 30", "run_in_background": true}),
+                ),
+                Reply::text(&answer).in_pieces(2048),
+                Reply::text("done"),
+            ];
+            let workspace = self.temp_dir()?;
+            let (unread, stdout) = nix::unistd::pipe()?;
+            let (_server, running, _scratch) = self.start_job(
+                self.script(replies),
+                3,
+                workspace.path(),
+                Some(Stdio::from(stdout)),
+            )?;
+            let pid = running.pid();
+            let stalled = process::wait_until(Duration::from_secs(10), || {
+                let sleeping = process::descendants(pid)
+                    .into_iter()
+                    .any(|child| process::name(child).as_deref() == Some("sleep"));
+                sleeping && blocked_writing_stdout(pid)
+            });
+            ensure!(stalled.is_some(), "the job never filled its stdout");
+            let tree = process::descendants(pid);
+            let sent = Instant::now();
+            kill(Pid::from_raw(pid), Signal::SIGTERM)?;
+            let finished = running.wait()?;
+            exit.time(finished.ended - sent);
+            codes.push(finished.code);
+            let ended =
+                process::wait_until(LEAK_LIMIT, || !tree.iter().any(|&p| process::alive(p)));
+            ensure!(ended.is_some(), "the stalled job left processes running");
+            gone.time(sent.elapsed());
+            drop(unread);
+        }
+        codes.sort();
+        codes.dedup();
+        exit.note(format!("exit code {codes:?}; grace {KILL_GRACE:?}"));
         rows.extend([exit, gone]);
         Ok(())
     }

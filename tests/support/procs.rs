@@ -52,6 +52,19 @@ pub fn stat(pid: i32) -> Option<Stat> {
     })
 }
 
+/// Whether a thread of process `pid` is inside a `write` to fd 1: its stdout is full and
+/// nobody reads it (the kernel's view, from `/proc/<pid>/task/<tid>/syscall`: the syscall
+/// number, then its arguments).
+pub fn blocked_writing_stdout(pid: i32) -> bool {
+    let blocked = format!("{} 0x1 ", libc::SYS_write);
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("syscall")).ok())
+        .any(|syscall| syscall.starts_with(&blocked))
+}
+
 /// The live (non-zombie) processes with `needle` in their command line.
 pub fn processes(needle: &str) -> Vec<Process> {
     std::fs::read_dir("/proc")
