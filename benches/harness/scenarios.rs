@@ -36,6 +36,10 @@ const KILL_GRACE: Duration = Duration::from_millis(1000);
 /// than a 1 KiB one's), so only reading the file differs.
 const TASK_OUTPUT_TAIL: u64 = 1024;
 
+/// How long zero may take to exit after SIGTERM while nobody reads its stdout before the
+/// harness calls it stuck: far above its 2 s drain and its grace period.
+const STALLED_EXIT_LIMIT: Duration = Duration::from_secs(30);
+
 /// How long the harness waits for a process tree to disappear before calling it leaked.
 const LEAK_LIMIT: Duration = Duration::from_secs(5);
 
@@ -80,7 +84,6 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         "grace + ε",
         rows,
     )?;
-    bench.stalled_reader(rows)?;
     let outputs: &[(&str, u64)] = if options.quick {
         &[("1 KiB", 1 << 10), ("100 MiB", 100 << 20)]
     } else {
@@ -93,7 +96,10 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     for &(label, size) in outputs {
         bench.task_output(label, size, rows)?;
     }
-    bench.grep(if options.quick { 5_000 } else { 50_000 }, rows)
+    bench.grep(if options.quick { 5_000 } else { 50_000 }, rows)?;
+    // Last: a zero that cannot close while its stdout is stalled fails here, after every other
+    // row was measured.
+    bench.stalled_reader(rows)
 }
 
 /// One job's run: how the process ended and what the model server saw.
@@ -468,6 +474,14 @@ impl Bench<'_> {
             let tree = process::descendants(pid);
             let sent = Instant::now();
             kill(Pid::from_raw(pid), Signal::SIGTERM)?;
+            // A zero that lets the stalled write hold up its close never exits by itself.
+            if process::wait_until(STALLED_EXIT_LIMIT, || !process::alive(pid)).is_none() {
+                for &process in tree.iter().chain([&pid]) {
+                    let _ = kill(Pid::from_raw(process), Signal::SIGKILL);
+                }
+                running.wait()?;
+                bail!("zero was still running {STALLED_EXIT_LIMIT:?} after SIGTERM");
+            }
             let finished = running.wait()?;
             exit.time(finished.ended - sent);
             codes.push(finished.code);
