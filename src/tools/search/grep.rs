@@ -260,8 +260,8 @@ fn search(
             let shown = display_path(workspace, &path);
             // Each file may fill the whole limit; `Report::add` keeps what fits.
             let mut sink = FileSink::new(&shown, query, query.limit);
-            // The walk yields regular files only, but one may have been swapped for a FIFO
-            // since: the open cannot block, and what it opened is checked.
+            // The walk yields regular files only; one swapped for a FIFO or a link since
+            // cannot hold the search up (see `open_listed_regular`).
             let file = fsutil::open_listed_regular(&path).ok()?;
             let readable = searcher
                 .search_file(&query.matcher, &file, &mut sink)
