@@ -238,7 +238,7 @@ impl Secrets {
 /// text: a piece is written only up to where no secret or key shape can still be continuing,
 /// and the rest waits for the next piece (or [`StreamRedactor::finish`]). What waits is never
 /// longer than the longest secret, or the current word for the key shapes (at most
-/// [`MAX_OPEN_TAIL`] bytes).
+/// 4 KiB, `MAX_OPEN_TAIL`).
 #[derive(Debug)]
 pub struct StreamRedactor {
     secrets: Secrets,

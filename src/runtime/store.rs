@@ -115,7 +115,7 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The task's record, its status as the evidence says (see [`Store::view`]).
+    /// The task's record, its status as the evidence says (see `Store::view`).
     pub fn task(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
         let record = self.read(id)?;
         Ok(self.view(record, &mut HashMap::new()))
