@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cli;
 pub mod exec;
+pub mod exit;
 pub mod fsutil;
 pub mod generate;
 pub mod lifecycle;

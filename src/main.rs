@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use zero::cli::{Cli, Command, GuardArgs, OutputFormat};
-use zero::exec::{self, ExitCode, Failure, Invocation};
+use zero::cli::{Cli, Command, GuardArgs};
+use zero::exec::{self, Failure, Invocation};
+use zero::exit::ExitCode;
 use zero::lifecycle;
+use zero::output::OutputFormat;
 use zero::runtime::guardian::{self, GuardianArgs};
 
 fn main() -> ProcessExitCode {

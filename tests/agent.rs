@@ -11,10 +11,12 @@ use support::fake_model::{FakeModel, Reply, Script};
 use support::procs::processes_with;
 use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
-use zero::cli::{Autonomy, OutputFormat, ProviderKind};
 use zero::output::Output;
+use zero::output::OutputFormat;
+use zero::provider::ProviderKind;
 use zero::provider::{self, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning};
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
+use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
 
 /// How long a cancelled run may take to return; far above the expected few milliseconds, far

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
-use zero::cli::ProviderKind;
+use zero::provider::ProviderKind;
 use zero::provider::{
     Completion, ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ErrorClass, Message, Provider,
     ProviderConfig, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Tuning, Usage,

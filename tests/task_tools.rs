@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use zero::cli::Autonomy;
 use zero::runtime::{RunId, Runtime, RuntimeConfig, TaskSpec};
+use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolError, ToolFilter, Toolset};
 
 struct Setup {

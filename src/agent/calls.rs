@@ -192,7 +192,8 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::cli::{Autonomy, OutputFormat};
+    use crate::output::OutputFormat;
+    use crate::tools::policy::Autonomy;
     use crate::tools::{Policy, Registry, Tool, ToolFilter, ToolResult};
 
     /// A read-only tool that counts its calls and answers with the count so far.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::Autonomy;
+use crate::tools::policy::Autonomy;
 
 /// Project guidance files, read in this order in each directory.
 const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];

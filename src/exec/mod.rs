@@ -5,7 +5,6 @@
 //! failed, so a script reading stream-json always sees how the run ended.
 
 mod job;
-pub mod outcome;
 mod prompt;
 
 use std::panic::AssertUnwindSafe;
@@ -14,9 +13,11 @@ use std::sync::Arc;
 
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
+use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{
-    EventKind, Output, SpecialistInfo, ToolInfo, UsageTotals, stderr_line_if_writable,
+    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
+    stderr_line_if_writable,
 };
 use crate::provider::{
     self, ErrorClass, Provider, ProviderConfig, ProviderError, ProviderFlags, Usage,
@@ -25,8 +26,6 @@ use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, TaskEvent, TaskEventSink};
 use crate::specialist::{self, ChildEnv, SearchPaths, TaskTool};
 use crate::tools::{Registry, ToolContext, Toolset};
-
-pub use outcome::ExitCode;
 
 /// The default `--max-turns`.
 pub const DEFAULT_MAX_TURNS: u32 = 80;
@@ -173,7 +172,7 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
         exit
     };
     output.emit(EventKind::RunEnd {
-        status: exit.run_status(),
+        status: RunStatus::from(exit),
         exit_code: exit.code(),
         turns: accounting.turns,
         usage: UsageTotals {
@@ -481,7 +480,7 @@ fn connect(
         ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
         _ => std::env::var(name).ok(),
     };
-    let config = provider::resolve(&ProviderFlags::from(args), &env)
+    let config = provider::resolve(&provider_flags(args), &env)
         .map_err(|e| Failure::config(e.to_string()))?;
     if let Some(key) = &config.api_key {
         output.secrets().add(key);
@@ -490,9 +489,19 @@ fn connect(
     Ok((config, provider))
 }
 
+/// The provider flags of `zero exec`, apart from the rest of its arguments.
+fn provider_flags(args: &ExecArgs) -> ProviderFlags {
+    ProviderFlags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_output_tokens: args.max_output_tokens,
+    }
+}
+
 /// Reports a failure found before the job could start (e.g. a flag clap rejected) in a
 /// machine-readable format: `error` then `run_end`.
-pub fn report_early_failure(format: crate::cli::OutputFormat, failure: Failure) -> ExitCode {
+pub fn report_early_failure(format: OutputFormat, failure: Failure) -> ExitCode {
     let output = Output::new(format, known_secrets());
     failure.emit(&output);
     finish(&output, failure.exit, Accounting::default())

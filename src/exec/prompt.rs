@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::cli::InputFormat;
+use crate::output::InputFormat;
 
 use super::Failure;
 

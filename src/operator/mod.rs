@@ -7,7 +7,6 @@
 //! stderr as `zero: warning: ...` / `zero: error: ...`. Exit codes: 0, 1 for I/O failures, 2 for
 //! usage errors and unknown task ids.
 
-mod age;
 mod render;
 
 use std::fs::File;
@@ -15,11 +14,9 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::time::Duration;
 
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
-use crate::exec::ExitCode;
+use crate::exit::ExitCode;
 use crate::redact::{RedactingWriter, Secrets};
 use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus, output};
-
-pub use age::parse_age;
 
 /// How often `output --follow` looks for new output and re-reads the record: often enough to
 /// feel live, rarely enough to cost nothing.

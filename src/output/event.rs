@@ -7,6 +7,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::exit::ExitCode;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::{PlanStep, SideEffect};
 
@@ -236,6 +237,20 @@ pub enum RunStatus {
     Incomplete,
     /// A signal ended the run.
     Interrupted,
+}
+
+impl From<ExitCode> for RunStatus {
+    /// The `run_end.status` that goes with an exit code.
+    fn from(exit: ExitCode) -> Self {
+        match exit {
+            ExitCode::Success => RunStatus::Success,
+            ExitCode::Internal | ExitCode::Usage | ExitCode::Provider => RunStatus::Error,
+            ExitCode::Incomplete => RunStatus::Incomplete,
+            ExitCode::Hangup | ExitCode::Interrupted | ExitCode::Terminated => {
+                RunStatus::Interrupted
+            }
+        }
+    }
 }
 
 /// Token totals over a run.

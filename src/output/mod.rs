@@ -28,11 +28,30 @@ pub use event::{
     CallStatus, Decision, EventKind, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
 };
 
-use crate::cli::OutputFormat;
 use crate::redact::{Secrets, StreamRedactor};
 use crate::runtime::RunId;
 use queue::Queue;
 pub use queue::stderr_line_if_writable;
+
+/// The stdout format of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// Only the final answer on stdout; progress on stderr.
+    Text,
+    /// One JSON summary object at the end.
+    Json,
+    /// One JSON event per line (schema in docs/STREAM_JSON.md).
+    StreamJson,
+}
+
+/// The format of the prompt input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// The prompt is plain text.
+    Text,
+    /// The prompt is JSON lines of `prompt`/`message` events.
+    StreamJson,
+}
 
 /// How long the writer may take, once the run is stopping, to write what is still queued.
 /// Past it the rest is dropped, so a stalled reader cannot hold the exit back.

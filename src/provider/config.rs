@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::ProviderKind;
 use super::http::BuildError;
 use super::tuning::{InvalidTuning, Tuning};
-use crate::cli::{ExecArgs, ProviderKind};
 
 /// The official OpenAI endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -59,17 +59,6 @@ pub struct ProviderFlags {
     pub base_url: Option<String>,
     /// `--max-output-tokens`.
     pub max_output_tokens: Option<u32>,
-}
-
-impl From<&ExecArgs> for ProviderFlags {
-    fn from(args: &ExecArgs) -> Self {
-        ProviderFlags {
-            provider: args.provider,
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-            max_output_tokens: args.max_output_tokens,
-        }
-    }
 }
 
 /// Everything needed to talk to one model endpoint. Its `Debug` output hides the key.

@@ -16,8 +16,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::ProviderKind;
-
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
 };
@@ -26,6 +24,26 @@ pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
 pub use tuning::{InvalidTuning, Tuning};
+
+/// The wire protocol of the model endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
 
 /// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
 /// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL

@@ -12,7 +12,28 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use super::{SideEffect, ToolError};
-use crate::cli::Autonomy;
+
+/// How much the agent may do on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Autonomy {
+    /// Read-only tools and planning.
+    Low,
+    /// Adds writes inside the workspace and `--add-dir` roots, and shell commands.
+    Medium,
+    /// Everything, including writes anywhere.
+    High,
+}
+
+impl Autonomy {
+    /// The word `--auto` takes for this level.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Autonomy::Low => "low",
+            Autonomy::Medium => "medium",
+            Autonomy::High => "high",
+        }
+    }
+}
 
 /// Symlink hops followed before a path is treated as a loop (the kernel's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;

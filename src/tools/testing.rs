@@ -10,7 +10,7 @@ use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use super::{Policy, Tool, ToolContext, ToolResult};
-use crate::cli::Autonomy;
+use crate::tools::policy::Autonomy;
 
 /// A temp workspace and the context a tool call in it gets.
 pub(super) struct Workspace {

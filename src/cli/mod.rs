@@ -9,7 +9,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod age;
+
+use crate::output::{InputFormat, OutputFormat};
+use crate::provider::ProviderKind;
 use crate::runtime::{RunId, TaskId};
+use crate::tools::policy::Autonomy;
 
 /// The top-level `zero` command.
 #[derive(Debug, Parser)]
@@ -129,68 +134,6 @@ pub struct ExecArgs {
     pub list_specialists: bool,
 }
 
-/// How much the agent may do on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-pub enum Autonomy {
-    /// Read-only tools and planning.
-    Low,
-    /// Adds writes inside the workspace and `--add-dir` roots, and shell commands.
-    Medium,
-    /// Everything, including writes anywhere.
-    High,
-}
-
-impl Autonomy {
-    /// The word `--auto` takes for this level.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Autonomy::Low => "low",
-            Autonomy::Medium => "medium",
-            Autonomy::High => "high",
-        }
-    }
-}
-
-/// The stdout format of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Only the final answer on stdout; progress on stderr.
-    Text,
-    /// One JSON summary object at the end.
-    Json,
-    /// One JSON event per line (schema in docs/STREAM_JSON.md).
-    StreamJson,
-}
-
-/// The format of the prompt input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    /// The prompt is plain text.
-    Text,
-    /// The prompt is JSON lines of `prompt`/`message` events.
-    StreamJson,
-}
-
-/// The wire protocol of the model endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-}
-
-impl ProviderKind {
-    /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-        }
-    }
-}
-
 /// `zero tasks`: the operator's view of the data directory.
 #[derive(Debug, Args)]
 pub struct TasksArgs {
@@ -269,7 +212,7 @@ pub struct TasksStopArgs {
 pub struct TasksGcArgs {
     /// Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`).
     #[arg(long = "older-than", value_name = "AGE", default_value = "7d",
-          value_parser = crate::operator::parse_age)]
+          value_parser = age::parse_age)]
     pub older_than: std::time::Duration,
     /// Say what would be deleted, delete nothing.
     #[arg(long = "dry-run")]

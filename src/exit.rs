@@ -1,6 +1,7 @@
-//! How a run ended, and the one mapping from that to the process exit code.
-
-use crate::output::RunStatus;
+//! The exit codes of `zero`: one enum, the one mapping from it to the process's exit status.
+//!
+//! A leaf: every command (`exec`, `tasks`) decides its code here, and `output` maps a code to
+//! the `run_end.status` that goes with it.
 
 /// The exit codes of `zero`, exactly as documented (README, ARCHITECTURE, `--help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,18 +36,6 @@ impl ExitCode {
             ExitCode::Hangup => 129,
             ExitCode::Interrupted => 130,
             ExitCode::Terminated => 143,
-        }
-    }
-
-    /// The `run_end.status` that goes with this code.
-    pub fn run_status(self) -> RunStatus {
-        match self {
-            ExitCode::Success => RunStatus::Success,
-            ExitCode::Internal | ExitCode::Usage | ExitCode::Provider => RunStatus::Error,
-            ExitCode::Incomplete => RunStatus::Incomplete,
-            ExitCode::Hangup | ExitCode::Interrupted | ExitCode::Terminated => {
-                RunStatus::Interrupted
-            }
         }
     }
 }
