@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod config_file;
 pub mod exec;
 pub mod exit;
 pub mod fsutil;
@@ -15,5 +16,5 @@ pub mod output;
 pub mod provider;
 pub mod redact;
 pub mod runtime;
-pub mod specialist;
+pub mod tasks;
 pub mod tools;

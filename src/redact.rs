@@ -150,11 +150,11 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// The values of the [`KEY_VARIABLES`] set in this process's environment.
-    pub fn from_environment() -> Self {
+    /// The values of the [`KEY_VARIABLES`] set in the environment `var` looks up.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
         let secrets = Secrets::default();
         for name in KEY_VARIABLES {
-            if let Ok(value) = std::env::var(name) {
+            if let Some(value) = var(name) {
                 secrets.add(&value);
             }
         }

@@ -28,8 +28,9 @@ fn setup(max_running: usize) -> Setup {
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
     let root = workspace.path().canonicalize().unwrap();
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
-    let toolset =
-        Registry::with_runtime(Arc::clone(&runtime)).select(&ToolFilter::default(), &policy);
+    let mut registry = Registry::with_runtime(Arc::clone(&runtime));
+    zero::tasks::register(&mut registry, &runtime, None);
+    let toolset = registry.select(&ToolFilter::default(), &policy);
     let context = ToolContext {
         workspace: root,
         policy: Arc::new(policy),
@@ -241,10 +242,12 @@ async fn foreground_only_bash_has_no_background_option() {
             .is_none()
     );
     assert!(core.lookup("TaskOutput").is_err());
-    let with = Registry::with_runtime(Arc::new(Runtime::new(
+    let runtime = Arc::new(Runtime::new(
         RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
         Arc::new(|_| {}),
-    )));
+    ));
+    let mut with = Registry::with_runtime(Arc::clone(&runtime));
+    zero::tasks::register(&mut with, &runtime, None);
     let toolset = with.select(&ToolFilter::default(), &policy);
     let bash = toolset.lookup("bash").unwrap();
     assert_eq!(

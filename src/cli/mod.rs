@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod age;
+mod argv;
 
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ProviderKind;
@@ -53,7 +54,7 @@ pub enum Command {
 }
 
 /// Flags of `zero exec`.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, PartialEq, Eq)]
 pub struct ExecArgs {
     /// The prompt; several words are joined with spaces. A lone `-` reads the prompt from stdin.
     #[arg(value_name = "PROMPT")]

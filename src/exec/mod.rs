@@ -6,6 +6,7 @@
 
 mod job;
 mod prompt;
+pub mod settings;
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
@@ -19,16 +20,12 @@ use crate::output::{
     EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
     stderr_line_if_writable,
 };
-use crate::provider::{
-    self, ErrorClass, Provider, ProviderConfig, ProviderError, ProviderFlags, Usage,
-};
+use crate::provider::{self, ErrorClass, ProviderConfig, ProviderError, Usage};
 use crate::redact::Secrets;
-use crate::runtime::{Runtime, RuntimeConfig, TaskEvent, TaskEventSink};
-use crate::specialist::{self, ChildEnv, SearchPaths, TaskTool};
+use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
+use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
 use crate::tools::{Registry, ToolContext, Toolset};
-
-/// The default `--max-turns`.
-pub const DEFAULT_MAX_TURNS: u32 = 80;
+use settings::{Inputs, Settings};
 
 /// A parsed `zero exec` command line.
 pub struct Invocation {
@@ -132,10 +129,13 @@ struct Accounting {
 ///
 /// `prepare` (the reconciliation of dead runs) runs first: before the job touches the data
 /// directory, and once a stop signal would already be reported — it may wait out a grace
-/// period on a dead run's leftovers. It gets the secrets to mask in what it prints.
-pub fn run(invocation: Invocation, prepare: impl FnOnce(&Secrets)) -> ExitCode {
+/// period on a dead run's leftovers. It gets the run's runtime configuration (when the
+/// environment's is valid; the job reports it otherwise) and the secrets to mask in what it
+/// prints.
+pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets)) -> ExitCode {
     hide_process_memory();
-    let output = Arc::new(Output::new(invocation.args.output_format, known_secrets()));
+    let inputs = Inputs::read();
+    let output = Arc::new(Output::new(invocation.args.output_format, inputs.secrets()));
     let early = Arc::clone(&output);
     lifecycle::report_early_stops(Box::new(move |stop| {
         early.stop_token().cancel();
@@ -143,10 +143,13 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&Secrets)) -> ExitCode {
         failure.emit(&early);
         finish(&early, failure.exit, Accounting::default());
     }));
-    prepare(output.secrets());
+    let runtime = inputs.runtime(output.run_id());
+    if let Ok(config) = &runtime {
+        prepare(config, output.secrets());
+    }
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        run_job(&invocation, &output, &mut accounting)
+        run_job(&invocation, inputs, runtime, &output, &mut accounting)
     }));
     let exit = match job {
         Ok(Ok(exit)) => exit,
@@ -199,36 +202,46 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
 
 fn run_job(
     invocation: &Invocation,
+    inputs: Inputs,
+    runtime: Result<RuntimeConfig, RuntimeError>,
     output: &Arc<Output>,
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
     let args = &invocation.args;
-    // First, so the key file is gone before anything this run starts could look for it.
-    let handed_key = specialist::take_handed_key().map_err(Failure::config)?;
-    let workspace = job::workspace(args)?;
+    let settings = Settings::resolve(args, inputs, runtime)?;
+    if let Ok(ProviderConfig {
+        api_key: Some(key), ..
+    }) = &settings.provider
+    {
+        output.secrets().add(key);
+    }
+    let workspace = &settings.workspace;
     if args.list_specialists {
-        list_specialists(output, &workspace);
+        list_specialists(output, workspace, &settings.specialists);
         return Ok(ExitCode::Success);
     }
-    let policy = job::policy(args, &workspace)?;
     // Lazy: costs nothing until the model starts a background task.
-    let mut runtime_config = RuntimeConfig::from_env(output.run_id().clone())
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let mut runtime_config = settings.runtime.clone();
     runtime_config.secrets = output.secrets().clone();
     let tasks = Arc::new(Runtime::new(runtime_config, task_events(output)));
     let mut registry = Registry::with_runtime(Arc::clone(&tasks));
     // A specialist never launches specialists of its own.
-    let task_tool = (!specialist::is_child())
-        .then(|| Arc::new(TaskTool::new(Arc::clone(&tasks), output.run_id().as_str())));
-    if let Some(tool) = &task_tool {
-        registry.register(Arc::clone(tool) as Arc<dyn crate::tools::Tool>);
-    }
+    let launcher = settings.parent.is_none().then(|| Launcher {
+        parent_run: output.run_id().clone(),
+        provider: settings
+            .provider
+            .as_ref()
+            .ok()
+            .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
+        search: settings.specialists.clone(),
+    });
+    tasks::register(&mut registry, &tasks, launcher);
     let filter = job::tool_filter(args, &registry)?;
     let toolset = registry
-        .select(&filter, &policy)
+        .select(&filter, &settings.policy)
         .redacting(output.secrets().clone());
     if args.list_tools {
-        list_tools(output, &workspace, &toolset);
+        list_tools(output, workspace, &toolset);
         return Ok(ExitCode::Success);
     }
     let last_message = args
@@ -242,13 +255,15 @@ fn run_job(
             file: args.file.as_deref(),
             format: args.input_format,
         },
-        &workspace,
+        workspace,
         &mut std::io::stdin(),
     )?;
-    let (config, provider) = connect(args, output, handed_key)?;
-    if let Some(tool) = &task_tool {
-        tool.set_provider(ChildEnv::from(&config));
-    }
+    let config = settings
+        .provider
+        .map_err(|e| Failure::config(e.to_string()))?;
+    let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
+    let policy = settings.policy;
+    let workspace = settings.workspace;
     output.emit(EventKind::RunStart {
         cwd: workspace.display().to_string(),
         provider: Some(provider.name().to_string()),
@@ -278,7 +293,7 @@ fn run_job(
         toolset: &toolset,
         context,
         output,
-        max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        max_turns: settings.max_turns,
         tasks: &tasks,
     };
     // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
@@ -421,9 +436,9 @@ fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
 
 /// Discovers the specialists under this workspace and lists them. Broken manifests are
 /// warnings, emitted before the listing so `-o json` can carry them in it.
-fn list_specialists(output: &Output, workspace: &Path) {
+fn list_specialists(output: &Output, workspace: &Path, search: &SearchPaths) {
     start_listing(output, workspace);
-    let found = specialist::discover(&SearchPaths::from_env(workspace));
+    let found = tasks::discover(search);
     for warning in &found.warnings {
         output.emit(EventKind::Warning {
             message: warning.to_string(),
@@ -461,42 +476,7 @@ fn hide_process_memory() {
 /// The secrets this process knows before resolving anything: the key variables' values and
 /// the config file's key, hidden from everything zero writes whether or not the run uses them.
 pub fn known_secrets() -> Secrets {
-    let secrets = Secrets::from_environment();
-    if let Some(key) = provider::config_file_key(&|name| std::env::var(name).ok()) {
-        secrets.add(&key);
-    }
-    secrets
-}
-
-/// Resolves the provider configuration (flags, environment, config file) and builds it; the
-/// configuration comes back too, for the specialists the run may launch. A key handed over by
-/// a parent run counts as `ZERO_API_KEY`.
-fn connect(
-    args: &ExecArgs,
-    output: &Output,
-    handed_key: Option<String>,
-) -> Result<(ProviderConfig, Arc<dyn Provider>), Failure> {
-    let env = |name: &str| match (name, &handed_key) {
-        ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
-        _ => std::env::var(name).ok(),
-    };
-    let config = provider::resolve(&provider_flags(args), &env)
-        .map_err(|e| Failure::config(e.to_string()))?;
-    if let Some(key) = &config.api_key {
-        output.secrets().add(key);
-    }
-    let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
-    Ok((config, provider))
-}
-
-/// The provider flags of `zero exec`, apart from the rest of its arguments.
-fn provider_flags(args: &ExecArgs) -> ProviderFlags {
-    ProviderFlags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_output_tokens: args.max_output_tokens,
-    }
+    Inputs::read().secrets()
 }
 
 /// Reports a failure found before the job could start (e.g. a flag clap rejected) in a

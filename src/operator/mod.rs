@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
 use crate::exit::ExitCode;
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus, output};
+use crate::runtime::{RuntimeConfig, RuntimeError, Store, TaskRecord, TaskStatus, output};
 
 /// How often `output --follow` looks for new output and re-reads the record: often enough to
 /// feel live, rarely enough to cost nothing.
@@ -24,9 +24,9 @@ const FOLLOW_POLL: Duration = Duration::from_millis(200);
 
 /// Reconciles dead runs before a `zero exec` touches the data directory, printing what could
 /// not be cleaned up as warnings. Reads only, unless a run is dead; does nothing when there is
-/// no data directory yet. A configuration error is left for `exec` itself to report.
-pub fn reconcile_at_start(secrets: &Secrets) {
-    if let Ok(Some(store)) = Store::from_env() {
+/// no data directory yet.
+pub fn reconcile_at_start(config: &RuntimeConfig, secrets: &Secrets) {
+    if let Some(store) = Store::of_run(config) {
         reconcile(&store, secrets);
     }
 }

@@ -4,7 +4,7 @@
 //! makes of it. Field names are camelCase on the wire; `docs/STREAM_JSON.md` documents every
 //! event and must change with this file.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::exit::ExitCode;
@@ -28,7 +28,7 @@ pub struct Envelope<'a> {
 }
 
 /// Everything a run can report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// The run has started: the workspace, the provider and the model.
@@ -175,7 +175,7 @@ pub enum EventKind {
 }
 
 /// A tool as listed by `--list-tools`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     /// The tool's name.
@@ -189,7 +189,7 @@ pub struct ToolInfo {
 }
 
 /// A specialist as listed by `--list-specialists`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SpecialistInfo {
     /// Its name, as the `Task` tool takes it.
@@ -206,7 +206,7 @@ pub struct SpecialistInfo {
 }
 
 /// A policy decision on a tool call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// The call may run.
@@ -216,7 +216,7 @@ pub enum Decision {
 }
 
 /// Whether a tool call succeeded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CallStatus {
     /// It returned a result.
@@ -226,7 +226,7 @@ pub enum CallStatus {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     /// The model gave its final answer.
@@ -254,7 +254,7 @@ impl From<ExitCode> for RunStatus {
 }
 
 /// Token totals over a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageTotals {
     /// Input tokens.

@@ -18,13 +18,13 @@
 
 use std::fmt;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::ProviderKind;
 use super::http::BuildError;
 use super::tuning::{InvalidTuning, Tuning};
+use crate::config_file::{ConfigFile, ConfigFileError};
 
 /// The official OpenAI endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -94,6 +94,20 @@ impl fmt::Debug for ProviderConfig {
     }
 }
 
+impl ProviderConfig {
+    /// The variables that make a child `zero exec` resolve exactly this configuration, key
+    /// aside (a parent hands that over privately): zero's own variables beat every other
+    /// source, so the child talks to exactly the parent's endpoint.
+    pub fn child_variables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("ZERO_PROVIDER", self.kind.as_str().to_string()),
+            ("ZERO_BASE_URL", self.base_url.clone()),
+            ("ZERO_MODEL", self.model.clone()),
+            ("ZERO_MAX_OUTPUT_TOKENS", self.max_output_tokens.to_string()),
+        ]
+    }
+}
+
 /// Why no usable provider configuration could be resolved.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -130,22 +144,9 @@ pub enum ConfigError {
         /// The conventional variable for this wire.
         variable: &'static str,
     },
-    /// The config file exists but could not be read.
-    #[error("cannot read config file {}: {source}", path.display())]
-    ConfigFileUnreadable {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The config file is not valid TOML of the expected shape.
-    #[error("invalid config file {}: {message}", path.display())]
-    ConfigFileInvalid {
-        /// The file.
-        path: PathBuf,
-        /// The TOML parser's message (it names the line and the problem).
-        message: String,
-    },
+    /// The config file could not be read, or its provider keys are not of the right shape.
+    #[error(transparent)]
+    ConfigFile(#[from] ConfigFileError),
     /// `ZERO_MAX_OUTPUT_TOKENS` or the config file's `max_output_tokens` is not a count of
     /// at least 1 (the flag is checked by the argument parser).
     #[error("{origin} = {value:?} is not valid: expected a whole number of tokens, at least 1")]
@@ -174,7 +175,8 @@ struct FileConfig {
 }
 
 /// Resolves the provider configuration from `flags`, the environment `env` (a lookup such as
-/// `|name| std::env::var(name).ok()`) and the config file the environment points to.
+/// `|name| std::env::var(name).ok()`) and the config file (read once by the caller; its
+/// reading error, if any, is reported here, where the file's keys are needed).
 ///
 /// Defaults fill what is left: the official base URL of the wire; the model
 /// [`OPENAI_DEFAULT_MODEL`] or [`ANTHROPIC_DEFAULT_MODEL`] on the official endpoints and
@@ -184,13 +186,13 @@ struct FileConfig {
 pub fn resolve(
     flags: &ProviderFlags,
     env: &dyn Fn(&str) -> Option<String>,
+    file: Result<Option<&ConfigFile>, ConfigFileError>,
 ) -> Result<ProviderConfig, ConfigError> {
     let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let file = match config_path(&var) {
-        Some(path) => read_config_file(&path)?,
-        None => None,
+    let file: FileConfig = match file? {
+        Some(file) => file.keys()?,
+        None => FileConfig::default(),
     };
-    let file = file.unwrap_or_default();
 
     let explicit_kind = match (flags.provider, var("ZERO_PROVIDER")) {
         (Some(kind), _) => Some(kind),
@@ -327,40 +329,10 @@ fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
     }
 }
 
-/// `$XDG_CONFIG_HOME/zero/config.toml`, else `$HOME/.config/zero/config.toml`.
-fn config_path(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let base = var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".config")))?;
-    Some(base.join("zero").join("config.toml"))
-}
-
-/// The config file's provider keys; `None` when there is no file.
-fn read_config_file(path: &Path) -> Result<Option<FileConfig>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigError::ConfigFileUnreadable {
-                path: path.to_owned(),
-                source,
-            });
-        }
-    };
-    toml::from_str(&text)
-        .map(Some)
-        .map_err(|err| ConfigError::ConfigFileInvalid {
-            path: path.to_owned(),
-            message: err.to_string(),
-        })
-}
-
-/// The `api_key` of the config file the environment `env` points to, if it has one: a secret
-/// to hide whether or not this run uses it. Best effort: an unreadable or invalid file has
-/// none (resolving the configuration reports the file's error).
-pub fn config_file_key(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
-    let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    read_config_file(&config_path(&var)?).ok()??.api_key
+/// The `api_key` of the config file, if it has one: a secret to hide whether or not this run
+/// uses it. Best effort: an invalid file has none (resolving the configuration reports it).
+pub fn config_file_key(file: &ConfigFile) -> Option<String> {
+    file.keys::<FileConfig>().ok()?.api_key
 }
 
 /// Parses and checks a base URL: absolute, http or https, with a host.
@@ -406,6 +378,17 @@ mod tests {
                 .iter()
                 .find(|(key, _)| key == name)
                 .map(|(_, value)| value.clone())
+        }
+    }
+
+    /// Resolves as `exec` does: the config file the environment points to, read first.
+    fn resolve_in(
+        flags: &ProviderFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<ProviderConfig, ConfigError> {
+        match ConfigFile::load(env) {
+            Ok(file) => resolve(flags, env, Ok(file.as_ref())),
+            Err(error) => resolve(flags, env, Err(error)),
         }
     }
 
@@ -535,7 +518,7 @@ mod tests {
         ];
         for (name, flags, env, expected) in cases {
             let config =
-                resolve(&flags, &env_of(&env)).unwrap_or_else(|err| panic!("{name}: {err}"));
+                resolve_in(&flags, &env_of(&env)).unwrap_or_else(|err| panic!("{name}: {err}"));
             assert_eq!(summary(&config), expected, "{name}");
         }
     }
@@ -601,7 +584,7 @@ mod tests {
             ),
         ];
         for (name, flags, env, is_expected) in cases {
-            let err = resolve(&flags, &env_of(&env)).expect_err(name);
+            let err = resolve_in(&flags, &env_of(&env)).expect_err(name);
             assert!(is_expected(&err), "{name}: got {err:?}");
         }
     }
@@ -630,7 +613,7 @@ mod tests {
             "provider = \"anthropic\"\nmodel = \"file-model\"\nbase_url = \"http://127.0.0.1:7/\"\napi_key = \"file-key\"\n[other]\nx = 1\n",
         )
         .unwrap();
-        let from_file = resolve(
+        let from_file = resolve_in(
             &ProviderFlags::default(),
             &env_of(&[("XDG_CONFIG_HOME", xdg)]),
         )
@@ -650,7 +633,7 @@ mod tests {
             ("ANTHROPIC_API_KEY", "env-key"),
             ("ZERO_MODEL", "env-model"),
         ]);
-        let overridden = resolve(&ProviderFlags::default(), &env).unwrap();
+        let overridden = resolve_in(&ProviderFlags::default(), &env).unwrap();
         assert_eq!(
             summary(&overridden),
             (
@@ -674,7 +657,7 @@ mod tests {
             ..ProviderFlags::default()
         };
         let cap = |flags: &ProviderFlags, env: &[(&str, &str)]| {
-            resolve(flags, &env_of(env)).map(|config| config.max_output_tokens)
+            resolve_in(flags, &env_of(env)).map(|config| config.max_output_tokens)
         };
         let with_file = [("XDG_CONFIG_HOME", xdg)];
         let with_var = [("XDG_CONFIG_HOME", xdg), ("ZERO_MAX_OUTPUT_TOKENS", "200")];
@@ -709,13 +692,16 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("zero")).unwrap();
         let path = dir.path().join("zero/config.toml");
         std::fs::write(&path, "model = \n").unwrap();
-        let err = resolve(
+        let err = resolve_in(
             &ProviderFlags::default(),
             &env_of(&[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())]),
         )
         .unwrap_err();
         assert!(
-            matches!(err, ConfigError::ConfigFileInvalid { .. }),
+            matches!(
+                err,
+                ConfigError::ConfigFile(ConfigFileError::Invalid { .. })
+            ),
             "{err:?}"
         );
         assert!(err.to_string().contains(path.to_str().unwrap()), "{err}");
@@ -723,7 +709,7 @@ mod tests {
 
     #[test]
     fn debug_output_hides_the_key() {
-        let config = resolve(
+        let config = resolve_in(
             &ProviderFlags::default(),
             &env_of(&[("OPENAI_API_KEY", "sk-secret-value")]),
         )

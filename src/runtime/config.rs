@@ -50,10 +50,13 @@ impl RuntimeConfig {
         }
     }
 
-    /// The configuration the environment asks for (see [`Environment`]) for the run `run_id`.
-    /// Nothing is created here.
-    pub fn from_env(run_id: RunId) -> Result<Self, RuntimeError> {
-        let environment = Environment::from_env()?;
+    /// The configuration the environment `var` looks up asks for (see [`Environment`]), for
+    /// the run `run_id`. Nothing is created here.
+    pub fn from_vars(
+        run_id: RunId,
+        var: impl Fn(&str) -> Option<OsString>,
+    ) -> Result<Self, RuntimeError> {
+        let environment = Environment::from_vars(var)?;
         Ok(RuntimeConfig {
             run_id,
             data_dir: environment.data_dir,

@@ -81,13 +81,19 @@ impl Store {
         }
     }
 
-    /// The data directory the environment names (see [`super::RuntimeConfig::from_env`]), or
+    /// The data directory the environment names (see [`super::RuntimeConfig::from_vars`]), or
     /// `None` when it names none. Creates nothing.
     pub fn from_env() -> Result<Option<Self>, RuntimeError> {
         let environment = Environment::from_env()?;
         Ok(environment
             .data_dir
             .map(|root| Store::new(root, environment.kill_grace)))
+    }
+
+    /// The data directory of a run configured with `config`, or `None` when it has none.
+    pub fn of_run(config: &super::RuntimeConfig) -> Option<Self> {
+        let root = config.data_dir.clone()?;
+        Some(Store::new(root, config.kill_grace))
     }
 
     /// Whether the data directory exists (if not, there is nothing to read or reconcile).

@@ -16,7 +16,6 @@ mod plan;
 pub mod policy;
 mod search;
 mod shell;
-mod task;
 #[cfg(test)]
 mod testing;
 pub(crate) mod text;
@@ -26,20 +25,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::redact::Secrets;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, RuntimeError};
 
 pub use args::parse_args;
 pub use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Policy};
-pub(crate) use task::tool_error;
 
 /// What a tool can do to the world; decides which `--auto` level may call it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SideEffect {
     /// Reads files or metadata; never changes anything.
@@ -157,13 +155,11 @@ impl Registry {
         registry
     }
 
-    /// The core tools plus those that work through the run's shared task runtime: `bash`
-    /// with `run_in_background`, `TaskOutput` and `TaskStop`.
+    /// The core tools, with `bash` able to run commands in the background as tasks of the
+    /// run's runtime (the task tools themselves are added by `tasks::register`).
     pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
         let mut registry = Registry::core();
-        registry.register(Arc::new(shell::Bash::with_runtime(Arc::clone(&runtime))));
-        registry.register(Arc::new(task::TaskOutput::new(Arc::clone(&runtime))));
-        registry.register(Arc::new(task::TaskStop::new(runtime)));
+        registry.register(Arc::new(shell::Bash::with_runtime(runtime)));
         registry
     }
 
@@ -299,5 +295,21 @@ impl Toolset {
             Ok(text) => Ok(self.secrets.apply(&text)),
             Err(error) => Err(error.redacted(&self.secrets)),
         }
+    }
+}
+
+/// A runtime error as the model should see it, with what to do about it where there is
+/// something to do. Decided by the error's kind.
+pub fn tool_error(error: RuntimeError) -> ToolError {
+    match error {
+        RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
+        RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(
+            "{error}; stop one with TaskStop or wait for one to end (TaskOutput with \
+             block=true), then start this again"
+        )),
+        RuntimeError::UnknownTask(_) => ToolError::Failed(format!(
+            "{error}; a task's id is in the result of the call that started it"
+        )),
+        _ => ToolError::Failed(error.to_string()),
     }
 }

@@ -173,7 +173,7 @@ impl Bash {
         let record = runtime
             .start(TaskSpec::shell(command, &ctx.workspace))
             .await
-            .map_err(super::task::tool_error)?;
+            .map_err(super::tool_error)?;
         let id = &record.id;
         Ok(format!(
             "started background task {id} (pid {pid})\n\

@@ -1,6 +1,6 @@
-//! `TaskOutput` and `TaskStop`: reading and stopping the run's background tasks. Thin adapters
-//! over [`crate::runtime::Runtime`]: they validate arguments, call it, and write what happened
-//! for the model.
+//! `TaskOutput`: reading a background task's state and output (a shell's log, or a
+//! specialist's stream-json rendered as text). A thin adapter over [`Runtime`]: it validates
+//! the arguments, calls it, and writes what happened for the model.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,10 +9,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
-use crate::runtime::{
-    OutputWindow, Runtime, RuntimeError, TaskKind, TaskRecord, TaskStatus, Window,
-};
+use super::{TASK_OUTPUT, describe};
+use crate::output::EventKind;
+use crate::runtime::{OutputWindow, Runtime, TaskKind, TaskStatus, Window};
+use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
 
 /// The output returned when the model gives no `max_bytes`.
 const DEFAULT_MAX_BYTES: u64 = 16 * 1024;
@@ -48,7 +48,7 @@ impl TaskOutput {
 #[async_trait]
 impl Tool for TaskOutput {
     fn name(&self) -> &'static str {
-        "TaskOutput"
+        TASK_OUTPUT
     }
 
     fn description(&self) -> &'static str {
@@ -168,91 +168,6 @@ impl Tool for TaskOutput {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StopArgs {
-    task_id: String,
-}
-
-/// Stops a background task.
-pub struct TaskStop {
-    runtime: Arc<Runtime>,
-}
-
-impl TaskStop {
-    /// The tool over the run's runtime.
-    pub fn new(runtime: Arc<Runtime>) -> Self {
-        TaskStop { runtime }
-    }
-}
-
-#[async_trait]
-impl Tool for TaskStop {
-    fn name(&self) -> &'static str {
-        "TaskStop"
-    }
-
-    fn description(&self) -> &'static str {
-        "Stop a background task started earlier in this run: it gets SIGTERM, then SIGKILL if \
-         it is still running after a short grace period, together with everything it started. \
-         Returns the task's final state. Stopping a task that already ended just returns how \
-         it ended."
-    }
-
-    fn input_schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task_id": {
-                    "type": "string",
-                    "description": "The task's id, e.g. task_0123456789ab."
-                }
-            },
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
-    }
-
-    fn side_effect(&self) -> SideEffect {
-        SideEffect::Shell
-    }
-
-    async fn call(&self, args: Value, _ctx: &ToolContext) -> ToolResult {
-        let args: StopArgs = parse_args(args)?;
-        // Not cancellable on purpose: a stop half-done is worse than one that finishes (the
-        // runtime completes it anyway), and it is bounded by the grace period.
-        let stopped = self.runtime.stop(&args.task_id).await.map_err(tool_error)?;
-        let mut report = if stopped.stopped_here {
-            String::new()
-        } else {
-            "note: the task had already ended; this is how\n".to_string()
-        };
-        report.push_str(&describe(&stopped.record));
-        if let Some(error) = stopped.unrecorded {
-            report.push_str(&format!(
-                "warning: the new state could not be saved: {error}\n"
-            ));
-        }
-        Ok(report)
-    }
-}
-
-/// A runtime error as the model should see it, with what to do about it where there is
-/// something to do. Decided by the error's kind.
-pub(crate) fn tool_error(error: RuntimeError) -> ToolError {
-    match error {
-        RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
-        RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(
-            "{error}; stop one with TaskStop or wait for one to end (TaskOutput with \
-             block=true), then start this again"
-        )),
-        RuntimeError::UnknownTask(_) => ToolError::Failed(format!(
-            "{error}; a task's id is in the result of the call that started it"
-        )),
-        _ => ToolError::Failed(error.to_string()),
-    }
-}
-
 /// An optional numeric argument with a default and a maximum; 0 is refused.
 fn bounded(name: &str, value: Option<u64>, default: u64, max: u64) -> Result<u64, ToolError> {
     match value {
@@ -265,36 +180,6 @@ fn bounded(name: &str, value: Option<u64>, default: u64, max: u64) -> Result<u64
         ))),
         Some(value) => Ok(value),
     }
-}
-
-/// The record as `key: value` lines.
-fn describe(record: &TaskRecord) -> String {
-    let mut lines = vec![
-        format!("task_id: {}", record.id),
-        format!("kind: {}", record.kind.as_str()),
-        match &record.kind {
-            TaskKind::Specialist { name } => format!("name: {name}"),
-            TaskKind::Shell { command } => format!("command: {command}"),
-        },
-    ];
-    if let Some(description) = &record.description {
-        lines.push(format!("description: {description}"));
-    }
-    lines.push(format!("status: {}", record.status.as_str()));
-    if let Some(code) = record.exit_code {
-        lines.push(format!("exit_code: {code}"));
-    }
-    if let Some(signal) = record.signal {
-        lines.push(format!("signal: {signal}"));
-    }
-    if let Some(reason) = &record.reason {
-        lines.push(format!("reason: {reason}"));
-    }
-    lines.push(format!("started_at: {}", record.started_at));
-    if let Some(ended) = &record.ended_at {
-        lines.push(format!("ended_at: {ended}"));
-    }
-    lines.join("\n") + "\n"
 }
 
 /// Appends the output section: which bytes are shown, where to continue, then the text.
@@ -348,21 +233,14 @@ fn render_stream_json(bytes: &[u8]) -> String {
         if line.trim().is_empty() {
             continue;
         }
-        let event: Option<Value> = serde_json::from_str(line).ok();
-        let field = |name: &str| event.as_ref().and_then(|e| e.get(name));
-        let text = |name: &str| field(name).and_then(Value::as_str).unwrap_or_default();
-        let rendered = match text("type") {
-            "text" => {
-                out.push_str(text("delta"));
+        let rendered = match serde_json::from_str::<EventKind>(line) {
+            Ok(EventKind::Text { delta }) => {
+                out.push_str(&delta);
                 in_text = true;
                 continue;
             }
-            "tool_call" => format!(
-                "▸ tool_call {} {}",
-                text("name"),
-                field("args").map(Value::to_string).unwrap_or_default()
-            ),
-            "final" => format!("final: {}", text("text")),
+            Ok(EventKind::ToolCall { name, args, .. }) => format!("▸ tool_call {name} {args}"),
+            Ok(EventKind::Final { text }) => format!("final: {text}"),
             _ => line.to_string(),
         };
         if std::mem::take(&mut in_text) && !out.ends_with('\n') {
@@ -396,7 +274,7 @@ mod tests {
             "\n",
             r#"{"type":"text","delta":"around."}"#,
             "\n",
-            r#"{"type":"tool_call","id":"c1","name":"grep","args":{"pattern":"fn main"}}"#,
+            r#"{"type":"tool_call","id":"c1","name":"grep","args":{"pattern":"fn main"},"sideEffect":"read"}"#,
             "\n",
             "a stray stderr line\n",
             r#"{"type":"final","text":"Found it."}"#,

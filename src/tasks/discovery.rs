@@ -18,6 +18,7 @@
 //! caller on an async worker runs it on a blocking thread.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -45,13 +46,19 @@ pub struct SearchPaths {
 }
 
 impl SearchPaths {
-    /// The paths for `workspace` under this process's `HOME` and `XDG_CONFIG_HOME`. Unset,
-    /// empty or relative values are ignored, as the XDG base directory spec asks.
-    pub fn from_env(workspace: &Path) -> Self {
+    /// The paths for `workspace` under the `HOME` and `XDG_CONFIG_HOME` that the environment
+    /// `var` looks up. Unset, empty or relative values are ignored, as the XDG base directory
+    /// spec asks.
+    pub fn new(workspace: &Path, var: impl Fn(&str) -> Option<OsString>) -> Self {
+        let absolute_dir = |name: &str| {
+            var(name)
+                .map(PathBuf::from)
+                .filter(|path| path.is_absolute())
+        };
         SearchPaths {
             workspace: workspace.to_path_buf(),
-            home: absolute_env_dir("HOME"),
-            config_home: absolute_env_dir("XDG_CONFIG_HOME"),
+            home: absolute_dir("HOME"),
+            config_home: absolute_dir("XDG_CONFIG_HOME"),
         }
     }
 
@@ -78,12 +85,6 @@ impl SearchPaths {
         ));
         layers
     }
-}
-
-fn absolute_env_dir(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute())
 }
 
 /// What discovery found.

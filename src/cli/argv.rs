@@ -1,0 +1,177 @@
+//! Writing `zero exec` flags back as a command line: how a run starts a specialist, a child
+//! `zero exec` (see `tasks::child`). The flags are taken from the same [`ExecArgs`] the CLI
+//! parses, and each value is written the way clap reads it back (a value enum by its
+//! `ValueEnum` name), so the child parses exactly what the parent meant; a test parses every
+//! flag back.
+
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use clap::ValueEnum;
+
+use super::ExecArgs;
+
+impl ExecArgs {
+    /// The arguments after `zero exec` that parse back into exactly these flags. Prompt words
+    /// come last, after `--`, so a word that starts with `-` stays a word.
+    pub fn to_argv(&self) -> Vec<OsString> {
+        let mut argv = Argv::default();
+        let ExecArgs {
+            prompt_words,
+            prompt,
+            file,
+            cwd,
+            add_dir,
+            auto,
+            skip_permissions_unsafe,
+            enabled_tools,
+            disabled_tools,
+            output_format,
+            input_format,
+            output_last_message,
+            model,
+            provider,
+            base_url,
+            max_output_tokens,
+            max_turns,
+            list_tools,
+            list_specialists,
+        } = self;
+        for text in prompt {
+            argv.value("--prompt", text);
+        }
+        argv.path("--file", file.as_deref());
+        argv.path("--cwd", cwd.as_deref());
+        for dir in add_dir {
+            argv.path("--add-dir", Some(dir));
+        }
+        argv.choice("--auto", Some(auto));
+        argv.switch("--skip-permissions-unsafe", *skip_permissions_unsafe);
+        for list in enabled_tools {
+            argv.value("--enabled-tools", list);
+        }
+        for list in disabled_tools {
+            argv.value("--disabled-tools", list);
+        }
+        argv.choice("--output-format", Some(output_format));
+        argv.choice("--input-format", Some(input_format));
+        argv.path("--output-last-message", output_last_message.as_deref());
+        if let Some(model) = model {
+            argv.value("--model", model);
+        }
+        argv.choice("--provider", provider.as_ref());
+        if let Some(url) = base_url {
+            argv.value("--base-url", url);
+        }
+        if let Some(tokens) = max_output_tokens {
+            argv.value("--max-output-tokens", &tokens.to_string());
+        }
+        if let Some(turns) = max_turns {
+            argv.value("--max-turns", &turns.to_string());
+        }
+        argv.switch("--list-tools", *list_tools);
+        argv.switch("--list-specialists", *list_specialists);
+        if !prompt_words.is_empty() {
+            argv.0.push("--".into());
+            argv.0.extend(prompt_words.iter().map(OsString::from));
+        }
+        argv.0
+    }
+}
+
+/// A command line being written, flag by flag.
+#[derive(Default)]
+struct Argv(Vec<OsString>);
+
+impl Argv {
+    /// `--flag=value`, in one word: a value that starts with `-` stays a value.
+    fn joined(&mut self, flag: &str, value: &OsStr) {
+        let mut word = OsString::from(flag);
+        word.push("=");
+        word.push(value);
+        self.0.push(word);
+    }
+
+    fn value(&mut self, flag: &str, value: &str) {
+        self.joined(flag, value.as_ref());
+    }
+
+    fn path(&mut self, flag: &str, path: Option<&Path>) {
+        if let Some(path) = path {
+            self.joined(flag, path.as_os_str());
+        }
+    }
+
+    fn switch(&mut self, flag: &str, on: bool) {
+        if on {
+            self.0.push(flag.into());
+        }
+    }
+
+    /// A value enum, written as its `ValueEnum` name: the word clap reads back.
+    fn choice(&mut self, flag: &str, choice: Option<&impl ValueEnum>) {
+        if let Some(value) = choice.and_then(ValueEnum::to_possible_value) {
+            self.value(flag, value.get_name());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use crate::output::{InputFormat, OutputFormat};
+    use crate::provider::ProviderKind;
+    use crate::tools::policy::Autonomy;
+
+    fn parse_back(args: &ExecArgs) -> ExecArgs {
+        let argv = [OsString::from("zero"), "exec".into()]
+            .into_iter()
+            .chain(args.to_argv());
+        match Cli::try_parse_from(argv)
+            .expect("the written flags parse")
+            .command
+        {
+            Command::Exec(parsed) => *parsed,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_flag_parses_back_to_what_was_written() {
+        // Every field set away from its default: a flag added to ExecArgs fails to compile
+        // here until it is written by `to_argv` and checked.
+        let args = ExecArgs {
+            prompt_words: vec!["-fix".into(), "the test".into()],
+            prompt: vec!["first".into(), "--second".into()],
+            file: Some(PathBuf::from("/run/task-prompt-0")),
+            cwd: Some(PathBuf::from("/work space")),
+            add_dir: vec![PathBuf::from("/a"), PathBuf::from("-b")],
+            auto: Autonomy::Medium,
+            skip_permissions_unsafe: true,
+            enabled_tools: vec!["bash,read_file".into(), "grep".into()],
+            disabled_tools: vec!["write_file".into()],
+            output_format: OutputFormat::StreamJson,
+            input_format: InputFormat::StreamJson,
+            output_last_message: Some(PathBuf::from("/tmp/last")),
+            model: Some("-model".into()),
+            provider: Some(ProviderKind::Anthropic),
+            base_url: Some("http://127.0.0.1:1/v1".into()),
+            max_output_tokens: Some(77),
+            max_turns: Some(3),
+            list_tools: true,
+            list_specialists: false,
+        };
+        assert_eq!(parse_back(&args), args);
+        let listing = ExecArgs {
+            list_tools: false,
+            list_specialists: true,
+            ..args
+        };
+        assert_eq!(parse_back(&listing), listing);
+    }
+}

@@ -1,0 +1,162 @@
+//! Everything a `zero exec` job is configured with — argv, environment and config file — read
+//! once, into one [`Settings`] value that the rest of the job is built from (ripgrep's flags →
+//! `HiArgs` is the model). Nothing below `exec` reads the process environment or the config
+//! file for itself.
+//!
+//! Resolution is staged where the order of errors matters: what the run's output needs first
+//! (the secrets to mask) comes from [`Inputs`], read before anything can fail; [`Settings`]
+//! resolves the rest, reporting usage errors in the order the flags are used, and keeps the
+//! provider's resolution as a result to report after the prompt, so a run with no prompt says
+//! so before it complains about the provider.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use crate::cli::ExecArgs;
+use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::provider::{self, ConfigError, ProviderConfig, ProviderFlags};
+use crate::redact::Secrets;
+use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
+use crate::tasks::{Parent, SearchPaths};
+use crate::tools::Policy;
+
+use super::{Failure, job};
+
+/// The default `--max-turns`.
+pub const DEFAULT_MAX_TURNS: u32 = 80;
+
+/// The process environment, read once. Values that are not UTF-8 are kept for the readers of
+/// paths and left out of the readers of text.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    vars: BTreeMap<OsString, OsString>,
+}
+
+impl Environment {
+    /// This process's environment, as it is now.
+    pub fn of_process() -> Self {
+        Environment {
+            vars: std::env::vars_os().collect(),
+        }
+    }
+
+    /// A variable as it was set.
+    pub fn var_os(&self, name: &str) -> Option<OsString> {
+        self.vars.get(std::ffi::OsStr::new(name)).cloned()
+    }
+
+    /// A variable that is set and UTF-8.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.var_os(name)?.into_string().ok()
+    }
+}
+
+/// What is read before anything can fail: the environment and the config file, and from them
+/// the secrets every line zero writes is masked with.
+pub struct Inputs {
+    /// The process environment.
+    pub env: Environment,
+    /// The config file, or why it could not be read (reported where its keys are needed).
+    pub file: Result<Option<ConfigFile>, ConfigFileError>,
+}
+
+impl Inputs {
+    /// Reads the environment and the config file it points to.
+    pub fn read() -> Self {
+        let env = Environment::of_process();
+        let file = ConfigFile::load(&|name| env.var(name));
+        Inputs { env, file }
+    }
+
+    /// The runtime configuration for the run `run_id`: its data directory and limits.
+    pub fn runtime(&self, run_id: &RunId) -> Result<RuntimeConfig, RuntimeError> {
+        RuntimeConfig::from_vars(run_id.clone(), |name| self.env.var_os(name))
+    }
+
+    /// The secrets known before anything is resolved: the key variables' values and the
+    /// config file's key, hidden from everything zero writes whether or not the run uses them.
+    pub fn secrets(&self) -> Secrets {
+        let secrets = Secrets::from_vars(|name| self.env.var(name));
+        if let Some(key) = self
+            .file
+            .as_ref()
+            .ok()
+            .and_then(Option::as_ref)
+            .and_then(provider::config_file_key)
+        {
+            secrets.add(&key);
+        }
+        secrets
+    }
+}
+
+/// One job's resolved settings. See the module documentation.
+pub struct Settings {
+    /// The canonical workspace root (`--cwd`, or the current directory).
+    pub workspace: PathBuf,
+    /// What the run may do (`--auto`, `--skip-permissions-unsafe`, the roots).
+    pub policy: Policy,
+    /// The run's runtime: its data directory and limits.
+    pub runtime: RuntimeConfig,
+    /// The provider, or why there is none (reported once the prompt is known).
+    pub provider: Result<ProviderConfig, ConfigError>,
+    /// The run that launched this one, when this run is a specialist.
+    pub parent: Option<Parent>,
+    /// Where specialists' manifests are found.
+    pub specialists: SearchPaths,
+    /// `--max-turns`, or its default.
+    pub max_turns: u32,
+}
+
+impl Settings {
+    /// Resolves `args` with `inputs` and the runtime configuration they gave
+    /// ([`Inputs::runtime`], already used to reconcile). The first error a user can fix is the
+    /// one reported.
+    pub fn resolve(
+        args: &ExecArgs,
+        inputs: Inputs,
+        runtime: Result<RuntimeConfig, RuntimeError>,
+    ) -> Result<Self, Failure> {
+        let Inputs { env, file } = inputs;
+        let parent = Parent::from_env(|name| env.var_os(name));
+        // First, so the key file is gone before anything this run starts could look for it.
+        let handed_key = match &parent {
+            Some(parent) => parent.take_handed_key().map_err(Failure::config)?,
+            None => None,
+        };
+        let workspace = job::workspace(args)?;
+        let policy = job::policy(args, &workspace)?;
+        let runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        // A key handed over by a parent run counts as `ZERO_API_KEY`.
+        let provider_env = |name: &str| match (name, &handed_key) {
+            ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
+            _ => env.var(name),
+        };
+        let flags = provider_flags(args);
+        let provider = match file {
+            Ok(ref file) => provider::resolve(&flags, &provider_env, Ok(file.as_ref())),
+            Err(error) => provider::resolve(&flags, &provider_env, Err(error)),
+        };
+        let specialists = SearchPaths::new(&workspace, |name| env.var_os(name));
+        Ok(Settings {
+            workspace,
+            policy,
+            runtime,
+            provider,
+            parent,
+            specialists,
+            max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        })
+    }
+}
+
+/// The provider flags of `zero exec`, apart from the rest of its arguments.
+fn provider_flags(args: &ExecArgs) -> ProviderFlags {
+    ProviderFlags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_output_tokens: args.max_output_tokens,
+    }
+}

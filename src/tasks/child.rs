@@ -1,0 +1,325 @@
+//! Everything about a child `zero exec`, from both sides: how a parent writes a specialist's
+//! command line, environment and private files, how the child recognises that it is one and
+//! takes the key it was handed, and how the parent reads the child's stream-json back.
+//!
+//! The child gets everything through channels that stay private: the provider's endpoint and
+//! model through its environment, its API key and its prompt through 0600 files in the run's
+//! private directory. The key never travels in the environment, which every command below the
+//! child would inherit: the child reads the file and removes it at start
+//! ([`Parent::take_handed_key`]), and the spawn door withholds the variable naming it from
+//! commands.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::{Specialist, TASK_OUTPUT, TASK_STOP};
+use crate::cli::ExecArgs;
+use crate::output::{EventKind, InputFormat, OutputFormat};
+use crate::redact::HANDED_KEY_VARIABLE;
+use crate::runtime::{Launch, RunId};
+use crate::tools::ToolContext;
+
+/// Set in a specialist's environment to the id of the run that launched it. A run that sees
+/// it is a child, and offers no `Task` tool: specialists never launch specialists.
+pub const PARENT_RUN_VAR: &str = "ZERO_PARENT_RUN";
+
+/// The longest key file a child accepts: far beyond any real key, so a wrong path cannot make
+/// it read without bound.
+const HANDED_KEY_MAX: u64 = 64 * 1024;
+
+/// The private file holding a child's prompt (see [`private_file_name`]).
+pub(super) const PROMPT_FILE: &str = "prompt";
+/// The private file holding a child's key (see [`private_file_name`]).
+pub(super) const KEY_FILE: &str = "key";
+
+/// The run that launched this process, when this process is a specialist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parent {
+    /// [`PARENT_RUN_VAR`] as the parent set it (checked only where it decides a path).
+    run: OsString,
+    /// [`HANDED_KEY_VARIABLE`]: the file the parent handed the key over in, if any.
+    handed_key: Option<PathBuf>,
+}
+
+impl Parent {
+    /// The parent named by the environment `var` looks up; `None` for a run of its own.
+    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Parent> {
+        let run = var(PARENT_RUN_VAR).filter(|value| !value.is_empty())?;
+        Some(Parent {
+            run,
+            handed_key: var(HANDED_KEY_VARIABLE).map(PathBuf::from),
+        })
+    }
+
+    /// Takes the key the parent handed over: reads the file [`HANDED_KEY_VARIABLE`] names and
+    /// removes it, so nothing the child starts can find it. `Ok(None)` when no key was handed
+    /// over.
+    pub fn take_handed_key(&self) -> Result<Option<String>, String> {
+        let Some(path) = &self.handed_key else {
+            return Ok(None);
+        };
+        // The variable is input like any other, and the file it names is removed: only what a
+        // parent run writes is taken.
+        if !self.is_handed_key_path(path) {
+            return Err(format!(
+                "{HANDED_KEY_VARIABLE} names {}, which is not a key file a parent run wrote; \
+                 it was left alone",
+                path.display()
+            ));
+        }
+        let unreadable = |e: std::io::Error| {
+            format!(
+                "cannot read the API key the parent run handed over in {}: {e}",
+                path.display()
+            )
+        };
+        let mut key = String::new();
+        std::fs::File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .and_then(|file| file.take(HANDED_KEY_MAX).read_to_string(&mut key))
+            .map_err(unreadable)?;
+        std::fs::remove_file(path).map_err(unreadable)?;
+        Ok(Some(key))
+    }
+
+    /// Whether `path` is where a parent run hands a key over: an absolute path, in the run
+    /// directory of the parent's run (a directory named by its run id), under a name
+    /// [`private_file_name`] gives a key file.
+    fn is_handed_key_path(&self, path: &Path) -> bool {
+        let parent_run = self.run.to_str().and_then(|run| RunId::parse(run).ok());
+        let dir = path.parent().and_then(Path::file_name);
+        let name = path.file_name().and_then(OsStr::to_str);
+        path.is_absolute()
+            && parent_run.is_some_and(|run| dir == Some(run.as_str().as_ref()))
+            && name.is_some_and(|name| is_private_file_name(name, KEY_FILE))
+    }
+}
+
+/// The name of the `number`th private file holding `what` in the run directory.
+pub(super) fn private_file_name(what: &str, number: u64) -> String {
+    format!("task-{what}-{number}")
+}
+
+/// Whether `name` is exactly what [`private_file_name`] makes for `what`.
+fn is_private_file_name(name: &str, what: &str) -> bool {
+    name.strip_prefix("task-")
+        .and_then(|rest| rest.strip_prefix(what))
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|number| number.parse::<u64>().is_ok_and(|n| n.to_string() == number))
+}
+
+/// The parent's provider configuration as a child resolves it: the variables for its endpoint
+/// (see `ProviderConfig::child_variables`), and the key, which is handed over in a file
+/// instead.
+#[derive(Clone)]
+pub struct ChildEnv {
+    vars: Vec<(&'static str, String)>,
+    api_key: Option<String>,
+}
+
+impl ChildEnv {
+    /// The provider of a child: `vars` set in its environment, and `api_key` handed over in a
+    /// private file.
+    pub fn new(vars: Vec<(&'static str, String)>, api_key: Option<String>) -> Self {
+        ChildEnv { vars, api_key }
+    }
+
+    /// The key to hand over in a private file, if the parent has one.
+    pub(super) fn api_key(&self) -> Option<&str> {
+        self.api_key.as_deref()
+    }
+}
+
+/// What one child run is made of.
+pub(super) struct ChildRun<'a> {
+    /// The specialist it runs.
+    pub specialist: &'a Specialist,
+    /// Its prompt, in a private file.
+    pub prompt_file: &'a Path,
+    /// Its key, in a private file, when the parent has one.
+    pub key_file: Option<&'a Path>,
+    /// The launching call's context: the workspace and the policy the child inherits.
+    pub ctx: &'a ToolContext,
+    /// The parent's provider.
+    pub provider: &'a ChildEnv,
+    /// The parent's run id, handed over in [`PARENT_RUN_VAR`].
+    pub parent_run: &'a RunId,
+}
+
+impl ChildRun<'_> {
+    /// The child's flags. Every `zero exec` flag is decided here (the struct is written out,
+    /// so a new flag must be): the child gets the launching run's effective `--auto` level and
+    /// roots, never more, its specialist's tools and model, and stream-json on stdout.
+    fn args(&self) -> ExecArgs {
+        let (enabled_tools, disabled_tools) = tool_flags(&self.specialist.tools);
+        ExecArgs {
+            prompt_words: Vec::new(),
+            prompt: Vec::new(),
+            file: Some(self.prompt_file.to_path_buf()),
+            cwd: Some(self.ctx.workspace.clone()),
+            add_dir: self.ctx.policy.extra_roots().to_vec(),
+            auto: self.ctx.policy.autonomy(),
+            skip_permissions_unsafe: false,
+            enabled_tools,
+            disabled_tools,
+            output_format: OutputFormat::StreamJson,
+            input_format: InputFormat::Text,
+            output_last_message: None,
+            model: self.specialist.model.clone(),
+            // The provider travels in the environment, with zero's own variables.
+            provider: None,
+            base_url: None,
+            max_output_tokens: None,
+            max_turns: None,
+            list_tools: false,
+            list_specialists: false,
+        }
+    }
+
+    /// The `zero exec` command line and environment that run the specialist.
+    pub fn launch(&self, program: PathBuf) -> Launch {
+        let mut args: Vec<OsString> = vec!["exec".into()];
+        args.extend(self.args().to_argv());
+        let mut env: Vec<(OsString, OsString)> = self
+            .provider
+            .vars
+            .iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect();
+        env.push((PARENT_RUN_VAR.into(), self.parent_run.as_str().into()));
+        if let Some(key_file) = self.key_file {
+            env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
+        }
+        Launch {
+            program,
+            args,
+            cwd: self.ctx.workspace.clone(),
+            env,
+        }
+    }
+}
+
+/// The tool filters for a child, as `--enabled-tools` and `--disabled-tools` lists: its tools
+/// (plus `TaskOutput` and `TaskStop` when it has `bash`, so it can manage its own background
+/// shells). With no tools at all every tool is disabled, since an empty `--enabled-tools`
+/// would mean "no filter".
+fn tool_flags(tools: &[&'static str]) -> (Vec<String>, Vec<String>) {
+    if tools.is_empty() {
+        let all = crate::tools::Registry::core()
+            .names()
+            .into_iter()
+            .chain([TASK_OUTPUT, TASK_STOP])
+            .collect::<Vec<_>>();
+        return (Vec::new(), vec![all.join(",")]);
+    }
+    let mut enabled = tools.to_vec();
+    if tools.contains(&"bash") {
+        enabled.extend([TASK_OUTPUT, TASK_STOP]);
+    }
+    (vec![enabled.join(",")], Vec::new())
+}
+
+/// The child's prompt: the specialist's instructions, the task, and how to report.
+pub(super) fn envelope(specialist: &Specialist, task: &str) -> String {
+    format!(
+        "{instructions}\n\n## Assigned task\n\n{task}\n\n## Reporting\n\nYou run headless: \
+         nobody answers questions, so state your assumptions and carry on. End with a final \
+         answer that summarises what you did and what you found; it is all the agent that \
+         launched you will see.\n",
+        instructions = specialist.prompt.trim(),
+        task = task.trim(),
+    )
+}
+
+/// What a finished child's stream-json says about its end.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct ChildEnding {
+    /// The text of its last `final` event.
+    pub answer: Option<String>,
+    /// The messages of its `error` events.
+    pub errors: Vec<String>,
+}
+
+impl ChildEnding {
+    /// Reads the events of a (tail of a) stream-json output; lines that are not events (a
+    /// first line cut by the window, stray stderr) are skipped.
+    pub fn read(bytes: &[u8]) -> ChildEnding {
+        let mut ending = ChildEnding::default();
+        for line in String::from_utf8_lossy(bytes).lines() {
+            match serde_json::from_str::<EventKind>(line) {
+                Ok(EventKind::Final { text }) => ending.answer = Some(text),
+                Ok(EventKind::Error { message, .. }) => ending.errors.push(message),
+                _ => {}
+            }
+        }
+        ending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_zero_gives_its_private_files_are_taken_for_them() {
+        for number in [0, 7, 1234] {
+            assert!(is_private_file_name(
+                &private_file_name(KEY_FILE, number),
+                KEY_FILE
+            ));
+        }
+        for stray in [
+            "task-key-",
+            "task-key-+1",
+            "task-key-01",
+            "task-key-1x",
+            "task-prompt-1",
+            "thesis",
+            "..",
+        ] {
+            assert!(!is_private_file_name(stray, KEY_FILE), "{stray}");
+        }
+    }
+
+    #[test]
+    fn the_answer_is_the_last_final_and_errors_are_collected() {
+        let stream = concat!(
+            "ut a cut line\n",
+            r#"{"type":"final","text":"first"}"#,
+            "\n",
+            r#"{"type":"error","code":"x","message":"went wrong","retryable":false}"#,
+            "\n",
+            r#"{"type":"final","text":"second"}"#,
+            "\n"
+        );
+        assert_eq!(
+            ChildEnding::read(stream.as_bytes()),
+            ChildEnding {
+                answer: Some("second".into()),
+                errors: vec!["went wrong".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn a_child_gets_its_tools_and_task_tools_only_with_bash() {
+        assert_eq!(
+            tool_flags(&["glob", "read_file"]),
+            (vec!["glob,read_file".to_string()], vec![])
+        );
+        assert_eq!(
+            tool_flags(&["bash", "read_file"]),
+            (
+                vec!["bash,read_file,TaskOutput,TaskStop".to_string()],
+                vec![]
+            )
+        );
+        let (enabled, disabled) = tool_flags(&[]);
+        assert!(enabled.is_empty());
+        assert!(disabled[0].contains("read_file") && disabled[0].contains("TaskStop"));
+    }
+}

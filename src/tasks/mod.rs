@@ -1,0 +1,126 @@
+//! The task tools — `Task`, `TaskOutput`, `TaskStop` — and what they need: specialist
+//! manifests and their discovery, and the child `zero exec` a specialist runs as.
+//!
+//! A specialist is a named sub-agent: a system prompt plus the tools it may use, defined by a
+//! manifest — a markdown file with YAML front matter (see [`manifest`] for the format and
+//! `docs/SPECIALISTS.md` for the user's view). Three are built in; users and projects add
+//! their own or replace the built-in ones by name, and Claude Code agent files are read too,
+//! so agents written for Claude Code work here unchanged.
+//!
+//! Discovery ([`discover`]) reads the file system and so runs only when something asks for the
+//! specialists (`--list-specialists`, a `Task` call); a plain run never pays for it.
+//!
+//! The tools are thin adapters over the run's [`Runtime`], which owns every task; [`register`]
+//! adds them to a registry, built complete from what `exec` hands over.
+
+mod child;
+mod discovery;
+pub mod manifest;
+mod output;
+mod stop;
+mod task;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
+use crate::tools::Registry;
+
+pub use child::{ChildEnv, PARENT_RUN_VAR, Parent};
+pub use discovery::{Discovery, SearchPaths, Warning, discover};
+
+/// The name the model calls `Task` by.
+pub const TASK: &str = "Task";
+/// The name the model calls `TaskOutput` by.
+pub const TASK_OUTPUT: &str = "TaskOutput";
+/// The name the model calls `TaskStop` by.
+pub const TASK_STOP: &str = "TaskStop";
+
+/// What a run needs to launch specialists.
+pub struct Launcher {
+    /// The launching run's id, handed to each child so it knows it is one.
+    pub parent_run: RunId,
+    /// The run's provider, which children use too; `None` when the run has none (a listing
+    /// of the tools needs no provider, and then no specialist can be launched).
+    pub provider: Option<ChildEnv>,
+    /// Where the specialists' manifests are found.
+    pub search: SearchPaths,
+}
+
+/// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
+/// `Task` when the run may launch specialists (`launcher`; a specialist never launches
+/// specialists of its own).
+pub fn register(registry: &mut Registry, runtime: &Arc<Runtime>, launcher: Option<Launcher>) {
+    registry.register(Arc::new(output::TaskOutput::new(Arc::clone(runtime))));
+    registry.register(Arc::new(stop::TaskStop::new(Arc::clone(runtime))));
+    if let Some(launcher) = launcher {
+        registry.register(Arc::new(task::TaskTool::new(Arc::clone(runtime), launcher)));
+    }
+}
+
+/// A sub-agent that can be launched by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specialist {
+    /// Its unique name: `^[a-z][a-z0-9-]{0,63}$`.
+    pub name: String,
+    /// When to use it, written for the model that decides whether to launch it.
+    pub description: String,
+    /// The zero tools it may use, sorted and without duplicates.
+    pub tools: Vec<&'static str>,
+    /// The model it runs on; `None` means the model of the run that launches it.
+    pub model: Option<String>,
+    /// Its system prompt: the manifest's body, trimmed.
+    pub prompt: String,
+    /// Where it was defined, so a user can tell which of several same-named manifests won.
+    pub source: Source,
+}
+
+/// Where a specialist's manifest came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Compiled into zero.
+    Builtin,
+    /// A manifest file on disk.
+    File(PathBuf),
+}
+
+impl fmt::Display for Source {
+    /// `builtin`, or the manifest's path.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Builtin => f.write_str("builtin"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// The record as `key: value` lines.
+fn describe(record: &TaskRecord) -> String {
+    let mut lines = vec![
+        format!("task_id: {}", record.id),
+        format!("kind: {}", record.kind.as_str()),
+        match &record.kind {
+            TaskKind::Specialist { name } => format!("name: {name}"),
+            TaskKind::Shell { command } => format!("command: {command}"),
+        },
+    ];
+    if let Some(description) = &record.description {
+        lines.push(format!("description: {description}"));
+    }
+    lines.push(format!("status: {}", record.status.as_str()));
+    if let Some(code) = record.exit_code {
+        lines.push(format!("exit_code: {code}"));
+    }
+    if let Some(signal) = record.signal {
+        lines.push(format!("signal: {signal}"));
+    }
+    if let Some(reason) = &record.reason {
+        lines.push(format!("reason: {reason}"));
+    }
+    lines.push(format!("started_at: {}", record.started_at));
+    if let Some(ended) = &record.ended_at {
+        lines.push(format!("ended_at: {ended}"));
+    }
+    lines.join("\n") + "\n"
+}

@@ -1,0 +1,340 @@
+//! `Task`: launches a specialist as a child `zero exec` process of this binary — a thin adapter
+//! over [`Runtime`], which owns the child like any other task. How the child is started and
+//! read back is [`super::child`]'s business. The child writes stream-json to the task's output
+//! file; its events never reach this run's stdout (the runtime reports only `task_started` and
+//! `task_finished`).
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::child::{self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE};
+use super::{Launcher, SearchPaths, Specialist, TASK, discover};
+use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
+use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
+
+/// How much of a finished child's stream-json is read to find its answer (the tail only).
+const ANSWER_WINDOW: usize = 256 * 1024;
+/// How long one wait for a foreground child lasts before waiting again; the call has no
+/// overall limit (the child has its own turn budget) but stays cancellable throughout.
+const WAIT_SLICE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    name: String,
+    prompt: String,
+    description: Option<String>,
+    run_in_background: Option<bool>,
+}
+
+/// What discovery found, read once per run on first use.
+struct Catalog {
+    specialists: Vec<Specialist>,
+    warnings: Vec<String>,
+}
+
+/// Launches a specialist. See the module documentation.
+pub(super) struct TaskTool {
+    runtime: Arc<Runtime>,
+    /// This run's id, handed to each child in [`child::PARENT_RUN_VAR`].
+    parent_run: RunId,
+    /// The run's provider, for its children; `None` when the run has none (a listing).
+    provider: Option<ChildEnv>,
+    /// Where the specialists are found.
+    search: SearchPaths,
+    catalog: OnceCell<Catalog>,
+    /// Whether discovery's warnings were already reported (they go into one result only).
+    warned: AtomicBool,
+    /// Numbers the private files (prompts, keys), which share the run directory.
+    files: AtomicU64,
+}
+
+impl TaskTool {
+    /// The tool over the run's runtime, complete: what `launcher` says is all it needs.
+    pub fn new(runtime: Arc<Runtime>, launcher: Launcher) -> Self {
+        TaskTool {
+            runtime,
+            parent_run: launcher.parent_run,
+            provider: launcher.provider,
+            search: launcher.search,
+            catalog: OnceCell::new(),
+            warned: AtomicBool::new(false),
+            files: AtomicU64::new(0),
+        }
+    }
+
+    /// The specialists, discovered on a blocking thread on first use.
+    async fn catalog(&self) -> Result<&Catalog, ToolError> {
+        self.catalog
+            .get_or_try_init(|| async {
+                let paths = self.search.clone();
+                let found = tokio::task::spawn_blocking(move || discover(&paths))
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("specialist discovery failed: {e}")))?;
+                Ok(Catalog {
+                    specialists: found.specialists,
+                    warnings: found.warnings.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .await
+    }
+
+    /// Writes `text` for a child into the run directory (0600, a fresh name for `what`, see
+    /// [`child::private_file_name`]) and returns its absolute path.
+    async fn write_private(&self, what: &str, text: String) -> Result<PathBuf, ToolError> {
+        let dir = self.runtime.run_dir().await.map_err(tool_error)?;
+        let number = self.files.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(child::private_file_name(what, number));
+        let written = path.clone();
+        tokio::task::spawn_blocking(move || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&written)?
+                .write_all(text.as_bytes())
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("could not write the task's {what}: {e}")))?
+        .map_err(|e| {
+            ToolError::Failed(format!(
+                "could not write the task's {what} to {}: {e}",
+                path.display()
+            ))
+        })?;
+        Ok(path)
+    }
+
+    /// Waits for a foreground child and reports how it ended. Stops the child if this call is
+    /// cancelled or dropped.
+    async fn follow(&self, record: TaskRecord, ctx: &ToolContext) -> ToolResult {
+        let id = record.id.to_string();
+        let guard = StopOnDrop {
+            runtime: Arc::clone(&self.runtime),
+            id: Some(id.clone()),
+        };
+        let record = loop {
+            let record = tokio::select! {
+                record = self.runtime.wait(&id, WAIT_SLICE) => {
+                    record.map_err(tool_error)?
+                }
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            };
+            if record.status != TaskStatus::Running {
+                break record;
+            }
+        };
+        guard.disarm();
+        let tail = self
+            .runtime
+            .read_output(
+                &id,
+                Window::Tail {
+                    max_bytes: ANSWER_WINDOW,
+                },
+            )
+            .await
+            .map_err(tool_error)?;
+        let ending = ChildEnding::read(&tail.bytes);
+        let mut report = format!(
+            "task_id: {id}\nstatus: {}\nexit_code: {}\n",
+            record.status.as_str(),
+            record
+                .exit_code
+                .map_or_else(|| "none".to_string(), |code| code.to_string())
+        );
+        if record.status == TaskStatus::Completed {
+            report.push('\n');
+            report.push_str(ending.answer.as_deref().unwrap_or("(no final answer)"));
+            return Ok(report);
+        }
+        for error in &ending.errors {
+            report.push_str(&format!("error: {error}\n"));
+        }
+        if let Some(reason) = &record.reason {
+            report.push_str(&format!("reason: {reason}\n"));
+        }
+        if let Some(answer) = &ending.answer {
+            report.push_str(&format!("\nlast answer:\n{answer}\n"));
+        }
+        Err(ToolError::Failed(format!(
+            "the specialist failed\n{report}Its full output: TaskOutput {{\"task_id\": \"{id}\"}}"
+        )))
+    }
+}
+
+#[async_trait]
+impl Tool for TaskTool {
+    fn name(&self) -> &'static str {
+        TASK
+    }
+
+    fn description(&self) -> &'static str {
+        "Hand a focused piece of work to a specialist: a sub-agent with its own instructions and \
+         tools that runs on its own and reports back. Built in: explorer (finds and explains \
+         code, read-only), code-review (reviews a change, read-only) and worker (does one piece \
+         of work: edits and commands); projects may define more. The specialist knows nothing \
+         of this conversation, so the prompt must say everything it needs: the goal, the \
+         relevant files, and what to report. By default the call waits and returns the \
+         specialist's final answer. With run_in_background it returns a task id at once: read \
+         progress and the answer with TaskOutput (block: true waits), stop it with TaskStop; \
+         it is stopped when the run ends."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "The specialist to launch, e.g. explorer, code-review, worker."
+                },
+                "prompt": {
+                    "type": "string",
+                    "description": "The task, complete and self-contained."
+                },
+                "description": {
+                    "type": "string",
+                    "description": "A few words saying what the task is, for logs and events."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Return at once with a task id instead of waiting."
+                }
+            },
+            "required": ["name", "prompt"],
+            "additionalProperties": false
+        })
+    }
+
+    fn side_effect(&self) -> SideEffect {
+        SideEffect::Shell
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        let args: TaskArgs = parse_args(args)?;
+        if args.prompt.trim().is_empty() {
+            return Err(ToolError::InvalidArguments(
+                "`prompt` must not be empty".into(),
+            ));
+        }
+        let catalog = self.catalog().await?;
+        let warnings = if self.warned.swap(true, Ordering::Relaxed) {
+            String::new()
+        } else {
+            catalog
+                .warnings
+                .iter()
+                .map(|warning| format!("warning: {warning}\n"))
+                .collect()
+        };
+        let Some(specialist) = catalog.specialists.iter().find(|s| s.name == args.name) else {
+            return Err(ToolError::Failed(format!(
+                "{warnings}unknown specialist `{}`; the specialists available are: {}",
+                args.name,
+                catalog
+                    .specialists
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let provider = self.provider.as_ref().ok_or_else(|| {
+            ToolError::Failed("specialists cannot be launched in this run: no provider".into())
+        })?;
+        let prompt_file = self
+            .write_private(PROMPT_FILE, child::envelope(specialist, &args.prompt))
+            .await?;
+        let key_file = match provider.api_key() {
+            Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
+            None => None,
+        };
+        let program = std::env::current_exe().map_err(|e| {
+            ToolError::Failed(format!("cannot find the zero binary to launch: {e}"))
+        })?;
+        let launch = ChildRun {
+            specialist,
+            prompt_file: &prompt_file,
+            key_file: key_file.as_deref(),
+            ctx,
+            provider,
+            parent_run: &self.parent_run,
+        }
+        .launch(program);
+        let record = self
+            .runtime
+            .start(TaskSpec {
+                kind: TaskKind::Specialist {
+                    name: specialist.name.clone(),
+                },
+                description: args.description,
+                launch,
+            })
+            .await;
+        if let (Err(_), Some(key_file)) = (&record, &key_file) {
+            // No child will read it (best effort: close removes the run directory anyway).
+            let _ = tokio::fs::remove_file(key_file).await;
+        }
+        let record = record.map_err(tool_error)?;
+        let result = if args.run_in_background.unwrap_or(false) {
+            let id = &record.id;
+            Ok(format!(
+                "started specialist `{name}` as background task {id}\n\
+                 Read its progress and final answer with TaskOutput {{\"task_id\": \"{id}\"}} \
+                 (add \"block\": true to wait for it to finish). Stop it with TaskStop \
+                 {{\"task_id\": \"{id}\"}}. It is stopped when the run ends.\n",
+                name = specialist.name,
+            ))
+        } else {
+            let followed = self.follow(record, ctx).await;
+            // The child has ended and read its prompt long ago; the run directory need not
+            // keep it until close (best effort: close removes the directory anyway).
+            let _ = tokio::fs::remove_file(&prompt_file).await;
+            followed
+        };
+        match result {
+            Ok(text) => Ok(warnings + &text),
+            Err(ToolError::Failed(text)) => Err(ToolError::Failed(warnings + &text)),
+            Err(other) => Err(other),
+        }
+    }
+}
+
+/// Stops a foreground child whose caller went away (the tool call was cancelled or dropped)
+/// instead of leaving it running unattended until the run closes.
+struct StopOnDrop {
+    runtime: Arc<Runtime>,
+    id: Option<String>,
+}
+
+impl StopOnDrop {
+    /// The child ended on its own: nothing to stop.
+    fn disarm(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let runtime = Arc::clone(&self.runtime);
+        // The runtime completes a stop once it has begun; close waits for it either way.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = runtime.stop(&id).await;
+            });
+        }
+    }
+}
