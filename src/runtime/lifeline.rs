@@ -131,7 +131,7 @@ pub(crate) fn wait_for_eof(fd: BorrowedFd<'_>) {
             Ok(0) | Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
             Ok(_) => {}
             // A bad fd cannot tell us anything; sleeping beats spinning.
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+            Err(_) => std::thread::sleep(super::timing::LIFELINE_RETRY),
         }
         if read_pulse(fd) == Pulse::ParentDied {
             return;

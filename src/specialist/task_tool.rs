@@ -26,7 +26,9 @@ use super::{SearchPaths, Specialist, discover};
 use crate::provider::ProviderConfig;
 use crate::redact::HANDED_KEY_VARIABLE;
 use crate::runtime::{Launch, RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
-use crate::tools::{Registry, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    CORE_TOOL_NAMES, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args,
+};
 
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
 /// it is a child, and offers no `Task` tool: specialists never launch specialists.
@@ -244,9 +246,7 @@ impl TaskTool {
         ctx: &ToolContext,
         provider: &ChildEnv,
     ) -> Result<Launch, ToolError> {
-        let program = std::env::current_exe().map_err(|e| {
-            ToolError::Failed(format!("cannot find the zero binary to launch: {e}"))
-        })?;
+        let program = crate::runtime::this_binary().to_path_buf();
         let mut args: Vec<OsString> = vec![
             "exec".into(),
             "-o".into(),
@@ -517,8 +517,7 @@ fn envelope(specialist: &Specialist, task: &str) -> String {
 /// since an empty `--enabled-tools` would mean "no filter".
 fn tool_flags(tools: &[&'static str]) -> Vec<String> {
     if tools.is_empty() {
-        let all = Registry::core()
-            .names()
+        let all = CORE_TOOL_NAMES
             .into_iter()
             .chain(["TaskOutput", "TaskStop"])
             .collect::<Vec<_>>();

@@ -135,16 +135,35 @@ pub trait Tool: Send + Sync {
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 
+/// The names of the core tools (files, search, patch, shell and plan), sorted as
+/// [`Registry::names`] lists them: what a specialist's tool flags are made of, known without a
+/// runtime. A unit test holds it to what [`Registry::with_runtime`] registers.
+pub const CORE_TOOL_NAMES: [&str; 9] = [
+    "apply_patch",
+    "bash",
+    "edit_file",
+    "glob",
+    "grep",
+    "list_directory",
+    "read_file",
+    "update_plan",
+    "write_file",
+];
+
 /// Every tool this build knows, by name.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Registry {
     tools: BTreeMap<&'static str, Arc<dyn Tool>>,
 }
 
 impl Registry {
-    /// The core tools: files, search, patch, shell and plan.
-    pub fn core() -> Self {
-        let mut registry = Registry::default();
+    /// The core tools (files, search, patch, shell and plan), and `TaskOutput` and `TaskStop`,
+    /// all working through the run's shared `runtime`: `bash` runs every command, foreground
+    /// or background, through it.
+    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
+        let mut registry = Registry {
+            tools: BTreeMap::new(),
+        };
         registry.register(Arc::new(files::ReadFile));
         registry.register(Arc::new(search::ListDirectory));
         registry.register(Arc::new(search::Glob));
@@ -152,16 +171,8 @@ impl Registry {
         registry.register(Arc::new(files::WriteFile));
         registry.register(Arc::new(files::EditFile));
         registry.register(Arc::new(patch::ApplyPatch));
-        registry.register(Arc::new(shell::Bash::foreground()));
+        registry.register(Arc::new(shell::Bash::new(Arc::clone(&runtime))));
         registry.register(Arc::new(plan::UpdatePlan));
-        registry
-    }
-
-    /// The core tools plus those that work through the run's shared task runtime: `bash`
-    /// with `run_in_background`, `TaskOutput` and `TaskStop`.
-    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
-        let mut registry = Registry::core();
-        registry.register(Arc::new(shell::Bash::with_runtime(Arc::clone(&runtime))));
         registry.register(Arc::new(task::TaskOutput::new(Arc::clone(&runtime))));
         registry.register(Arc::new(task::TaskStop::new(runtime)));
         registry
@@ -299,5 +310,27 @@ impl Toolset {
             Ok(text) => Ok(self.secrets.apply(&text)),
             Err(error) => Err(error.redacted(&self.secrets)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{RunId, RuntimeConfig};
+
+    #[test]
+    fn the_core_tool_names_are_what_the_registry_registers_besides_the_task_tools() {
+        let runtime = Runtime::new(
+            RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
+            Arc::new(|_| {}),
+        );
+        let registry = Registry::with_runtime(Arc::new(runtime));
+        let core: Vec<&str> = registry
+            .names()
+            .into_iter()
+            .filter(|name| !["TaskOutput", "TaskStop"].contains(name))
+            .collect();
+        assert_eq!(core, CORE_TOOL_NAMES);
+        assert!(registry.contains("TaskOutput") && registry.contains("TaskStop"));
     }
 }
