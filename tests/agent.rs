@@ -28,7 +28,7 @@ async fn run_cancelled_after(
     cancel_when: impl Fn(&FakeModel) -> bool,
 ) -> (Ending, Duration) {
     // Commands run under guardians, which are the zero binary, not this test harness.
-    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().canonicalize().unwrap();
     let provider = provider::build(&ProviderConfig {
@@ -42,11 +42,12 @@ async fn run_cancelled_after(
     .unwrap();
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
     let home = tempfile::tempdir().unwrap();
-    let tasks = Runtime::new(
+    let tasks = Arc::new(Runtime::new(
         RuntimeConfig::new(RunId::generate(), home.path()),
         Arc::new(|_| {}),
-    );
-    let toolset = Registry::core().select(&ToolFilter::default(), &policy);
+    ));
+    let toolset =
+        Registry::with_runtime(Arc::clone(&tasks)).select(&ToolFilter::default(), &policy);
     let cancel = CancellationToken::new();
     let output = Output::new(OutputFormat::Json, Default::default());
     let agent = AgentRun {

@@ -27,7 +27,7 @@ fn run_id(text: &str) -> RunId {
 
 /// Commands run under guardians, which are the zero binary, not this test harness.
 fn use_the_zero_binary_as_guardian() {
-    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
 }
 
 /// A runtime in a fresh data directory, with a workspace for its commands and a log of events.
@@ -636,21 +636,26 @@ async fn ids_are_checked_and_other_runs_tasks_are_refused() {
 mod foreground {
     use super::*;
     use tokio_util::sync::CancellationToken;
-    use zero::runtime::process::{CommandOutput, ShellCommand, Termination, run_foreground};
+    use zero::runtime::{CommandOutput, ShellCommand, Termination};
 
     async fn run(command: &str, timeout_ms: u64, cancel: &CancellationToken) -> CommandOutput {
         use_the_zero_binary_as_guardian();
         let dir = tempfile::tempdir().unwrap();
-        run_foreground(
-            ShellCommand {
-                command,
-                cwd: dir.path(),
-                timeout: Duration::from_millis(timeout_ms),
-            },
-            cancel,
-        )
-        .await
-        .unwrap()
+        let runtime = Runtime::new(
+            RuntimeConfig::new(RunId::generate(), dir.path().join("home")),
+            Arc::new(|_| {}),
+        );
+        runtime
+            .run_foreground(
+                ShellCommand {
+                    command,
+                    cwd: dir.path(),
+                    timeout: Duration::from_millis(timeout_ms),
+                },
+                cancel,
+            )
+            .await
+            .unwrap()
     }
 
     #[tokio::test]
@@ -706,6 +711,89 @@ mod foreground {
     async fn a_timeout_stops_the_command() {
         let out = run("sleep 30", 200, &CancellationToken::new()).await;
         assert_eq!(out.termination, Termination::TimedOut);
+    }
+
+    /// `command` in the harness's workspace, as a `bash` call would run it.
+    fn shell<'a>(h: &'a Harness, command: &'a str) -> ShellCommand<'a> {
+        ShellCommand {
+            command,
+            cwd: h.workspace.path(),
+            timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The pid a command wrote to `pid` in the workspace, once it has.
+    async fn pid_written(h: &Harness) -> Pid {
+        let path = h.workspace.path().join("pid");
+        eventually(|| async { std::fs::read_to_string(&path).is_ok_and(|t| t.ends_with('\n')) })
+            .await;
+        Pid::from_raw(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn foreground_commands_alone_leave_nothing_on_disk() {
+        let h = Harness::new();
+        let out = h
+            .runtime
+            .run_foreground(shell(&h, "echo hi"), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(out.termination, Termination::Exited(0));
+        let report = h.runtime.close().await;
+        assert!(report.stopped.is_empty() && report.errors.is_empty());
+        assert_eq!(entries(h.home.path()), Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn close_waits_until_an_abandoned_command_is_stopped_grace_and_all() {
+        let h = Harness::new();
+        let cancel = CancellationToken::new();
+        let command = "trap '' TERM; echo $$ > pid; sleep 30";
+        {
+            let call = h.runtime.run_foreground(shell(&h, command), &cancel);
+            tokio::pin!(call);
+            tokio::select! {
+                _ = &mut call => panic!("the command ended on its own"),
+                _ = pid_written(&h) => {}
+            }
+            // The caller gives up: the call is dropped, as the agent loop drops a cancelled
+            // tool call.
+        }
+        let shell_pid = pid_written(&h).await;
+        let closing = Instant::now();
+        let report = h.runtime.close().await;
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        // The shell ignores SIGTERM, so only the guardian's SIGKILL after the grace ends it.
+        assert!(
+            closing.elapsed() >= Duration::from_millis(250),
+            "{closing:?}"
+        );
+        assert_eq!(kill(shell_pid, None), Err(Errno::ESRCH));
+    }
+
+    #[tokio::test]
+    async fn close_stops_a_running_command_and_refuses_new_ones() {
+        let h = Harness::new();
+        let runtime = &h.runtime;
+        let cancel = CancellationToken::new();
+        let running = runtime.run_foreground(shell(&h, "echo $$ > pid; sleep 30"), &cancel);
+        let closed = async {
+            pid_written(&h).await;
+            runtime.close().await
+        };
+        let (out, report) = tokio::join!(running, closed);
+        assert_eq!(out.unwrap().termination, Termination::Cancelled);
+        assert!(report.errors.is_empty(), "{:?}", report.errors);
+        let late = runtime
+            .run_foreground(shell(&h, "true"), &CancellationToken::new())
+            .await;
+        assert!(matches!(late, Err(StartError::Closed)), "{late:?}");
     }
 }
 

@@ -19,7 +19,7 @@ struct Setup {
 
 fn setup(max_running: usize) -> Setup {
     // Commands run under guardians, which are the zero binary, not this test harness.
-    zero::runtime::process::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut config = RuntimeConfig::new(RunId::generate(), home.path());
@@ -232,16 +232,8 @@ async fn bad_ids_and_arguments_are_explained() {
 }
 
 #[tokio::test]
-async fn foreground_only_bash_has_no_background_option() {
+async fn bash_offers_the_background_option_with_the_task_tools() {
     let policy = Policy::new(Autonomy::Medium, false, vec![std::env::temp_dir()]);
-    let core = Registry::core().select(&ToolFilter::default(), &policy);
-    let bash = core.lookup("bash").unwrap();
-    assert!(
-        bash.input_schema()["properties"]
-            .get("run_in_background")
-            .is_none()
-    );
-    assert!(core.lookup("TaskOutput").is_err());
     let runtime = Arc::new(Runtime::new(
         RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
         Arc::new(|_| {}),

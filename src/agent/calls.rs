@@ -229,7 +229,14 @@ mod tests {
 
     async fn run(calls: &[ToolCall], cut_off: bool) -> (Vec<Message>, usize) {
         let counter = Arc::new(AtomicUsize::new(0));
-        let mut registry = Registry::core();
+        let runtime = crate::runtime::Runtime::new(
+            crate::runtime::RuntimeConfig::new(
+                crate::runtime::RunId::generate(),
+                std::env::temp_dir().join("unused"),
+            ),
+            Arc::new(|_| {}),
+        );
+        let mut registry = Registry::with_runtime(Arc::new(runtime));
         registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
         let root = std::env::temp_dir();
         let policy = Policy::new(Autonomy::Low, false, vec![root.clone()]);

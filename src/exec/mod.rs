@@ -311,9 +311,6 @@ fn run_job(
     let guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
     let report = runtime.block_on(async {
         let report = agent.run(system, prompt).await;
-        // A cancelled tool call may leave its command still being stopped: let that finish
-        // (grace period and all) before the close, and so before the process exits.
-        crate::runtime::process::settled().await;
         close_tasks(&tasks, output).await;
         report
     });

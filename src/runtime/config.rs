@@ -4,14 +4,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
 use crate::redact::Secrets;
 
 /// The most tasks one run may have running at once, unless configured otherwise.
 pub const DEFAULT_MAX_RUNNING: usize = 8;
-
-/// How long a stopped task gets between SIGTERM and SIGKILL, unless configured otherwise.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// Environment variable naming the data directory (beats `XDG_DATA_HOME`).
 const ZERO_HOME: &str = "ZERO_HOME";
@@ -30,7 +28,8 @@ pub struct RuntimeConfig {
     pub data_dir: Option<PathBuf>,
     /// The most tasks that may run at once; a start beyond it fails.
     pub max_running: usize,
-    /// The time between SIGTERM and SIGKILL when a task is stopped.
+    /// The time between SIGTERM and SIGKILL when a command is stopped — a background task's
+    /// or a foreground one's.
     pub kill_grace: Duration,
     /// Masked in what a task's record says about it (a command line may hold a key the
     /// model typed), since records are read back by `zero tasks` and by the model.
@@ -50,8 +49,10 @@ impl RuntimeConfig {
         }
     }
 
-    /// The configuration the environment `var` looks up asks for (see [`Environment`]), for
-    /// the run `run_id`. Nothing is created here.
+    /// The configuration the environment `var` looks up asks for (`ZERO_HOME`, else
+    /// `XDG_DATA_HOME`, else `HOME`; `ZERO_MAX_BACKGROUND_TASKS`, `ZERO_KILL_GRACE_MS`) for the
+    /// run `run_id`: read once, for the run's background tasks and foreground commands alike.
+    /// Nothing is created here.
     pub fn from_vars(
         run_id: RunId,
         var: impl Fn(&str) -> Option<OsString>,

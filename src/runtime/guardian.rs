@@ -24,6 +24,11 @@
 //! The guardian is single-threaded and spawns from its main thread, so it can safely give the
 //! command `PR_SET_PDEATHSIG` (the signal fires when the *thread* that forked exits): if the
 //! guardian is SIGKILLed, its command is SIGKILLed too.
+//!
+//! Its stop ladder (`Stopping`) is its own, not the runtime's (`runtime/stop.rs`): it runs on
+//! the guardian's one thread without an async runtime, signals every process of the subtree
+//! itself and polls for those that are not its children. The runtime's ladder only asks the
+//! guardian and backs it up; `runtime/timing.rs` says how the two sets of waits relate.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -46,14 +51,7 @@ use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWrite
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, LIFELINE_FD_VAR, Pulse};
 use super::reap::ProcessEnd;
-
-/// How long processes get to go after SIGKILL before the guardian gives up on them (one in
-/// uninterruptible sleep can outlive SIGKILL for a while).
-const AFTER_KILL: Duration = Duration::from_secs(3);
-
-/// How often a guardian that is stopping looks again at processes that are not its children
-/// (their deaths send it no SIGCHLD).
-const STOPPING_TICK: Duration = Duration::from_millis(20);
+use super::timing::{GUARDIAN_AFTER_KILL, GUARDIAN_SWEEP_TICK, GUARDIAN_TICK};
 
 /// The exit status of a guardian that could not do its job at all (no report pipe).
 const UNUSABLE: i32 = 125;
@@ -180,38 +178,39 @@ fn watch(
     wakeups: &Wakeups,
 ) -> (Option<ProcessEnd>, usize) {
     let mut end = None;
-    let mut stop: Option<Stop> = None;
+    let mut stopping: Option<Stopping> = None;
     let mut lifeline_open = lifeline.is_some();
     let mut stops_seen = 0;
     loop {
         let children_left = reap_children(subtree.command, &mut end);
-        match &mut stop {
+        match &mut stopping {
             None if end.is_some() => return (end, subtree.sweep()),
             None => {}
-            Some(stop) => {
-                if stop.killing {
+            Some(stopping) => {
+                if stopping.killing {
                     subtree.signal(Signal::SIGKILL);
-                } else if end.is_some() && !stop.rest_asked {
+                } else if end.is_some() && !stopping.rest_asked {
                     // The command is gone: now whatever it left gets its TERM, within what
                     // is left of the grace.
                     subtree.signal(Signal::SIGTERM);
-                    stop.rest_asked = true;
+                    stopping.rest_asked = true;
                 }
                 let done = !children_left && subtree.members().is_empty();
-                if done || (stop.killing && Instant::now() >= stop.deadline) {
+                if done || (stopping.killing && Instant::now() >= stopping.deadline) {
                     return (end, 0);
                 }
-                if Instant::now() >= stop.deadline {
-                    stop.escalate(subtree);
+                if Instant::now() >= stopping.deadline {
+                    stopping.escalate(subtree);
                 }
             }
         }
-        let timeout = match &stop {
+        let timeout = match &stopping {
             None => PollTimeout::NONE,
-            Some(stop) => PollTimeout::try_from(
-                stop.deadline
+            Some(stopping) => PollTimeout::try_from(
+                stopping
+                    .deadline
                     .saturating_duration_since(Instant::now())
-                    .min(STOPPING_TICK),
+                    .min(GUARDIAN_TICK),
             )
             .unwrap_or(PollTimeout::ZERO),
         };
@@ -243,16 +242,16 @@ fn watch(
             requested = true;
         }
         if requested {
-            match &mut stop {
+            match &mut stopping {
                 None => {
                     subtree.signal_group(Signal::SIGTERM);
-                    stop = Some(Stop {
+                    stopping = Some(Stopping {
                         deadline: Instant::now() + grace,
                         rest_asked: false,
                         killing: false,
                     });
                 }
-                Some(stop) if !stop.killing => stop.escalate(subtree),
+                Some(stopping) if !stopping.killing => stopping.escalate(subtree),
                 Some(_) => {}
             }
         }
@@ -264,7 +263,7 @@ fn watch(
 /// stop its commands — can do so before anything below it is touched; once the command has
 /// ended, the rest of the subtree is asked too; when the grace is over, everything left is
 /// SIGKILLed.
-struct Stop {
+struct Stopping {
     /// When the current step (grace, or the wait after SIGKILL) is over.
     deadline: Instant,
     /// Whether the rest of the subtree has been sent SIGTERM (after the command ended).
@@ -273,12 +272,12 @@ struct Stop {
     killing: bool,
 }
 
-impl Stop {
-    /// Ends the grace: SIGKILL now, then wait at most [`AFTER_KILL`].
+impl Stopping {
+    /// Ends the grace: SIGKILL now, then wait at most [`GUARDIAN_AFTER_KILL`].
     fn escalate(&mut self, subtree: &Subtree) {
         subtree.signal(Signal::SIGKILL);
         self.killing = true;
-        self.deadline = Instant::now() + AFTER_KILL;
+        self.deadline = Instant::now() + GUARDIAN_AFTER_KILL;
     }
 }
 
@@ -328,7 +327,7 @@ impl Subtree {
     }
 
     /// Kills what the command left behind after it ended on its own, until nothing is left or
-    /// [`AFTER_KILL`] has passed; returns how many processes that was.
+    /// [`GUARDIAN_AFTER_KILL`] has passed; returns how many processes that was.
     fn sweep(&self) -> usize {
         // The common case, without a /proc scan: as the subreaper, the guardian inherits every
         // orphan of the command, so a guardian with no child left has no descendant left.
@@ -339,7 +338,7 @@ impl Subtree {
             self.signal_group(Signal::SIGKILL);
             return 0;
         }
-        let deadline = Instant::now() + AFTER_KILL;
+        let deadline = Instant::now() + GUARDIAN_AFTER_KILL;
         let mut stopped = BTreeSet::new();
         loop {
             let found = self.signal(Signal::SIGKILL);
@@ -349,7 +348,7 @@ impl Subtree {
                 break;
             }
             stopped.extend(found);
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(GUARDIAN_SWEEP_TICK);
         }
         stopped.len()
     }

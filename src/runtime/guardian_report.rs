@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{AsFd, OwnedFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -18,12 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::identity::ProcessIdentity;
 use super::reap::ProcessEnd;
+use super::timing::HANDSHAKE_TIMEOUT;
 
 /// The fd a guardian writes its reports on: its stdin, the write end of a pipe.
 pub(crate) const REPORT_FD: RawFd = 0;
-
-/// How long a guardian may take to start its command and say so.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One line from the guardian.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,12 +78,25 @@ impl CommandStartFailure {
     }
 }
 
-/// Why a guarded command did not start. Whatever the variant, the guardian has been reaped.
+/// Why a guarded command did not start. Whatever the variant, the guardian has been reaped
+/// (or never existed).
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// The guardian process itself could not be started.
+    /// The runtime was closed (the run is ending); nothing new may start.
+    #[error("the run is ending, so no new command can start")]
+    Closed,
+    /// What the guardian needs could not be set up (its pipes), or it could not be followed.
     #[error("cannot start the guardian process: {0}")]
     Guardian(#[source] io::Error),
+    /// The guardian process itself could not be spawned.
+    #[error("cannot start the guardian process `{command}`: {source}")]
+    Spawn {
+        /// The guardian's command line, as a shell would read it.
+        command: String,
+        /// What the operating system said.
+        #[source]
+        source: io::Error,
+    },
     /// The guardian started but could not start the command.
     #[error("{message}")]
     Command {

@@ -9,7 +9,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Pid, getpgrp};
 
 use super::TaskRecord;
-use super::task::AFTER_KILL_WAIT;
+use super::timing::{AFTER_KILL_WAIT, FOREIGN_POLL};
 
 /// A process as the runtime recorded it: its pid (which is also its process group id, since
 /// every task leads its own group) and, where the platform tells, its start time.
@@ -142,6 +142,10 @@ fn is_zombie(_pid: u32) -> bool {
 /// a last bounded wait. Each signal is identity-checked ([`ProcessIdentity::signal_group`]).
 /// Ending is observed by polling, since only a parent can wait for a process. Returns the
 /// processes still running at the end. Blocking.
+///
+/// This ladder is not the runtime's (`stop::stop_guarded`): there is no guardian of ours to
+/// ask and no child to wait for, so it signals the groups itself and polls. `timing` says how
+/// its waits relate to the others'.
 pub(crate) fn stop_foreign_groups(
     processes: &[ProcessIdentity],
     grace: Duration,
@@ -158,7 +162,7 @@ pub(crate) fn stop_foreign_groups(
             if left.is_empty() || Instant::now() >= deadline {
                 break;
             }
-            std::thread::sleep(POLL);
+            std::thread::sleep(FOREIGN_POLL);
         }
         if left.is_empty() {
             break;
@@ -166,9 +170,6 @@ pub(crate) fn stop_foreign_groups(
     }
     left
 }
-
-/// How often [`stop_foreign_groups`] looks whether the processes have ended.
-const POLL: Duration = Duration::from_millis(20);
 
 /// The kernel's boot id, which scopes start times to one boot (Linux).
 pub(crate) fn boot_id() -> Option<String> {

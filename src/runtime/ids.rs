@@ -33,7 +33,7 @@ impl TaskId {
         ))
     }
 
-    /// Checks that `text` is exactly what [`TaskId::generate`] makes.
+    /// Checks that `text` is exactly what `TaskId::generate` makes.
     pub fn parse(text: &str) -> Result<Self, RuntimeError> {
         let well_formed = text
             .strip_prefix(TASK_PREFIX)

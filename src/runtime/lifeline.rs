@@ -15,6 +15,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
@@ -77,11 +78,23 @@ pub(crate) fn place_in_child(source: RawFd, target: RawFd) -> io::Result<()> {
 
 /// The lifeline this process inherited from its parent, if the environment names one that is
 /// open. It is returned as inherited (inheritable); the caller decides what its own children
-/// get.
+/// get. Only the first call can get it — every later one gets `None` — since whoever holds the
+/// returned fd closes it, and a second owner would close it twice (or close whatever took its
+/// number since).
 pub(crate) fn inherited() -> Option<OwnedFd> {
-    let fd: RawFd = std::env::var(LIFELINE_FD_VAR).ok()?.trim().parse().ok()?;
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+    take_once(&TAKEN, || std::env::var(LIFELINE_FD_VAR).ok())
+}
+
+/// [`inherited`]'s work: the open fd `named` gives the number of, unless `taken` says it was
+/// taken already.
+fn take_once(taken: &AtomicBool, named: impl FnOnce() -> Option<String>) -> Option<OwnedFd> {
+    if taken.swap(true, Ordering::SeqCst) {
+        return None;
+    }
+    let fd: RawFd = named()?.trim().parse().ok()?;
     fcntl(fd, FcntlArg::F_GETFD).ok()?;
-    // SAFETY: the parent placed this fd for us; nothing else in this process claims it.
+    // SAFETY: the parent placed this fd for us, and only this first call claims it.
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
@@ -118,7 +131,7 @@ pub(crate) fn wait_for_eof(fd: BorrowedFd<'_>) {
             Ok(0) | Err(Errno::EINTR) | Err(Errno::EAGAIN) => continue,
             Ok(_) => {}
             // A bad fd cannot tell us anything; sleeping beats spinning.
-            Err(_) => std::thread::sleep(std::time::Duration::from_secs(1)),
+            Err(_) => std::thread::sleep(super::timing::LIFELINE_RETRY),
         }
         if read_pulse(fd) == Pulse::ParentDied {
             return;
@@ -139,6 +152,16 @@ mod tests {
         let flags = FdFlag::from_bits_truncate(fcntl(read, FcntlArg::F_GETFD).unwrap());
         assert!(!flags.contains(FdFlag::FD_CLOEXEC));
         assert_eq!(read_end().unwrap(), read, "one lifeline per process");
+    }
+
+    #[test]
+    fn an_inherited_lifeline_is_taken_once() {
+        let (read, _write) = nix::unistd::pipe2(OFlag::O_CLOEXEC).unwrap();
+        let number = std::os::fd::IntoRawFd::into_raw_fd(read);
+        let taken = AtomicBool::new(false);
+        let first = take_once(&taken, || Some(number.to_string()));
+        assert_eq!(first.as_ref().map(AsRawFd::as_raw_fd), Some(number));
+        assert!(take_once(&taken, || Some(number.to_string())).is_none());
     }
 
     #[test]

@@ -1,73 +1,75 @@
 //! The runtime: the one owner of every child process a run starts, and the one place where
 //! zero spawns processes. Nothing here knows about models, tools or output formats.
 //!
-//! A [`Runtime`] is created once per run and shared (behind an `Arc`) by everything that starts,
-//! reads or stops tasks. It is lazy: until the first task starts it has no directory, no file
-//! and no lease, so a run that never starts a child leaves no trace. Once open it holds the
-//! run's lease, a private run directory, and every task it started; [`Runtime::close`] stops
-//! what is still running, records how each task ended, and removes the run's footprint.
-//! `docs/RUNTIME.md` describes the data directory, the record and the state machine.
+//! A [`Runtime`] is created once per run and shared (behind an `Arc`) by everything that runs
+//! commands or starts, reads or stops tasks. It is lazy: until the first background task starts
+//! it has no directory, no file and no lease, so a run that never starts one leaves no trace
+//! (foreground commands need none). Once open it holds the run's lease, a private run
+//! directory, and every task it started; it knows every foreground command it runs too.
+//! [`Runtime::close`] stops what is still running, foreground or background, waits for it,
+//! records how each task ended, and removes the run's footprint. `docs/RUNTIME.md` describes
+//! the data directory, the record and the state machine.
 //!
-//! Operations that change state (start, stop, close) run as their own tokio tasks, so a caller
-//! that gives up half-way (a cancelled tool call) cannot leave a child unregistered or a stop
-//! half-done.
+//! Operations that change state (start, stop, close, a foreground command) run as their own
+//! tokio tasks, so a caller that gives up half-way (a cancelled tool call) cannot leave a child
+//! unregistered or a stop half-done.
+//!
+//! The modules, by job: `spawn` is the door every process goes through (the guardian's
+//! command line), `foreground` runs the commands a caller waits for, `task` the background
+//! tasks and their state machine, `stop` the runtime's one stop ladder (and [`hurry`]),
+//! `timing` every fixed wait and how they relate; `guardian`, `guardian_report` and `lifeline`
+//! contain each command; `run`, `record`, `store` and `reconcile` are the data directory.
 
 pub mod capture;
 mod config;
 mod error;
+mod foreground;
 pub mod guardian;
 mod guardian_report;
 mod identity;
 mod ids;
 pub(crate) mod lifeline;
 pub mod output;
-pub mod process;
 mod reap;
 mod reconcile;
 mod record;
 mod run;
+mod spawn;
+mod stop;
 mod store;
 mod task;
+mod timing;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::future::Future;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_KILL_GRACE, DEFAULT_MAX_RUNNING, RuntimeConfig};
+pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
+pub use foreground::{CommandOutput, ShellCommand, Termination};
 pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use ids::{RunId, TaskId};
 pub use lifeline::LIFELINE_FD_VAR;
 pub use output::{OutputWindow, Window};
-pub use process::Launch;
 pub use reconcile::Reconciliation;
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
+pub use spawn::{Launch, this_binary, use_guardian_program};
+pub use stop::hurry;
 pub use store::{GcReport, Store};
 pub use task::Stopped;
+pub use timing::DEFAULT_KILL_GRACE;
 
+use foreground::Foreground;
 use run::{Layout, Run};
-use task::{Change, StopCause, Task, TaskProcess};
-
-/// Makes every stop in progress, and every later one, skip the rest of its grace period and
-/// SIGKILL at once — foreground commands and background tasks alike. For the second signal
-/// during close: the user wants out now. Process-wide, like the signal that calls for it.
-pub fn hurry() {
-    hurried().cancel();
-}
-
-/// Cancelled once [`hurry`] was called.
-fn hurried() -> &'static CancellationToken {
-    static HURRY: OnceLock<CancellationToken> = OnceLock::new();
-    HURRY.get_or_init(CancellationToken::new)
-}
+use task::{Change, StopCause, Task};
 
 /// Something that happened to a task, for whoever reports the run (the runtime itself never
 /// writes output).
@@ -131,6 +133,9 @@ struct Shared {
     layout: Option<Layout>,
     events: TaskEventSink,
     state: Mutex<State>,
+    /// The foreground commands: counted apart from `state`, whose lock a background start
+    /// holds while it spawns, so a foreground command never waits for one.
+    foreground: Arc<Foreground>,
 }
 
 struct State {
@@ -153,6 +158,7 @@ impl Runtime {
     /// the first task starts. `events` hears of every task that starts and finishes.
     pub fn new(config: RuntimeConfig, events: TaskEventSink) -> Self {
         let layout = config.data_dir.clone().map(Layout::new);
+        let foreground = Arc::new(Foreground::new(config.kill_grace));
         Runtime {
             shared: Arc::new(Shared {
                 config,
@@ -162,8 +168,23 @@ impl Runtime {
                     phase: Phase::Idle,
                     tasks: BTreeMap::new(),
                 }),
+                foreground,
             }),
         }
+    }
+
+    /// Runs `command` in the foreground to completion, its timeout, or cancellation (`cancel`
+    /// or [`Runtime::close`]), capturing its output (bounded). Whatever it left running is
+    /// stopped when it ends. A stopped command gets the configured grace between SIGTERM and
+    /// SIGKILL, and a caller that stops waiting (drops this future) does not cut that short:
+    /// the stop is carried through, and close waits for it. Opens nothing on disk. Fails when
+    /// the command cannot start, or once the runtime is closed.
+    pub async fn run_foreground(
+        &self,
+        command: ShellCommand<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        self.shared.foreground.run(command, cancel).await
     }
 
     /// Starts a task and returns its `running` record once that is persisted. Fails when the
@@ -240,9 +261,11 @@ impl Runtime {
         records
     }
 
-    /// Ends the run's use of the runtime: nothing new may start; every task still running is
-    /// stopped (concurrently) and waited for; the run directory and the lease file are removed
-    /// and the lease released. Idempotent: later calls do nothing and report nothing.
+    /// Ends the run's use of the runtime: nothing new may start; every task and foreground
+    /// command still running is stopped (concurrently) and waited for, a foreground command
+    /// whose caller gave up included; the run directory and the lease file are removed and the
+    /// lease released. Idempotent: later calls stop nothing and report nothing (they still wait
+    /// for foreground commands being stopped).
     pub async fn close(&self) -> CloseReport {
         detached(Arc::clone(&self.shared).close())
             .await
@@ -298,9 +321,9 @@ impl Shared {
         .await??;
         let launch = spec.launch;
         let grace = self.config.kill_grace;
-        let started = blocking(move || process::spawn_background(&launch, &output, grace)).await?;
+        let started = blocking(move || spawn::spawn_background(&launch, &output, grace)).await?;
 
-        let command = started.as_ref().ok().map(|guarded| guarded.command);
+        let command = started.as_ref().ok().map(|(guarded, _)| guarded.command);
         let record = TaskRecord {
             schema_version: RECORD_SCHEMA_VERSION,
             id: id.clone(),
@@ -322,20 +345,21 @@ impl Shared {
             reason: None,
             output_path,
         };
-        let process = started.as_ref().ok().map(|guarded| TaskProcess {
-            guardian: guarded.guardian,
-            command: guarded.command,
-        });
+        let process = started.as_ref().ok().map(|(guarded, _)| *guarded);
         let task = Arc::new(Task::new(layout.record(&id), record.clone(), process));
         state.tasks.insert(id.clone(), Arc::clone(&task));
-        let guarded = match started {
-            Ok(guarded) => guarded,
+        let (guarded, report) = match started {
+            Ok(started) => started,
             Err(source) => {
                 // Recorded as failed through the same transition as any other failure, still
                 // under the state lock so a concurrent close cannot call it killed first. It is
-                // finished at once, so it holds no slot.
-                task.apply(Change::Failed(format!("could not start: {source}")))
-                    .await;
+                // finished at once, so it holds no slot. The reason may quote the command line
+                // (a guardian that could not be spawned), which may hold a key.
+                let reason = self
+                    .config
+                    .secrets
+                    .apply(&format!("could not start: {source}"));
+                task.apply(Change::Failed(reason)).await;
                 task.finish_unstarted();
                 return Err(RuntimeError::StartFailed { id, source });
             }
@@ -345,7 +369,6 @@ impl Shared {
         (self.events)(TaskEvent::Started(record.clone()));
         let follower = Arc::clone(&task);
         let events = Arc::clone(&self.events);
-        let report = guarded.report;
         tokio::spawn(async move { follower.follow(report, &events).await });
         match recorded {
             Ok(()) => Ok(record),
@@ -400,16 +423,22 @@ impl Shared {
             let phase = std::mem::replace(&mut state.phase, Phase::Closed);
             (state.tasks.values().cloned().collect::<Vec<_>>(), phase)
         };
+        self.foreground.close();
         let Phase::Open(run) = phase else {
+            // No task ever started (or an earlier close did the rest): only foreground
+            // commands can be left, and they leave no record.
+            self.foreground.settled().await;
             return CloseReport::default();
         };
         let grace = self.config.kill_grace;
-        let stops = futures_util::future::join_all(
-            tasks
-                .iter()
-                .map(|task| task.stop(StopCause::Closing, grace)),
-        )
-        .await;
+        let (stops, ()) = tokio::join!(
+            futures_util::future::join_all(
+                tasks
+                    .iter()
+                    .map(|task| task.stop(StopCause::Closing, grace)),
+            ),
+            self.foreground.settled(),
+        );
         let mut report = CloseReport::default();
         let mut unrecorded = Vec::new();
         for stop in stops {

@@ -25,17 +25,11 @@ use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock};
 use super::run::{self, EntryKind, Layout, Lease, RunFile};
 use super::task::Stopped;
+use super::timing::{OWNER_POLL, OWNER_RECORDS_END};
 use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 
 /// The reason recorded on a task stopped by `zero tasks stop`.
 const STOPPED_ELSEWHERE: &str = "stopped by `zero tasks stop`";
-
-/// How long a stop from another process waits for the owning run to record how the process
-/// ended, so that the report it prints is complete.
-const OWNER_RECORDS_END: Duration = Duration::from_secs(3);
-
-/// How often a stop looks for the owner's record of the end.
-const POLL: Duration = Duration::from_millis(20);
 
 /// The data directory, for processes other than a task's owner. Blocking throughout.
 pub struct Store {
@@ -211,7 +205,7 @@ impl Store {
         let deadline = Instant::now() + OWNER_RECORDS_END;
         let mut latest = killed.clone().unwrap_or(record);
         while latest.ended_at.is_none() && Instant::now() < deadline {
-            std::thread::sleep(POLL);
+            std::thread::sleep(OWNER_POLL);
             if let Ok(record) = record::read(&self.layout.record(id)) {
                 latest = record;
             }

@@ -10,6 +10,7 @@
 //! - the **finished** signal: the task is over — terminal, reaped, recorded, announced. Every
 //!   waiter (TaskOutput, TaskStop, close) awaits it; nobody polls.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,17 +18,10 @@ use nix::sys::signal::Signal;
 use tokio::sync::{Mutex, watch};
 
 use super::guardian_report::ReportReader;
-use super::identity::ProcessIdentity;
-use super::process::GUARDIAN_MARGIN;
 use super::reap::{self, ProcessEnd};
 use super::record::{self, RecordLock, now};
-use super::{
-    RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking, hurried,
-};
-
-/// How long a process may take to go after SIGKILL before a stop reports it as unkillable
-/// (a process in uninterruptible sleep can outlive SIGKILL for a while).
-pub(crate) const AFTER_KILL_WAIT: Duration = Duration::from_secs(5);
+use super::stop::{self, Guarded, GuardianEnd, StopFailure, StopRequest};
+use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
 
 /// One task of the run.
 pub(crate) struct Task {
@@ -38,7 +32,7 @@ pub(crate) struct Task {
     /// The record, behind the one lock every change happens under.
     record: Mutex<TaskRecord>,
     /// Its processes, when it started.
-    process: Option<TaskProcess>,
+    process: Option<Guarded>,
     /// True once the process has ended (it may not be reaped yet).
     ended: watch::Sender<bool>,
     /// True once the task is over: terminal, reaped, recorded and announced.
@@ -46,15 +40,6 @@ pub(crate) struct Task {
     /// Held by a stop while it signals the group. The reap waits for it, so the group id stays
     /// reserved by the unreaped leader until no stop will signal it any more.
     signalling: Mutex<()>,
-}
-
-/// The processes of a started task.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct TaskProcess {
-    /// The guardian: our child, which stop requests go to and whose end is the task's end.
-    pub guardian: ProcessIdentity,
-    /// The command the guardian runs, leading its own process group.
-    pub command: ProcessIdentity,
 }
 
 /// A change to a task's record.
@@ -112,7 +97,7 @@ pub struct Stopped {
 impl Task {
     /// A task whose record says `running`; `process` is `None` when it never started (the
     /// caller then fails it through [`Task::apply`]).
-    pub fn new(record_path: PathBuf, record: TaskRecord, process: Option<TaskProcess>) -> Self {
+    pub fn new(record_path: PathBuf, record: TaskRecord, process: Option<Guarded>) -> Self {
         Task {
             id: record.id.clone(),
             record_path,
@@ -206,45 +191,24 @@ impl Task {
         })
     }
 
-    /// Sends the guardian a stop request (it TERMs the subtree, waits `grace`, KILLs, reaps
-    /// and exits) and waits for it to end. If [`super::hurry`] is called meanwhile, the
-    /// command's group is SIGKILLed at once and the guardian asked again, which makes it skip
-    /// the rest of its grace. A guardian that overruns its grace by [`GUARDIAN_MARGIN`] is
-    /// SIGKILLed with the command's group.
-    async fn terminate(&self, process: TaskProcess, grace: Duration) -> Result<(), RuntimeError> {
-        let signal = |identity: ProcessIdentity, signal| {
-            identity
-                .signal_group(signal)
-                .map_err(|source| RuntimeError::SignalFailed {
+    /// Stops the task's guardian and command with the runtime's one ladder
+    /// (`stop::stop_guarded`): the stop request, the grace plus a margin, SIGKILL if the
+    /// guardian overran, and [`super::hurry`] skipping the grace. The end it waits for is the
+    /// one the follower observes.
+    async fn terminate(&self, process: Guarded, grace: Duration) -> Result<(), RuntimeError> {
+        let mut end = Ended(&self.ended);
+        stop::stop_guarded(process, grace, &StopRequest::default(), &mut end)
+            .await
+            .map_err(|failure| match failure {
+                StopFailure::Signal(source) => RuntimeError::SignalFailed {
                     id: self.id.clone(),
                     source,
-                })
-        };
-        let hurry = hurried();
-        if hurry.is_cancelled() {
-            signal(process.command, Signal::SIGKILL)?;
-        }
-        signal(process.guardian, Signal::SIGTERM)?;
-        let ended = tokio::select! {
-            ended = until(&self.ended, grace + GUARDIAN_MARGIN) => ended,
-            () = hurry.cancelled() => {
-                signal(process.command, Signal::SIGKILL)?;
-                signal(process.guardian, Signal::SIGTERM)?;
-                until(&self.ended, GUARDIAN_MARGIN).await
-            }
-        };
-        if ended {
-            return Ok(());
-        }
-        signal(process.command, Signal::SIGKILL)?;
-        signal(process.guardian, Signal::SIGKILL)?;
-        if until(&self.ended, AFTER_KILL_WAIT).await {
-            return Ok(());
-        }
-        Err(RuntimeError::Unkillable {
-            id: self.id.clone(),
-            pid: process.command.pid,
-        })
+                },
+                StopFailure::Unkillable => RuntimeError::Unkillable {
+                    id: self.id.clone(),
+                    pid: process.command.pid,
+                },
+            })
     }
 
     /// Follows the task's guardian to the end: observes its end (leaving it unreaped), reads
@@ -321,6 +285,15 @@ fn record_end(record: &mut TaskRecord, end: ProcessEnd) {
     match end {
         ProcessEnd::Exited(code) => record.exit_code = Some(code),
         ProcessEnd::Signalled(signal) => record.signal = Some(signal),
+    }
+}
+
+/// A task's guardian's end, as its follower announces it (the `ended` signal).
+struct Ended<'a>(&'a watch::Sender<bool>);
+
+impl GuardianEnd for Ended<'_> {
+    fn within(&mut self, limit: Duration) -> impl Future<Output = bool> + Send {
+        until(self.0, limit)
     }
 }
 

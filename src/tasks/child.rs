@@ -209,8 +209,7 @@ impl ChildRun<'_> {
 /// would mean "no filter".
 fn tool_flags(tools: &[&'static str]) -> (Vec<String>, Vec<String>) {
     if tools.is_empty() {
-        let all = crate::tools::Registry::core()
-            .names()
+        let all = crate::tools::CORE_TOOL_NAMES
             .into_iter()
             .chain([TASK_OUTPUT, TASK_STOP])
             .collect::<Vec<_>>();

@@ -259,9 +259,7 @@ impl Tool for TaskTool {
             Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
             None => None,
         };
-        let program = std::env::current_exe().map_err(|e| {
-            ToolError::Failed(format!("cannot find the zero binary to launch: {e}"))
-        })?;
+        let program = crate::runtime::this_binary().to_path_buf();
         let launch = ChildRun {
             specialist,
             prompt_file: &prompt_file,

@@ -133,16 +133,35 @@ pub trait Tool: Send + Sync {
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 
+/// The names of the core tools (files, search, patch, shell and plan), sorted as
+/// [`Registry::names`] lists them: what a specialist's tool flags are made of, known without a
+/// runtime. A unit test holds it to what [`Registry::with_runtime`] registers.
+pub const CORE_TOOL_NAMES: [&str; 9] = [
+    "apply_patch",
+    "bash",
+    "edit_file",
+    "glob",
+    "grep",
+    "list_directory",
+    "read_file",
+    "update_plan",
+    "write_file",
+];
+
 /// Every tool this build knows, by name.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Registry {
     tools: BTreeMap<&'static str, Arc<dyn Tool>>,
 }
 
 impl Registry {
-    /// The core tools: files, search, patch, shell and plan.
-    pub fn core() -> Self {
-        let mut registry = Registry::default();
+    /// The core tools (files, search, patch, shell and plan), with `bash` running every
+    /// command, foreground or background, through the run's shared `runtime`. The task tools
+    /// that follow its background commands are added by `tasks::register`.
+    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
+        let mut registry = Registry {
+            tools: BTreeMap::new(),
+        };
         registry.register(Arc::new(files::ReadFile));
         registry.register(Arc::new(search::ListDirectory));
         registry.register(Arc::new(search::Glob));
@@ -150,16 +169,8 @@ impl Registry {
         registry.register(Arc::new(files::WriteFile));
         registry.register(Arc::new(files::EditFile));
         registry.register(Arc::new(patch::ApplyPatch));
-        registry.register(Arc::new(shell::Bash::foreground()));
+        registry.register(Arc::new(shell::Bash::new(Arc::clone(&runtime))));
         registry.register(Arc::new(plan::UpdatePlan));
-        registry
-    }
-
-    /// The core tools, with `bash` able to run commands in the background as tasks of the
-    /// run's runtime (the task tools themselves are added by `tasks::register`).
-    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
-        let mut registry = Registry::core();
-        registry.register(Arc::new(shell::Bash::with_runtime(runtime)));
         registry
     }
 
@@ -311,5 +322,21 @@ pub fn tool_error(error: RuntimeError) -> ToolError {
             "{error}; a task's id is in the result of the call that started it"
         )),
         _ => ToolError::Failed(error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{RunId, RuntimeConfig};
+
+    #[test]
+    fn the_core_tool_names_are_what_the_registry_registers() {
+        let runtime = Runtime::new(
+            RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
+            Arc::new(|_| {}),
+        );
+        let registry = Registry::with_runtime(Arc::new(runtime));
+        assert_eq!(registry.names(), CORE_TOOL_NAMES);
     }
 }

@@ -1,6 +1,6 @@
-//! `bash`: run a shell command in the workspace, in the foreground with a timeout, or — when
-//! the run has a task runtime — in the background as a task read with `TaskOutput` and stopped
-//! with `TaskStop`.
+//! `bash`: run a shell command in the workspace, in the foreground with a timeout, or in the
+//! background as a task read with `TaskOutput` and stopped with `TaskStop`. Both kinds run
+//! through the run's runtime, which owns every command it starts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
-use crate::runtime::process::{self, CommandOutput, ShellCommand, Termination};
-use crate::runtime::{Runtime, TaskSpec};
+use crate::runtime::{CommandOutput, Runtime, ShellCommand, TaskSpec, Termination};
 
 /// The timeout when the model gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -28,37 +27,28 @@ struct BashArgs {
     run_in_background: Option<bool>,
 }
 
-/// What the tool is for, whether or not it can run commands in the background.
-macro_rules! foreground_description {
-    () => {
-        "Run a shell command (bash) in the workspace root and return its exit code, stdout and \
-         stderr. Use it to build, run tests, and use command-line tools. The command runs \
-         headless: stdin is empty, so never run anything interactive (editors, pagers, \
-         prompts); pass flags like --yes or --no-pager instead. It is killed after timeout_ms \
-         (default 120000, max 600000) together with everything it started; processes it \
-         leaves running in the background are stopped when it returns. Output beyond 64 KiB \
-         keeps the beginning and the end. Prefer read_file, grep and glob over cat, grep and \
-         find for reading code."
-    };
-}
+/// What the tool is for, written for the model.
+const DESCRIPTION: &str = "Run a shell command (bash) in the workspace root and return its exit \
+    code, stdout and stderr. Use it to build, run tests, and use command-line tools. The \
+    command runs headless: stdin is empty, so never run anything interactive (editors, pagers, \
+    prompts); pass flags like --yes or --no-pager instead. It is killed after timeout_ms \
+    (default 120000, max 600000) together with everything it started; processes it leaves \
+    running in the background are stopped when it returns. Output beyond 64 KiB keeps the \
+    beginning and the end. Prefer read_file, grep and glob over cat, grep and find for reading \
+    code. For a server, a watcher or a long build, set run_in_background: the call returns at \
+    once with a task id, the output goes to a log you read with TaskOutput, TaskStop stops \
+    it, and it is stopped when the run ends.";
 
-/// Runs one command with the platform shell in the workspace root: in the foreground, or as a
-/// background task of `runtime` when there is one.
+/// Runs one command with the platform shell in the workspace root, in the foreground or as a
+/// background task, through the run's runtime.
 pub struct Bash {
-    runtime: Option<Arc<Runtime>>,
+    runtime: Arc<Runtime>,
 }
 
 impl Bash {
-    /// Foreground commands only.
-    pub fn foreground() -> Self {
-        Bash { runtime: None }
-    }
-
-    /// Foreground commands, and background commands as tasks of `runtime`.
-    pub fn with_runtime(runtime: Arc<Runtime>) -> Self {
-        Bash {
-            runtime: Some(runtime),
-        }
+    /// Commands run by `runtime`.
+    pub fn new(runtime: Arc<Runtime>) -> Self {
+        Bash { runtime }
     }
 }
 
@@ -69,19 +59,11 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> &'static str {
-        match self.runtime {
-            None => foreground_description!(),
-            Some(_) => concat!(
-                foreground_description!(),
-                " For a server, a watcher or a long build, set run_in_background: the call \
-                 returns at once with a task id, the output goes to a log you read with \
-                 TaskOutput, TaskStop stops it, and it is stopped when the run ends."
-            ),
-        }
+        DESCRIPTION
     }
 
     fn input_schema(&self) -> Value {
-        let mut schema = json!({
+        json!({
             "type": "object",
             "properties": {
                 "command": {
@@ -93,19 +75,16 @@ impl Tool for Bash {
                     "minimum": 1,
                     "maximum": MAX_TIMEOUT_MS,
                     "description": "Kill the command after this many milliseconds (default 120000)."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Start the command as a background task and return at once \
+                                    with its task id (no timeout applies)."
                 }
             },
             "required": ["command"],
             "additionalProperties": false
-        });
-        if self.runtime.is_some() {
-            schema["properties"]["run_in_background"] = json!({
-                "type": "boolean",
-                "description": "Start the command as a background task and return at once \
-                                with its task id (no timeout applies)."
-            });
-        }
-        schema
+        })
     }
 
     fn side_effect(&self) -> SideEffect {
@@ -142,16 +121,18 @@ impl Tool for Bash {
             }
             Some(ms) => ms,
         };
-        let output = process::run_foreground(
-            ShellCommand {
-                command: &args.command,
-                cwd: &ctx.workspace,
-                timeout: Duration::from_millis(timeout_ms),
-            },
-            &ctx.cancel,
-        )
-        .await
-        .map_err(|e| ToolError::Failed(format!("could not start the command: {e}")))?;
+        let output = self
+            .runtime
+            .run_foreground(
+                ShellCommand {
+                    command: &args.command,
+                    cwd: &ctx.workspace,
+                    timeout: Duration::from_millis(timeout_ms),
+                },
+                &ctx.cancel,
+            )
+            .await
+            .map_err(|e| ToolError::Failed(format!("could not start the command: {e}")))?;
         let report = render(&output, timeout_ms);
         match output.termination {
             Termination::Exited(0) => Ok(report),
@@ -164,13 +145,8 @@ impl Tool for Bash {
 impl Bash {
     /// Starts `command` as a background task and tells the model how to follow it.
     async fn start_background(&self, command: &str, ctx: &ToolContext) -> ToolResult {
-        let Some(runtime) = &self.runtime else {
-            return Err(ToolError::Failed(
-                "background commands are not available in this run; run it in the foreground"
-                    .into(),
-            ));
-        };
-        let record = runtime
+        let record = self
+            .runtime
             .start(TaskSpec::shell(command, &ctx.workspace))
             .await
             .map_err(super::tool_error)?;

@@ -1,0 +1,368 @@
+//! Foreground commands: a command the caller waits for (the `bash` tool without
+//! `run_in_background`), with bounded output capture and a timeout. Whatever it left running
+//! (in its group, or daemonized below its guardian) is stopped when it ends: a foreground
+//! command's leftovers die with it.
+//!
+//! A foreground command leaves no record and needs no run directory, so running one opens
+//! nothing on disk: a run that only runs foreground commands leaves no trace. The runtime still
+//! knows every one it started ([`Foreground`]): [`super::Runtime::close`] refuses new ones,
+//! stops those still running, and waits until each is over, its stop's grace period included.
+
+use std::process::ExitStatus;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::capture::BoundedCapture;
+use super::guardian_report::StartError;
+use super::identity::ProcessIdentity;
+use super::reap::ProcessEnd;
+use super::spawn::{GuardianCommand, Launch, Stdio};
+use super::stop::{self, Guarded, GuardianEnd, StopRequest};
+use super::timing::PIPE_DRAIN_GRACE;
+
+/// Bytes kept from the start and from the end of each output stream.
+const CAPTURE_HEAD: usize = 32 * 1024;
+const CAPTURE_TAIL: usize = 32 * 1024;
+
+/// A shell command to run in the foreground.
+#[derive(Debug, Clone, Copy)]
+pub struct ShellCommand<'a> {
+    /// The command line, run by the shell.
+    pub command: &'a str,
+    /// The working directory.
+    pub cwd: &'a std::path::Path,
+    /// How long the command may run before it is stopped.
+    pub timeout: Duration,
+}
+
+/// How a foreground command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal ended it.
+    Signalled(i32),
+    /// It ran past its timeout and was stopped with everything it started.
+    TimedOut,
+    /// The run was cancelled (or the runtime closed) and the command was stopped with
+    /// everything it started.
+    Cancelled,
+}
+
+/// The outcome of a foreground command.
+#[derive(Debug)]
+pub struct CommandOutput {
+    /// How it ended.
+    pub termination: Termination,
+    /// What it wrote to stdout (bounded).
+    pub stdout: BoundedCapture,
+    /// What it wrote to stderr (bounded).
+    pub stderr: BoundedCapture,
+    /// How many processes it left running that were stopped when it ended.
+    pub leftovers: usize,
+}
+
+/// The runtime's foreground commands: how many are running or being stopped, and whether the
+/// runtime has closed.
+#[derive(Debug)]
+pub(super) struct Foreground {
+    /// The time between SIGTERM and SIGKILL when a command is stopped (the runtime's
+    /// configuration, read once).
+    grace: Duration,
+    /// How many commands are running or being stopped.
+    running: watch::Sender<usize>,
+    /// Cancelled when the runtime closes: no command may start any more, and every one still
+    /// running is stopped.
+    closing: CancellationToken,
+}
+
+impl Foreground {
+    /// No commands yet; each one stopped gets `grace` between SIGTERM and SIGKILL.
+    pub fn new(grace: Duration) -> Self {
+        Foreground {
+            grace,
+            running: watch::Sender::new(0),
+            closing: CancellationToken::new(),
+        }
+    }
+
+    /// Runs `spec` to completion, timeout or cancellation (`cancel`, or the runtime's close).
+    /// Fails only when the command could not start, or when the runtime is closed.
+    ///
+    /// The command is run by a tokio task of its own, counted until it is over: a caller that
+    /// stops waiting (the agent loop drops a cancelled tool call) does not cut the stop short
+    /// — dropping this future sends the stop request at once, and the task carries the stop
+    /// through, grace period and all, while close waits for it.
+    pub async fn run(
+        self: &Arc<Self>,
+        spec: ShellCommand<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        let entered = Entered::new(self).ok_or(StartError::Closed)?;
+        let stop = cancel.child_token();
+        let stopper = Arc::new(Stopper::default());
+        let abandoned = Abandoned {
+            stopper: Arc::clone(&stopper),
+            stop: stop.clone(),
+            armed: true,
+        };
+        let launch = Launch::shell(spec.command, spec.cwd);
+        let timeout = spec.timeout;
+        let run = tokio::spawn(async move {
+            let output = supervise(&entered.0, launch, timeout, stop, stopper).await;
+            drop(entered);
+            output
+        });
+        let result = run.await;
+        abandoned.disarm();
+        match result {
+            Ok(result) => result,
+            Err(error) => match error.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_) => Err(shutting_down()),
+            },
+        }
+    }
+
+    /// Refuses new commands from now on and asks every running one to stop.
+    pub fn close(&self) {
+        self.closing.cancel();
+    }
+
+    /// Waits until no command is running or being stopped.
+    pub async fn settled(&self) {
+        let _ = self
+            .running
+            .subscribe()
+            .wait_for(|running| *running == 0)
+            .await;
+    }
+}
+
+/// One command counted in [`Foreground::running`] for as long as this lives.
+struct Entered(Arc<Foreground>);
+
+impl Entered {
+    /// Counts a command in, unless the runtime has closed.
+    fn new(foreground: &Arc<Foreground>) -> Option<Self> {
+        let mut entered = false;
+        // Checked under the count's lock: a close that cancels first and then finds nothing
+        // running cannot miss a command that counted itself in meanwhile.
+        foreground.running.send_if_modified(|running| {
+            entered = !foreground.closing.is_cancelled();
+            if entered {
+                *running += 1;
+            }
+            entered
+        });
+        entered.then(|| Entered(Arc::clone(foreground)))
+    }
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.running.send_modify(|running| *running -= 1);
+    }
+}
+
+/// Dropped while armed when the caller of [`Foreground::run`] stops waiting: cancels the
+/// command's task and sends the stop request at once, so the guardian starts stopping the
+/// subtree even if that task is never polled again.
+struct Abandoned {
+    stopper: Arc<Stopper>,
+    stop: CancellationToken,
+    armed: bool,
+}
+
+impl Abandoned {
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if self.armed {
+            self.stop.cancel();
+            self.stopper.request_stop();
+        }
+    }
+}
+
+/// The stop request of one foreground command, shared by the caller's future (which sends it
+/// when abandoned) and the task that runs the command (whose stop sends it otherwise): sent
+/// once, by whichever comes first.
+#[derive(Debug, Default)]
+struct Stopper {
+    /// The command's processes, once its guardian has confirmed the start.
+    guarded: OnceLock<Guarded>,
+    request: StopRequest,
+}
+
+impl Stopper {
+    /// Asks the guardian to stop the subtree, if the command has started.
+    fn request_stop(&self) {
+        if let Some(guarded) = self.guarded.get() {
+            let _ = self.request.send(guarded);
+        }
+    }
+}
+
+/// [`Foreground::run`]'s work, on its own tokio task.
+async fn supervise(
+    foreground: &Foreground,
+    launch: Launch,
+    timeout: Duration,
+    stop: CancellationToken,
+    stopper: Arc<Stopper>,
+) -> Result<CommandOutput, StartError> {
+    let grace = foreground.grace;
+    let (mut child, mut report) =
+        GuardianCommand::new(&launch, grace, Stdio::Piped).spawn_async()?;
+    let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
+    let confirmed = Arc::clone(&stopper);
+    let abandoned = stop.clone();
+    // The handshake, and making the processes known to stop requests, happen on a blocking
+    // thread that needs no polling: a caller that gave up meanwhile gets its stop request
+    // delivered even if this task is never polled again. Either the caller's request finds the
+    // processes set, or this finds the token cancelled and sends it.
+    let (report, handshake) = super::blocking(move || {
+        let handshake = report.handshake();
+        if let Ok(command) = &handshake {
+            let _ = confirmed.guarded.set(Guarded {
+                guardian,
+                command: *command,
+            });
+            if abandoned.is_cancelled() {
+                confirmed.request_stop();
+            }
+        }
+        (report, handshake)
+    })
+    .await
+    .map_err(|_| shutting_down())?;
+    let command = match handshake {
+        Ok(command) => command,
+        Err(error) => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            return Err(error);
+        }
+    };
+    let guarded = Guarded { guardian, command };
+
+    let mut stdout = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
+    let mut stderr = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
+    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
+    let (status, stopped) = {
+        let reading = async {
+            tokio::join!(
+                drain(stdout_pipe, &mut stdout),
+                drain(stderr_pipe, &mut stderr)
+            )
+        };
+        let ending = async {
+            let stopped = tokio::select! {
+                status = child.wait() => return (status, None),
+                () = tokio::time::sleep(timeout) => Termination::TimedOut,
+                () = stop.cancelled() => Termination::Cancelled,
+                () = foreground.closing.cancelled() => Termination::Cancelled,
+            };
+            let mut end = ChildEnd {
+                child: &mut child,
+                status: None,
+            };
+            // A stop that could not be carried through leaves nothing to do but wait: the
+            // guardian is our child, and it ends once SIGKILL reaches it.
+            let _ = stop::stop_guarded(guarded, grace, &stopper.request, &mut end).await;
+            let status = match end.status {
+                Some(status) => status,
+                None => child.wait().await,
+            };
+            (status, Some(stopped))
+        };
+        tokio::pin!(reading, ending);
+        let mut reading_done = false;
+        let ended = loop {
+            tokio::select! {
+                ended = &mut ending => break ended,
+                _ = &mut reading, if !reading_done => reading_done = true,
+            }
+        };
+        if !reading_done {
+            let _ = tokio::time::timeout(PIPE_DRAIN_GRACE, &mut reading).await;
+        }
+        ended
+    };
+    let ended = super::blocking(move || report.ended()).await.ok().flatten();
+    let leftovers = ended.map_or(0, |(_, leftovers)| leftovers);
+    let termination = match (stopped, ended, status) {
+        (Some(stopped), _, _) => stopped,
+        (None, Some((end, _)), _) => end.into(),
+        (None, None, Ok(status)) => exit_termination(status),
+        (None, None, Err(error)) => return Err(StartError::Guardian(error)),
+    };
+    Ok(CommandOutput {
+        termination,
+        stdout,
+        stderr,
+        leftovers,
+    })
+}
+
+/// The guardian's end as a foreground command observes it: by waiting for its own child.
+struct ChildEnd<'a> {
+    child: &'a mut tokio::process::Child,
+    /// The guardian's exit status, once it has ended.
+    status: Option<std::io::Result<ExitStatus>>,
+}
+
+impl GuardianEnd for ChildEnd<'_> {
+    async fn within(&mut self, limit: Duration) -> bool {
+        if self.status.is_none() {
+            if let Ok(status) = tokio::time::timeout(limit, self.child.wait()).await {
+                self.status = Some(status);
+            }
+        }
+        self.status.is_some()
+    }
+}
+
+fn shutting_down() -> StartError {
+    StartError::Guardian(std::io::Error::other("the async runtime is shutting down"))
+}
+
+impl From<ProcessEnd> for Termination {
+    fn from(end: ProcessEnd) -> Self {
+        match end {
+            ProcessEnd::Exited(code) => Termination::Exited(code),
+            ProcessEnd::Signalled(signal) => Termination::Signalled(signal),
+        }
+    }
+}
+
+fn exit_termination(status: ExitStatus) -> Termination {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Termination::Exited(code),
+        (None, Some(signal)) => Termination::Signalled(signal),
+        (None, None) => Termination::Exited(-1),
+    }
+}
+
+async fn drain(pipe: Option<impl AsyncRead + Unpin>, capture: &mut BoundedCapture) {
+    let Some(mut pipe) = pipe else {
+        return;
+    };
+    let mut buffer = vec![0u8; 16 * 1024];
+    while let Ok(read) = pipe.read(&mut buffer).await {
+        if read == 0 {
+            break;
+        }
+        capture.push(&buffer[..read]);
+    }
+}

@@ -1,0 +1,293 @@
+//! The spawn door: every process zero starts is spawned here, so the rules live in one place.
+//! Every command runs under a guardian (`zero __guard`, see [`super::guardian`]), which gets
+//! its own process group, the report pipe as its stdin and the lifeline on the fd
+//! [`LIFELINE_FD_VAR`] names, and which starts the command in a process group of its own.
+//! Nothing runs between fork and exec, so the guardian is spawned the `vfork` way
+//! (`posix_spawn`): forking a multi-threaded runtime of several MB costs more than the whole
+//! guardian start. A command counts as started only once its guardian has said so (the
+//! handshake).
+//!
+//! [`GuardianCommand`] is the one builder of a guardian's command line: the argv, the
+//! environment rules (no command ever sees the provider's key), the stdin, the process group
+//! and a named [`Stdio`] policy for stdout and stderr. It prints itself for error messages.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use nix::fcntl::OFlag;
+use nix::sys::signal::Signal;
+
+use super::guardian_report::{ReportReader, StartError};
+use super::identity::ProcessIdentity;
+use super::lifeline::{self, LIFELINE_FD_VAR};
+use super::reap;
+use super::stop::Guarded;
+use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES};
+
+/// The hidden subcommand that makes the zero binary a guardian.
+const GUARD_SUBCOMMAND: &str = "__guard";
+
+/// The shell that runs commands: bash when the machine has it (models write bash), else `sh`.
+fn shell() -> &'static str {
+    ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|path| Path::new(path).exists())
+        .unwrap_or("/bin/sh")
+}
+
+/// Makes the runtime start guardians and specialist children from `program` instead of this
+/// process's own executable (see [`this_binary`]). Only for programs that embed the runtime
+/// but are not `zero` themselves (integration tests, whose executable is the test harness).
+/// The first call wins.
+pub fn use_guardian_program(program: impl Into<PathBuf>) {
+    let _ = GUARDIAN_PROGRAM.set(program.into());
+}
+
+static GUARDIAN_PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+
+/// The zero binary, which runs every guardian and every specialist child: this very
+/// executable. On Linux `/proc/self/exe`, which names the running binary even if its file was
+/// replaced or deleted since (a rebuild while a run goes on), where a path to the file could
+/// name another build or nothing. [`use_guardian_program`] overrides it.
+pub fn this_binary() -> &'static Path {
+    if let Some(program) = GUARDIAN_PROGRAM.get() {
+        return program;
+    }
+    static CURRENT: OnceLock<PathBuf> = OnceLock::new();
+    CURRENT.get_or_init(|| {
+        if cfg!(target_os = "linux") {
+            PathBuf::from("/proc/self/exe")
+        } else {
+            std::env::current_exe().unwrap_or_else(|_| PathBuf::from("zero"))
+        }
+    })
+}
+
+/// A program to start under a guardian.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program to run.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// Variables set for it on top of the inherited environment (which never includes the
+    /// provider's key variables). `Debug` shows only their names.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Launch")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Launch {
+    /// `command` run by the platform shell (bash when there is one) in `cwd`.
+    pub fn shell(command: &str, cwd: &Path) -> Self {
+        Launch {
+            program: shell().into(),
+            args: vec!["-c".into(), command.into()],
+            cwd: cwd.to_path_buf(),
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Where a guardian's stdout and stderr go (the command inherits them from it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stdio<'a> {
+    /// Piped back to the runtime, which captures them: a foreground command.
+    Piped,
+    /// Appended to this file: a background task's output file.
+    File(&'a File),
+}
+
+/// The command line a guardian for `launch` is started with. The one place that decides what
+/// every guardian gets: its program ([`this_binary`]), its argv, the lifeline, the report pipe
+/// as stdin, its own process group, an environment without the provider's key, and `stdio`.
+#[derive(Debug)]
+pub(crate) struct GuardianCommand<'a> {
+    program: &'static Path,
+    launch: &'a Launch,
+    grace: Duration,
+    stdio: Stdio<'a>,
+}
+
+impl<'a> GuardianCommand<'a> {
+    /// A guardian that runs `launch`, allows it `grace` between SIGTERM and SIGKILL when
+    /// stopping, and connects its output as `stdio` says.
+    pub fn new(launch: &'a Launch, grace: Duration, stdio: Stdio<'a>) -> Self {
+        GuardianCommand {
+            program: this_binary(),
+            launch,
+            grace,
+            stdio,
+        }
+    }
+
+    /// The guardian's `std` command with everything placed, and the runtime's end of its
+    /// report pipe. The command holds the guardian's end of that pipe: drop it right after the
+    /// spawn, so the reader sees EOF once the guardian is gone.
+    fn build(&self) -> std::io::Result<(std::process::Command, ReportReader)> {
+        let lifeline = lifeline::read_end()?;
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        let mut command = std::process::Command::new(self.program);
+        command
+            .arg0("zero")
+            .arg(GUARD_SUBCOMMAND)
+            .arg("--grace-ms")
+            .arg(self.grace.as_millis().to_string())
+            .arg("--")
+            .arg(&self.launch.program)
+            .args(&self.launch.args)
+            .current_dir(&self.launch.cwd)
+            .env(LIFELINE_FD_VAR, lifeline.to_string())
+            .stdin(std::process::Stdio::from(write))
+            .process_group(0);
+        match self.stdio {
+            Stdio::Piped => {
+                command
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+            }
+            Stdio::File(output) => {
+                command
+                    .stdout(output.try_clone()?)
+                    .stderr(output.try_clone()?);
+            }
+        }
+        // No command ever receives the provider's key, nor the file a parent handed this
+        // process its key in. Only a launch that names the handed-key file on purpose (a
+        // specialist, see `redact::HANDED_KEY_VARIABLE`) passes one on; a key variable never
+        // passes.
+        for name in KEY_VARIABLES.iter().chain([&HANDED_KEY_VARIABLE]) {
+            command.env_remove(name);
+        }
+        command.envs(
+            self.launch
+                .env
+                .iter()
+                .filter(|(name, _)| !KEY_VARIABLES.iter().any(|key| name == key))
+                .map(|(name, value)| (name, value)),
+        );
+        Ok((command, ReportReader::new(read)))
+    }
+
+    /// Spawns the guardian as a `std` child (whose handle neither kills nor reaps it when
+    /// dropped), with the reader of its reports.
+    pub fn spawn(&self) -> Result<(std::process::Child, ReportReader), StartError> {
+        let (mut command, report) = self.build().map_err(StartError::Guardian)?;
+        let child = command.spawn();
+        drop(command);
+        Ok((child.map_err(|source| self.spawn_error(source))?, report))
+    }
+
+    /// Spawns the guardian as a tokio child, whose end can be awaited, with the reader of its
+    /// reports.
+    pub fn spawn_async(&self) -> Result<(tokio::process::Child, ReportReader), StartError> {
+        let (command, report) = self.build().map_err(StartError::Guardian)?;
+        // The temporary command, and with it the guardian's end of the report pipe, is
+        // dropped right after the spawn.
+        let child = tokio::process::Command::from(command).spawn();
+        Ok((child.map_err(|source| self.spawn_error(source))?, report))
+    }
+
+    fn spawn_error(&self, source: std::io::Error) -> StartError {
+        StartError::Spawn {
+            command: self.to_string(),
+            source,
+        }
+    }
+}
+
+/// The guardian's argv as a shell would read it, program first.
+impl fmt::Display for GuardianCommand<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let grace = self.grace.as_millis().to_string();
+        let words = [
+            self.program.as_os_str(),
+            OsStr::new(GUARD_SUBCOMMAND),
+            OsStr::new("--grace-ms"),
+            OsStr::new(&grace),
+            OsStr::new("--"),
+            self.launch.program.as_os_str(),
+        ]
+        .into_iter()
+        .chain(self.launch.args.iter().map(OsString::as_os_str));
+        for (index, word) in words.enumerate() {
+            if index > 0 {
+                f.write_str(" ")?;
+            }
+            write_quoted(f, &word.to_string_lossy())?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes `word` as a shell word: as it is when it holds nothing a shell would act on, else
+/// in single quotes.
+fn write_quoted(f: &mut fmt::Formatter<'_>, word: &str) -> fmt::Result {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain {
+        return f.write_str(word);
+    }
+    write!(f, "'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Starts `launch` under a guardian, with stdout and stderr appended to `output`, and waits for
+/// the handshake. On any failure the guardian has been reaped before this returns. The guardian
+/// is deliberately not reaped or killed when its handle is dropped: the runtime observes its
+/// end and reaps it itself, after it has finished signalling, so the pid cannot be recycled
+/// under it. Blocking.
+pub(super) fn spawn_background(
+    launch: &Launch,
+    output: &File,
+    grace: Duration,
+) -> Result<(Guarded, ReportReader), StartError> {
+    let (child, mut report) = GuardianCommand::new(launch, grace, Stdio::File(output)).spawn()?;
+    let guardian = ProcessIdentity::of(child.id());
+    match report.handshake() {
+        Ok(command) => Ok((Guarded { guardian, command }, report)),
+        Err(error) => {
+            let _ = nix::sys::signal::kill(guardian.pid(), Signal::SIGKILL);
+            let _ = reap::reap(guardian.pid);
+            Err(error)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_guardian_command_prints_as_a_shell_would_read_it() {
+        let launch = Launch::shell("echo 'hi there' && ls", Path::new("/tmp"));
+        let command = GuardianCommand::new(&launch, Duration::from_millis(1500), Stdio::Piped);
+        let printed = command.to_string();
+        let expected = format!(
+            "{} __guard --grace-ms 1500 -- {} -c 'echo '\\''hi there'\\'' && ls'",
+            this_binary().display(),
+            shell()
+        );
+        assert_eq!(printed, expected);
+    }
+}
