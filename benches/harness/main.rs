@@ -13,7 +13,7 @@
 //! `ZERO_BENCH_BIN` measures another binary instead of the one cargo built alongside the
 //! harness. See `docs/PERFORMANCE.md` for what each row means and the latest results.
 
-#[path = "../../tests/support/mod.rs"]
+#[path = "../../tests/integration/support/mod.rs"]
 mod support;
 
 mod process;

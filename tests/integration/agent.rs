@@ -1,14 +1,12 @@
 //! The agent loop through the library: cancellation stops the in-flight request and the running
 //! tool promptly. (Signals are wired to the same token by the lifecycle code.)
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::processes_with;
 use serde_json::json;
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::processes_with;
 use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
 use zero::cli::{Autonomy, OutputFormat, ProviderKind};

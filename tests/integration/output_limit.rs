@@ -2,13 +2,11 @@
 //! endpoint honours, a response cut by it is reported and does not end the run, and a model
 //! that repeats one read in a response gets one answer for each call.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// A deadline for a run that should end in a second or two.
 const RUN_DEADLINE: Duration = Duration::from_secs(30);

@@ -1,15 +1,13 @@
 //! `zero tasks` through the real binary: list, show, output (`--tail`, `--follow`), stop from
 //! another process, gc — in text and JSON, and the errors for ids that are not there.
 
-mod support;
-
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::{assert_gone_soon, nonce, processes_with};
+use crate::support::runs::{Exec, Home, background, one_finished_task, wait_for, wait_for_task};
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::{assert_gone_soon, nonce, processes_with};
-use support::runs::{Exec, Home, background, one_finished_task, wait_for, wait_for_task};
 
 fn stdout(output: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
@@ -242,7 +240,7 @@ fn gc_never_deletes_a_running_task() {
     let server = FakeModel::start(
         Script::new()
             .reply(background(&format!("sleep {nonce}")))
-            .reply(support::runs::stall()),
+            .reply(crate::support::runs::stall()),
     );
     let _exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);

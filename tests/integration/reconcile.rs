@@ -2,14 +2,12 @@
 //! cleaned up by the next `zero` process, live runs are never touched, a reused pid is never
 //! signalled, and records zero cannot use are reported and kept.
 
-mod support;
-
 use std::process::{Command, Stdio};
 
+use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use crate::support::procs::{assert_gone_soon, nonce, processes_with};
+use crate::support::runs::{Exec, Home, background, stall, wait_for};
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use support::procs::{assert_gone_soon, nonce, processes_with};
-use support::runs::{Exec, Home, background, stall, wait_for};
 
 /// The run the records written by hand belong to; its lease is never held.
 const DEAD_RUN: &str = "run_20260101000000_00dead";
@@ -131,7 +129,7 @@ impl Drop for Leftover {
 }
 
 fn start_time(pid: u32) -> u64 {
-    support::procs::stat(pid as i32).unwrap().start_time
+    crate::support::procs::stat(pid as i32).unwrap().start_time
 }
 
 #[test]
@@ -303,7 +301,7 @@ fn version_and_help_touch_nothing() {
     let home = Home::new();
     dead_run_with(&home, DEAD_RUN, "task_000000000010", 1, 1);
     for args in [["--version"], ["--help"]] {
-        let mut cmd = support::zero::zero();
+        let mut cmd = crate::support::zero::zero();
         cmd.env("ZERO_HOME", home.path())
             .args(args)
             .assert()
@@ -315,7 +313,7 @@ fn version_and_help_touch_nothing() {
 
 #[test]
 fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
-    use support::zero::{Wire, events, zero_std_with};
+    use crate::support::zero::{Wire, events, zero_std_with};
     let nonce = nonce();
     let home = Home::new();
     let scratch = tempfile::tempdir().unwrap();

@@ -1,16 +1,14 @@
 //! `zero exec` running real jobs through the real binary against the fake model server: the
 //! agent loop, the three output formats, exit codes, error classes and both wires.
 
-mod support;
-
 use std::time::Duration;
 
-use predicates::prelude::*;
-use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
-use support::zero::{
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::zero::{
     Wire, assert_stream_contract, events, types, zero_anthropic, zero_openai, zero_std_with,
 };
+use predicates::prelude::*;
+use serde_json::{Value, json};
 
 fn workspace() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -460,7 +458,7 @@ fn an_unreachable_endpoint_fails_with_network_and_exit_3() {
 
 #[test]
 fn no_provider_lists_what_to_set() {
-    support::zero::zero()
+    crate::support::zero::zero()
         .args(["exec", "hi"])
         .assert()
         .code(3)
@@ -574,8 +572,8 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
 #[test]
 fn a_command_that_times_out_is_killed_with_everything_it_started() {
     let ws = workspace();
-    let nonce = support::procs::nonce();
-    let _cleanup = support::procs::KillOnDrop(nonce.clone());
+    let nonce = crate::support::procs::nonce();
+    let _cleanup = crate::support::procs::KillOnDrop(nonce.clone());
     let server = FakeModel::start(
         Script::new()
             .reply(Reply::tool_call(
@@ -600,7 +598,7 @@ fn a_command_that_times_out_is_killed_with_everything_it_started() {
             .contains("timed out after 500 ms"),
         "{result}"
     );
-    support::procs::assert_gone_soon(&nonce);
+    crate::support::procs::assert_gone_soon(&nonce);
 }
 
 #[test]

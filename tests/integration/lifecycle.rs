@@ -8,20 +8,18 @@
 //! ZERO_HOME, TMPDIR and workspace. Waits are deadline-based polls, and a signal is sent only
 //! once its phase is reached.
 
-mod support;
-
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::procs::{KillOnDrop, Process, nonce, processes};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::procs::{KillOnDrop, Process, nonce, processes};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// How long zero may take to exit after a signal, and its processes to be gone.
 const PROMPT: Duration = Duration::from_secs(3);

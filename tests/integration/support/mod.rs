@@ -1,4 +1,4 @@
-//! Support code shared by the integration tests (each test crate compiles it with `mod support;`).
+//! Support code shared by the integration tests.
 //!
 //! - [`fake_model`]: a scripted fake model server speaking both wires over real HTTP and SSE.
 //!

@@ -1,8 +1,6 @@
 //! The provider through its public API, with the real HTTP client, against the fake model
 //! server: both wires, streaming, tool calls, usage, retries, timeouts, cancellation, secrets.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,8 +13,8 @@ use zero::provider::{
     build,
 };
 
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 const KEY: &str = "sk-test-0123456789abcdefghijklmnop";
 const BOTH: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];

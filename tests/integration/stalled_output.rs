@@ -2,19 +2,17 @@
 //! (sleep 600)` with a background task and a long streamed answer still ends on SIGTERM,
 //! within its grace periods, with the signal's exit code and nothing left running.
 
-mod support;
-
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::{KillOnDrop, assert_gone_soon, blocked_writing_stdout, nonce};
+use crate::support::runs::{Home, background, wait_for};
+use crate::support::zero::{Wire, zero_std_with};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::{KillOnDrop, assert_gone_soon, blocked_writing_stdout, nonce};
-use support::runs::{Home, background, wait_for};
-use support::zero::{Wire, zero_std_with};
 
 /// How long the stopped run may take to exit: far more than its grace periods add up to.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -82,7 +80,7 @@ fn sigterm_ends_a_run_whose_stdout_is_never_read() {
 
     // The task runs, and stdout is full: nothing more can be written until someone reads.
     wait_for("the background task", || {
-        (!support::procs::processes_with(&marker).is_empty()).then_some(())
+        (!crate::support::procs::processes_with(&marker).is_empty()).then_some(())
     });
     wait_for("a write to stdout that blocks", || {
         (unread(&reader) > 0 && blocked_writing_stdout(child.id() as i32)).then_some(())
