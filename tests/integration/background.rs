@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
 use crate::support::procs::{assert_gone_soon, nonce};
 use crate::support::zero::{assert_stream_contract, events, zero_openai};
-use serde_json::{Value, json};
 
 struct Run {
     events: Vec<Value>,

@@ -1,9 +1,11 @@
 //! The command line as a user meets it: flags, usage errors and their exit codes, and
 //! `--list-tools` — all through the real binary.
 
-use crate::support::zero::{events as stream_events, zero};
 use predicates::prelude::*;
 use serde_json::Value;
+
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{events as stream_events, zero};
 
 #[test]
 fn version_and_help_exit_zero() {
@@ -40,17 +42,12 @@ fn an_open_stdin_is_never_read_without_dash() {
         .spawn()
         .unwrap();
     let _stdin_held_open = child.stdin.take();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("zero exec blocked on an open stdin");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    // Should it block, the held stdin closes as the failed test unwinds, and zero goes on.
+    let status = wait_for(
+        "zero exec to end, not block on an open stdin",
+        DEADLINE,
+        || child.try_wait().unwrap(),
+    );
     assert_eq!(status.code(), Some(3), "no provider is configured");
 }
 

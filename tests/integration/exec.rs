@@ -3,12 +3,14 @@
 
 use std::time::Duration;
 
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{
     Wire, assert_stream_contract, events, types, zero_anthropic, zero_openai, zero_std_with,
 };
-use predicates::prelude::*;
-use serde_json::{Value, json};
 
 fn workspace() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
@@ -481,15 +483,10 @@ fn an_inherited_stdin_that_never_closes_does_not_block_a_job() {
         .spawn()
         .unwrap();
     let _held_open = child.stdin.take();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success());
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "blocked on stdin");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = wait_for("zero exec to end, not block on stdin", DEADLINE, || {
+        child.try_wait().unwrap()
+    });
+    assert!(status.success());
 }
 
 #[test]

@@ -12,12 +12,13 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::runs::{Home, one_finished_task};
-use crate::support::zero::{Wire, zero_std_with};
 use nix::sys::stat::{UtimensatFlags, utimensat};
 use nix::sys::time::TimeSpec;
 use serde_json::json;
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::runs::{Home, one_finished_task};
+use crate::support::zero::{Wire, zero_std_with};
 
 /// Run ids and task ids of the right shape that no run of this test wrote.
 const RUN_1: &str = "run_20200101000000_0000c1";

@@ -14,17 +14,17 @@ use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::fake_model::{FakeModel, Reply, Route, Script};
-use crate::support::procs::{KillOnDrop, Process, nonce, processes};
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-/// How long zero may take to exit after a signal, and its processes to be gone.
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::procs::{KillOnDrop, Process, assert_gone_soon, nonce, processes};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+/// How long zero may take to exit after a signal.
 const PROMPT: Duration = Duration::from_secs(3);
-/// How long a phase may take to be reached.
-const SETUP: Duration = Duration::from_secs(20);
 /// The grace period the runs use.
 const GRACE_MS: &str = "300";
 
@@ -142,20 +142,6 @@ fn sleepers(nonce: &str) -> Vec<Process> {
         .collect()
 }
 
-/// Polls `condition` until it holds or `limit` passes; says whether it held.
-fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// One `zero exec` run with private directories.
 struct Zero {
     child: Child,
@@ -216,19 +202,9 @@ impl Zero {
         kill(self.pid(), signal).unwrap();
     }
 
-    /// Waits for the exit; panics if it does not come within `limit`.
+    /// Waits for the exit; fails the test if it does not come within `limit`.
     fn exit_within(&mut self, limit: Duration) -> ExitStatus {
-        let mut status = None;
-        let exited = eventually(limit, || {
-            status = self.child.try_wait().unwrap();
-            status.is_some()
-        });
-        if !exited {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-            panic!("zero did not exit within {limit:?}: {}", self.stderr());
-        }
-        status.unwrap()
+        wait_for("zero to exit", limit, || self.child.try_wait().unwrap())
     }
 
     fn stdout(&mut self) -> Vec<u8> {
@@ -286,9 +262,13 @@ impl Zero {
 }
 
 impl Drop for Zero {
+    /// Kills it; when a test fails, also shows what it said on stderr.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("zero's stderr:\n{}", self.stderr());
+        }
     }
 }
 
@@ -300,17 +280,6 @@ fn entries(dir: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn assert_gone_soon(nonce: &str) {
-    assert!(
-        eventually(PROMPT, || processes(nonce).is_empty()),
-        "still running: {:?}",
-        processes(nonce)
-            .iter()
-            .map(|p| (p.pid, p.argv.join(" ")))
-            .collect::<Vec<_>>()
-    );
 }
 
 fn tool_results(events: &[Value]) -> Vec<String> {
@@ -336,11 +305,9 @@ fn play(signal: Signal, phase: Phase) {
     let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(phase.script(&nonce));
     let mut zero = Zero::start(&server);
-    assert!(
-        eventually(SETUP, || phase.reached(&server, &nonce)),
-        "{phase:?} was never reached: {}",
-        zero.stderr()
-    );
+    wait_for(format!("{phase:?} to be reached"), DEADLINE, || {
+        phase.reached(&server, &nonce).then_some(())
+    });
     zero.signal(signal);
     let status = zero.exit_within(PROMPT);
     assert_gone_soon(&nonce);
@@ -430,12 +397,10 @@ fn reach(
     reached: impl Fn(&FakeModel) -> bool,
 ) -> (FakeModel, Zero) {
     let server = FakeModel::start(script);
-    let mut zero = Zero::start_with(&server, env);
-    assert!(
-        eventually(SETUP, || reached(&server)),
-        "the phase was never reached: {}",
-        zero.stderr()
-    );
+    let zero = Zero::start_with(&server, env);
+    wait_for("the phase to be reached", DEADLINE, || {
+        reached(&server).then_some(())
+    });
     (server, zero)
 }
 
@@ -450,7 +415,7 @@ fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_go
             .reply(Reply::text("done anyway")),
     );
     let mut zero = Zero::start(&server);
-    let status = zero.exit_within(SETUP);
+    let status = zero.exit_within(DEADLINE);
     assert_eq!(status.code(), Some(0), "{}", zero.stderr());
     assert_gone_soon(&nonce);
     zero.assert_no_stray_files();
@@ -679,7 +644,9 @@ fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
     let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(Phase::Background.script(&nonce));
     let mut zero = Zero::start_as(&server, "json", &[]);
-    assert!(eventually(SETUP, || Phase::Background.reached(&server, &nonce)));
+    wait_for("a running background task", DEADLINE, || {
+        Phase::Background.reached(&server, &nonce).then_some(())
+    });
     zero.signal(Signal::SIGHUP);
     assert_eq!(zero.exit_within(PROMPT).code(), Some(129));
     assert_gone_soon(&nonce);
@@ -733,11 +700,13 @@ fn every_stop_signal_at_every_early_point_reports_itself() {
                     }
                     EarlyPoint::AwaitingModel => Zero::start(&server),
                 };
-                let reached = eventually(SETUP, || match point {
-                    EarlyPoint::ReadingPrompt => reading_stdin(zero.child.id()),
-                    EarlyPoint::AwaitingModel => !server.requests().is_empty(),
+                wait_for(format!("{point:?} to be reached"), DEADLINE, || {
+                    let reached = match point {
+                        EarlyPoint::ReadingPrompt => reading_stdin(zero.child.id()),
+                        EarlyPoint::AwaitingModel => !server.requests().is_empty(),
+                    };
+                    reached.then_some(())
                 });
-                assert!(reached, "{point:?} was never reached: {}", zero.stderr());
                 zero.signal(signal);
                 let status = zero.exit_within(PROMPT);
                 let events = events(&zero.stdout());

@@ -4,10 +4,12 @@
 
 use std::process::{Command, Stdio};
 
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
 use crate::support::procs::{assert_gone_soon, nonce, processes_with};
-use crate::support::runs::{Exec, Home, background, stall, wait_for};
-use serde_json::{Value, json};
+use crate::support::runs::{Exec, Home, background, stall};
+use crate::support::wait::{DEADLINE, wait_for};
 
 /// The run the records written by hand belong to; its lease is never held.
 const DEAD_RUN: &str = "run_20260101000000_00dead";
@@ -168,7 +170,9 @@ fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
 
     home.tasks(&["list"]).assert().success();
     // Our child, so it is a zombie until we reap it: its end is what we wait for.
-    let status = wait_for("the orphan to be stopped", || orphan.0.try_wait().unwrap());
+    let status = wait_for("the orphan to be stopped", DEADLINE, || {
+        orphan.0.try_wait().unwrap()
+    });
     assert!(!status.success());
     let record = &home.records()[0];
     assert_eq!(record["status"], "interrupted");
@@ -332,9 +336,11 @@ fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("reconciliation to ask the leftover to stop", || {
-        marker.exists().then_some(())
-    });
+    wait_for(
+        "reconciliation to ask the leftover to stop",
+        DEADLINE,
+        || marker.exists().then_some(()),
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(zero.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

@@ -8,10 +8,11 @@
 
 use std::path::Path;
 
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
 use crate::support::runs::Home;
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
-use serde_json::{Value, json};
 
 const ZERO_KEY: &str = "zk-live-7f3a9c2e4b1d8f6a";
 const OPENAI_KEY: &str = "oa-live-31c5d7e9f0a2b4c6";

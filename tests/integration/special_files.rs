@@ -8,14 +8,12 @@
 
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::time::Duration;
 
-use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 use serde_json::{Value, json};
 
-/// Far longer than a run of a few tool calls takes, so only a tool that blocks reaches it.
-const DEADLINE: Duration = Duration::from_secs(30);
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::wait::DEADLINE;
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// What a FIFO refusal says after the path.
 const FIFO: &str = "is a FIFO (named pipe), not a regular file; file tools read and write \

@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
 use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce};
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
-use serde_json::{Value, json};
 
 /// Marks a request as a child's.
 const CHILD: &str = "## Assigned task";

@@ -4,10 +4,12 @@
 use std::process::Stdio;
 use std::time::Duration;
 
+use serde_json::{Value, json};
+
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::support::procs::{assert_gone_soon, nonce, processes_with};
-use crate::support::runs::{Exec, Home, background, one_finished_task, wait_for, wait_for_task};
-use serde_json::{Value, json};
+use crate::support::runs::{Exec, Home, background, one_finished_task, stall, wait_for_task};
+use crate::support::wait::{DEADLINE, wait_for};
 
 fn stdout(output: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
@@ -134,7 +136,9 @@ fn output_follow_streams_until_the_task_ends() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let status = wait_for("output --follow to end", || follow.try_wait().unwrap());
+    let status = wait_for("output --follow to end", DEADLINE, || {
+        follow.try_wait().unwrap()
+    });
     assert!(status.success());
     let mut printed = String::new();
     std::io::Read::read_to_string(follow.stdout.as_mut().unwrap(), &mut printed).unwrap();
@@ -240,7 +244,7 @@ fn gc_never_deletes_a_running_task() {
     let server = FakeModel::start(
         Script::new()
             .reply(background(&format!("sleep {nonce}")))
-            .reply(crate::support::runs::stall()),
+            .reply(stall()),
     );
     let _exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);

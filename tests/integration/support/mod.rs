@@ -1,12 +1,13 @@
 //! Support code shared by the integration tests.
 //!
 //! - [`fake_model`]: a scripted fake model server speaking both wires over real HTTP and SSE.
-//!
-//! Not every test crate uses every helper, hence the module-level `dead_code` allowance, which
-//! belongs here and nowhere else.
-#![allow(dead_code)]
+//! - [`zero`]: the real binary with a clean environment, and the stream-json contract.
+//! - [`runs`]: runs and `zero tasks` sharing one data directory.
+//! - [`procs`]: the processes a test started, found by a nonce, and making sure they are gone.
+//! - [`wait`]: the one way tests wait — a condition polled until [`wait::DEADLINE`].
 
 pub mod fake_model;
 pub mod procs;
 pub mod runs;
+pub mod wait;
 pub mod zero;
