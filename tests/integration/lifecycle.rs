@@ -19,7 +19,7 @@ use nix::unistd::Pid;
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Route, Script};
-use crate::support::procs::{KillOnDrop, Process, assert_gone_soon, nonce, processes};
+use crate::support::procs::{KillOnDrop, Process, assert_gone_soon, nonce, processes, stat};
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
@@ -458,15 +458,25 @@ fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
 fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
-    let script = Script::new()
-        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
-        .reply(slow_model());
+    let scratch = tempfile::tempdir().unwrap();
+    let asked = scratch.path().join("asked-to-stop");
+    // A command that outlives SIGTERM: it notes each one and goes back to sleep.
+    let command = format!(
+        "trap 'echo >> {}' TERM; while :; do sleep {nonce}; done",
+        asked.display()
+    );
+    let script = Script::new().reply(bash(&command)).reply(slow_model());
     // A grace far beyond the deadline: only the second signal can end the run in time.
     let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
         !sleepers(&nonce).is_empty()
     });
     zero.signal(Signal::SIGINT);
-    std::thread::sleep(Duration::from_millis(200));
+    // The second signal comes once the close the first one began has reached the command.
+    wait_for(
+        "the first signal's close to reach the command",
+        DEADLINE,
+        || asked.exists().then_some(()),
+    );
     zero.signal(Signal::SIGTERM);
     let status = zero.exit_within(PROMPT);
     assert_eq!(status.code(), Some(130), "{}", zero.stderr());
@@ -497,27 +507,57 @@ fn a_closed_stdout_ends_the_run_as_a_clean_close() {
     zero.assert_run_closed();
 }
 
+/// How many more times a ticking task must tick to show it has run on: each tick is a fork,
+/// an exec and a short sleep in the task's subtree, so by then its guardian has had many
+/// turns to react to whatever it saw.
+const TICKS: usize = 10;
+
 #[test]
 fn stopping_and_continuing_zero_tears_nothing_down() {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
-    let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
-        Phase::Background.reached(server, &nonce)
+    let scratch = tempfile::tempdir().unwrap();
+    let ticks = scratch.path().join("ticks");
+    // A background task that shows it runs: a byte every 20 ms.
+    let command = format!(
+        "while :; do echo >> {}; sleep 0.02; done # {nonce}",
+        ticks.display()
+    );
+    let script = Script::new()
+        .reply(bash_background(&command))
+        .reply(slow_model());
+    let ticked = || std::fs::metadata(&ticks).map_or(0, |meta| meta.len() as usize);
+    let (_server, mut zero) = reach(script, &[], |server| {
+        server.requests().len() >= 2 && ticked() > 0
     });
-    let before: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    let pids = || -> Vec<u32> { processes(&nonce).iter().map(|p| p.pid).collect() };
+    let zero_state = |zero: &Zero| stat(zero.child.id() as i32).map(|stat| stat.state);
+    // Waits until the task has ticked `TICKS` more times, or something changed.
+    let run_on = |what: &str, before: &[u32]| {
+        let from = ticked();
+        wait_for(what, DEADLINE, || {
+            (ticked() >= from + TICKS || pids() != before).then_some(())
+        });
+    };
+    let before = pids();
     zero.signal(Signal::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(500));
-    let while_stopped: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    wait_for("zero to be stopped", DEADLINE, || {
+        (zero_state(&zero) == Some('T')).then_some(())
+    });
+    run_on("the task to run on while zero is stopped", &before);
+    let while_stopped = pids();
     zero.signal(Signal::SIGCONT);
-    std::thread::sleep(Duration::from_millis(300));
-    let after: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    wait_for("zero to run again", DEADLINE, || {
+        (zero_state(&zero) != Some('T')).then_some(())
+    });
+    run_on("the task to run on after zero continued", &before);
+    let after = pids();
     assert_eq!(while_stopped, before, "a stopped parent is not a dead one");
     assert_eq!(after, before);
     assert!(zero.child.try_wait().unwrap().is_none());
     zero.signal(Signal::SIGTERM);
     assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
     assert_gone_soon(&nonce);
-    drop(server);
 }
 
 /// The pipe inode an fd link names (`pipe:[N]`), if it is a pipe.

@@ -105,6 +105,18 @@ impl Leftover {
         Leftover::spawn(Command::new("sleep").arg(nonce))
     }
 
+    /// A shell that creates `marker` once it is ready, and again (if it was removed) for each
+    /// SIGUSR1 it gets, and carries on; every other signal has its default effect (the stop
+    /// signals end it).
+    fn answering(marker: &std::path::Path, nonce: &str) -> Leftover {
+        let marker = marker.display();
+        let script = format!(
+            "trap 'echo answered >> {marker}' USR1; echo ready >> {marker}; \
+             while :; do sleep 0.05; done # {nonce}"
+        );
+        Leftover::spawn(Command::new("sh").args(["-c", &script]))
+    }
+
     /// A shell that notes each SIGTERM in `marker` and carries on.
     fn stubborn(marker: &std::path::Path, nonce: &str) -> Leftover {
         let script = format!(
@@ -138,10 +150,15 @@ fn start_time(pid: u32) -> u64 {
 fn a_reused_pid_is_never_signalled() {
     let nonce = nonce();
     let home = Home::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let answers = scratch.path().join("answers");
     // An unrelated live process in its own group, whose pid the record names with another
     // start time: the pid was reused.
-    let mut unrelated = Leftover::sleep(&nonce);
+    let mut unrelated = Leftover::answering(&answers, &nonce);
     let pid = unrelated.0.id();
+    wait_for("the unrelated process to be ready", DEADLINE, || {
+        answers.exists().then_some(())
+    });
     dead_run_with(
         &home,
         DEAD_RUN,
@@ -152,7 +169,21 @@ fn a_reused_pid_is_never_signalled() {
 
     let listed = list_json(&home);
     assert_eq!(listed[0]["status"], "interrupted");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Any signal reconciliation sent was sent before `zero tasks list` exited. One that ends
+    // the process takes effect when it is next scheduled, and then it can answer nothing; so
+    // an answer to a SIGUSR1 sent after that proves it has been scheduled since, and whatever
+    // it was sent has had its effect.
+    std::fs::remove_file(&answers).unwrap();
+    wait_for("the unrelated process to answer or end", DEADLINE, || {
+        if unrelated.0.try_wait().unwrap().is_some() {
+            return Some(());
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGUSR1,
+        );
+        answers.exists().then_some(())
+    });
     assert!(
         unrelated.0.try_wait().unwrap().is_none(),
         "a process with a reused pid was signalled"

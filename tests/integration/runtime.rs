@@ -1,6 +1,7 @@
 //! The shared runtime against real processes, signals and files. Every test has its own data
 //! directory (passed explicitly, never through the process environment) and closes its runtime;
-//! waits are on conditions with deadlines, never on fixed sleeps.
+//! waits are on conditions with deadlines, never on fixed sleeps (the one sleep here aims a
+//! stop at a command's natural end, on purpose).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -404,7 +405,8 @@ async fn a_stop_racing_the_natural_exit_settles_once() {
     let h = Harness::new();
     for round in 0..6 {
         let task = h.shell("sleep 0.2").await;
-        // Aim the stop at about the moment the command ends on its own.
+        // Aim the stop at about the moment the command ends on its own: this sleep is the
+        // test's point (a stop and a natural end racing), not a wait for something to happen.
         tokio::time::sleep(Duration::from_millis(150 + 15 * round)).await;
         let stopped = h.runtime.stop(task.id.as_str()).await.unwrap();
         let record = stopped.record;
@@ -686,13 +688,22 @@ mod foreground {
 
     #[tokio::test]
     async fn cancellation_ends_the_command() {
+        let scratch = tempfile::tempdir().unwrap();
+        let started = scratch.path().join("started");
         let cancel = CancellationToken::new();
-        let trigger = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            trigger.cancel();
-        });
-        let out = run("sleep 30", 60_000, &cancel).await;
+        // Cancels once the command runs (off the runtime's thread, which the call needs).
+        let canceller = {
+            let (cancel, started) = (cancel.clone(), started.clone());
+            tokio::task::spawn_blocking(move || {
+                wait_for("the command to start", DEADLINE, || {
+                    started.exists().then_some(())
+                });
+                cancel.cancel();
+            })
+        };
+        let command = format!("touch {}; sleep 30", started.display());
+        let out = run(&command, 60_000, &cancel).await;
+        canceller.await.unwrap();
         assert_eq!(out.termination, Termination::Cancelled);
     }
 

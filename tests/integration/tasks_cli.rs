@@ -2,7 +2,6 @@
 //! another process, gc — in text and JSON, and the errors for ids that are not there.
 
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -248,7 +247,7 @@ fn gc_never_deletes_a_running_task() {
     );
     let _exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);
-    std::thread::sleep(Duration::from_millis(1100));
+    backdate(&home, record["id"].as_str().unwrap());
     let gc = home
         .tasks(&["gc", "--older-than", "1s", "--json"])
         .assert()
@@ -256,4 +255,23 @@ fn gc_never_deletes_a_running_task() {
     let gc: Value = serde_json::from_str(&stdout(&gc)).unwrap();
     assert_eq!(gc["tasks"], json!([]), "{gc}");
     assert_eq!(home.records()[0]["id"], record["id"]);
+}
+
+/// A moment long before any test ran.
+const LONG_AGO: &str = "2020-01-01T00:00:00.000Z";
+
+/// Rewrites the record of `id` the way a record of a task started (and, if it has ended,
+/// ended) long ago looks on disk: ages it without waiting. Nothing else writes the record
+/// meanwhile: its task is a long `sleep`.
+fn backdate(home: &Home, id: &str) {
+    let path = home.path().join("tasks").join(format!("{id}.json"));
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for field in ["startedAt", "endedAt"] {
+        if record[field].is_string() {
+            record[field] = json!(LONG_AGO);
+        }
+    }
+    let mut bytes = serde_json::to_vec_pretty(&record).unwrap();
+    bytes.push(b'\n');
+    std::fs::write(&path, bytes).unwrap();
 }
