@@ -89,9 +89,9 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
     processes(needle).into_iter().map(|p| p.pid).collect()
 }
 
-/// How long the processes a test started may outlive what should have ended them (a stopped
-/// run, a stopped task): their stop is already under way, so this is about prompt delivery, not
-/// about grace periods.
+/// How long the processes a test started may outlive what ends them (a run that exited, a
+/// stopped task, a killed run whose guardians saw their lifeline close): far more than the
+/// tests' 300 ms grace periods and the kernel's delivery of the signals take.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
 
 /// Waits until no live process has `needle` in its command line, failing the test (and naming
