@@ -180,12 +180,26 @@ impl Sampler {
 /// the parent twice.
 fn unexecuted_fork(pid: i32) -> bool {
     let cmdline = |pid: i32| fs::read(format!("/proc/{pid}/cmdline")).ok();
-    stat(pid).is_some_and(|stat| cmdline(pid).is_some_and(|own| cmdline(stat.ppid) == Some(own)))
+    ppid(pid).is_some_and(|ppid| cmdline(pid).is_some_and(|own| cmdline(ppid) == Some(own)))
 }
 
 /// A `/proc/<pid>/status` field given in kB (`VmRSS:`, `VmHWM:`).
 fn kib(pid: i32, field: &str) -> Option<u64> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status_field(&status(pid)?, field)
+}
+
+/// The parent's pid.
+fn ppid(pid: i32) -> Option<i32> {
+    status_field(&status(pid)?, "PPid:")
+}
+
+/// `/proc/<pid>/status`, if the process is still there.
+fn status(pid: i32) -> Option<String> {
+    fs::read_to_string(format!("/proc/{pid}/status")).ok()
+}
+
+/// The first word after `field` on the line of `status` that starts with it, parsed.
+fn status_field<T: std::str::FromStr>(status: &str, field: &str) -> Option<T> {
     let line = status.lines().find(|line| line.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
@@ -227,8 +241,10 @@ fn processes() -> Vec<(i32, i32)> {
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
-            let stat = stat(pid)?;
-            (!stat.zombie()).then_some((pid, stat.ppid))
+            // One read a process: this runs in the sampler, alongside what it measures.
+            let status = status(pid)?;
+            let zombie = status_field::<String>(&status, "State:")? == "Z";
+            (!zombie).then_some((pid, status_field(&status, "PPid:")?))
         })
         .collect()
 }

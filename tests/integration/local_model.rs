@@ -5,10 +5,9 @@
 //! A 0.5B model's wording varies, so these assert structure only: which tools were called with
 //! which argument types, that there is a final answer, and the exit codes.
 
-mod support;
-
 use serde_json::Value;
-use support::zero::{assert_stream_contract, events, zero};
+
+use crate::support::zero::{assert_stream_contract, events, zero};
 
 /// A workspace with one small file whose content the model must read to answer.
 fn workspace() -> tempfile::TempDir {

@@ -2,14 +2,13 @@
 //! `TaskOutput`, `TaskStop`, the concurrency cap, and the end of a run that leaves a task
 //! running (reported as killed, process gone, run directory gone).
 
-mod support;
-
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use support::procs::{assert_gone_soon, nonce};
-use support::zero::{assert_stream_contract, events, zero_openai};
+
+use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use crate::support::procs::{assert_gone_soon, nonce};
+use crate::support::zero::{assert_stream_contract, events, zero_openai};
 
 struct Run {
     events: Vec<Value>,

@@ -2,14 +2,14 @@
 //! cleaned up by the next `zero` process, live runs are never touched, a reused pid is never
 //! signalled, and records zero cannot use are reported and kept.
 
-mod support;
-
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use support::procs::{assert_gone_soon, nonce, processes_with};
-use support::runs::{Exec, Home, background, stall, wait_for};
+
+use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use crate::support::procs::{assert_gone_soon, nonce, processes_with};
+use crate::support::runs::{Exec, Home, background, stall};
+use crate::support::wait::{DEADLINE, wait_for};
 
 /// The run the records written by hand belong to; its lease is never held.
 const DEAD_RUN: &str = "run_20260101000000_00dead";
@@ -105,6 +105,18 @@ impl Leftover {
         Leftover::spawn(Command::new("sleep").arg(nonce))
     }
 
+    /// A shell that creates `marker` once it is ready, and again (if it was removed) for each
+    /// SIGUSR1 it gets, and carries on; every other signal has its default effect (the stop
+    /// signals end it).
+    fn answering(marker: &std::path::Path, nonce: &str) -> Leftover {
+        let marker = marker.display();
+        let script = format!(
+            "trap 'echo answered >> {marker}' USR1; echo ready >> {marker}; \
+             while :; do sleep 0.05; done # {nonce}"
+        );
+        Leftover::spawn(Command::new("sh").args(["-c", &script]))
+    }
+
     /// A shell that notes each SIGTERM in `marker` and carries on.
     fn stubborn(marker: &std::path::Path, nonce: &str) -> Leftover {
         let script = format!(
@@ -131,17 +143,22 @@ impl Drop for Leftover {
 }
 
 fn start_time(pid: u32) -> u64 {
-    support::procs::stat(pid as i32).unwrap().start_time
+    crate::support::procs::stat(pid as i32).unwrap().start_time
 }
 
 #[test]
 fn a_reused_pid_is_never_signalled() {
     let nonce = nonce();
     let home = Home::new();
+    let scratch = tempfile::tempdir().unwrap();
+    let answers = scratch.path().join("answers");
     // An unrelated live process in its own group, whose pid the record names with another
     // start time: the pid was reused.
-    let mut unrelated = Leftover::sleep(&nonce);
+    let mut unrelated = Leftover::answering(&answers, &nonce);
     let pid = unrelated.0.id();
+    wait_for("the unrelated process to be ready", DEADLINE, || {
+        answers.exists().then_some(())
+    });
     dead_run_with(
         &home,
         DEAD_RUN,
@@ -152,7 +169,21 @@ fn a_reused_pid_is_never_signalled() {
 
     let listed = list_json(&home);
     assert_eq!(listed[0]["status"], "interrupted");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Any signal reconciliation sent was sent before `zero tasks list` exited. One that ends
+    // the process takes effect when it is next scheduled, and then it can answer nothing; so
+    // an answer to a SIGUSR1 sent after that proves it has been scheduled since, and whatever
+    // it was sent has had its effect.
+    std::fs::remove_file(&answers).unwrap();
+    wait_for("the unrelated process to answer or end", DEADLINE, || {
+        if unrelated.0.try_wait().unwrap().is_some() {
+            return Some(());
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGUSR1,
+        );
+        answers.exists().then_some(())
+    });
     assert!(
         unrelated.0.try_wait().unwrap().is_none(),
         "a process with a reused pid was signalled"
@@ -170,7 +201,9 @@ fn a_dead_runs_process_with_a_matching_identity_is_stopped() {
 
     home.tasks(&["list"]).assert().success();
     // Our child, so it is a zombie until we reap it: its end is what we wait for.
-    let status = wait_for("the orphan to be stopped", || orphan.0.try_wait().unwrap());
+    let status = wait_for("the orphan to be stopped", DEADLINE, || {
+        orphan.0.try_wait().unwrap()
+    });
     assert!(!status.success());
     let record = &home.records()[0];
     assert_eq!(record["status"], "interrupted");
@@ -303,7 +336,7 @@ fn version_and_help_touch_nothing() {
     let home = Home::new();
     dead_run_with(&home, DEAD_RUN, "task_000000000010", 1, 1);
     for args in [["--version"], ["--help"]] {
-        let mut cmd = support::zero::zero();
+        let mut cmd = crate::support::zero::zero();
         cmd.env("ZERO_HOME", home.path())
             .args(args)
             .assert()
@@ -315,7 +348,7 @@ fn version_and_help_touch_nothing() {
 
 #[test]
 fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
-    use support::zero::{Wire, events, zero_std_with};
+    use crate::support::zero::{Wire, events, zero_std_with};
     let nonce = nonce();
     let home = Home::new();
     let scratch = tempfile::tempdir().unwrap();
@@ -334,9 +367,11 @@ fn a_signal_while_dead_runs_are_reconciled_still_ends_the_stream() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for("reconciliation to ask the leftover to stop", || {
-        marker.exists().then_some(())
-    });
+    wait_for(
+        "reconciliation to ask the leftover to stop",
+        DEADLINE,
+        || marker.exists().then_some(()),
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(zero.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

@@ -1,11 +1,11 @@
 //! The shared runtime against real processes, signals and files. Every test has its own data
 //! directory (passed explicitly, never through the process environment) and closes its runtime;
-//! waits are on conditions with deadlines, never on fixed sleeps.
+//! waits are on conditions with deadlines, never on fixed sleeps (the one sleep here aims a
+//! stop at a command's natural end, on purpose).
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
@@ -15,7 +15,8 @@ use zero::runtime::{
     TaskKind, TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
-const DEADLINE: Duration = Duration::from_secs(20);
+use crate::support::procs::stat;
+use crate::support::wait::{DEADLINE, wait_for};
 
 /// The run every harness runtime belongs to, and another one.
 const RUN_A: &str = "run_20260101000000_00000a";
@@ -92,9 +93,14 @@ impl Harness {
         String::from_utf8(window.bytes).unwrap()
     }
 
-    /// Waits until the task's output contains `text`.
-    async fn output_contains(&self, record: &TaskRecord, text: &str) {
-        eventually(|| async { self.output(record).await.contains(text) }).await;
+    /// Waits until the task's output file contains `text`.
+    fn output_contains(&self, record: &TaskRecord, text: &str) {
+        wait_for(format!("{text:?} in the output"), DEADLINE, || {
+            let output = std::fs::read(&record.output_path).unwrap_or_default();
+            String::from_utf8_lossy(&output)
+                .contains(text)
+                .then_some(())
+        });
     }
 
     fn lease(&self) -> PathBuf {
@@ -140,34 +146,21 @@ fn on_disk(record: &TaskRecord, home: &Path) -> TaskRecord {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-/// Waits for `condition` to hold, failing the test at the deadline.
-async fn eventually<F: Future<Output = bool>>(mut condition: impl FnMut() -> F) {
-    let start = Instant::now();
-    while !condition().await {
-        assert!(
-            start.elapsed() < DEADLINE,
-            "condition not met in {DEADLINE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// Waits until the task's process is reaped and nothing of its group is alive. The runtime has
 /// delivered SIGKILL to the group by the time a task is finished, but a killed grandchild's
 /// death completes asynchronously, and it then stays a zombie in the group until init reaps it,
 /// so zombies count as gone.
-async fn group_is_gone(record: &TaskRecord) {
-    let pgid = record.pid.unwrap().to_string();
+fn group_is_gone(record: &TaskRecord) {
+    let pgid = record.pid.unwrap() as i32;
     let alive_in_group = || {
         std::fs::read_dir("/proc").unwrap().any(|entry| {
-            let path = entry.unwrap().path().join("stat");
-            let stat = std::fs::read_to_string(path).unwrap_or_default();
-            let Some(close) = stat.rfind(')') else {
-                return false;
-            };
-            // After the command name: state, ppid, pgrp.
-            let fields: Vec<&str> = stat[close + 1..].split_whitespace().take(3).collect();
-            fields.len() == 3 && fields[2] == pgid && fields[0] != "Z"
+            let pid = entry
+                .unwrap()
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse().ok());
+            pid.and_then(stat)
+                .is_some_and(|stat| stat.pgid == pgid && !stat.zombie())
         })
     };
     assert_eq!(
@@ -175,7 +168,9 @@ async fn group_is_gone(record: &TaskRecord) {
         Err(Errno::ESRCH),
         "{record:?} is not reaped"
     );
-    eventually(|| async { !alive_in_group() }).await;
+    wait_for(format!("process group {pgid} to be gone"), DEADLINE, || {
+        (!alive_in_group()).then_some(())
+    });
 }
 
 fn entries(dir: &Path) -> Vec<String> {
@@ -236,7 +231,7 @@ async fn a_background_shell_runs_to_completion_and_is_recorded() {
     assert!(done.ended_at.is_some());
     assert_eq!(on_disk(&done, h.home.path()), done);
     assert_eq!(h.output(&done).await, "hello\noops\n");
-    group_is_gone(&done).await;
+    group_is_gone(&done);
     // Started and finished were announced, the finish with the final record.
     assert!(matches!(&h.events.lock().unwrap()[0], TaskEvent::Started(r) if r.id == done.id));
     assert_eq!(h.finished_events(), [done]);
@@ -251,7 +246,7 @@ async fn what_a_finished_command_left_running_in_its_group_dies_with_it() {
     assert_eq!(done.status, TaskStatus::Completed);
     let leftover = std::fs::read_to_string(h.workspace.path().join("leftover")).unwrap();
     assert!(!leftover.trim().is_empty());
-    group_is_gone(&done).await;
+    group_is_gone(&done);
     h.runtime.close().await;
 }
 
@@ -271,7 +266,7 @@ async fn output_is_read_incrementally_from_offsets() {
     let task = h
         .shell("echo one; while [ ! -e go ]; do sleep 0.02; done; echo two")
         .await;
-    h.output_contains(&task, "one\n").await;
+    h.output_contains(&task, "one\n");
     let id = task.id.as_str();
     let first = h
         .runtime
@@ -389,7 +384,7 @@ async fn a_child_that_exits_non_zero_on_sigterm_stays_killed() {
     let task = h
         .shell("trap 'exit 7' TERM; echo ready; while :; do sleep 0.05; done")
         .await;
-    h.output_contains(&task, "ready").await;
+    h.output_contains(&task, "ready");
     let stopped = h.runtime.stop(task.id.as_str()).await.unwrap();
     assert!(stopped.stopped_here);
     assert!(stopped.unrecorded.is_none());
@@ -400,7 +395,7 @@ async fn a_child_that_exits_non_zero_on_sigterm_stays_killed() {
     );
     assert_eq!(record.reason.as_deref(), Some("stopped by TaskStop"));
     assert_eq!(on_disk(&record, h.home.path()), record);
-    group_is_gone(&record).await;
+    group_is_gone(&record);
     assert_eq!(h.finished_events(), [record]);
     h.runtime.close().await;
 }
@@ -410,7 +405,8 @@ async fn a_stop_racing_the_natural_exit_settles_once() {
     let h = Harness::new();
     for round in 0..6 {
         let task = h.shell("sleep 0.2").await;
-        // Aim the stop at about the moment the command ends on its own.
+        // Aim the stop at about the moment the command ends on its own: this sleep is the
+        // test's point (a stop and a natural end racing), not a wait for something to happen.
         tokio::time::sleep(Duration::from_millis(150 + 15 * round)).await;
         let stopped = h.runtime.stop(task.id.as_str()).await.unwrap();
         let record = stopped.record;
@@ -441,13 +437,13 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
     let task = h
         .shell("trap '' TERM; echo ready; while :; do sleep 0.05; done")
         .await;
-    h.output_contains(&task, "ready").await;
+    h.output_contains(&task, "ready");
     let record = h.runtime.stop(task.id.as_str()).await.unwrap().record;
     assert_eq!(
         (record.status, record.signal),
         (TaskStatus::Killed, Some(9))
     );
-    group_is_gone(&record).await;
+    group_is_gone(&record);
     h.runtime.close().await;
 }
 
@@ -564,7 +560,7 @@ async fn close_stops_everything_and_removes_the_run() {
             Some("stopped because the run ended")
         );
         assert_eq!(on_disk(record, h.home.path()), *record);
-        group_is_gone(record).await;
+        group_is_gone(record);
     }
     assert!(!h.lease().exists() && !h.run_dir().exists());
     assert_eq!(entries(&h.home.path().join("runs")), Vec::<String>::new());
@@ -697,13 +693,22 @@ mod foreground {
 
     #[tokio::test]
     async fn cancellation_ends_the_command() {
+        let scratch = tempfile::tempdir().unwrap();
+        let started = scratch.path().join("started");
         let cancel = CancellationToken::new();
-        let trigger = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            trigger.cancel();
-        });
-        let out = run("sleep 30", 60_000, &cancel).await;
+        // Cancels once the command runs (off the runtime's thread, which the call needs).
+        let canceller = {
+            let (cancel, started) = (cancel.clone(), started.clone());
+            tokio::task::spawn_blocking(move || {
+                wait_for("the command to start", DEADLINE, || {
+                    started.exists().then_some(())
+                });
+                cancel.cancel();
+            })
+        };
+        let command = format!("touch {}; sleep 30", started.display());
+        let out = run(&command, 60_000, &cancel).await;
+        canceller.await.unwrap();
         assert_eq!(out.termination, Termination::Cancelled);
     }
 
@@ -725,15 +730,15 @@ mod foreground {
     /// The pid a command wrote to `pid` in the workspace, once it has.
     async fn pid_written(h: &Harness) -> Pid {
         let path = h.workspace.path().join("pid");
-        eventually(|| async { std::fs::read_to_string(&path).is_ok_and(|t| t.ends_with('\n')) })
-            .await;
-        Pid::from_raw(
-            std::fs::read_to_string(&path)
-                .unwrap()
-                .trim()
-                .parse()
-                .unwrap(),
-        )
+        // Polled off the test's thread, which drives the command being waited on.
+        let pid = tokio::task::spawn_blocking(move || {
+            wait_for("the command to write its pid", DEADLINE, || {
+                std::fs::read_to_string(&path)
+                    .ok()
+                    .filter(|text| text.ends_with('\n'))
+            })
+        });
+        Pid::from_raw(pid.await.unwrap().trim().parse().unwrap())
     }
 
     #[tokio::test]
@@ -766,7 +771,7 @@ mod foreground {
             // tool call.
         }
         let shell_pid = pid_written(&h).await;
-        let closing = Instant::now();
+        let closing = std::time::Instant::now();
         let report = h.runtime.close().await;
         assert!(report.errors.is_empty(), "{:?}", report.errors);
         // The shell ignores SIGTERM, so only the guardian's SIGKILL after the grace ends it.
@@ -823,6 +828,6 @@ fn a_panic_closes_the_runtime_through_the_guard() {
     assert!(unwound.is_err());
     let after = tokio.block_on(runtime.status(record.id.as_str())).unwrap();
     assert_eq!(after.status, TaskStatus::Killed);
-    tokio.block_on(group_is_gone(&record));
+    group_is_gone(&record);
     assert!(entries(&home.path().join("runs")).is_empty());
 }

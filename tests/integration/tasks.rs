@@ -3,14 +3,13 @@
 //! are told apart by the "## Assigned task" heading of the prompt the parent gives it, which
 //! never appears in the parent's own requests.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
-use support::procs::{KillOnDrop, assert_gone_soon, nonce};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// Marks a request as a child's.
 const CHILD: &str = "## Assigned task";

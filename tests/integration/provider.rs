@@ -1,8 +1,6 @@
 //! The provider through its public API, with the real HTTP client, against the fake model
 //! server: both wires, streaming, tool calls, usage, retries, timeouts, cancellation, secrets.
 
-mod support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,8 +13,9 @@ use zero::provider::{
     build,
 };
 
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::wait::DEADLINE;
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 const KEY: &str = "sk-test-0123456789abcdefghijklmnop";
 const BOTH: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
@@ -725,16 +724,13 @@ async fn hitting_the_output_limit_is_reported_as_max_tokens() {
 
 // Through the binary: what a user of `zero exec` sees.
 
-/// A deadline for one `zero exec` that should end in a few seconds: far above that, far below
-/// the long timeout a test sets to show it is not the one that ended the run.
-const RUN_DEADLINE: Duration = Duration::from_secs(30);
-
-/// Runs `cmd` with `-o stream-json` and checks it ends with `code` within [`RUN_DEADLINE`];
-/// returns its events.
+/// Runs `cmd` with `-o stream-json` and checks it ends with `code` within [`DEADLINE`] (far
+/// below the long timeout a test sets to show it is not the one that ended the run); returns
+/// its events.
 fn run_stream(cmd: &mut assert_cmd::Command, code: i32) -> Vec<serde_json::Value> {
     let output = cmd
         .args(["-o", "stream-json"])
-        .timeout(RUN_DEADLINE)
+        .timeout(DEADLINE)
         .assert()
         .code(code);
     let events = events(&output.get_output().stdout);

@@ -1,7 +1,9 @@
 //! Finding the processes a test started, by a nonce in their command line, and making sure
 //! they are gone.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use super::wait::wait_for;
 
 /// A `sleep` argument unique to this test (`300.<digits>`), to find its process by.
 pub fn nonce() -> String {
@@ -22,8 +24,6 @@ pub struct Process {
 pub struct Stat {
     /// The state letter (`R`, `S`, `Z`...).
     pub state: char,
-    /// The parent's pid.
-    pub ppid: i32,
     /// The process group id.
     pub pgid: i32,
     /// Start time in clock ticks since boot.
@@ -46,7 +46,6 @@ pub fn stat(pid: i32) -> Option<Stat> {
     let field = |number: usize| fields.get(number - 3).copied();
     Some(Stat {
         state: field(3)?.chars().next()?,
-        ppid: field(4)?.parse().ok()?,
         pgid: field(5)?.parse().ok()?,
         start_time: field(22)?.parse().ok()?,
     })
@@ -90,16 +89,33 @@ pub fn processes_with(needle: &str) -> Vec<u32> {
     processes(needle).into_iter().map(|p| p.pid).collect()
 }
 
-/// Waits until no live process has `needle` in its command line.
+/// How long the processes a test started may outlive what ends them (a run that exited, a
+/// stopped task, a killed run whose guardians saw their lifeline close): far more than the
+/// tests' 300 ms grace periods and the kernel's delivery of the signals take.
+const GONE_WITHIN: Duration = Duration::from_secs(3);
+
+/// Waits until no live process has `needle` in its command line, failing the test (and naming
+/// the survivors) after [`GONE_WITHIN`].
 pub fn assert_gone_soon(needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with(needle).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "processes with {needle} outlived their run: {:?}",
-            processes_with(needle)
-        );
-        std::thread::sleep(Duration::from_millis(20));
+    wait_for(Survivors(needle), GONE_WITHIN, || {
+        processes(needle).is_empty().then_some(())
+    });
+}
+
+/// What [`assert_gone_soon`] waits on, formatted when the wait fails: the processes still there.
+struct Survivors<'a>(&'a str);
+
+impl std::fmt::Display for Survivors<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let survivors: Vec<(u32, String)> = processes(self.0)
+            .into_iter()
+            .map(|p| (p.pid, p.argv.join(" ")))
+            .collect();
+        write!(
+            f,
+            "the processes with {} to end; still running: {survivors:?}",
+            self.0
+        )
     }
 }
 

@@ -3,15 +3,12 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use super::wait::{DEADLINE, wait_for};
 use super::zero::{Wire, zero_std, zero_std_with};
-
-/// How long any wait in these tests may take before it fails.
-pub const DEADLINE: Duration = Duration::from_secs(20);
 
 /// A private data directory, shared by every `zero` a test starts with it.
 pub struct Home {
@@ -60,7 +57,7 @@ impl Home {
 
     /// Waits until a record says `running` for a command containing `needle`, and returns it.
     pub fn running_record(&self, needle: &str) -> Value {
-        wait_for(&format!("a running task with {needle}"), || {
+        wait_for(format!("a running task with {needle}"), DEADLINE, || {
             self.records().into_iter().find(|r| {
                 r["status"] == "running"
                     && r["command"].as_str().is_some_and(|c| c.contains(needle))
@@ -107,11 +104,6 @@ impl Exec {
         }
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// SIGKILLs it and reaps it.
     pub fn sigkill(&mut self) {
         let _ = self.child.kill();
@@ -120,14 +112,9 @@ impl Exec {
 
     /// Waits for it to exit on its own; returns the exit code and its stream-json events.
     pub fn finish(mut self) -> (i32, Vec<Value>) {
-        let deadline = Instant::now() + DEADLINE;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "zero exec did not finish");
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait_for("zero exec to finish", DEADLINE, || {
+            self.child.try_wait().unwrap()
+        });
         let mut stdout = Vec::new();
         std::io::Read::read_to_end(self.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
         (status.code().unwrap_or(-1), super::zero::events(&stdout))
@@ -144,18 +131,6 @@ impl Drop for Exec {
                 .args(["tasks", "list"])
                 .output();
         }
-    }
-}
-
-/// Polls `probe` until it returns something, failing after [`DEADLINE`].
-pub fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Some(found) = probe() {
-            return found;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -8,8 +8,6 @@
 //! ZERO_HOME, TMPDIR and workspace. Waits are deadline-based polls, and a signal is sent only
 //! once its phase is reached.
 
-mod support;
-
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -19,14 +17,14 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::procs::{KillOnDrop, Process, nonce, processes};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
-/// How long zero may take to exit after a signal, and its processes to be gone.
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::procs::{KillOnDrop, Process, assert_gone_soon, nonce, processes, stat};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+/// How long zero may take to exit after a signal.
 const PROMPT: Duration = Duration::from_secs(3);
-/// How long a phase may take to be reached.
-const SETUP: Duration = Duration::from_secs(20);
 /// The grace period the runs use.
 const GRACE_MS: &str = "300";
 
@@ -144,20 +142,6 @@ fn sleepers(nonce: &str) -> Vec<Process> {
         .collect()
 }
 
-/// Polls `condition` until it holds or `limit` passes; says whether it held.
-fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if condition() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// One `zero exec` run with private directories.
 struct Zero {
     child: Child,
@@ -218,19 +202,9 @@ impl Zero {
         kill(self.pid(), signal).unwrap();
     }
 
-    /// Waits for the exit; panics if it does not come within `limit`.
+    /// Waits for the exit; fails the test if it does not come within `limit`.
     fn exit_within(&mut self, limit: Duration) -> ExitStatus {
-        let mut status = None;
-        let exited = eventually(limit, || {
-            status = self.child.try_wait().unwrap();
-            status.is_some()
-        });
-        if !exited {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-            panic!("zero did not exit within {limit:?}: {}", self.stderr());
-        }
-        status.unwrap()
+        wait_for("zero to exit", limit, || self.child.try_wait().unwrap())
     }
 
     fn stdout(&mut self) -> Vec<u8> {
@@ -288,9 +262,13 @@ impl Zero {
 }
 
 impl Drop for Zero {
+    /// Kills it; when a test fails, also shows what it said on stderr.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("zero's stderr:\n{}", self.stderr());
+        }
     }
 }
 
@@ -302,17 +280,6 @@ fn entries(dir: &Path) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn assert_gone_soon(nonce: &str) {
-    assert!(
-        eventually(PROMPT, || processes(nonce).is_empty()),
-        "still running: {:?}",
-        processes(nonce)
-            .iter()
-            .map(|p| (p.pid, p.argv.join(" ")))
-            .collect::<Vec<_>>()
-    );
 }
 
 fn tool_results(events: &[Value]) -> Vec<String> {
@@ -338,11 +305,9 @@ fn play(signal: Signal, phase: Phase) {
     let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(phase.script(&nonce));
     let mut zero = Zero::start(&server);
-    assert!(
-        eventually(SETUP, || phase.reached(&server, &nonce)),
-        "{phase:?} was never reached: {}",
-        zero.stderr()
-    );
+    wait_for(format!("{phase:?} to be reached"), DEADLINE, || {
+        phase.reached(&server, &nonce).then_some(())
+    });
     zero.signal(signal);
     let status = zero.exit_within(PROMPT);
     assert_gone_soon(&nonce);
@@ -432,12 +397,10 @@ fn reach(
     reached: impl Fn(&FakeModel) -> bool,
 ) -> (FakeModel, Zero) {
     let server = FakeModel::start(script);
-    let mut zero = Zero::start_with(&server, env);
-    assert!(
-        eventually(SETUP, || reached(&server)),
-        "the phase was never reached: {}",
-        zero.stderr()
-    );
+    let zero = Zero::start_with(&server, env);
+    wait_for("the phase to be reached", DEADLINE, || {
+        reached(&server).then_some(())
+    });
     (server, zero)
 }
 
@@ -452,7 +415,7 @@ fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_go
             .reply(Reply::text("done anyway")),
     );
     let mut zero = Zero::start(&server);
-    let status = zero.exit_within(SETUP);
+    let status = zero.exit_within(DEADLINE);
     assert_eq!(status.code(), Some(0), "{}", zero.stderr());
     assert_gone_soon(&nonce);
     zero.assert_no_stray_files();
@@ -495,15 +458,25 @@ fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
 fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
-    let script = Script::new()
-        .reply(bash(&format!("trap '' TERM; sleep {nonce}")))
-        .reply(slow_model());
+    let scratch = tempfile::tempdir().unwrap();
+    let asked = scratch.path().join("asked-to-stop");
+    // A command that outlives SIGTERM: it notes each one and goes back to sleep.
+    let command = format!(
+        "trap 'echo >> {}' TERM; while :; do sleep {nonce}; done",
+        asked.display()
+    );
+    let script = Script::new().reply(bash(&command)).reply(slow_model());
     // A grace far beyond the deadline: only the second signal can end the run in time.
     let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
         !sleepers(&nonce).is_empty()
     });
     zero.signal(Signal::SIGINT);
-    std::thread::sleep(Duration::from_millis(200));
+    // The second signal comes once the close the first one began has reached the command.
+    wait_for(
+        "the first signal's close to reach the command",
+        DEADLINE,
+        || asked.exists().then_some(()),
+    );
     zero.signal(Signal::SIGTERM);
     let status = zero.exit_within(PROMPT);
     assert_eq!(status.code(), Some(130), "{}", zero.stderr());
@@ -534,27 +507,57 @@ fn a_closed_stdout_ends_the_run_as_a_clean_close() {
     zero.assert_run_closed();
 }
 
+/// How many more times a ticking task must tick to show it has run on: each tick is a fork,
+/// an exec and a short sleep in the task's subtree, so by then its guardian has had many
+/// turns to react to whatever it saw.
+const TICKS: usize = 10;
+
 #[test]
 fn stopping_and_continuing_zero_tears_nothing_down() {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
-    let (server, mut zero) = reach(Phase::Background.script(&nonce), &[], |server| {
-        Phase::Background.reached(server, &nonce)
+    let scratch = tempfile::tempdir().unwrap();
+    let ticks = scratch.path().join("ticks");
+    // A background task that shows it runs: a byte every 20 ms.
+    let command = format!(
+        "while :; do echo >> {}; sleep 0.02; done # {nonce}",
+        ticks.display()
+    );
+    let script = Script::new()
+        .reply(bash_background(&command))
+        .reply(slow_model());
+    let ticked = || std::fs::metadata(&ticks).map_or(0, |meta| meta.len() as usize);
+    let (_server, mut zero) = reach(script, &[], |server| {
+        server.requests().len() >= 2 && ticked() > 0
     });
-    let before: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    let pids = || -> Vec<u32> { processes(&nonce).iter().map(|p| p.pid).collect() };
+    let zero_state = |zero: &Zero| stat(zero.child.id() as i32).map(|stat| stat.state);
+    // Waits until the task has ticked `TICKS` more times, or something changed.
+    let run_on = |what: &str, before: &[u32]| {
+        let from = ticked();
+        wait_for(what, DEADLINE, || {
+            (ticked() >= from + TICKS || pids() != before).then_some(())
+        });
+    };
+    let before = pids();
     zero.signal(Signal::SIGSTOP);
-    std::thread::sleep(Duration::from_millis(500));
-    let while_stopped: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    wait_for("zero to be stopped", DEADLINE, || {
+        (zero_state(&zero) == Some('T')).then_some(())
+    });
+    run_on("the task to run on while zero is stopped", &before);
+    let while_stopped = pids();
     zero.signal(Signal::SIGCONT);
-    std::thread::sleep(Duration::from_millis(300));
-    let after: Vec<u32> = processes(&nonce).iter().map(|p| p.pid).collect();
+    wait_for("zero to run again", DEADLINE, || {
+        (zero_state(&zero) != Some('T')).then_some(())
+    });
+    run_on("the task to run on after zero continued", &before);
+    let after = pids();
     assert_eq!(while_stopped, before, "a stopped parent is not a dead one");
     assert_eq!(after, before);
     assert!(zero.child.try_wait().unwrap().is_none());
     zero.signal(Signal::SIGTERM);
     assert_eq!(zero.exit_within(PROMPT).code(), Some(143));
     assert_gone_soon(&nonce);
-    drop(server);
 }
 
 /// The pipe inode an fd link names (`pipe:[N]`), if it is a pipe.
@@ -681,7 +684,9 @@ fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
     let _cleanup = KillOnDrop(nonce.clone());
     let server = FakeModel::start(Phase::Background.script(&nonce));
     let mut zero = Zero::start_as(&server, "json", &[]);
-    assert!(eventually(SETUP, || Phase::Background.reached(&server, &nonce)));
+    wait_for("a running background task", DEADLINE, || {
+        Phase::Background.reached(&server, &nonce).then_some(())
+    });
     zero.signal(Signal::SIGHUP);
     assert_eq!(zero.exit_within(PROMPT).code(), Some(129));
     assert_gone_soon(&nonce);
@@ -735,11 +740,13 @@ fn every_stop_signal_at_every_early_point_reports_itself() {
                     }
                     EarlyPoint::AwaitingModel => Zero::start(&server),
                 };
-                let reached = eventually(SETUP, || match point {
-                    EarlyPoint::ReadingPrompt => reading_stdin(zero.child.id()),
-                    EarlyPoint::AwaitingModel => !server.requests().is_empty(),
+                wait_for(format!("{point:?} to be reached"), DEADLINE, || {
+                    let reached = match point {
+                        EarlyPoint::ReadingPrompt => reading_stdin(zero.child.id()),
+                        EarlyPoint::AwaitingModel => !server.requests().is_empty(),
+                    };
+                    reached.then_some(())
                 });
-                assert!(reached, "{point:?} was never reached: {}", zero.stderr());
                 zero.signal(signal);
                 let status = zero.exit_within(PROMPT);
                 let events = events(&zero.stdout());

@@ -1,14 +1,11 @@
 //! The agent loop through the library: cancellation stops the in-flight request and the running
 //! tool promptly. (Signals are wired to the same token by the lifecycle code.)
 
-mod support;
-
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::processes_with;
 use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
 use zero::output::Output;
@@ -19,16 +16,28 @@ use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
 
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::{assert_gone_soon, processes_with};
+use crate::support::wait::{DEADLINE, wait_for};
+
 /// How long a cancelled run may take to return; far above the expected few milliseconds, far
 /// below the stalled request or the 30 s sleep it interrupts.
 const PROMPT: Duration = Duration::from_secs(5);
 
-async fn run_cancelled_after(
+/// Runs the agent loop against `server` and cancels it, from another thread as a signal
+/// would, once `cancel_when` holds; returns how the run ended and how long it took to return
+/// after the cancellation.
+fn run_cancelled_after(
     server: &FakeModel,
-    cancel_when: impl Fn(&FakeModel) -> bool,
+    cancel_when: impl Fn(&FakeModel) -> bool + Sync,
 ) -> (Ending, Duration) {
     // Commands run under guardians, which are the zero binary, not this test harness.
     zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+    let tokio = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _in_tokio = tokio.enter();
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().canonicalize().unwrap();
     let provider = provider::build(&ProviderConfig {
@@ -64,36 +73,43 @@ async fn run_cancelled_after(
         tasks: &tasks,
     };
     let started = Instant::now();
-    let run = agent.run("system".into(), "go".into());
-    tokio::pin!(run);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut cancelled_at = None;
-    let report = loop {
-        tokio::select! {
-            report = &mut run => break report,
-            () = tokio::time::sleep(Duration::from_millis(10)) => {
-                if cancelled_at.is_none() && cancel_when(server) {
-                    cancel.cancel();
-                    cancelled_at = Some(Instant::now());
+    let ended = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            // A watcher that gives up ends the run too, so the test fails instead of hanging.
+            let _on_failure = cancel.clone().drop_guard();
+            let reached = wait_for("the run to reach the cancellation point", DEADLINE, || {
+                if ended.load(Ordering::SeqCst) {
+                    return Some(false);
                 }
-                assert!(Instant::now() < deadline, "the run never reached the cancellation point");
-            }
-        }
-    };
-    let since_cancel = cancelled_at.map_or(started.elapsed(), |at| at.elapsed());
-    (report.ending, since_cancel)
+                cancel_when(server).then_some(true)
+            });
+            reached.then(|| {
+                cancel.cancel();
+                Instant::now()
+            })
+        });
+        let report = tokio.block_on(agent.run("system".into(), "go".into()));
+        let returned = Instant::now();
+        ended.store(true, Ordering::SeqCst);
+        let cancelled_at = watcher
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let since_cancel = returned.duration_since(cancelled_at.unwrap_or(started));
+        (report.ending, since_cancel)
+    })
 }
 
-#[tokio::test]
-async fn cancelling_stops_a_request_that_never_ends() {
+#[test]
+fn cancelling_stops_a_request_that_never_ends() {
     let server = FakeModel::start(Script::new().reply(Reply::text("partial").stall()));
-    let (ending, took) = run_cancelled_after(&server, |s| !s.requests().is_empty()).await;
+    let (ending, took) = run_cancelled_after(&server, |s| !s.requests().is_empty());
     assert!(matches!(ending, Ending::Cancelled), "{ending:?}");
     assert!(took < PROMPT, "took {took:?}");
 }
 
-#[tokio::test]
-async fn cancelling_stops_a_running_command_and_its_process_group() {
+#[test]
+fn cancelling_stops_a_running_command_and_its_process_group() {
     let nonce = format!("3000.{}", std::process::id());
     let server = FakeModel::start(
         Script::new()
@@ -104,15 +120,8 @@ async fn cancelling_stops_a_running_command_and_its_process_group() {
             .reply(Reply::text("never reached")),
     );
     let sleeping = |_: &FakeModel| !processes_with(&nonce).is_empty();
-    let (ending, took) = run_cancelled_after(&server, sleeping).await;
+    let (ending, took) = run_cancelled_after(&server, sleeping);
     assert!(matches!(ending, Ending::Cancelled), "{ending:?}");
     assert!(took < PROMPT, "took {took:?}");
-    let gone_by = Instant::now() + Duration::from_secs(5);
-    while !processes_with(&nonce).is_empty() {
-        assert!(
-            Instant::now() < gone_by,
-            "sleep {nonce} outlived the cancelled run"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert_gone_soon(&nonce);
 }

@@ -1,14 +1,14 @@
 //! `zero exec` running real jobs through the real binary against the fake model server: the
 //! agent loop, the three output formats, exit codes, error classes and both wires.
 
-mod support;
-
 use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
-use support::zero::{
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{
     Wire, assert_stream_contract, events, types, zero_anthropic, zero_openai, zero_std_with,
 };
 
@@ -460,7 +460,7 @@ fn an_unreachable_endpoint_fails_with_network_and_exit_3() {
 
 #[test]
 fn no_provider_lists_what_to_set() {
-    support::zero::zero()
+    crate::support::zero::zero()
         .args(["exec", "hi"])
         .assert()
         .code(3)
@@ -483,15 +483,10 @@ fn an_inherited_stdin_that_never_closes_does_not_block_a_job() {
         .spawn()
         .unwrap();
     let _held_open = child.stdin.take();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success());
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "blocked on stdin");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let status = wait_for("zero exec to end, not block on stdin", DEADLINE, || {
+        child.try_wait().unwrap()
+    });
+    assert!(status.success());
 }
 
 #[test]
@@ -574,8 +569,8 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
 #[test]
 fn a_command_that_times_out_is_killed_with_everything_it_started() {
     let ws = workspace();
-    let nonce = support::procs::nonce();
-    let _cleanup = support::procs::KillOnDrop(nonce.clone());
+    let nonce = crate::support::procs::nonce();
+    let _cleanup = crate::support::procs::KillOnDrop(nonce.clone());
     let server = FakeModel::start(
         Script::new()
             .reply(Reply::tool_call(
@@ -600,7 +595,7 @@ fn a_command_that_times_out_is_killed_with_everything_it_started() {
             .contains("timed out after 500 ms"),
         "{result}"
     );
-    support::procs::assert_gone_soon(&nonce);
+    crate::support::procs::assert_gone_soon(&nonce);
 }
 
 #[test]

@@ -2,16 +2,11 @@
 //! endpoint honours, a response cut by it is reported and does not end the run, and a model
 //! that repeats one read in a response gets one answer for each call.
 
-mod support;
-
-use std::time::Duration;
-
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Route, Script};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
-/// A deadline for a run that should end in a second or two.
-const RUN_DEADLINE: Duration = Duration::from_secs(30);
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::wait::DEADLINE;
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// `zero exec -o stream-json <args>` against `server` in a fresh workspace; returns the exit
 /// code and the events.
@@ -26,7 +21,7 @@ fn exec(
     cmd.current_dir(workspace)
         .args(["exec", "-o", "stream-json"])
         .args(args)
-        .timeout(RUN_DEADLINE);
+        .timeout(DEADLINE);
     for (name, value) in env {
         cmd.env(name, value);
     }

@@ -1,15 +1,14 @@
 //! `zero tasks` through the real binary: list, show, output (`--tail`, `--follow`), stop from
 //! another process, gc — in text and JSON, and the errors for ids that are not there.
 
-mod support;
-
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::{assert_gone_soon, nonce, processes_with};
-use support::runs::{Exec, Home, background, one_finished_task, wait_for, wait_for_task};
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::{assert_gone_soon, nonce, processes_with};
+use crate::support::runs::{Exec, Home, background, one_finished_task, stall, wait_for_task};
+use crate::support::wait::{DEADLINE, wait_for};
 
 fn stdout(output: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&output.get_output().stdout).into_owned()
@@ -136,7 +135,9 @@ fn output_follow_streams_until_the_task_ends() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let status = wait_for("output --follow to end", || follow.try_wait().unwrap());
+    let status = wait_for("output --follow to end", DEADLINE, || {
+        follow.try_wait().unwrap()
+    });
     assert!(status.success());
     let mut printed = String::new();
     std::io::Read::read_to_string(follow.stdout.as_mut().unwrap(), &mut printed).unwrap();
@@ -242,11 +243,11 @@ fn gc_never_deletes_a_running_task() {
     let server = FakeModel::start(
         Script::new()
             .reply(background(&format!("sleep {nonce}")))
-            .reply(support::runs::stall()),
+            .reply(stall()),
     );
     let _exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);
-    std::thread::sleep(Duration::from_millis(1100));
+    backdate(&home, record["id"].as_str().unwrap());
     let gc = home
         .tasks(&["gc", "--older-than", "1s", "--json"])
         .assert()
@@ -254,4 +255,23 @@ fn gc_never_deletes_a_running_task() {
     let gc: Value = serde_json::from_str(&stdout(&gc)).unwrap();
     assert_eq!(gc["tasks"], json!([]), "{gc}");
     assert_eq!(home.records()[0]["id"], record["id"]);
+}
+
+/// A moment long before any test ran.
+const LONG_AGO: &str = "2020-01-01T00:00:00.000Z";
+
+/// Rewrites the record of `id` the way a record of a task started (and, if it has ended,
+/// ended) long ago looks on disk: ages it without waiting. Nothing else writes the record
+/// meanwhile: its task is a long `sleep`.
+fn backdate(home: &Home, id: &str) {
+    let path = home.path().join("tasks").join(format!("{id}.json"));
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for field in ["startedAt", "endedAt"] {
+        if record[field].is_string() {
+            record[field] = json!(LONG_AGO);
+        }
+    }
+    let mut bytes = serde_json::to_vec_pretty(&record).unwrap();
+    bytes.push(b'\n');
+    std::fs::write(&path, bytes).unwrap();
 }

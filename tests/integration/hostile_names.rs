@@ -6,8 +6,6 @@
 //! entry it left alone, and exits as it would have anyway. A malformed id on the command line
 //! is a usage error that touches nothing.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -17,9 +15,10 @@ use std::process::Stdio;
 use nix::sys::stat::{UtimensatFlags, utimensat};
 use nix::sys::time::TimeSpec;
 use serde_json::json;
-use support::fake_model::{FakeModel, Reply, Script};
-use support::runs::{Home, one_finished_task};
-use support::zero::{Wire, zero_std_with};
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::runs::{Home, one_finished_task};
+use crate::support::zero::{Wire, zero_std_with};
 
 /// Run ids and task ids of the right shape that no run of this test wrote.
 const RUN_1: &str = "run_20200101000000_0000c1";

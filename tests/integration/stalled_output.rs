@@ -2,22 +2,21 @@
 //! (sleep 600)` with a background task and a long streamed answer still ends on SIGTERM,
 //! within its grace periods, with the signal's exit code and nothing left running.
 
-mod support;
-
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
-use support::fake_model::{FakeModel, Reply, Script};
-use support::procs::{KillOnDrop, assert_gone_soon, blocked_writing_stdout, nonce};
-use support::runs::{Home, background, wait_for};
-use support::zero::{Wire, zero_std_with};
 
-/// How long the stopped run may take to exit: far more than its grace periods add up to.
-const EXIT_DEADLINE: Duration = Duration::from_secs(30);
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::procs::{
+    KillOnDrop, assert_gone_soon, blocked_writing_stdout, nonce, processes_with,
+};
+use crate::support::runs::{Home, background};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{Wire, zero_std_with};
 
 /// Bytes waiting in the pipe whose read end is `reader`.
 fn unread(reader: &OwnedFd) -> usize {
@@ -26,22 +25,6 @@ fn unread(reader: &OwnedFd) -> usize {
     let rc = unsafe { libc::ioctl(reader.as_raw_fd(), libc::FIONREAD, &mut waiting) };
     assert_eq!(rc, 0, "FIONREAD failed");
     waiting as usize
-}
-
-/// Waits for `child` to exit, SIGKILLing it (and failing) past the deadline.
-fn exit_code_within(child: &mut Child, deadline: Duration) -> i32 {
-    let until = Instant::now() + deadline;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code().expect("zero exited, not killed by a signal");
-        }
-        if Instant::now() >= until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("zero was still running {deadline:?} after SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
@@ -81,16 +64,19 @@ fn sigterm_ends_a_run_whose_stdout_is_never_read() {
     });
 
     // The task runs, and stdout is full: nothing more can be written until someone reads.
-    wait_for("the background task", || {
-        (!support::procs::processes_with(&marker).is_empty()).then_some(())
+    wait_for("the background task", DEADLINE, || {
+        (!processes_with(&marker).is_empty()).then_some(())
     });
-    wait_for("a write to stdout that blocks", || {
+    wait_for("a write to stdout that blocks", DEADLINE, || {
         (unread(&reader) > 0 && blocked_writing_stdout(child.id() as i32)).then_some(())
     });
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
 
-    let code = exit_code_within(&mut child, EXIT_DEADLINE);
-    assert_eq!(code, 143);
+    // The deadline is far more than the grace periods of the stop add up to.
+    let status = wait_for("zero to exit after SIGTERM", DEADLINE, || {
+        child.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(143), "{status:?}");
     assert_gone_soon(&marker);
     let stderr = stderr.join().unwrap();
     assert!(

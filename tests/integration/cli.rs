@@ -1,11 +1,11 @@
 //! The command line as a user meets it: flags, usage errors and their exit codes, and
 //! `--list-tools` — all through the real binary.
 
-mod support;
-
 use predicates::prelude::*;
 use serde_json::Value;
-use support::zero::{events as stream_events, zero};
+
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{events as stream_events, zero};
 
 #[test]
 fn version_and_help_exit_zero() {
@@ -33,7 +33,7 @@ fn an_open_stdin_is_never_read_without_dash() {
     // assert_cmd gives the child a stdin pipe that we never close; a run that read it would
     // hang, so reaching the provider check proves it did not.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = support::zero::zero_std()
+    let mut child = crate::support::zero::zero_std()
         .args(["exec", "hello"])
         .current_dir(dir.path())
         .stdin(std::process::Stdio::piped())
@@ -42,17 +42,12 @@ fn an_open_stdin_is_never_read_without_dash() {
         .spawn()
         .unwrap();
     let _stdin_held_open = child.stdin.take();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("zero exec blocked on an open stdin");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    // Should it block, the held stdin closes as the failed test unwinds, and zero goes on.
+    let status = wait_for(
+        "zero exec to end, not block on an open stdin",
+        DEADLINE,
+        || child.try_wait().unwrap(),
+    );
     assert_eq!(status.code(), Some(3), "no provider is configured");
 }
 
@@ -273,7 +268,7 @@ fn the_hidden_guardian_mode_run_by_hand_refuses_and_runs_nothing() {
     let marker = dir.path().join("ran");
     // Without the report pipe zero gives it on stdin (here stdin is /dev/null, read-only), a
     // guardian has no one to report to: it says so and never starts the command.
-    let output = support::zero::zero_std()
+    let output = crate::support::zero::zero_std()
         .args(["__guard", "--grace-ms", "100", "--", "touch"])
         .arg(&marker)
         .stdin(std::process::Stdio::null())

@@ -6,14 +6,13 @@
 //! The keys here are deliberately not key-shaped (no `sk-`), so only zero's knowledge of the
 //! configured values can hide them, not the shape patterns.
 
-mod support;
-
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
-use support::runs::Home;
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::runs::Home;
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 const ZERO_KEY: &str = "zk-live-7f3a9c2e4b1d8f6a";
 const OPENAI_KEY: &str = "oa-live-31c5d7e9f0a2b4c6";

@@ -6,18 +6,14 @@
 //! Every run has a deadline: a tool that blocks makes the run overrun it, and the run is then
 //! killed and the test fails on its exit code. No test here ever opens the FIFO itself.
 
-mod support;
-
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_model::{FakeModel, Reply, Script};
-use support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
-/// Far longer than a run of a few tool calls takes, so only a tool that blocks reaches it.
-const DEADLINE: Duration = Duration::from_secs(30);
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::wait::DEADLINE;
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
 /// What a FIFO refusal says after the path.
 const FIFO: &str = "is a FIFO (named pipe), not a regular file; file tools read and write \

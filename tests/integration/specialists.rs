@@ -2,8 +2,6 @@
 //! manifests, Claude Code agent files, and broken manifests — all through the real binary, with
 //! `HOME`, `XDG_CONFIG_HOME` and the workspace in temporary directories.
 
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +44,7 @@ impl Machine {
 
     /// `zero` with a clean environment and this machine's home and config home.
     fn zero(&self) -> Command {
-        let mut cmd = support::zero::zero();
+        let mut cmd = crate::support::zero::zero();
         cmd.env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", &self.config);
         cmd

@@ -1,0 +1,30 @@
+//! zero's integration tests: one test binary, one module per area (the layout ripgrep's
+//! `tests/` uses). One crate means `support` is compiled once and every helper in it is used by
+//! some test — an unused one is a warning, so helpers cannot drift apart unnoticed.
+//!
+//! `cargo test --locked` runs them all; `cargo test --test integration <module>::` runs one
+//! area (for example `lifecycle::`). The tests against a real local model are `#[ignore]`d:
+//! `cargo test --test integration -- --ignored local_model::` with `ZERO_LOCAL_MODEL_URL` set.
+
+mod support;
+
+mod agent;
+mod architecture;
+mod background;
+mod cli;
+mod exec;
+mod generated;
+mod hostile_names;
+mod lifecycle;
+mod local_model;
+mod output_limit;
+mod provider;
+mod reconcile;
+mod runtime;
+mod secrets;
+mod special_files;
+mod specialists;
+mod stalled_output;
+mod task_tools;
+mod tasks;
+mod tasks_cli;
