@@ -16,5 +16,6 @@ pub mod output;
 pub mod provider;
 pub mod redact;
 pub mod runtime;
+pub mod sync;
 pub mod tasks;
 pub mod tools;

@@ -230,7 +230,7 @@ impl Secrets {
     }
 
     fn lock(&self) -> MutexGuard<'_, Vec<String>> {
-        self.values.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.values)
     }
 }
 

@@ -168,13 +168,13 @@ fn stop(signal: i32) {
         crate::runtime::hurry();
         return;
     }
-    let run = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let run = crate::sync::lock(&RUN);
     match &*run {
         Some(cancel) => cancel.cancel(),
         None => {
             // Nothing has started yet, so nothing needs closing: report and go.
             let stop = received().expect("the first signal is recorded before it is handled");
-            if let Some(report) = &*EARLY.lock().unwrap_or_else(|e| e.into_inner()) {
+            if let Some(report) = &*crate::sync::lock(&EARLY) {
                 report(stop);
             }
             exit(stop.exit_status())
@@ -185,13 +185,13 @@ fn stop(signal: i32) {
 /// Sets how a stop that comes before [`watch`] is reported (e.g. while `zero exec -` is still
 /// reading its prompt from stdin), so even that run ends with its `run_end`.
 pub fn report_early_stops(report: EarlyStopReporter) {
-    *EARLY.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+    *crate::sync::lock(&EARLY) = Some(report);
 }
 
 /// Makes the stop events cancel `cancel`, the run's token. If one came already, it is
 /// cancelled at once.
 pub fn watch(cancel: CancellationToken) {
-    let mut run = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut run = crate::sync::lock(&RUN);
     if STOPS.load(Ordering::SeqCst) > 0 {
         cancel.cancel();
     }

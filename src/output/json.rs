@@ -170,7 +170,16 @@ impl Writer for JsonWriter {
                     warnings: &self.warnings,
                 });
             }
-            _ => {}
+            // A listing has no run summary after it.
+            EventKind::RunEnd { .. } => {}
+            // The summary carries the final answer, not how the run got there: named one by
+            // one, so a new event kind has to be decided on here.
+            EventKind::RunStart { .. }
+            | EventKind::Text { .. }
+            | EventKind::Reasoning { .. }
+            | EventKind::PermissionDecision { .. }
+            | EventKind::Plan { .. }
+            | EventKind::Usage { .. } => {}
         }
         Ok(())
     }

@@ -135,7 +135,7 @@ impl Output {
     /// Waits while the writer is a full queue behind (a slow reader slows the run), but never
     /// once the run is stopping.
     pub fn emit(&self, event: EventKind) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = crate::sync::lock(&self.state);
         if state.ended {
             return;
         }
@@ -202,11 +202,6 @@ impl Output {
     /// or stdout was gone anyway).
     pub fn drain(&self) -> usize {
         self.queue.drain(&self.stopping, STOPPING_DRAIN_GRACE)
-    }
-
-    /// Whether `run_end` has been emitted.
-    pub fn has_ended(&self) -> bool {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).ended
     }
 
     /// The first error writing stdout, if any (the run then ends as an internal error).

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{EventKind, Writer};
 use crate::redact::Secrets;
+use crate::sync;
 
 /// How many events may wait for the writer before an emitter waits for room (the writer may
 /// hold as many again, taken but not yet written). Enough to ride out a slow moment of the
@@ -148,7 +149,7 @@ impl Queue {
                         return;
                     }
                     inner.writer_idle = true;
-                    inner = self.work.wait(inner).unwrap_or_else(|e| e.into_inner());
+                    inner = sync::wait(&self.work, inner, None);
                     inner.writer_idle = false;
                 }
                 std::mem::swap(&mut inner.events, &mut batch);
@@ -194,17 +195,13 @@ impl Queue {
     /// run is stopping).
     fn wait_for_progress<'a>(&self, mut inner: MutexGuard<'a, Inner>) -> MutexGuard<'a, Inner> {
         inner.waiting += 1;
-        let mut inner = self
-            .progress
-            .wait_timeout(inner, WAIT_SLICE)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        let mut inner = sync::wait(&self.progress, inner, Some(WAIT_SLICE));
         inner.waiting -= 1;
         inner
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        sync::lock(&self.inner)
     }
 }
 

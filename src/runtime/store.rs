@@ -109,10 +109,7 @@ impl Store {
     }
 
     fn lock_warnings(&self) -> std::sync::MutexGuard<'_, Warnings> {
-        // A panic elsewhere cannot leave the warning list inconsistent; keep using it.
-        self.warnings
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::sync::lock(&self.warnings)
     }
 
     /// The task's record, its status as the evidence says (see `Store::view`).

@@ -121,7 +121,7 @@ enum Outcome {
     Lines {
         text: String,
         last: usize,
-        stop: Stop,
+        stop: WindowEnd,
     },
     /// The file has no lines at all.
     Empty,
@@ -131,9 +131,9 @@ enum Outcome {
     NotText(usize),
 }
 
-/// Why showing lines stopped.
+/// Why showing lines ended where it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
+enum WindowEnd {
     /// The file ended.
     End,
     /// `limit` lines were shown and the file goes on.
@@ -200,13 +200,13 @@ fn render(mut reader: impl BufRead, window: Window) -> io::Result<Outcome> {
     let stop = loop {
         if window.limit == Some(shown) {
             break if reader.fill_buf()?.is_empty() {
-                Stop::End
+                WindowEnd::End
             } else {
-                Stop::Limit
+                WindowEnd::Limit
             };
         }
         let Some(full_len) = next_line(&mut reader, &mut line, LINE_CAP)? else {
-            break Stop::End;
+            break WindowEnd::End;
         };
         let cut = full_len > line.len();
         let Some(content) = decode(&line, cut) else {
@@ -214,15 +214,15 @@ fn render(mut reader: impl BufRead, window: Window) -> io::Result<Outcome> {
         };
         let entry = numbered(number + 1, content, cut.then_some(full_len));
         if text.len() + entry.len() > OUTPUT_CAP {
-            break Stop::Cap;
+            break WindowEnd::Cap;
         }
         text.push_str(&entry);
         number += 1;
         shown += 1;
     };
     Ok(match (number, stop) {
-        (0, Stop::End) => Outcome::Empty,
-        (n, Stop::End) if n < window.first => Outcome::PastEnd(n),
+        (0, WindowEnd::End) => Outcome::Empty,
+        (n, WindowEnd::End) if n < window.first => Outcome::PastEnd(n),
         _ => Outcome::Lines {
             text,
             last: number,
@@ -294,11 +294,11 @@ fn numbered(number: usize, content: &str, cut_from: Option<usize>) -> String {
 }
 
 /// The note after the lines when the file goes on, saying how to read the rest.
-fn continuation_note(window: Window, last: usize, stop: Stop, size: u64) -> String {
+fn continuation_note(window: Window, last: usize, stop: WindowEnd, size: u64) -> String {
     let why = match stop {
-        Stop::End => return String::new(),
-        Stop::Limit => "",
-        Stop::Cap => "output reached the 128 KiB cap; ",
+        WindowEnd::End => return String::new(),
+        WindowEnd::Limit => "",
+        WindowEnd::Cap => "output reached the 128 KiB cap; ",
     };
     format!(
         "\n[{why}showed lines {}-{last} of a file of {size} bytes that continues; call read_file \
@@ -415,7 +415,7 @@ mod tests {
         let Outcome::Lines { last, stop, .. } = outcome else {
             panic!("{outcome:?}")
         };
-        assert_eq!(stop, Stop::Cap);
+        assert_eq!(stop, WindowEnd::Cap);
         assert_eq!(last, OUTPUT_CAP / "     1\t\n".len());
     }
 
