@@ -46,7 +46,7 @@ pub enum ConfigFileError {
 impl ConfigFile {
     /// `$XDG_CONFIG_HOME/zero/config.toml`, else `$HOME/.config/zero/config.toml`, from the
     /// environment `var` looks up (empty values count as unset).
-    pub fn path(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    pub(crate) fn path(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         let set = |name: &str| var(name).filter(|value| !value.trim().is_empty());
         let base = set("XDG_CONFIG_HOME")
             .map(PathBuf::from)
@@ -55,7 +55,9 @@ impl ConfigFile {
     }
 
     /// Reads the file the environment points to; `Ok(None)` when there is none.
-    pub fn load(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigFileError> {
+    pub(crate) fn load(
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ConfigFileError> {
         let Some(path) = Self::path(var) else {
             return Ok(None);
         };
@@ -63,7 +65,7 @@ impl ConfigFile {
     }
 
     /// Reads the file at `path`; `Ok(None)` when it does not exist.
-    pub fn read(path: &Path) -> Result<Option<Self>, ConfigFileError> {
+    pub(crate) fn read(path: &Path) -> Result<Option<Self>, ConfigFileError> {
         let unreadable = |source| ConfigFileError::Unreadable {
             path: path.to_owned(),
             source,
@@ -87,16 +89,11 @@ impl ConfigFile {
 
     /// The keys `T` describes (other keys belong to other parts of zero and are ignored,
     /// unless `T` denies unknown fields).
-    pub fn keys<T: DeserializeOwned>(&self) -> Result<T, ConfigFileError> {
+    pub(crate) fn keys<T: DeserializeOwned>(&self) -> Result<T, ConfigFileError> {
         toml::from_str(&self.text).map_err(|error| ConfigFileError::Invalid {
             path: self.path.clone(),
             message: error.to_string(),
         })
-    }
-
-    /// Where the file is.
-    pub fn location(&self) -> &Path {
-        &self.path
     }
 }
 

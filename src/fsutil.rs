@@ -33,7 +33,7 @@ const NEW_FILE_MODE: u32 = 0o666;
 ///
 /// `path` should already be resolved: a symlink at `path` is replaced by a regular file, not
 /// followed. Parent directories must exist (see [`create_parent_dirs`]).
-pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
     let existing = match fs::metadata(path) {
         Ok(meta) => Some(meta.permissions()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -44,7 +44,7 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
 
 /// Like [`write_atomic`], but the file ends up with exactly `permissions` whether or not it
 /// existed; used to restore a deleted file or to carry a file's mode along when it is moved.
-pub fn write_atomic_with_permissions(
+pub(crate) fn write_atomic_with_permissions(
     path: &Path,
     contents: &[u8],
     permissions: Permissions,
@@ -55,7 +55,7 @@ pub fn write_atomic_with_permissions(
 /// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
 /// a caller that must undo its work can remove them again (innermost first). If one cannot be
 /// created, those it did create are removed before the error is returned.
-pub fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
+pub(crate) fn create_parent_dirs(path: &Path) -> io::Result<Vec<PathBuf>> {
     let mut missing = Vec::new();
     let mut dir = parent_dir(path);
     while !dir.exists() {
@@ -177,7 +177,7 @@ pub enum OpenError {
 /// itself (a serial line raises its modem lines, a watchdog arms) and a socket cannot be opened
 /// at all. The open itself is non-blocking, and the opened file is checked again, so a path
 /// swapped for a FIFO in between is still refused and the file returned is the one checked.
-pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
+pub(crate) fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
     refuse_special(&fs::metadata(path)?)?;
     // O_NOCTTY: a terminal swapped in is never made the controlling terminal.
     let file = OpenOptions::new()
@@ -201,7 +201,7 @@ pub fn open_regular(path: &Path) -> Result<(File, Metadata), OpenError> {
 /// without blocking reads as empty (or fails) rather than waiting for a writer, and a socket
 /// cannot be opened. (Only a device node made in that instant, which takes root, would be
 /// read.)
-pub fn open_listed_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_listed_regular(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
@@ -211,7 +211,7 @@ pub fn open_listed_regular(path: &Path) -> io::Result<File> {
 /// Reads the whole regular file at `path` (see [`open_regular`]) if it holds at most `limit`
 /// bytes. The limit is enforced on what is read, not only on the size the file reports, so a
 /// file that grows while it is read cannot make this read without bound.
-pub fn read_regular(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), OpenError> {
+pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), OpenError> {
     let (file, meta) = open_regular(path)?;
     if meta.len() > limit {
         return Err(OpenError::TooLarge(limit));
@@ -228,7 +228,7 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), Open
 /// there, or [`OpenError::NotRegular`]: what a tool checks before it replaces a file whole.
 /// [`write_atomic`] renames over the path and never opens it, so nothing here can block; the
 /// check keeps a FIFO, a socket or a device from being silently replaced by a regular file.
-pub fn regular_or_absent(path: &Path) -> Result<Option<Metadata>, OpenError> {
+pub(crate) fn regular_or_absent(path: &Path) -> Result<Option<Metadata>, OpenError> {
     match fs::metadata(path) {
         Ok(meta) => refuse_special(&meta).map(|()| Some(meta)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

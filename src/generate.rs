@@ -14,7 +14,7 @@ use clap_complete::Shell;
 use crate::cli::{Cli, GenerateArgs};
 
 /// The shells completions are generated for.
-pub const SHELLS: [Shell; 5] = [
+pub(crate) const SHELLS: [Shell; 5] = [
     Shell::Bash,
     Shell::Zsh,
     Shell::Fish,

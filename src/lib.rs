@@ -2,20 +2,25 @@
 //!
 //! `zero exec "prompt"` runs one agent job against a model endpoint, lets the model work through
 //! tools, and exits with a code a script can act on. See `docs/ARCHITECTURE.md` for the design.
+//!
+//! The library is what the `zero` binary is made of; its public items are the ones the binary
+//! and the integration tests use, everything else is `pub(crate)`.
+
+#![warn(missing_docs)]
 
 pub mod agent;
 pub mod cli;
-pub mod config_file;
+mod config_file;
 pub mod exec;
 pub mod exit;
-pub mod fsutil;
+mod fsutil;
 pub mod generate;
 pub mod lifecycle;
 pub mod operator;
 pub mod output;
 pub mod provider;
-pub mod redact;
+mod redact;
 pub mod runtime;
-pub mod sync;
+mod sync;
 pub mod tasks;
 pub mod tools;

@@ -17,16 +17,16 @@ use memchr::memmem;
 use regex::bytes::Regex;
 
 /// What a removed secret is replaced with.
-pub const MASK: &str = "[REDACTED]";
+pub(crate) const MASK: &str = "[REDACTED]";
 
 /// The environment variables that carry a provider key. No command zero starts receives them,
 /// and their values are redacted from everything zero writes.
-pub const KEY_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+pub(crate) const KEY_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
 
 /// Names the private file (0600, in the parent run's directory) through which a parent run
 /// hands its key to a specialist child; the child reads and removes it at start. Withheld from
 /// commands like the key variables themselves.
-pub const HANDED_KEY_VARIABLE: &str = "ZERO_HANDED_KEY_FILE";
+pub(crate) const HANDED_KEY_VARIABLE: &str = "ZERO_HANDED_KEY_FILE";
 
 /// Configured secrets shorter than this are not replaced verbatim: they cannot meaningfully
 /// leak, and masking every occurrence of a two-letter string would garble the message.
@@ -109,7 +109,7 @@ fn replace_verbatim(text: &[u8], secret: &[u8]) -> Vec<u8> {
 /// `secrets` are the values this process knows to be secret (the configured API key); empty and
 /// very short ones are skipped. The shapes cover keys the process was never told about, such as
 /// a different key a proxy echoes back.
-pub fn redact(text: &str, secrets: &[&str]) -> String {
+pub(crate) fn redact(text: &str, secrets: &[&str]) -> String {
     let bytes = redact_bytes(text.as_bytes(), secrets);
     // Every replacement swaps whole UTF-8 sequences for ASCII, so valid text stays valid.
     String::from_utf8(bytes)
@@ -117,7 +117,7 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
 }
 
 /// [`redact`] for bytes that need not be UTF-8, such as a command's log.
-pub fn redact_bytes(text: &[u8], secrets: &[&str]) -> Vec<u8> {
+pub(crate) fn redact_bytes(text: &[u8], secrets: &[&str]) -> Vec<u8> {
     let mut out = text.to_vec();
     for secret in meaningful(secrets) {
         if memmem::find(&out, secret).is_some() {
@@ -151,7 +151,7 @@ impl std::fmt::Debug for Secrets {
 
 impl Secrets {
     /// The values of the [`KEY_VARIABLES`] set in the environment `var` looks up.
-    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
         let secrets = Secrets::default();
         for name in KEY_VARIABLES {
             if let Some(value) = var(name) {
@@ -162,7 +162,7 @@ impl Secrets {
     }
 
     /// Adds a secret (e.g. a key read from the config file); empty values are ignored.
-    pub fn add(&self, secret: &str) {
+    pub(crate) fn add(&self, secret: &str) {
         let secret = secret.trim();
         if secret.is_empty() {
             return;
@@ -174,14 +174,14 @@ impl Secrets {
     }
 
     /// The text with every known secret and secret-shaped string replaced.
-    pub fn apply(&self, text: &str) -> String {
+    pub(crate) fn apply(&self, text: &str) -> String {
         let values = self.lock();
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         redact(text, &values)
     }
 
     /// [`Secrets::apply`] for bytes that need not be UTF-8.
-    pub fn apply_bytes(&self, text: &[u8]) -> Vec<u8> {
+    pub(crate) fn apply_bytes(&self, text: &[u8]) -> Vec<u8> {
         let values = self.lock();
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
         redact_bytes(text, &values)
@@ -191,7 +191,7 @@ impl Secrets {
     /// and each key-shaped string's key — in order of their start. What reads a slice of a
     /// longer text (a window of a task's log) widens the slice to these, so no secret is ever
     /// cut in two at its edge and shown in halves.
-    pub fn spans(&self, text: &[u8]) -> Vec<Range<usize>> {
+    pub(crate) fn spans(&self, text: &[u8]) -> Vec<Range<usize>> {
         let values = self.lock();
         let mut spans: Vec<Range<usize>> = Vec::new();
         for secret in meaningful(&values.iter().map(String::as_str).collect::<Vec<_>>()) {
@@ -212,7 +212,7 @@ impl Secrets {
 
     /// The farthest a secret can reach past the edge of a slice that holds part of it: the
     /// longest known secret, or [`SHAPE_REACH`] for a key no one configured.
-    pub fn reach(&self) -> usize {
+    pub(crate) fn reach(&self) -> usize {
         self.lock()
             .iter()
             .map(String::len)
@@ -222,7 +222,7 @@ impl Secrets {
     }
 
     /// A redactor for text that arrives in pieces.
-    pub fn stream(&self) -> StreamRedactor {
+    pub(crate) fn stream(&self) -> StreamRedactor {
         StreamRedactor {
             secrets: self.clone(),
             pending: Vec::new(),
@@ -240,14 +240,14 @@ impl Secrets {
 /// longer than the longest secret, or the current word for the key shapes (at most
 /// 4 KiB, `MAX_OPEN_TAIL`).
 #[derive(Debug)]
-pub struct StreamRedactor {
+pub(crate) struct StreamRedactor {
     secrets: Secrets,
     pending: Vec<u8>,
 }
 
 impl StreamRedactor {
     /// Takes the next piece; returns what can be written now, redacted.
-    pub fn push(&mut self, piece: &[u8]) -> Vec<u8> {
+    pub(crate) fn push(&mut self, piece: &[u8]) -> Vec<u8> {
         self.pending.extend_from_slice(piece);
         let values = self.secrets.lock();
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
@@ -258,38 +258,33 @@ impl StreamRedactor {
     }
 
     /// [`StreamRedactor::push`] for text. What it returns is always whole characters.
-    pub fn push_str(&mut self, piece: &str) -> String {
+    pub(crate) fn push_str(&mut self, piece: &str) -> String {
         into_text(self.push(piece.as_bytes()))
     }
 
     /// The stream is over: everything still held, redacted.
-    pub fn finish(&mut self) -> Vec<u8> {
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
         let rest = std::mem::take(&mut self.pending);
         self.secrets.apply_bytes(&rest)
     }
 
     /// [`StreamRedactor::finish`] for text.
-    pub fn finish_str(&mut self) -> String {
+    pub(crate) fn finish_str(&mut self) -> String {
         into_text(self.finish())
-    }
-
-    /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
-        self.pending.is_empty()
     }
 }
 
 /// A writer that redacts what passes through it as one stream (see [`StreamRedactor`]), for
 /// output copied from files a command wrote, such as a task's log. Call
 /// [`RedactingWriter::finish`] at the end: it writes what was held back.
-pub struct RedactingWriter<W: std::io::Write> {
+pub(crate) struct RedactingWriter<W: std::io::Write> {
     inner: W,
     stream: StreamRedactor,
 }
 
 impl<W: std::io::Write> RedactingWriter<W> {
     /// Redacts `secrets` from everything written to `inner`.
-    pub fn new(inner: W, secrets: &Secrets) -> Self {
+    pub(crate) fn new(inner: W, secrets: &Secrets) -> Self {
         RedactingWriter {
             inner,
             stream: secrets.stream(),
@@ -297,7 +292,7 @@ impl<W: std::io::Write> RedactingWriter<W> {
     }
 
     /// Writes what was held back and flushes.
-    pub fn finish(&mut self) -> std::io::Result<()> {
+    pub(crate) fn finish(&mut self) -> std::io::Result<()> {
         let rest = self.stream.finish();
         self.inner.write_all(&rest)?;
         self.inner.flush()
@@ -485,9 +480,8 @@ mod tests {
         // Whole words that cannot start a secret are written at once; the last word waits.
         assert_eq!(stream.push_str("hello there wo"), "hello there ");
         assert_eq!(stream.push_str("rld zk-li"), "world ");
-        assert!(!stream.is_empty());
         assert_eq!(stream.finish_str(), "zk-li");
-        assert!(stream.is_empty());
+        assert_eq!(stream.finish_str(), "", "finishing hands over all it held");
     }
 
     #[test]

@@ -8,13 +8,13 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// Locks `mutex`, poisoned or not.
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Waits on `condvar` with `guard`, for at most `timeout` when one is given; the guard comes
 /// back poisoned or not.
-pub fn wait<'a, T>(
+pub(crate) fn wait<'a, T>(
     condvar: &Condvar,
     guard: MutexGuard<'a, T>,
     timeout: Option<Duration>,

@@ -33,7 +33,7 @@ const CUT_ARGUMENTS: &str = "the response reached the output token limit in the 
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
 /// `cut_off` says the response ended at the output token limit: its last call's arguments may
 /// be incomplete.
-pub async fn run_all(
+pub(crate) async fn run_all(
     calls: &[ToolCall],
     cut_off: bool,
     toolset: &Toolset,

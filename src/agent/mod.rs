@@ -6,7 +6,7 @@
 //! `exec` maps that to a code.
 
 mod calls;
-pub mod system_prompt;
+pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output};
 use crate::provider::{
@@ -60,9 +60,9 @@ pub struct Report {
     /// How it ended.
     pub ending: Ending,
     /// Model requests made.
-    pub turns: u32,
+    pub(crate) turns: u32,
     /// Token totals.
-    pub usage: Usage,
+    pub(crate) usage: Usage,
 }
 
 impl AgentRun<'_> {

@@ -12,17 +12,17 @@ const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];
 const GUIDANCE_MAX: usize = 32 * 1024;
 
 /// The facts the system prompt states.
-pub struct PromptFacts<'a> {
+pub(crate) struct PromptFacts<'a> {
     /// The workspace root.
-    pub workspace: &'a Path,
+    pub(crate) workspace: &'a Path,
     /// The effective autonomy level.
-    pub autonomy: Autonomy,
+    pub(crate) autonomy: Autonomy,
     /// The names of the tools on offer.
-    pub tools: Vec<&'a str>,
+    pub(crate) tools: Vec<&'a str>,
 }
 
 /// Builds the whole system prompt.
-pub fn build(facts: &PromptFacts<'_>) -> String {
+pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
     let mut prompt = format!(
         "You are zero, a coding agent running headless: nobody will answer questions or approve \
          anything during this run, so make reasonable assumptions, do the work, and finish with \

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// Parses `<number><unit>` with unit `s`, `m`, `h` or `d` (`30m`, `12h`, `7d`). The error says
 /// what is accepted.
-pub fn parse_age(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_age(text: &str) -> Result<Duration, String> {
     let unknown =
         || format!("`{text}` is not an age: use a number and s, m, h or d (30m, 12h, 7d)");
     let digits = text

@@ -14,7 +14,7 @@ use super::ExecArgs;
 impl ExecArgs {
     /// The arguments after `zero exec` that parse back into exactly these flags. Prompt words
     /// come last, after `--`, so a word that starts with `-` stays a word.
-    pub fn to_argv(&self) -> Vec<OsString> {
+    pub(crate) fn to_argv(&self) -> Vec<OsString> {
         let mut argv = Argv::default();
         let ExecArgs {
             prompt_words,

@@ -58,81 +58,81 @@ pub enum Command {
 pub struct ExecArgs {
     /// The prompt; several words are joined with spaces. A lone `-` reads the prompt from stdin.
     #[arg(value_name = "PROMPT")]
-    pub prompt_words: Vec<String>,
+    pub(crate) prompt_words: Vec<String>,
 
     /// Prompt text (repeatable; joined with the positional words in argv order).
     #[arg(short = 'p', long = "prompt", value_name = "TEXT")]
-    pub prompt: Vec<String>,
+    pub(crate) prompt: Vec<String>,
 
     /// Read (more of) the prompt from a file, appended after a blank line.
     #[arg(short = 'f', long = "file", value_name = "PATH")]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 
     /// Workspace root (default: the current directory).
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
 
     /// An extra directory the agent may write to (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
-    pub add_dir: Vec<PathBuf>,
+    pub(crate) add_dir: Vec<PathBuf>,
 
     /// How much the agent may do without asking: low = read only, medium = edit files in the
     /// workspace and run commands, high = everything.
     #[arg(long, value_enum, default_value_t = Autonomy::Low)]
-    pub auto: Autonomy,
+    pub(crate) auto: Autonomy,
 
     /// Allow every tool, writes anywhere and any command (same as `--auto high`).
     #[arg(long = "skip-permissions-unsafe")]
-    pub skip_permissions_unsafe: bool,
+    pub(crate) skip_permissions_unsafe: bool,
 
     /// Only these tools are offered to the model (comma or space separated).
     #[arg(long = "enabled-tools", value_name = "LIST")]
-    pub enabled_tools: Vec<String>,
+    pub(crate) enabled_tools: Vec<String>,
 
     /// These tools are never offered to the model (comma or space separated).
     #[arg(long = "disabled-tools", value_name = "LIST")]
-    pub disabled_tools: Vec<String>,
+    pub(crate) disabled_tools: Vec<String>,
 
     /// What goes to stdout: the final answer, one JSON summary, or a JSON event per line.
     #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
-    pub output_format: OutputFormat,
+    pub(crate) output_format: OutputFormat,
 
     /// How the prompt arrives: plain text, or JSON lines (from `--file` or stdin).
     #[arg(short = 'i', long = "input-format", value_enum, default_value_t = InputFormat::Text)]
-    pub input_format: InputFormat,
+    pub(crate) input_format: InputFormat,
 
     /// Also write the final answer to this file (atomically), in every output format.
     #[arg(long = "output-last-message", value_name = "FILE")]
-    pub output_last_message: Option<PathBuf>,
+    pub(crate) output_last_message: Option<PathBuf>,
 
     /// Model name, as the provider knows it.
     #[arg(short = 'm', long, value_name = "MODEL")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 
     /// Which wire protocol the endpoint speaks.
     #[arg(long, value_enum)]
-    pub provider: Option<ProviderKind>,
+    pub(crate) provider: Option<ProviderKind>,
 
     /// Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1).
     #[arg(long = "base-url", value_name = "URL")]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
 
     /// The most tokens the model may produce in one response [default: 8192, or
     /// `max_output_tokens` in config.toml]. A response cut there is reported as a warning.
     #[arg(long = "max-output-tokens", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_output_tokens: Option<u32>,
+    pub(crate) max_output_tokens: Option<u32>,
 
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
+    pub(crate) max_turns: Option<u32>,
 
     /// Print the tools the model would see under these flags, then exit.
     #[arg(long = "list-tools")]
-    pub list_tools: bool,
+    pub(crate) list_tools: bool,
 
     /// Print the specialists the `Task` tool can launch, then exit.
     #[arg(long = "list-specialists", conflicts_with = "list_tools")]
-    pub list_specialists: bool,
+    pub(crate) list_specialists: bool,
 }
 
 /// `zero tasks`: the operator's view of the data directory.
@@ -163,13 +163,13 @@ pub enum TasksCommand {
 pub struct TasksListArgs {
     /// Only the tasks of this run (a run id, like run_20260102030405_0a1b2c).
     #[arg(long = "run", value_name = "RUN_ID", value_parser = RunId::parse)]
-    pub run: Option<RunId>,
+    pub(crate) run: Option<RunId>,
     /// Only tasks with this status.
     #[arg(long, value_enum)]
-    pub status: Option<TaskStatusArg>,
+    pub(crate) status: Option<TaskStatusArg>,
     /// One JSON array of records instead of a table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Flags of `zero tasks show`.
@@ -177,10 +177,10 @@ pub struct TasksListArgs {
 pub struct TasksShowArgs {
     /// The task id (task_ and 12 hex digits).
     #[arg(value_name = "ID", value_parser = TaskId::parse)]
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// The record as JSON instead of `key: value` lines.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Flags of `zero tasks output`.
@@ -188,13 +188,13 @@ pub struct TasksShowArgs {
 pub struct TasksOutputArgs {
     /// The task id.
     #[arg(value_name = "ID", value_parser = TaskId::parse)]
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// Only the last BYTES bytes (read by seeking from the end).
     #[arg(long, value_name = "BYTES")]
-    pub tail: Option<u64>,
+    pub(crate) tail: Option<u64>,
     /// Keep printing new output until the task ends (or Ctrl-C).
     #[arg(long)]
-    pub follow: bool,
+    pub(crate) follow: bool,
 }
 
 /// Flags of `zero tasks stop`.
@@ -202,10 +202,10 @@ pub struct TasksOutputArgs {
 pub struct TasksStopArgs {
     /// The task id.
     #[arg(value_name = "ID", value_parser = TaskId::parse)]
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// The final record as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Flags of `zero tasks gc`.
@@ -214,18 +214,18 @@ pub struct TasksGcArgs {
     /// Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`).
     #[arg(long = "older-than", value_name = "AGE", default_value = "7d",
           value_parser = age::parse_age)]
-    pub older_than: std::time::Duration,
+    pub(crate) older_than: std::time::Duration,
     /// Say what would be deleted, delete nothing.
     #[arg(long = "dry-run")]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// The report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// A task status, as `--status` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TaskStatusArg {
+pub(crate) enum TaskStatusArg {
     /// Started and not seen to end (and its run is alive).
     Running,
     /// Exited 0.
@@ -243,10 +243,10 @@ pub enum TaskStatusArg {
 pub struct GenerateArgs {
     /// Directory that receives the shell completions.
     #[arg(long, default_value = "completions")]
-    pub completions: PathBuf,
+    pub(crate) completions: PathBuf,
     /// Directory that receives the man pages.
     #[arg(long, default_value = "man")]
-    pub man: PathBuf,
+    pub(crate) man: PathBuf,
 }
 
 /// `zero __guard`: run a command under a guardian. Internal: zero starts it for every command

@@ -9,7 +9,7 @@ use crate::tools::{Policy, Registry, ToolFilter};
 use super::Failure;
 
 /// The canonical workspace root: `--cwd`, or the current directory.
-pub fn workspace(args: &ExecArgs) -> Result<PathBuf, Failure> {
+pub(crate) fn workspace(args: &ExecArgs) -> Result<PathBuf, Failure> {
     let dir = match &args.cwd {
         Some(dir) => dir.clone(),
         None => std::env::current_dir()
@@ -19,7 +19,7 @@ pub fn workspace(args: &ExecArgs) -> Result<PathBuf, Failure> {
 }
 
 /// The run's policy: `--auto`, `--skip-permissions-unsafe`, the workspace and `--add-dir`s.
-pub fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failure> {
+pub(crate) fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failure> {
     let mut roots = vec![workspace.to_path_buf()];
     for dir in &args.add_dir {
         let dir = if dir.is_relative() {
@@ -33,7 +33,7 @@ pub fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failure> {
 }
 
 /// The tool filters, each name checked against the registry.
-pub fn tool_filter(args: &ExecArgs, registry: &Registry) -> Result<ToolFilter, Failure> {
+pub(crate) fn tool_filter(args: &ExecArgs, registry: &Registry) -> Result<ToolFilter, Failure> {
     let enabled = tool_names(&args.enabled_tools, registry, "--enabled-tools")?;
     let disabled = tool_names(&args.disabled_tools, registry, "--disabled-tools")?;
     if let Some(both) = enabled.iter().find(|name| disabled.contains(name)) {
@@ -78,7 +78,7 @@ fn existing_dir(dir: &Path, flag: &str) -> Result<PathBuf, Failure> {
 
 /// Checks `--output-last-message` before the run spends tokens: its directory must exist and
 /// the path must not be a directory.
-pub fn last_message_path(path: &Path) -> Result<PathBuf, Failure> {
+pub(crate) fn last_message_path(path: &Path) -> Result<PathBuf, Failure> {
     if path.is_dir() {
         return Err(Failure::usage(format!(
             "--output-last-message {}: is a directory",

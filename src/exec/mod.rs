@@ -6,7 +6,7 @@
 
 mod job;
 mod prompt;
-pub mod settings;
+pub(crate) mod settings;
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
@@ -39,13 +39,13 @@ pub struct Invocation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The exit code it leads to.
-    pub exit: ExitCode,
+    pub(crate) exit: ExitCode,
     /// The stable `error.code`.
-    pub code: &'static str,
+    pub(crate) code: &'static str,
     /// What went wrong, for a person.
-    pub message: String,
+    pub(crate) message: String,
     /// Whether running again unchanged could succeed.
-    pub retryable: bool,
+    pub(crate) retryable: bool,
 }
 
 impl Failure {
@@ -60,7 +60,7 @@ impl Failure {
     }
 
     /// Provider configuration is missing or invalid: exit 3.
-    pub fn config(message: String) -> Self {
+    pub(crate) fn config(message: String) -> Self {
         Failure {
             exit: ExitCode::Provider,
             code: "config_error",
@@ -70,7 +70,7 @@ impl Failure {
     }
 
     /// The provider failed: exit 3, coded by its class.
-    pub fn provider(error: &ProviderError) -> Self {
+    pub(crate) fn provider(error: &ProviderError) -> Self {
         Failure {
             exit: ExitCode::Provider,
             code: error.class.as_str(),
@@ -80,7 +80,7 @@ impl Failure {
     }
 
     /// Something inside zero failed: exit 1.
-    pub fn internal(message: String) -> Self {
+    pub(crate) fn internal(message: String) -> Self {
         Failure {
             exit: ExitCode::Internal,
             code: "internal_error",
@@ -91,7 +91,7 @@ impl Failure {
 
     /// A signal (or the parent's death, which counts as SIGHUP) stopped the run: exit
     /// 129/130/143, after the runtime was closed.
-    pub fn stopped(stop: Stop) -> Self {
+    pub(crate) fn stopped(stop: Stop) -> Self {
         let (exit, code) = match stop {
             Stop::Hangup => (ExitCode::Hangup, "hangup"),
             Stop::Interrupt => (ExitCode::Interrupted, "interrupted"),

@@ -18,17 +18,17 @@ const HOW_TO_PROMPT: &str = "no prompt given: pass it as an argument (zero exec 
                              test\"), with -p TEXT, with -f FILE, or as - to read it from stdin";
 
 /// Where the prompt comes from.
-pub struct PromptSources<'a> {
+pub(crate) struct PromptSources<'a> {
     /// Positional words and `-p` values, in argv order.
-    pub parts: &'a [String],
+    pub(crate) parts: &'a [String],
     /// `--file`, relative to the workspace.
-    pub file: Option<&'a Path>,
+    pub(crate) file: Option<&'a Path>,
     /// `--input-format`.
-    pub format: InputFormat,
+    pub(crate) format: InputFormat,
 }
 
 /// The prompt text, or a usage error naming what is wrong.
-pub fn assemble(
+pub(crate) fn assemble(
     sources: &PromptSources<'_>,
     workspace: &Path,
     stdin: &mut dyn Read,

@@ -24,59 +24,59 @@ use crate::tools::Policy;
 use super::{Failure, job};
 
 /// The default `--max-turns`.
-pub const DEFAULT_MAX_TURNS: u32 = 80;
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 80;
 
 /// The process environment, read once. Values that are not UTF-8 are kept for the readers of
 /// paths and left out of the readers of text.
 #[derive(Debug, Clone, Default)]
-pub struct Environment {
+pub(crate) struct Environment {
     vars: BTreeMap<OsString, OsString>,
 }
 
 impl Environment {
     /// This process's environment, as it is now.
-    pub fn of_process() -> Self {
+    pub(crate) fn of_process() -> Self {
         Environment {
             vars: std::env::vars_os().collect(),
         }
     }
 
     /// A variable as it was set.
-    pub fn var_os(&self, name: &str) -> Option<OsString> {
+    pub(crate) fn var_os(&self, name: &str) -> Option<OsString> {
         self.vars.get(std::ffi::OsStr::new(name)).cloned()
     }
 
     /// A variable that is set and UTF-8.
-    pub fn var(&self, name: &str) -> Option<String> {
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
         self.var_os(name)?.into_string().ok()
     }
 }
 
 /// What is read before anything can fail: the environment and the config file, and from them
 /// the secrets every line zero writes is masked with.
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// The process environment.
-    pub env: Environment,
+    pub(crate) env: Environment,
     /// The config file, or why it could not be read (reported where its keys are needed).
-    pub file: Result<Option<ConfigFile>, ConfigFileError>,
+    pub(crate) file: Result<Option<ConfigFile>, ConfigFileError>,
 }
 
 impl Inputs {
     /// Reads the environment and the config file it points to.
-    pub fn read() -> Self {
+    pub(crate) fn read() -> Self {
         let env = Environment::of_process();
         let file = ConfigFile::load(&|name| env.var(name));
         Inputs { env, file }
     }
 
     /// The runtime configuration for the run `run_id`: its data directory and limits.
-    pub fn runtime(&self, run_id: &RunId) -> Result<RuntimeConfig, RuntimeError> {
+    pub(crate) fn runtime(&self, run_id: &RunId) -> Result<RuntimeConfig, RuntimeError> {
         RuntimeConfig::from_vars(run_id.clone(), |name| self.env.var_os(name))
     }
 
     /// The secrets known before anything is resolved: the key variables' values and the
     /// config file's key, hidden from everything zero writes whether or not the run uses them.
-    pub fn secrets(&self) -> Secrets {
+    pub(crate) fn secrets(&self) -> Secrets {
         let secrets = Secrets::from_vars(|name| self.env.var(name));
         if let Some(key) = self
             .file
@@ -92,21 +92,21 @@ impl Inputs {
 }
 
 /// One job's resolved settings. See the module documentation.
-pub struct Settings {
+pub(crate) struct Settings {
     /// The canonical workspace root (`--cwd`, or the current directory).
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// What the run may do (`--auto`, `--skip-permissions-unsafe`, the roots).
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// The run's runtime: its data directory and limits.
-    pub runtime: RuntimeConfig,
+    pub(crate) runtime: RuntimeConfig,
     /// The provider, or why there is none (reported once the prompt is known).
-    pub provider: Result<ProviderConfig, ConfigError>,
+    pub(crate) provider: Result<ProviderConfig, ConfigError>,
     /// The run that launched this one, when this run is a specialist.
-    pub parent: Option<Parent>,
+    pub(crate) parent: Option<Parent>,
     /// Where specialists' manifests are found.
-    pub specialists: SearchPaths,
+    pub(crate) specialists: SearchPaths,
     /// `--max-turns`, or its default.
-    pub max_turns: u32,
+    pub(crate) max_turns: u32,
 }
 
 impl Settings {

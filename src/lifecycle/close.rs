@@ -6,7 +6,7 @@ use crate::runtime::Runtime;
 
 /// Closes `runtime` when dropped while armed — that is, when a panic unwinds past the scope
 /// that owns the run's processes before it could close them itself. The normal path closes
-/// the runtime and then [`CloseOnDrop::disarm`]s the guard.
+/// the runtime and then `CloseOnDrop::disarm`s the guard.
 pub struct CloseOnDrop<'a> {
     runtime: Arc<Runtime>,
     /// The async runtime the run's tasks are followed on. The guard drives it itself: on a
@@ -27,7 +27,7 @@ impl<'a> CloseOnDrop<'a> {
     }
 
     /// The runtime was closed on the normal path: nothing left to do.
-    pub fn disarm(mut self) {
+    pub(crate) fn disarm(mut self) {
         self.armed = false;
     }
 }

@@ -7,8 +7,8 @@
 //! - [`install`] runs first thing in `main`, before any child can exist: it turns SIGINT,
 //!   SIGTERM and SIGHUP into numbers on a self-pipe read by one thread and, in a child
 //!   `zero exec`, starts watching the lifeline it inherited.
-//! - [`watch`] ties a run's cancellation token to those events.
-//! - The first event cancels the run; any later one calls [`crate::runtime::hurry`], so the
+//! - `watch` ties a run's cancellation token to those events.
+//! - The first event cancels the run; any later one calls `crate::runtime::hurry`, so the
 //!   close still in progress skips its grace period and SIGKILLs at once. The exit code stays
 //!   the first signal's.
 //! - [`CloseOnDrop`] closes the runtime when a panic unwinds past it.
@@ -29,11 +29,11 @@ use tokio_util::sync::CancellationToken;
 use crate::runtime::lifeline;
 
 pub use close::CloseOnDrop;
-pub use stdout::watch_stdout;
+pub(crate) use stdout::watch_stdout;
 
 /// The signal that asked the run to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// SIGHUP, or the lifeline reaching EOF (the parent zero died), which is treated alike.
     Hangup,
     /// SIGINT (Ctrl-C).
@@ -53,7 +53,7 @@ impl Stop {
     }
 
     /// The signal's number.
-    pub fn signal(self) -> i32 {
+    pub(crate) fn signal(self) -> i32 {
         match self {
             Stop::Hangup => libc::SIGHUP,
             Stop::Interrupt => libc::SIGINT,
@@ -62,7 +62,7 @@ impl Stop {
     }
 
     /// The signal's name, for messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Stop::Hangup => "SIGHUP",
             Stop::Interrupt => "SIGINT",
@@ -71,7 +71,7 @@ impl Stop {
     }
 
     /// The exit status a process ended by this signal reports by convention: 128 + its number.
-    pub fn exit_status(self) -> i32 {
+    pub(crate) fn exit_status(self) -> i32 {
         128 + self.signal()
     }
 }
@@ -101,7 +101,7 @@ static EARLY: Mutex<Option<EarlyStopReporter>> = Mutex::new(None);
 
 /// Reports a stop that ends the process before the run started: it must leave stdout complete
 /// (an `error` and the one `run_end`), since the process exits right after it returns.
-pub type EarlyStopReporter = Box<dyn Fn(Stop) + Send>;
+pub(crate) type EarlyStopReporter = Box<dyn Fn(Stop) + Send>;
 
 /// Installs the stop hooks. Call once, first thing in `main`, before any child can exist.
 ///
@@ -184,13 +184,13 @@ fn stop(signal: i32) {
 
 /// Sets how a stop that comes before [`watch`] is reported (e.g. while `zero exec -` is still
 /// reading its prompt from stdin), so even that run ends with its `run_end`.
-pub fn report_early_stops(report: EarlyStopReporter) {
+pub(crate) fn report_early_stops(report: EarlyStopReporter) {
     *crate::sync::lock(&EARLY) = Some(report);
 }
 
 /// Makes the stop events cancel `cancel`, the run's token. If one came already, it is
 /// cancelled at once.
-pub fn watch(cancel: CancellationToken) {
+pub(crate) fn watch(cancel: CancellationToken) {
     let mut run = crate::sync::lock(&RUN);
     if STOPS.load(Ordering::SeqCst) > 0 {
         cancel.cancel();
@@ -199,7 +199,7 @@ pub fn watch(cancel: CancellationToken) {
 }
 
 /// The first stop signal received, if any.
-pub fn received() -> Option<Stop> {
+pub(crate) fn received() -> Option<Stop> {
     Stop::from_signal(FIRST_SIGNAL.load(Ordering::SeqCst))
 }
 

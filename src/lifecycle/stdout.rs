@@ -10,7 +10,7 @@ use nix::sys::stat::{SFlag, fstat};
 
 /// Calls `on_closed` (once, from a watcher thread) when stdout is a pipe or socket whose
 /// reading end has closed. Does nothing for a terminal or a file, which cannot close on us.
-pub fn watch_stdout(on_closed: impl FnOnce() + Send + 'static) {
+pub(crate) fn watch_stdout(on_closed: impl FnOnce() + Send + 'static) {
     let stdout = std::io::stdout();
     let Ok(stat) = fstat(stdout.as_fd().as_raw_fd()) else {
         return;

@@ -1,7 +1,7 @@
 //! `zero tasks`: the operator's view of background tasks and specialists across runs — list,
 //! show, output, stop, gc — and the reconciliation every zero process does when it starts.
 //!
-//! Everything here reads and changes the data directory through [`Store`], which derives a
+//! Everything here reads and changes the data directory through `Store`, which derives a
 //! task's truth from its run's lease rather than trusting a stored `running`. Results go to
 //! stdout (a table or `key: value` lines by default, JSON with `--json`); diagnostics go to
 //! stderr as `zero: warning: ...` / `zero: error: ...`. Exit codes: 0, 1 for I/O failures, 2 for

@@ -10,14 +10,14 @@ use serde::Serialize;
 use crate::runtime::{GcReport, Stopped, TaskRecord};
 
 /// Writes `value` as pretty JSON and a newline.
-pub fn json(value: &impl Serialize, out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn json(value: &impl Serialize, out: &mut impl Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
 }
 
 /// The `list` table: one task per line, aligned columns, the command or name last (it is the
 /// one column of unbounded width).
-pub fn table(records: &[TaskRecord], out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn table(records: &[TaskRecord], out: &mut impl Write) -> io::Result<()> {
     if records.is_empty() {
         return writeln!(out, "no tasks");
     }
@@ -58,7 +58,7 @@ pub fn table(records: &[TaskRecord], out: &mut impl Write) -> io::Result<()> {
 }
 
 /// `show`: the record as aligned `key: value` lines, empty fields left out.
-pub fn show(record: &TaskRecord, out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn show(record: &TaskRecord, out: &mut impl Write) -> io::Result<()> {
     let optional = |value: Option<String>| value.unwrap_or_default();
     let lines = [
         ("id", record.id.to_string()),
@@ -95,7 +95,7 @@ pub fn show(record: &TaskRecord, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// `stop`: what became of the task.
-pub fn stopped(stopped: &Stopped, out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn stopped(stopped: &Stopped, out: &mut impl Write) -> io::Result<()> {
     let record = &stopped.record;
     let status = record.status.as_str();
     if stopped.stopped_here {
@@ -111,7 +111,7 @@ pub fn stopped(stopped: &Stopped, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// `gc`: what went (or would go).
-pub fn gc(report: &GcReport, dry_run: bool, out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn gc(report: &GcReport, dry_run: bool, out: &mut impl Write) -> io::Result<()> {
     let verb = if dry_run { "would delete" } else { "deleted" };
     for record in &report.tasks {
         writeln!(
@@ -137,7 +137,7 @@ pub fn gc(report: &GcReport, dry_run: bool, out: &mut impl Write) -> io::Result<
 /// `gc --json`: ids and paths rather than whole records.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GcJson {
+pub(crate) struct GcJson {
     dry_run: bool,
     tasks: Vec<String>,
     leftovers: Vec<PathBuf>,
@@ -146,7 +146,7 @@ pub struct GcJson {
 
 impl GcJson {
     /// The JSON shape of `report`.
-    pub fn new(report: &GcReport, dry_run: bool) -> Self {
+    pub(crate) fn new(report: &GcReport, dry_run: bool) -> Self {
         GcJson {
             dry_run,
             tasks: report.tasks.iter().map(|r| r.id.to_string()).collect(),

@@ -12,25 +12,25 @@ use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::{PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// One event as written to stream-json: the envelope every event carries, then its body.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     /// Always [`SCHEMA_VERSION`].
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// The id of the run that emitted the event.
-    pub run_id: &'a str,
+    pub(crate) run_id: &'a str,
     /// The event itself; its `type` tag sits beside the envelope fields.
     #[serde(flatten)]
-    pub event: &'a EventKind,
+    pub(crate) event: &'a EventKind,
 }
 
 /// Everything a run can report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum EventKind {
+pub(crate) enum EventKind {
     /// The run has started: the workspace, the provider and the model.
     #[serde(rename_all = "camelCase")]
     RunStart {
@@ -177,38 +177,38 @@ pub enum EventKind {
 /// A tool as listed by `--list-tools`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ToolInfo {
+pub(crate) struct ToolInfo {
     /// The tool's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Its description for the model.
-    pub description: String,
+    pub(crate) description: String,
     /// Its side effect.
-    pub side_effect: SideEffect,
+    pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
-    pub input_schema: Value,
+    pub(crate) input_schema: Value,
 }
 
 /// A specialist as listed by `--list-specialists`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SpecialistInfo {
+pub(crate) struct SpecialistInfo {
     /// Its name, as the `Task` tool takes it.
-    pub name: String,
+    pub(crate) name: String,
     /// When to use it.
-    pub description: String,
+    pub(crate) description: String,
     /// `builtin`, or the path of the manifest that defined it.
-    pub source: String,
+    pub(crate) source: String,
     /// The tools it may use, sorted.
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// Its own model, absent when it runs on the launching run's model.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 }
 
 /// A policy decision on a tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Decision {
+pub(crate) enum Decision {
     /// The call may run.
     Allow,
     /// The call was refused.
@@ -218,7 +218,7 @@ pub enum Decision {
 /// Whether a tool call succeeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CallStatus {
+pub(crate) enum CallStatus {
     /// It returned a result.
     Ok,
     /// It failed or was refused.
@@ -228,7 +228,7 @@ pub enum CallStatus {
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// The model gave its final answer.
     Success,
     /// Something failed (usage, provider, internal).
@@ -256,21 +256,21 @@ impl From<ExitCode> for RunStatus {
 /// Token totals over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UsageTotals {
+pub(crate) struct UsageTotals {
     /// Input tokens.
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// Output tokens.
-    pub completion_tokens: u64,
+    pub(crate) completion_tokens: u64,
     /// Their sum.
-    pub total_tokens: u64,
+    pub(crate) total_tokens: u64,
 }
 
 /// The most of a tool's output one `tool_result` event carries; the model saw all of it.
-pub const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
+pub(crate) const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
 
 impl EventKind {
     /// A `tool_result` event, its output cut to [`TOOL_RESULT_EVENT_MAX`] on a char boundary.
-    pub fn tool_result(id: &str, name: &str, status: CallStatus, output: &str) -> Self {
+    pub(crate) fn tool_result(id: &str, name: &str, status: CallStatus, output: &str) -> Self {
         let cut = crate::tools::text::prefix_at_boundary(output, TOOL_RESULT_EVENT_MAX);
         let truncated = cut.len() < output.len();
         let output = if truncated {

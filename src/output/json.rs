@@ -10,7 +10,7 @@ use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
 
 /// Collects what a script needs from the run and prints it once, at `run_end`.
-pub struct JsonWriter {
+pub(crate) struct JsonWriter {
     secrets: Secrets,
     final_text: Option<String>,
     tool_calls: Vec<CallSummary>,
@@ -63,7 +63,7 @@ struct SpecialistListing<'a> {
 
 impl JsonWriter {
     /// An empty summary.
-    pub fn new(secrets: Secrets) -> Self {
+    pub(crate) fn new(secrets: Secrets) -> Self {
         JsonWriter {
             secrets,
             final_text: None,

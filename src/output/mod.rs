@@ -1,18 +1,18 @@
 //! Everything a run reports, and the one door to stdout.
 //!
-//! Code anywhere in a run calls [`Output::emit`] with an [`EventKind`]; the writer for the
+//! Code anywhere in a run calls `Output::emit` with an `EventKind`; the writer for the
 //! chosen `--output-format` decides what reaches stdout and stderr. Nothing else in the crate
 //! writes to stdout. `Output` guarantees the contract scripts rely on: exactly one `run_end`,
 //! always last, and nothing after it.
 //!
 //! Writing never happens on the thread that emits. Events go through a bounded queue to one
 //! writer thread, so a reader that stops reading holds up the run only until it is asked to
-//! stop: then [`Output::emit`] no longer waits for room, and [`Output::drain`] gives the
+//! stop: then `Output::emit` no longer waits for room, and `Output::drain` gives the
 //! writer a grace period before what it could not write is dropped — the run still closes, and
-//! exits with the signal's code. Streamed text passes through a [`StreamRedactor`] on the way
+//! exits with the signal's code. Streamed text passes through a `StreamRedactor` on the way
 //! in, so a secret split across deltas is still masked.
 
-pub mod event;
+pub(crate) mod event;
 mod json;
 mod queue;
 mod stream_json;
@@ -24,14 +24,14 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-pub use event::{
+pub(crate) use event::{
     CallStatus, Decision, EventKind, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
 use crate::runtime::RunId;
 use queue::Queue;
-pub use queue::stderr_line_if_writable;
+pub(crate) use queue::stderr_line_if_writable;
 
 /// The stdout format of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -46,7 +46,7 @@ pub enum OutputFormat {
 
 /// The format of the prompt input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InputFormat {
+pub(crate) enum InputFormat {
     /// The prompt is plain text.
     Text,
     /// The prompt is JSON lines of `prompt`/`message` events.
@@ -58,7 +58,7 @@ pub enum InputFormat {
 const STOPPING_DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// Turns events into bytes on stdout (and progress on stderr) for one output format.
-pub trait Writer: Send {
+pub(crate) trait Writer: Send {
     /// Handles one event. An error means stdout is gone (e.g. a closed pipe).
     fn write(&mut self, event: &EventKind) -> io::Result<()>;
 }
@@ -121,12 +121,12 @@ impl Output {
 
     /// The secrets hidden from everything written; adding to them hides a secret learned
     /// mid-run (e.g. a key read from the config file) from then on.
-    pub fn secrets(&self) -> &Secrets {
+    pub(crate) fn secrets(&self) -> &Secrets {
         &self.secrets
     }
 
     /// The run id every event carries.
-    pub fn run_id(&self) -> &RunId {
+    pub(crate) fn run_id(&self) -> &RunId {
         &self.run_id
     }
 
@@ -134,7 +134,7 @@ impl Output {
     ///
     /// Waits while the writer is a full queue behind (a slow reader slows the run), but never
     /// once the run is stopping.
-    pub fn emit(&self, event: EventKind) {
+    pub(crate) fn emit(&self, event: EventKind) {
         let mut state = crate::sync::lock(&self.state);
         if state.ended {
             return;
@@ -178,20 +178,15 @@ impl Output {
         }
     }
 
-    /// Cancelled once stdout is gone (a write failed, or [`Output::stdout_closed`] was called).
-    pub fn closed(&self) -> &CancellationToken {
-        &self.closed
-    }
-
     /// The token that stops the run: cancelled when stdout is gone, and by whoever cancels it
     /// for a stop signal. Cancelling it also tells the output that the run is stopping.
-    pub fn stop_token(&self) -> CancellationToken {
+    pub(crate) fn stop_token(&self) -> CancellationToken {
         self.stopping.clone()
     }
 
     /// Records that the reader of stdout went away before any write failed (a closed pipe
     /// seen while the run had nothing to write): the run ends as if a write had failed.
-    pub fn stdout_closed(&self) {
+    pub(crate) fn stdout_closed(&self) {
         self.queue.mark_broken(io::ErrorKind::BrokenPipe);
         self.closed.cancel();
     }
@@ -200,12 +195,12 @@ impl Output {
     /// run goes on normally (a slow reader gets all of it), for at most a grace period once it
     /// is stopping. Returns how many events had to be dropped (0 when everything was written
     /// or stdout was gone anyway).
-    pub fn drain(&self) -> usize {
+    pub(crate) fn drain(&self) -> usize {
         self.queue.drain(&self.stopping, STOPPING_DRAIN_GRACE)
     }
 
     /// The first error writing stdout, if any (the run then ends as an internal error).
-    pub fn broken(&self) -> Option<io::ErrorKind> {
+    pub(crate) fn broken(&self) -> Option<io::ErrorKind> {
         self.queue.broken()
     }
 }

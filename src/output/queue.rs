@@ -219,7 +219,7 @@ fn echo(event: &EventKind, secrets: &Secrets) {
 /// Writes one line to stderr only if that cannot block: for the last words of a run whose
 /// stderr may be as stalled as its stdout. Written past std's stderr lock, which a stalled
 /// writer thread may hold.
-pub fn stderr_line_if_writable(line: &str) {
+pub(crate) fn stderr_line_if_writable(line: &str) {
     // SAFETY: fd 2 stays open for the life of the process.
     let stderr = unsafe { BorrowedFd::borrow_raw(libc::STDERR_FILENO) };
     let mut fds = [PollFd::new(stderr, PollFlags::POLLOUT)];

@@ -7,14 +7,14 @@ use super::{EventKind, Writer};
 use crate::redact::Secrets;
 
 /// Writes each event as one redacted JSON line.
-pub struct StreamJsonWriter {
+pub(crate) struct StreamJsonWriter {
     run_id: String,
     secrets: Secrets,
 }
 
 impl StreamJsonWriter {
     /// A writer whose events carry `run_id`.
-    pub fn new(run_id: String, secrets: Secrets) -> Self {
+    pub(crate) fn new(run_id: String, secrets: Secrets) -> Self {
         StreamJsonWriter { run_id, secrets }
     }
 }

@@ -15,14 +15,14 @@ use crate::runtime::TaskStatus;
 const SUMMARY_MAX: usize = 160;
 
 /// The human-facing writer.
-pub struct TextWriter {
+pub(crate) struct TextWriter {
     secrets: Secrets,
     spinner: Option<Spinner>,
 }
 
 impl TextWriter {
     /// A writer that shows a spinner only on an interactive stderr.
-    pub fn new(secrets: Secrets) -> Self {
+    pub(crate) fn new(secrets: Secrets) -> Self {
         let spinner = decorations_allowed().then(Spinner::default);
         TextWriter { secrets, spinner }
     }

@@ -23,7 +23,7 @@ const API_VERSION: &str = "2023-06-01";
 
 /// The Messages endpoint under one base URL.
 #[derive(Debug, Clone)]
-pub struct Anthropic {
+pub(crate) struct Anthropic {
     url: String,
     /// The output cap of every response, sent as `max_tokens` (which the API requires).
     max_output_tokens: u32,
@@ -33,7 +33,7 @@ impl Anthropic {
     /// The wire for `base_url` (e.g. `https://api.anthropic.com`); requests go to
     /// `{base_url}/v1/messages`, or `{base_url}/messages` when the base already ends in `/v1`.
     /// Each response is capped at `max_output_tokens`.
-    pub fn new(base_url: &str, max_output_tokens: u32) -> Self {
+    pub(crate) fn new(base_url: &str, max_output_tokens: u32) -> Self {
         let base = base_url.trim_end_matches('/');
         let url = if base.ends_with("/v1") {
             format!("{base}/messages")
@@ -299,7 +299,7 @@ struct ApiError {
 /// Reads Messages events. Stateless: every event names its block index, which is also the
 /// tool call's position.
 #[derive(Debug, Default)]
-pub struct AnthropicDecoder;
+pub(crate) struct AnthropicDecoder;
 
 impl AnthropicDecoder {
     /// Applies reported counts; later reports (cumulative) replace earlier ones.

@@ -19,7 +19,7 @@ struct PartialCall {
 
 /// The response received so far in one attempt.
 #[derive(Debug, Default)]
-pub struct Assembly {
+pub(crate) struct Assembly {
     text: String,
     calls: BTreeMap<usize, PartialCall>,
     usage: Option<Usage>,
@@ -29,12 +29,12 @@ pub struct Assembly {
 
 impl Assembly {
     /// An empty response.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Appends visible text and passes it on.
-    pub fn text(&mut self, fragment: &str, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+    pub(crate) fn text(&mut self, fragment: &str, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
         if !fragment.is_empty() {
             self.text.push_str(fragment);
             self.delivered = true;
@@ -43,7 +43,11 @@ impl Assembly {
     }
 
     /// Passes reasoning text on (it is not part of the answer, so it is not kept).
-    pub fn reasoning(&mut self, fragment: &str, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
+    pub(crate) fn reasoning(
+        &mut self,
+        fragment: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) {
         if !fragment.is_empty() {
             self.delivered = true;
             on_delta(StreamDelta::Reasoning(fragment.to_owned()));
@@ -53,7 +57,7 @@ impl Assembly {
     /// Records what a fragment says about the call at `index`: the id and name the first time
     /// they appear (servers send them with the first fragment, before it, or rarely later),
     /// and the next piece of the arguments.
-    pub fn tool_call(
+    pub(crate) fn tool_call(
         &mut self,
         index: usize,
         id: Option<&str>,
@@ -73,7 +77,7 @@ impl Assembly {
     }
 
     /// The index of the call with this id, when one has it.
-    pub fn call_index(&self, id: &str) -> Option<usize> {
+    pub(crate) fn call_index(&self, id: &str) -> Option<usize> {
         self.calls
             .iter()
             .find(|(_, call)| call.id.as_deref() == Some(id))
@@ -81,29 +85,29 @@ impl Assembly {
     }
 
     /// The index after the highest one seen, for a call that arrives without one.
-    pub fn next_call_index(&self) -> usize {
+    pub(crate) fn next_call_index(&self) -> usize {
         self.calls.keys().next_back().map_or(0, |last| last + 1)
     }
 
     /// The usage so far, created on first use (Anthropic reports input and output separately).
-    pub fn usage_mut(&mut self) -> &mut Usage {
+    pub(crate) fn usage_mut(&mut self) -> &mut Usage {
         self.usage.get_or_insert_with(Usage::default)
     }
 
     /// Records why the model stopped.
-    pub fn stop(&mut self, reason: StopReason) {
+    pub(crate) fn stop(&mut self, reason: StopReason) {
         self.stop = Some(reason);
     }
 
     /// Whether the model said why it stopped, i.e. the response is complete even if the stream
     /// ends without its final marker.
-    pub fn is_stopped(&self) -> bool {
+    pub(crate) fn is_stopped(&self) -> bool {
         self.stop.is_some()
     }
 
     /// Whether anything reached the caller or a tool call began. After that, a failure is
     /// reported rather than retried: a retry would show the user the same text twice.
-    pub fn has_started(&self) -> bool {
+    pub(crate) fn has_started(&self) -> bool {
         self.delivered || !self.calls.is_empty()
     }
 
@@ -112,7 +116,7 @@ impl Assembly {
     /// `stop` next to tool calls, so calls mean [`StopReason::ToolUse`] — unless the output
     /// limit ended the response, which may have cut the last call's arguments: that stays
     /// [`StopReason::MaxTokens`].
-    pub fn finish(self) -> Completion {
+    pub(crate) fn finish(self) -> Completion {
         let tool_calls: Vec<ToolCall> = self
             .calls
             .into_values()

@@ -27,16 +27,16 @@ use super::tuning::{InvalidTuning, Tuning};
 use crate::config_file::{ConfigFile, ConfigFileError};
 
 /// The official OpenAI endpoint.
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// The official Anthropic endpoint.
-pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The model used on the official OpenAI endpoint when none is configured.
-pub const OPENAI_DEFAULT_MODEL: &str = "gpt-4.1-mini";
+pub(crate) const OPENAI_DEFAULT_MODEL: &str = "gpt-4.1-mini";
 /// The model used on the official Anthropic endpoint when none is configured.
-pub const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub(crate) const ANTHROPIC_DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 /// The model name sent to a loopback server when none is configured. llama.cpp and similar
 /// single-model servers accept any name; servers that need a real one (Ollama) say so in a 404.
-pub const LOCAL_MODEL: &str = "local";
+pub(crate) const LOCAL_MODEL: &str = "local";
 /// The most tokens one response may have when nothing else is configured: room for a long
 /// answer or a whole file in one `write_file`, and within what every current model accepts
 /// (some take no more than 8192). Without a cap a small model can repeat itself for as long as
@@ -52,7 +52,7 @@ const NOT_CONFIGURED_HELP: &str = "set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KE
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProviderFlags {
     /// `--provider`.
-    pub provider: Option<ProviderKind>,
+    pub(crate) provider: Option<ProviderKind>,
     /// `--model`.
     pub model: Option<String>,
     /// `--base-url`.
@@ -98,7 +98,7 @@ impl ProviderConfig {
     /// The variables that make a child `zero exec` resolve exactly this configuration, key
     /// aside (a parent hands that over privately): zero's own variables beat every other
     /// source, so the child talks to exactly the parent's endpoint.
-    pub fn child_variables(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn child_variables(&self) -> Vec<(&'static str, String)> {
         vec![
             ("ZERO_PROVIDER", self.kind.as_str().to_string()),
             ("ZERO_BASE_URL", self.base_url.clone()),
@@ -179,8 +179,8 @@ struct FileConfig {
 /// reading error, if any, is reported here, where the file's keys are needed).
 ///
 /// Defaults fill what is left: the official base URL of the wire; the model
-/// [`OPENAI_DEFAULT_MODEL`] or [`ANTHROPIC_DEFAULT_MODEL`] on the official endpoints and
-/// [`LOCAL_MODEL`] on a loopback URL. A custom, non-loopback URL without a model is an error
+/// `OPENAI_DEFAULT_MODEL` or `ANTHROPIC_DEFAULT_MODEL` on the official endpoints and
+/// `LOCAL_MODEL` on a loopback URL. A custom, non-loopback URL without a model is an error
 /// (a gateway's model names cannot be guessed), and so is an official endpoint without a key;
 /// a custom URL may go without a key (some gateways and every local server need none).
 pub fn resolve(

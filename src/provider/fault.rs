@@ -26,20 +26,20 @@ const BODY_SNIPPET_CHARS: usize = 300;
 
 /// A failure of one attempt, before it is phrased for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fault {
+pub(crate) struct Fault {
     /// What kind of failure.
-    pub class: ErrorClass,
+    pub(crate) class: ErrorClass,
     /// The HTTP status, when the server answered with an error status.
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// What went wrong, in the server's words where it gave any.
-    pub detail: String,
+    pub(crate) detail: String,
     /// How long the server asked us to wait before trying again (`Retry-After`).
-    pub retry_after: Option<Duration>,
+    pub(crate) retry_after: Option<Duration>,
 }
 
 impl Fault {
     /// A failure without an HTTP status.
-    pub fn new(class: ErrorClass, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(class: ErrorClass, detail: impl Into<String>) -> Self {
         Fault {
             class,
             status: None,
@@ -49,7 +49,7 @@ impl Fault {
     }
 
     /// Classifies an error status from its code and body.
-    pub fn from_status(status: u16, body: &str, retry_after: Option<Duration>) -> Self {
+    pub(crate) fn from_status(status: u16, body: &str, retry_after: Option<Duration>) -> Self {
         let detail = error_detail(body).unwrap_or_else(|| {
             reqwest::StatusCode::from_u16(status)
                 .ok()
@@ -75,7 +75,7 @@ impl Fault {
 
     /// Classifies an error the server reported inside a successful stream (an Anthropic `error`
     /// event, an OpenAI-compatible `{"error": ...}` chunk), by its type where it has one.
-    pub fn from_stream_error(error_type: Option<&str>, message: &str) -> Self {
+    pub(crate) fn from_stream_error(error_type: Option<&str>, message: &str) -> Self {
         let class = match error_type {
             _ if mentions_context_length(message) => ErrorClass::ContextLength,
             Some("authentication_error" | "permission_error") => ErrorClass::Auth,
@@ -91,7 +91,7 @@ impl Fault {
     }
 
     /// Classifies a transport failure from `reqwest` (connect, reset, body read).
-    pub fn from_transport(err: &reqwest::Error) -> Self {
+    pub(crate) fn from_transport(err: &reqwest::Error) -> Self {
         // The top-level message is terse ("error sending request"); the cause chain has the
         // part a user can act on ("Connection refused").
         let mut detail = err.to_string();
@@ -110,13 +110,13 @@ impl Fault {
     }
 
     /// A stream that could not be decoded.
-    pub fn from_sse(err: &SseError) -> Self {
+    pub(crate) fn from_sse(err: &SseError) -> Self {
         Fault::new(ErrorClass::Protocol, format!("malformed stream: {err}"))
     }
 
     /// Phrases the failure for the user, naming the endpoint, and redacts `secrets` and
     /// key-shaped strings from the whole message.
-    pub fn into_error(self, url: &str, secrets: &[&str]) -> ProviderError {
+    pub(crate) fn into_error(self, url: &str, secrets: &[&str]) -> ProviderError {
         let message = match self.status {
             Some(status) => format!("HTTP {status} from {url}: {}", self.detail),
             None => format!("request to {url} failed: {}", self.detail),
@@ -134,7 +134,7 @@ impl Fault {
 /// `Content-Type`. Such an answer comes from a server (or something in front of it) that
 /// answered another question; it is explained rather than retried.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Document {
+pub(crate) enum Document {
     /// A web page (`text/html`, `application/xhtml+xml`): a proxy, a login page, or a base
     /// URL that points at a website rather than the API.
     Html,
@@ -148,7 +148,7 @@ pub enum Document {
 impl Document {
     /// What a `Content-Type` header value says the body is: `None` for an event stream, and
     /// for no type at all (tolerated: such a body is decoded as a stream).
-    pub fn of(content_type: Option<&str>) -> Option<Document> {
+    pub(crate) fn of(content_type: Option<&str>) -> Option<Document> {
         let essence = content_type?
             .split(';')
             .next()
@@ -168,7 +168,7 @@ impl Document {
 impl Fault {
     /// A success status whose body is `document` instead of an event stream, explained from
     /// `body`. Never retried: asking again gets the same page or document.
-    pub fn not_a_stream(document: &Document, body: &str) -> Self {
+    pub(crate) fn not_a_stream(document: &Document, body: &str) -> Self {
         let detail = match document {
             Document::Html => {
                 let mut detail = "the endpoint answered with an HTML page, not an event stream: \
@@ -204,7 +204,7 @@ impl Fault {
 
 /// Parses a `Retry-After` header: seconds, or an HTTP date (the wait until then; a date in
 /// the past means "now"). Anything else is `None`, and the caller falls back to its backoff.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));

@@ -35,7 +35,7 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Whether the stream goes on after an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub(crate) enum Flow {
     /// Keep reading.
     More,
     /// The response is complete (`[DONE]`, `message_stop`); stop reading.
@@ -43,7 +43,7 @@ pub enum Flow {
 }
 
 /// Reads one response's events into an [`Assembly`]. A fresh decoder serves each attempt.
-pub trait Decoder: Send {
+pub(crate) trait Decoder: Send {
     /// Applies one event. Errors are malformed data or an error the server reported mid-stream.
     fn event(
         &mut self,
@@ -54,7 +54,7 @@ pub trait Decoder: Send {
 }
 
 /// One wire protocol: where requests go, how they are phrased, how responses are read.
-pub trait Wire: Send + Sync + 'static {
+pub(crate) trait Wire: Send + Sync + 'static {
     /// The decoder of this wire's responses.
     type Decoder: Decoder;
     /// The wire's name (`openai`, `anthropic`).
@@ -95,7 +95,7 @@ pub enum BuildError {
 }
 
 /// A [`Provider`] speaking wire `W` over HTTP.
-pub struct HttpProvider<W: Wire> {
+pub(crate) struct HttpProvider<W: Wire> {
     wire: W,
     model: String,
     client: reqwest::Client,
@@ -106,7 +106,7 @@ pub struct HttpProvider<W: Wire> {
 
 impl<W: Wire> HttpProvider<W> {
     /// A provider for `model` behind `wire`, with its own client (and connection pool).
-    pub fn new(
+    pub(crate) fn new(
         wire: W,
         model: String,
         api_key: Option<String>,

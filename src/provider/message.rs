@@ -87,12 +87,12 @@ pub struct Usage {
 
 impl Usage {
     /// Input plus output tokens.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
     }
 
     /// Adds another response's counts to these.
-    pub fn add(&mut self, other: Usage) {
+    pub(crate) fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
     }

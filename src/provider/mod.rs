@@ -3,10 +3,10 @@
 
 mod anthropic;
 mod assembly;
-pub mod config;
+pub(crate) mod config;
 mod fault;
 mod http;
-pub mod message;
+pub(crate) mod message;
 mod openai;
 mod sse;
 mod tuning;
@@ -19,7 +19,6 @@ use tokio_util::sync::CancellationToken;
 pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
 };
-pub use http::BuildError;
 pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
@@ -37,7 +36,7 @@ pub enum ProviderKind {
 
 impl ProviderKind {
     /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
@@ -88,7 +87,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// The stable name used in `error.code` events.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ErrorClass::Auth => "auth",
             ErrorClass::BadRequest => "bad_request",
@@ -103,7 +102,7 @@ impl ErrorClass {
 
     /// Whether waiting and trying again could succeed: rate limits, server trouble and network
     /// failures pass; a refused request, a bad key or a cancelled run do not.
-    pub fn is_retryable(self) -> bool {
+    pub(crate) fn is_retryable(self) -> bool {
         match self {
             ErrorClass::RateLimited | ErrorClass::Unavailable | ErrorClass::Network => true,
             ErrorClass::Auth

@@ -19,7 +19,7 @@ use super::{Message, Request, StopReason, StreamDelta, ToolSpec};
 
 /// The Chat Completions endpoint under one base URL.
 #[derive(Debug, Clone)]
-pub struct OpenAi {
+pub(crate) struct OpenAi {
     url: String,
     /// The output cap of every response, in the field this endpoint honours.
     cap: OutputCap,
@@ -42,7 +42,7 @@ const OPENAI_HOST: &str = "api.openai.com";
 impl OpenAi {
     /// The wire for `base_url` (e.g. `https://api.openai.com/v1`); requests go to
     /// `{base_url}/chat/completions`. Each response is capped at `max_output_tokens`.
-    pub fn new(base_url: &str, max_output_tokens: u32) -> Self {
+    pub(crate) fn new(base_url: &str, max_output_tokens: u32) -> Self {
         let official =
             reqwest::Url::parse(base_url).is_ok_and(|url| url.host_str() == Some(OPENAI_HOST));
         let cap = if official {
@@ -293,7 +293,7 @@ enum ChunkError {
 
 /// Reads Chat Completions chunks.
 #[derive(Debug, Default)]
-pub struct OpenAiDecoder {
+pub(crate) struct OpenAiDecoder {
     /// The index of the last tool call a fragment went to, for fragments without an index.
     last_call: Option<usize>,
 }

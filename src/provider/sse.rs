@@ -11,16 +11,16 @@ use serde::de::DeserializeOwned;
 /// One dispatched event: its name (empty when the server sent none) and its data lines joined
 /// with `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event:` field, or empty.
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` field(s).
-    pub data: String,
+    pub(crate) data: String,
 }
 
 /// Why a stream could not be decoded; the wires turn it into [`super::ErrorClass::Protocol`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SseError {
+pub(crate) enum SseError {
     /// A line was not UTF-8.
     #[error("stream line is not valid UTF-8")]
     NotUtf8,
@@ -36,7 +36,7 @@ pub enum SseError {
 
 impl SseEvent {
     /// Parses the data as JSON of type `T`.
-    pub fn json<T: DeserializeOwned>(&self) -> Result<T, SseError> {
+    pub(crate) fn json<T: DeserializeOwned>(&self) -> Result<T, SseError> {
         serde_json::from_str(&self.data).map_err(|err| SseError::BadJson {
             reason: err.to_string(),
             snippet: self.data.chars().take(120).collect(),
@@ -46,7 +46,7 @@ impl SseEvent {
 
 /// Incremental decoder: feed it chunks as they arrive, take the events that completed.
 #[derive(Debug, Default)]
-pub struct SseDecoder {
+pub(crate) struct SseDecoder {
     /// Bytes of the line being received (no terminator yet).
     line: Vec<u8>,
     /// The previous chunk ended in `\r`; a `\n` at the start of the next one belongs to it.
@@ -59,12 +59,12 @@ pub struct SseDecoder {
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Consumes one chunk of the body and returns the events it completed, in order.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
         let mut events = Vec::new();
         for &byte in chunk {
             let after_cr = std::mem::replace(&mut self.after_cr, false);

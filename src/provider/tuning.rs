@@ -7,11 +7,11 @@ use std::time::Duration;
 #[error("{variable}={value:?} is not valid: expected {expected}")]
 pub struct InvalidTuning {
     /// The environment variable.
-    pub variable: &'static str,
+    pub(crate) variable: &'static str,
     /// What it was set to.
-    pub value: String,
+    pub(crate) value: String,
     /// What it should be.
-    pub expected: &'static str,
+    pub(crate) expected: &'static str,
 }
 
 /// Timeouts and retry policy shared by both wires.
@@ -19,7 +19,7 @@ pub struct InvalidTuning {
 /// The defaults suit real endpoints, local servers included: a local model may take minutes to
 /// read a long prompt before its first token, so the first-byte timeout is generous, while a
 /// stream that goes silent mid-answer is given up on sooner. Each knob can be overridden by an
-/// environment variable, read once when the configuration is resolved ([`Tuning::from_env`]),
+/// environment variable, read once when the configuration is resolved (`Tuning::from_env`),
 /// mainly so tests and CI can make failures fast:
 ///
 /// | variable | field | default |
@@ -62,7 +62,7 @@ impl Default for Tuning {
 impl Tuning {
     /// The defaults, overridden by whichever `ZERO_*` tuning variables `env` has (see the
     /// table above). An unparsable value is an error rather than silently ignored.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Tuning, InvalidTuning> {
+    pub(crate) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Tuning, InvalidTuning> {
         let millis =
             |variable: &'static str, default: Duration| -> Result<Duration, InvalidTuning> {
                 match env(variable).filter(|value| !value.is_empty()) {
@@ -107,7 +107,7 @@ impl Tuning {
     /// How long to wait after failed attempt number `attempt` (1-based): what the server asked
     /// for when it said (capped), else exponential backoff with jitter so that many clients
     /// failing together do not retry in lockstep.
-    pub fn retry_wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+    pub(crate) fn retry_wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(asked) = retry_after {
             return asked.min(self.retry_max_wait);
         }

@@ -15,7 +15,7 @@ pub struct BoundedCapture {
 
 impl BoundedCapture {
     /// An empty capture with the given limits.
-    pub fn new(head_max: usize, tail_max: usize) -> Self {
+    pub(crate) fn new(head_max: usize, tail_max: usize) -> Self {
         BoundedCapture {
             head: Vec::new(),
             tail: VecDeque::new(),
@@ -26,7 +26,7 @@ impl BoundedCapture {
     }
 
     /// Adds the next chunk of the stream.
-    pub fn push(&mut self, mut chunk: &[u8]) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
         self.total += chunk.len() as u64;
         let room = self.head_max.saturating_sub(self.head.len());
         let into_head = room.min(chunk.len());
@@ -43,7 +43,7 @@ impl BoundedCapture {
     }
 
     /// Bytes seen in total, kept or not.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 

@@ -22,10 +22,10 @@ const KILL_GRACE_VAR: &str = "ZERO_KILL_GRACE_MS";
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
     /// The id of the run that owns every task this runtime starts.
-    pub run_id: RunId,
+    pub(crate) run_id: RunId,
     /// The data directory (`runs/`, `tasks/`); `None` when the environment names none, which
     /// is only an error once a task is started.
-    pub data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
     /// The most tasks that may run at once; a start beyond it fails.
     pub max_running: usize,
     /// The time between SIGTERM and SIGKILL when a command is stopped — a background task's
@@ -33,7 +33,7 @@ pub struct RuntimeConfig {
     pub kill_grace: Duration,
     /// Masked in what a task's record says about it (a command line may hold a key the
     /// model typed), since records are read back by `zero tasks` and by the model.
-    pub secrets: Secrets,
+    pub(crate) secrets: Secrets,
 }
 
 impl RuntimeConfig {
@@ -53,7 +53,7 @@ impl RuntimeConfig {
     /// `XDG_DATA_HOME`, else `HOME`; `ZERO_MAX_BACKGROUND_TASKS`, `ZERO_KILL_GRACE_MS`) for the
     /// run `run_id`: read once, for the run's background tasks and foreground commands alike.
     /// Nothing is created here.
-    pub fn from_vars(
+    pub(crate) fn from_vars(
         run_id: RunId,
         var: impl Fn(&str) -> Option<OsString>,
     ) -> Result<Self, RuntimeError> {
@@ -74,7 +74,7 @@ impl RuntimeConfig {
 #[derive(Debug)]
 pub(super) struct Environment {
     /// See [`RuntimeConfig::data_dir`].
-    pub data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
     /// See [`RuntimeConfig::max_running`].
     pub max_running: usize,
     /// See [`RuntimeConfig::kill_grace`].
@@ -83,7 +83,7 @@ pub(super) struct Environment {
 
 impl Environment {
     /// Reads the process environment. Creates nothing.
-    pub fn from_env() -> Result<Self, RuntimeError> {
+    pub(crate) fn from_env() -> Result<Self, RuntimeError> {
         Self::from_vars(|name| std::env::var_os(name))
     }
 

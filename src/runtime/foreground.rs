@@ -82,7 +82,7 @@ pub(super) struct Foreground {
 
 impl Foreground {
     /// No commands yet; each one stopped gets `grace` between SIGTERM and SIGKILL.
-    pub fn new(grace: Duration) -> Self {
+    pub(crate) fn new(grace: Duration) -> Self {
         Foreground {
             grace,
             running: watch::Sender::new(0),
@@ -97,7 +97,7 @@ impl Foreground {
     /// stops waiting (the agent loop drops a cancelled tool call) does not cut the stop short
     /// — dropping this future sends the stop request at once, and the task carries the stop
     /// through, grace period and all, while close waits for it.
-    pub async fn run(
+    pub(crate) async fn run(
         self: &Arc<Self>,
         spec: ShellCommand<'_>,
         cancel: &CancellationToken,
@@ -129,12 +129,12 @@ impl Foreground {
     }
 
     /// Refuses new commands from now on and asks every running one to stop.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.closing.cancel();
     }
 
     /// Waits until no command is running or being stopped.
-    pub async fn settled(&self) {
+    pub(crate) async fn settled(&self) {
         let _ = self
             .running
             .subscribe()

@@ -135,7 +135,7 @@ pub(crate) struct ReportWriter {
 impl ReportWriter {
     /// Takes over `fd`, making it close-on-exec so the command never inherits it (the runtime
     /// must see EOF as soon as the guardian is gone).
-    pub fn new(fd: OwnedFd) -> Result<Self, Errno> {
+    pub(crate) fn new(fd: OwnedFd) -> Result<Self, Errno> {
         use std::os::fd::AsRawFd;
         super::lifeline::set_cloexec(fd.as_raw_fd())?;
         Ok(ReportWriter {
@@ -144,7 +144,7 @@ impl ReportWriter {
     }
 
     /// Sends one report. A runtime that stopped listening is not the guardian's problem.
-    pub fn send(&mut self, report: &Report) {
+    pub(crate) fn send(&mut self, report: &Report) {
         if let Ok(mut line) = serde_json::to_vec(report) {
             line.push(b'\n');
             let _ = self.pipe.write_all(&line);
@@ -159,14 +159,14 @@ pub(crate) struct ReportReader {
 
 impl ReportReader {
     /// Reads the reports arriving on `fd`.
-    pub fn new(fd: OwnedFd) -> Self {
+    pub(crate) fn new(fd: OwnedFd) -> Self {
         ReportReader {
             pipe: BufReader::new(File::from(fd)),
         }
     }
 
     /// Waits (bounded) for the handshake and returns the command's identity.
-    pub fn handshake(&mut self) -> Result<ProcessIdentity, StartError> {
+    pub(crate) fn handshake(&mut self) -> Result<ProcessIdentity, StartError> {
         let deadline = Instant::now() + HANDSHAKE_TIMEOUT;
         match self.next(Some(deadline)).map_err(StartError::Handshake)? {
             Report::Started { pid, start_time } => Ok(ProcessIdentity { pid, start_time }),
@@ -177,7 +177,7 @@ impl ReportReader {
 
     /// The final report of a guardian that has exited: how its command ended and how many
     /// leftovers it stopped. `None` when the guardian died before it could say (SIGKILL).
-    pub fn ended(mut self) -> Option<(ProcessEnd, usize)> {
+    pub(crate) fn ended(mut self) -> Option<(ProcessEnd, usize)> {
         match self.next(None) {
             Ok(Report::Ended { end, leftovers }) => Some((end, leftovers)),
             _ => None,

@@ -16,14 +16,14 @@ use super::timing::{AFTER_KILL_WAIT, FOREIGN_POLL};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProcessIdentity {
     /// The process id.
-    pub pid: u32,
+    pub(crate) pid: u32,
     /// Start time in clock ticks since boot (Linux); `None` where the platform does not say.
-    pub start_time: Option<u64>,
+    pub(crate) start_time: Option<u64>,
 }
 
 impl ProcessIdentity {
     /// The identity of a process that was just started.
-    pub fn of(pid: u32) -> Self {
+    pub(crate) fn of(pid: u32) -> Self {
         ProcessIdentity {
             pid,
             start_time: start_time(pid),
@@ -34,7 +34,7 @@ impl ProcessIdentity {
     /// must carry all three of pid, start time and boot id, and the boot id must be this
     /// boot's. Anything less is no evidence across processes, so such a record's pid is never
     /// signalled (`None`).
-    pub fn recorded(record: &TaskRecord, current_boot: Option<&str>) -> Option<Self> {
+    pub(crate) fn recorded(record: &TaskRecord, current_boot: Option<&str>) -> Option<Self> {
         let same_boot =
             matches!((record.boot_id.as_deref(), current_boot), (Some(a), Some(b)) if a == b);
         match (record.pid, record.start_time) {
@@ -48,7 +48,7 @@ impl ProcessIdentity {
 
     /// Whether the recorded process is still running: it is the same process and not a zombie
     /// (a zombie of a dead run waits for a reaper this process cannot be, and has ended).
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         self.is_current() && !is_zombie(self.pid)
     }
 
@@ -62,13 +62,13 @@ impl ProcessIdentity {
     }
 
     /// The pid as nix wants it.
-    pub fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         Pid::from_raw(self.pid as i32)
     }
 
     /// Sends `signal` to the process's group — but never to our own group, never to a group
     /// whose leader is no longer this process, and a group that is already empty is fine.
-    pub fn signal_group(&self, signal: Signal) -> Result<(), Errno> {
+    pub(crate) fn signal_group(&self, signal: Signal) -> Result<(), Errno> {
         let pgid = self.pid();
         if self.pid <= 1 || pgid == getpgrp() || !self.is_current() {
             return Ok(());
@@ -85,19 +85,19 @@ impl ProcessIdentity {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProcStat {
     /// The parent's pid (field 4).
-    pub ppid: i32,
+    pub(crate) ppid: i32,
     /// The process group id (field 5).
-    pub pgid: i32,
+    pub(crate) pgid: i32,
     /// Whether it has ended and waits to be reaped (state `Z`, or `X` while going).
-    pub zombie: bool,
+    pub(crate) zombie: bool,
     /// Start time in clock ticks since boot (field 22).
-    pub start_time: u64,
+    pub(crate) start_time: u64,
 }
 
 #[cfg(target_os = "linux")]
 impl ProcStat {
     /// Reads `/proc/<pid>/stat`; `None` when the process is gone or the line is malformed.
-    pub fn read(pid: i32) -> Option<Self> {
+    pub(crate) fn read(pid: i32) -> Option<Self> {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         // Field 2 (the command name) is parenthesized and may itself contain spaces and ')', so
         // count fields from the last ')': field 3 is the first one after it.

@@ -34,7 +34,7 @@ impl TaskId {
     }
 
     /// Checks that `text` is exactly what `TaskId::generate` makes.
-    pub fn parse(text: &str) -> Result<Self, RuntimeError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, RuntimeError> {
         let well_formed = text
             .strip_prefix(TASK_PREFIX)
             .is_some_and(|hex| is_lower_hex(hex, TASK_HEX_DIGITS));

@@ -22,7 +22,7 @@ use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 /// The environment variable that tells a child which fd holds its lifeline's read end.
-pub const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
+pub(crate) const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
 
 /// The fd a guardian's command finds its lifeline on.
 pub(crate) const CHILD_LIFELINE_FD: RawFd = 3;

@@ -16,11 +16,11 @@
 //!
 //! The modules, by job: `spawn` is the door every process goes through (the guardian's
 //! command line), `foreground` runs the commands a caller waits for, `task` the background
-//! tasks and their state machine, `stop` the runtime's one stop ladder (and [`hurry`]),
+//! tasks and their state machine, `stop` the runtime's one stop ladder (and `hurry`),
 //! `timing` every fixed wait and how they relate; `guardian`, `guardian_report` and `lifeline`
 //! contain each command; `run`, `record`, `store` and `reconcile` are the data directory.
 
-pub mod capture;
+pub(crate) mod capture;
 mod config;
 mod error;
 mod foreground;
@@ -29,7 +29,7 @@ mod guardian_report;
 mod identity;
 mod ids;
 pub(crate) mod lifeline;
-pub mod output;
+pub(crate) mod output;
 mod reap;
 mod reconcile;
 mod record;
@@ -57,15 +57,12 @@ pub use error::RuntimeError;
 pub use foreground::{CommandOutput, ShellCommand, Termination};
 pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use ids::{RunId, TaskId};
-pub use lifeline::LIFELINE_FD_VAR;
 pub use output::{OutputWindow, Window};
-pub use reconcile::Reconciliation;
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use spawn::{Launch, this_binary, use_guardian_program};
-pub use stop::hurry;
-pub use store::{GcReport, Store};
-pub use task::Stopped;
-pub use timing::DEFAULT_KILL_GRACE;
+pub(crate) use stop::hurry;
+pub(crate) use store::{GcReport, Store};
+pub(crate) use task::Stopped;
 
 use foreground::Foreground;
 use run::{Layout, Run};
@@ -86,15 +83,15 @@ pub enum TaskEvent {
 
 /// Receives [`TaskEvent`]s. It is called from runtime tasks, never under a runtime lock, and
 /// must not block for long.
-pub type TaskEventSink = Arc<dyn Fn(TaskEvent) + Send + Sync>;
+pub(crate) type TaskEventSink = Arc<dyn Fn(TaskEvent) + Send + Sync>;
 
 /// What to start as a task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskSpec {
     /// What the task is; also decides its output file's format.
-    pub kind: TaskKind,
+    pub(crate) kind: TaskKind,
     /// A short description for records and events.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// The program to run.
     pub launch: Launch,
 }
@@ -220,7 +217,7 @@ impl Runtime {
         Ok(task.snapshot().await)
     }
 
-    /// Reads `window` of the task's output file (see [`output::read_window`]).
+    /// Reads `window` of the task's output file (see `output::read_window`).
     pub async fn read_output(
         &self,
         id: &str,

@@ -46,7 +46,11 @@ pub struct OutputWindow {
 /// cut short is not lost, since `next_offset` points at its first byte. It is widened so it
 /// neither starts nor ends inside one of `secrets` (or a key-shaped string): it may then hold
 /// a little more than `max_bytes`, by at most [`Secrets::reach`] on each side.
-pub fn read_window(path: &Path, window: Window, secrets: &Secrets) -> io::Result<OutputWindow> {
+pub(crate) fn read_window(
+    path: &Path,
+    window: Window,
+    secrets: &Secrets,
+) -> io::Result<OutputWindow> {
     let mut file = File::open(path)?;
     let size = file.metadata()?.len();
     let (start, len) = match window {
@@ -96,7 +100,11 @@ pub fn read_window(path: &Path, window: Window, secrets: &Secrets) -> io::Result
 /// Where a copy of `file` that should begin at `offset` begins instead so as not to start
 /// inside one of `secrets`: `offset`, or the start of the secret it falls in (`zero tasks
 /// output --tail N` starts wherever the size puts it).
-pub fn start_outside_secrets(file: &mut File, offset: u64, secrets: &Secrets) -> io::Result<u64> {
+pub(crate) fn start_outside_secrets(
+    file: &mut File,
+    offset: u64,
+    secrets: &Secrets,
+) -> io::Result<u64> {
     let reach = secrets.reach() as u64;
     let margin_start = offset.saturating_sub(reach);
     file.seek(SeekFrom::Start(margin_start))?;

@@ -31,18 +31,18 @@ use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 
 /// What one reconciliation pass did.
 #[derive(Debug, Default)]
-pub struct Reconciliation {
+pub(crate) struct Reconciliation {
     /// The dead runs it cleaned up.
-    pub runs: Vec<RunId>,
+    pub(crate) runs: Vec<RunId>,
     /// The tasks it marked `interrupted`, as recorded.
-    pub interrupted: Vec<TaskRecord>,
+    pub(crate) interrupted: Vec<TaskRecord>,
 }
 
 impl Store {
     /// Reconciles every dead run (see the module documentation). Problems — a record it cannot
     /// use, a file it cannot remove, a process that would not die — are reported through
     /// [`Store::take_warnings`]; none stops the pass. Blocking.
-    pub fn reconcile(&self) -> Reconciliation {
+    pub(crate) fn reconcile(&self) -> Reconciliation {
         let mut done = Reconciliation::default();
         let entries = match self.run_entries() {
             Ok(entries) => entries,

@@ -36,7 +36,7 @@ pub enum TaskKind {
 
 impl TaskKind {
     /// The `kind` word.
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             TaskKind::Specialist { .. } => "specialist",
             TaskKind::Shell { .. } => "shell",
@@ -44,7 +44,7 @@ impl TaskKind {
     }
 
     /// The same kind with every secret in its words masked, as it is recorded.
-    pub fn redacted(self, secrets: &crate::redact::Secrets) -> TaskKind {
+    pub(crate) fn redacted(self, secrets: &crate::redact::Secrets) -> TaskKind {
         match self {
             TaskKind::Specialist { name } => TaskKind::Specialist {
                 name: secrets.apply(&name),
@@ -56,7 +56,7 @@ impl TaskKind {
     }
 
     /// The specialist's name or the command line: what a person recognizes the task by.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         match self {
             TaskKind::Specialist { name } => name,
             TaskKind::Shell { command } => command,
@@ -91,7 +91,7 @@ pub enum TaskStatus {
 
 impl TaskStatus {
     /// The status word.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Running => "running",
             TaskStatus::Completed => "completed",
@@ -112,7 +112,7 @@ impl TaskStatus {
 #[serde(rename_all = "camelCase")]
 pub struct TaskRecord {
     /// Always [`RECORD_SCHEMA_VERSION`] when written by this build.
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// The task's id.
     pub id: TaskId,
     /// What the task is (`kind` plus `name` or `command`).
@@ -120,7 +120,7 @@ pub struct TaskRecord {
     pub kind: TaskKind,
     /// A short description given when the task was started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// The run that started it.
     pub run_id: RunId,
     /// The process id (also its process group id); absent when it could not start.
@@ -131,7 +131,7 @@ pub struct TaskRecord {
     /// The kernel boot id the start time belongs to (Linux).
     pub boot_id: Option<String>,
     /// When the task was started (RFC 3339, UTC).
-    pub started_at: String,
+    pub(crate) started_at: String,
     /// When its process was seen to end (RFC 3339, UTC).
     pub ended_at: Option<String>,
     /// Where it is in its life.
@@ -191,7 +191,7 @@ pub enum RecordError {
 
 impl RecordError {
     /// Whether the record simply does not exist (which callers usually treat as "no task").
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, RecordError::Unreadable { source, .. } if source.kind() == io::ErrorKind::NotFound)
     }
 }
@@ -248,7 +248,7 @@ impl RecordLock {
     /// Waits for the lock of the task whose output file is `output`. A missing output file
     /// gives an empty lock: the task's owner appends to that file for the task's whole life,
     /// so without it there is no writer left to exclude. Blocking.
-    pub fn acquire(output: &Path) -> io::Result<RecordLock> {
+    pub(crate) fn acquire(output: &Path) -> io::Result<RecordLock> {
         let file = match open_own(output) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {

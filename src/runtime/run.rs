@@ -19,54 +19,54 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// The layout under `root`.
-    pub fn new(root: PathBuf) -> Self {
+    pub(crate) fn new(root: PathBuf) -> Self {
         Layout { root }
     }
 
     /// `tasks/`: every run's task records and output files.
-    pub fn tasks_dir(&self) -> PathBuf {
+    pub(crate) fn tasks_dir(&self) -> PathBuf {
         self.root.join("tasks")
     }
 
     /// `tasks/<id>.json`.
-    pub fn record(&self, id: &TaskId) -> PathBuf {
+    pub(crate) fn record(&self, id: &TaskId) -> PathBuf {
         self.tasks_dir().join(format!("{id}.{RECORD_EXTENSION}"))
     }
 
     /// The task whose record `name` (an entry of `tasks/`) is, when it is one: `None` for an
     /// output file or anything else. The record's id is read from its file name, so a name
     /// that [`Layout::record`] would not make is `Some(Err(..))`.
-    pub fn record_id(name: &str) -> Option<Result<TaskId, RuntimeError>> {
+    pub(crate) fn record_id(name: &str) -> Option<Result<TaskId, RuntimeError>> {
         name.strip_suffix(RECORD_EXTENSION)
             .and_then(|stem| stem.strip_suffix('.'))
             .map(TaskId::parse)
     }
 
     /// `tasks/<id>.log` or `tasks/<id>.ndjson`, by kind.
-    pub fn output(&self, id: &TaskId, kind: &TaskKind) -> PathBuf {
+    pub(crate) fn output(&self, id: &TaskId, kind: &TaskKind) -> PathBuf {
         self.tasks_dir()
             .join(format!("{id}.{}", kind.output_extension()))
     }
 
     /// `runs/`: the leases, task indexes and run directories of runs not yet closed or
     /// reconciled.
-    pub fn runs_dir(&self) -> PathBuf {
+    pub(crate) fn runs_dir(&self) -> PathBuf {
         self.root.join("runs")
     }
 
     /// `runs/<run_id>.lock`: the run's lease.
-    pub fn lease(&self, run_id: &RunId) -> PathBuf {
+    pub(crate) fn lease(&self, run_id: &RunId) -> PathBuf {
         self.run_file(run_id, RunFile::Lease)
     }
 
     /// `runs/<run_id>.tasks`: the ids of the run's tasks, one a line, appended before each
     /// task's process starts. Reconciling a dead run reads this, never all of `tasks/`.
-    pub fn task_index(&self, run_id: &RunId) -> PathBuf {
+    pub(crate) fn task_index(&self, run_id: &RunId) -> PathBuf {
         self.run_file(run_id, RunFile::Index)
     }
 
     /// `runs/<run_id>/`: the run's private directory.
-    pub fn run_dir(&self, run_id: &RunId) -> PathBuf {
+    pub(crate) fn run_dir(&self, run_id: &RunId) -> PathBuf {
         self.run_file(run_id, RunFile::Dir)
     }
 
@@ -120,7 +120,7 @@ impl RunFile {
     /// The run and the kind of entry `name` (an entry of `runs/`) is; `None` for a name zero
     /// never gives, which must then be left alone. (A run id has no dots, so at most one kind
     /// matches.)
-    pub fn parse(name: &str) -> Option<(RunId, RunFile)> {
+    pub(crate) fn parse(name: &str) -> Option<(RunId, RunFile)> {
         RunFile::ALL.into_iter().find_map(|file| {
             let (prefix, suffix) = file.affixes();
             let run_id = name.strip_prefix(prefix)?.strip_suffix(suffix)?;
@@ -129,7 +129,7 @@ impl RunFile {
     }
 
     /// What zero makes under this name.
-    pub fn kind(self) -> EntryKind {
+    pub(crate) fn kind(self) -> EntryKind {
         match self {
             RunFile::Dir => EntryKind::Dir,
             RunFile::Lease | RunFile::NewLease | RunFile::Index => EntryKind::File,
@@ -150,7 +150,7 @@ pub(crate) enum EntryKind {
 impl EntryKind {
     /// Checks that an entry at `path` whose type (not following a link) is `found` is what
     /// zero keeps there.
-    pub fn check(self, path: &Path, found: fs::FileType) -> Result<(), RuntimeError> {
+    pub(crate) fn check(self, path: &Path, found: fs::FileType) -> Result<(), RuntimeError> {
         let matches = match self {
             EntryKind::File => found.is_file(),
             EntryKind::Dir => found.is_dir(),
@@ -176,7 +176,7 @@ impl EntryKind {
 
     /// Whether `path` holds what zero keeps there: `Ok(false)` when nothing is there, an error
     /// naming it when something else is. Does not follow a symbolic link.
-    pub fn present(self, path: &Path) -> Result<bool, RuntimeError> {
+    pub(crate) fn present(self, path: &Path) -> Result<bool, RuntimeError> {
         match fs::symlink_metadata(path) {
             Ok(meta) => self.check(path, meta.file_type()).map(|()| true),
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -203,13 +203,13 @@ pub(crate) struct Run {
     index_path: PathBuf,
     dir: PathBuf,
     /// The kernel boot id, recorded with every task's start time.
-    pub boot_id: Option<String>,
+    pub(crate) boot_id: Option<String>,
 }
 
 impl Run {
     /// Creates the data directories (0700), takes the run's lease and creates its private
     /// directory. Blocking: call it off the async workers.
-    pub fn open(layout: &Layout, run_id: &RunId) -> Result<Run, RuntimeError> {
+    pub(crate) fn open(layout: &Layout, run_id: &RunId) -> Result<Run, RuntimeError> {
         let runs = layout.runs_dir();
         for dir in [&runs, &layout.tasks_dir()] {
             private_dir(true)
@@ -249,12 +249,12 @@ impl Run {
     }
 
     /// The private run directory (0700) for prompt files and other scratch.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// The run's task index (see [`Layout::task_index`]).
-    pub fn index_path(&self) -> &Path {
+    pub(crate) fn index_path(&self) -> &Path {
         &self.index_path
     }
 
@@ -262,7 +262,7 @@ impl Run {
     /// The file goes before the lock so nobody can find the lease unheld while the run still
     /// has files. Every step is tried; the errors are returned in the order they happened.
     /// Blocking.
-    pub fn close(self) -> Vec<RuntimeError> {
+    pub(crate) fn close(self) -> Vec<RuntimeError> {
         let errors = remove_footprint(&self.dir, &self.index_path, &self.lease_path);
         drop(self.lease);
         errors
@@ -347,7 +347,7 @@ impl Lease {
     /// The lock is checked to be on the file still at `path` after it was taken: a run that
     /// closed, or a reconciler that finished, removes the file before releasing the lock, and
     /// whoever locked the removed file must not redo that work.
-    pub fn try_take(path: &Path) -> io::Result<Lease> {
+    pub(crate) fn try_take(path: &Path) -> io::Result<Lease> {
         // Nothing outside the data directory is ever locked, let alone taken for a dead run's.
         let file = match open_own(path) {
             Ok(file) => file,
@@ -372,7 +372,7 @@ impl Lease {
 
     /// Whether the run behind the lease at `path` is alive. A lease that cannot be checked
     /// counts as alive: the cost of that mistake is showing `running`, never killing.
-    pub fn is_held(path: &Path) -> bool {
+    pub(crate) fn is_held(path: &Path) -> bool {
         !matches!(Lease::try_take(path), Ok(Lease::Taken(_) | Lease::Absent))
     }
 }

@@ -74,12 +74,12 @@ pub struct Launch {
     /// The program to run.
     pub program: PathBuf,
     /// Its arguments.
-    pub args: Vec<OsString>,
+    pub(crate) args: Vec<OsString>,
     /// Its working directory.
     pub cwd: PathBuf,
     /// Variables set for it on top of the inherited environment (which never includes the
     /// provider's key variables). `Debug` shows only their names.
-    pub env: Vec<(OsString, OsString)>,
+    pub(crate) env: Vec<(OsString, OsString)>,
 }
 
 impl fmt::Debug for Launch {
@@ -98,7 +98,7 @@ impl fmt::Debug for Launch {
 
 impl Launch {
     /// `command` run by the platform shell (bash when there is one) in `cwd`.
-    pub fn shell(command: &str, cwd: &Path) -> Self {
+    pub(crate) fn shell(command: &str, cwd: &Path) -> Self {
         Launch {
             program: shell().into(),
             args: vec!["-c".into(), command.into()],
@@ -131,7 +131,7 @@ pub(crate) struct GuardianCommand<'a> {
 impl<'a> GuardianCommand<'a> {
     /// A guardian that runs `launch`, allows it `grace` between SIGTERM and SIGKILL when
     /// stopping, and connects its output as `stdio` says.
-    pub fn new(launch: &'a Launch, grace: Duration, stdio: Stdio<'a>) -> Self {
+    pub(crate) fn new(launch: &'a Launch, grace: Duration, stdio: Stdio<'a>) -> Self {
         GuardianCommand {
             program: this_binary(),
             launch,
@@ -190,7 +190,7 @@ impl<'a> GuardianCommand<'a> {
 
     /// Spawns the guardian as a `std` child (whose handle neither kills nor reaps it when
     /// dropped), with the reader of its reports.
-    pub fn spawn(&self) -> Result<(std::process::Child, ReportReader), StartError> {
+    pub(crate) fn spawn(&self) -> Result<(std::process::Child, ReportReader), StartError> {
         let (mut command, report) = self.build().map_err(StartError::Guardian)?;
         let child = command.spawn();
         drop(command);
@@ -199,7 +199,7 @@ impl<'a> GuardianCommand<'a> {
 
     /// Spawns the guardian as a tokio child, whose end can be awaited, with the reader of its
     /// reports.
-    pub fn spawn_async(&self) -> Result<(tokio::process::Child, ReportReader), StartError> {
+    pub(crate) fn spawn_async(&self) -> Result<(tokio::process::Child, ReportReader), StartError> {
         let (command, report) = self.build().map_err(StartError::Guardian)?;
         // The temporary command, and with it the guardian's end of the report pipe, is
         // dropped right after the spawn.

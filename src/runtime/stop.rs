@@ -28,7 +28,7 @@ use super::timing::{AFTER_KILL_WAIT, GUARDIAN_MARGIN};
 /// Makes every stop in progress, and every later one, skip the rest of its grace period and
 /// SIGKILL at once — foreground commands and background tasks alike. For the second signal
 /// during close: the user wants out now. Process-wide, like the signal that calls for it.
-pub fn hurry() {
+pub(crate) fn hurry() {
     hurried().cancel();
 }
 
@@ -43,9 +43,9 @@ fn hurried() -> &'static CancellationToken {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Guarded {
     /// The guardian: our child, which stop requests go to and whose end is the command's end.
-    pub guardian: ProcessIdentity,
+    pub(crate) guardian: ProcessIdentity,
     /// The command the guardian runs, leading its own process group.
-    pub command: ProcessIdentity,
+    pub(crate) command: ProcessIdentity,
 }
 
 /// The stop request of one stop, sent at most once: a guardian reads a second request as
@@ -58,7 +58,7 @@ pub(crate) struct StopRequest {
 
 impl StopRequest {
     /// Asks the guardian to stop its subtree (SIGTERM), unless this request was sent already.
-    pub fn send(&self, guarded: &Guarded) -> Result<(), Errno> {
+    pub(crate) fn send(&self, guarded: &Guarded) -> Result<(), Errno> {
         if self.sent.swap(true, Ordering::SeqCst) {
             return Ok(());
         }

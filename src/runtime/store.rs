@@ -32,7 +32,7 @@ use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 const STOPPED_ELSEWHERE: &str = "stopped by `zero tasks stop`";
 
 /// The data directory, for processes other than a task's owner. Blocking throughout.
-pub struct Store {
+pub(crate) struct Store {
     pub(super) layout: Layout,
     root: PathBuf,
     pub(super) kill_grace: Duration,
@@ -51,20 +51,20 @@ struct Warnings {
 
 /// What [`Store::gc`] deleted (or, on a dry run, would delete).
 #[derive(Debug, Default)]
-pub struct GcReport {
+pub(crate) struct GcReport {
     /// The finished tasks whose record and output went.
-    pub tasks: Vec<TaskRecord>,
+    pub(crate) tasks: Vec<TaskRecord>,
     /// Leftovers of closed or reconciled runs (run directories, task indexes, half-created
     /// leases).
-    pub leftovers: Vec<PathBuf>,
+    pub(crate) leftovers: Vec<PathBuf>,
     /// The bytes freed.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 impl Store {
     /// The data directory at `root`; tasks stopped from here get `kill_grace` between SIGTERM
     /// and SIGKILL.
-    pub fn new(root: impl Into<PathBuf>, kill_grace: Duration) -> Self {
+    pub(crate) fn new(root: impl Into<PathBuf>, kill_grace: Duration) -> Self {
         let root = root.into();
         Store {
             layout: Layout::new(root.clone()),
@@ -77,7 +77,7 @@ impl Store {
 
     /// The data directory the environment names (see [`super::RuntimeConfig::from_vars`]), or
     /// `None` when it names none. Creates nothing.
-    pub fn from_env() -> Result<Option<Self>, RuntimeError> {
+    pub(crate) fn from_env() -> Result<Option<Self>, RuntimeError> {
         let environment = Environment::from_env()?;
         Ok(environment
             .data_dir
@@ -85,18 +85,18 @@ impl Store {
     }
 
     /// The data directory of a run configured with `config`, or `None` when it has none.
-    pub fn of_run(config: &super::RuntimeConfig) -> Option<Self> {
+    pub(crate) fn of_run(config: &super::RuntimeConfig) -> Option<Self> {
         let root = config.data_dir.clone()?;
         Some(Store::new(root, config.kill_grace))
     }
 
     /// Whether the data directory exists (if not, there is nothing to read or reconcile).
-    pub fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         self.root.is_dir()
     }
 
     /// The warnings gathered since the last call, each given once per process.
-    pub fn take_warnings(&self) -> Vec<String> {
+    pub(crate) fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.lock_warnings().pending)
     }
 
@@ -113,7 +113,7 @@ impl Store {
     }
 
     /// The task's record, its status as the evidence says (see `Store::view`).
-    pub fn task(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
+    pub(crate) fn task(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
         let record = self.read(id)?;
         Ok(self.view(record, &mut HashMap::new()))
     }
@@ -121,7 +121,7 @@ impl Store {
     /// Opens the task's output for reading, and says where it is. The path is derived from the
     /// task's id and kind, never taken from the record, so a hand-edited record cannot point a
     /// reader at another file; and it is not opened through a symbolic link.
-    pub fn open_output(&self, record: &TaskRecord) -> Result<(PathBuf, File), RuntimeError> {
+    pub(crate) fn open_output(&self, record: &TaskRecord) -> Result<(PathBuf, File), RuntimeError> {
         let path = self.layout.output(&record.id, &record.kind);
         let file = run::open_own(&path).map_err(RuntimeError::io("open", path.as_path()))?;
         Ok((path, file))
@@ -129,7 +129,7 @@ impl Store {
 
     /// Every readable task record, newest first, each status as the evidence says. Records
     /// that cannot be used are warned about and left out.
-    pub fn tasks(&self) -> Result<Vec<TaskRecord>, RuntimeError> {
+    pub(crate) fn tasks(&self) -> Result<Vec<TaskRecord>, RuntimeError> {
         let mut alive = HashMap::new();
         let mut records: Vec<TaskRecord> = self
             .scan()?
@@ -148,7 +148,7 @@ impl Store {
     ///
     /// A task that is already over is not an error: its record comes back unchanged. A task
     /// whose run has died is reconciled (`interrupted`) rather than stopped.
-    pub fn stop(&self, id: &TaskId) -> Result<Stopped, RuntimeError> {
+    pub(crate) fn stop(&self, id: &TaskId) -> Result<Stopped, RuntimeError> {
         let record = self.read(id)?;
         let over = |record| Stopped {
             record,
@@ -218,7 +218,7 @@ impl Store {
     /// `older_than` ago, and the leftovers of runs that are gone (by modification time). Never
     /// touches a task recorded `running` or any task of a run that is still alive, and never a
     /// record it cannot read. With `dry_run`, deletes nothing and reports what it would delete.
-    pub fn gc(&self, older_than: Duration, dry_run: bool) -> Result<GcReport, RuntimeError> {
+    pub(crate) fn gc(&self, older_than: Duration, dry_run: bool) -> Result<GcReport, RuntimeError> {
         let cutoff = SystemTime::now()
             .checked_sub(older_than)
             .unwrap_or(SystemTime::UNIX_EPOCH);

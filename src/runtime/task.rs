@@ -26,7 +26,7 @@ use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStat
 /// One task of the run.
 pub(crate) struct Task {
     /// The task's id.
-    pub id: TaskId,
+    pub(crate) id: TaskId,
     /// Where its record is persisted.
     record_path: PathBuf,
     /// The record, behind the one lock every change happens under.
@@ -75,11 +75,11 @@ impl StopCause {
 #[derive(Debug)]
 pub(crate) struct Applied {
     /// Whether this change moved the task out of `running` (it won the compare-and-set).
-    pub transitioned: bool,
+    pub(crate) transitioned: bool,
     /// The record after the change.
     pub record: TaskRecord,
     /// Whether the change reached the disk.
-    pub persisted: Result<(), RuntimeError>,
+    pub(crate) persisted: Result<(), RuntimeError>,
 }
 
 /// How a stop went.
@@ -97,7 +97,7 @@ pub struct Stopped {
 impl Task {
     /// A task whose record says `running`; `process` is `None` when it never started (the
     /// caller then fails it through [`Task::apply`]).
-    pub fn new(record_path: PathBuf, record: TaskRecord, process: Option<Guarded>) -> Self {
+    pub(crate) fn new(record_path: PathBuf, record: TaskRecord, process: Option<Guarded>) -> Self {
         Task {
             id: record.id.clone(),
             record_path,
@@ -117,7 +117,7 @@ impl Task {
     /// [`RecordLock`], a terminal record on disk replaces a `running` one in memory before the
     /// change is applied — terminal states are final across processes too, and the exit this
     /// process then observes only fills in how the process ended.
-    pub async fn apply(&self, change: Change) -> Applied {
+    pub(crate) async fn apply(&self, change: Change) -> Applied {
         let mut record = self.record.lock().await;
         let path = self.record_path.clone();
         let current = record.clone();
@@ -139,30 +139,30 @@ impl Task {
     }
 
     /// Writes the record as it is (its first write, right after the process started).
-    pub async fn persist(&self) -> Result<(), RuntimeError> {
+    pub(crate) async fn persist(&self) -> Result<(), RuntimeError> {
         let record = self.record.lock().await;
         persist(self.record_path.clone(), record.clone()).await
     }
 
     /// The record as it is now.
-    pub async fn snapshot(&self) -> TaskRecord {
+    pub(crate) async fn snapshot(&self) -> TaskRecord {
         self.record.lock().await.clone()
     }
 
     /// Whether the task is over.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         *self.finished.borrow()
     }
 
     /// Marks the task over. Only for a task whose process never started; a started task is
     /// finished by [`Task::follow`] alone.
-    pub fn finish_unstarted(&self) {
+    pub(crate) fn finish_unstarted(&self) {
         debug_assert!(self.process.is_none());
         self.finished.send_replace(true);
     }
 
     /// Waits until the task is over or `limit` has passed; says whether it is over.
-    pub async fn wait_finished(&self, limit: Duration) -> bool {
+    pub(crate) async fn wait_finished(&self, limit: Duration) -> bool {
         until(&self.finished, limit).await
     }
 
@@ -172,7 +172,11 @@ impl Task {
     ///
     /// Returns an error only when the process may still be running; a record that could not be
     /// written is reported in [`Stopped::unrecorded`] instead, after the process is gone.
-    pub async fn stop(&self, cause: StopCause, grace: Duration) -> Result<Stopped, RuntimeError> {
+    pub(crate) async fn stop(
+        &self,
+        cause: StopCause,
+        grace: Duration,
+    ) -> Result<Stopped, RuntimeError> {
         let signalling = self.signalling.lock().await;
         let applied = self.apply(Change::Stopped(cause)).await;
         // Also when an earlier stop marked it but could not make it end: try again.
@@ -218,7 +222,7 @@ impl Task {
     /// the guardian, announces the final record, and only then marks the task finished — so
     /// whoever waits for the task hears of it after the announcement. The only code that reaps
     /// a task's process.
-    pub async fn follow(&self, report: ReportReader, events: &TaskEventSink) {
+    pub(crate) async fn follow(&self, report: ReportReader, events: &TaskEventSink) {
         let Some(process) = self.process else {
             return;
         };

@@ -41,7 +41,7 @@
 use std::time::Duration;
 
 /// How long a stopped command gets between SIGTERM and SIGKILL, unless configured otherwise.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// How long past its grace a stopping guardian may take before the runtime SIGKILLs it
 /// together with its command's group.

@@ -23,7 +23,7 @@ use crate::tools::ToolContext;
 
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
 /// it is a child, and offers no `Task` tool: specialists never launch specialists.
-pub const PARENT_RUN_VAR: &str = "ZERO_PARENT_RUN";
+pub(crate) const PARENT_RUN_VAR: &str = "ZERO_PARENT_RUN";
 
 /// The longest key file a child accepts: far beyond any real key, so a wrong path cannot make
 /// it read without bound.
@@ -36,7 +36,7 @@ pub(super) const KEY_FILE: &str = "key";
 
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parent {
+pub(crate) struct Parent {
     /// [`PARENT_RUN_VAR`] as the parent set it (checked only where it decides a path).
     run: OsString,
     /// [`HANDED_KEY_VARIABLE`]: the file the parent handed the key over in, if any.
@@ -45,7 +45,7 @@ pub struct Parent {
 
 impl Parent {
     /// The parent named by the environment `var` looks up; `None` for a run of its own.
-    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Parent> {
+    pub(crate) fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Parent> {
         let run = var(PARENT_RUN_VAR).filter(|value| !value.is_empty())?;
         Some(Parent {
             run,
@@ -56,7 +56,7 @@ impl Parent {
     /// Takes the key the parent handed over: reads the file [`HANDED_KEY_VARIABLE`] names and
     /// removes it, so nothing the child starts can find it. `Ok(None)` when no key was handed
     /// over.
-    pub fn take_handed_key(&self) -> Result<Option<String>, String> {
+    pub(crate) fn take_handed_key(&self) -> Result<Option<String>, String> {
         let Some(path) = &self.handed_key else {
             return Ok(None);
         };
@@ -116,7 +116,7 @@ fn is_private_file_name(name: &str, what: &str) -> bool {
 /// (see `ProviderConfig::child_variables`), and the key, which is handed over in a file
 /// instead.
 #[derive(Clone)]
-pub struct ChildEnv {
+pub(crate) struct ChildEnv {
     vars: Vec<(&'static str, String)>,
     api_key: Option<String>,
 }
@@ -124,7 +124,7 @@ pub struct ChildEnv {
 impl ChildEnv {
     /// The provider of a child: `vars` set in its environment, and `api_key` handed over in a
     /// private file.
-    pub fn new(vars: Vec<(&'static str, String)>, api_key: Option<String>) -> Self {
+    pub(crate) fn new(vars: Vec<(&'static str, String)>, api_key: Option<String>) -> Self {
         ChildEnv { vars, api_key }
     }
 
@@ -137,17 +137,17 @@ impl ChildEnv {
 /// What one child run is made of.
 pub(super) struct ChildRun<'a> {
     /// The specialist it runs.
-    pub specialist: &'a Specialist,
+    pub(crate) specialist: &'a Specialist,
     /// Its prompt, in a private file.
-    pub prompt_file: &'a Path,
+    pub(crate) prompt_file: &'a Path,
     /// Its key, in a private file, when the parent has one.
-    pub key_file: Option<&'a Path>,
+    pub(crate) key_file: Option<&'a Path>,
     /// The launching call's context: the workspace and the policy the child inherits.
-    pub ctx: &'a ToolContext,
+    pub(crate) ctx: &'a ToolContext,
     /// The parent's provider.
-    pub provider: &'a ChildEnv,
+    pub(crate) provider: &'a ChildEnv,
     /// The parent's run id, handed over in [`PARENT_RUN_VAR`].
-    pub parent_run: &'a RunId,
+    pub(crate) parent_run: &'a RunId,
 }
 
 impl ChildRun<'_> {
@@ -181,7 +181,7 @@ impl ChildRun<'_> {
     }
 
     /// The `zero exec` command line and environment that run the specialist.
-    pub fn launch(&self, program: PathBuf) -> Launch {
+    pub(crate) fn launch(&self, program: PathBuf) -> Launch {
         let mut args: Vec<OsString> = vec!["exec".into()];
         args.extend(self.args().to_argv());
         let mut env: Vec<(OsString, OsString)> = self
@@ -238,15 +238,15 @@ pub(super) fn envelope(specialist: &Specialist, task: &str) -> String {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct ChildEnding {
     /// The text of its last `final` event.
-    pub answer: Option<String>,
+    pub(crate) answer: Option<String>,
     /// The messages of its `error` events.
-    pub errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
 }
 
 impl ChildEnding {
     /// Reads the events of a (tail of a) stream-json output; lines that are not events (a
     /// first line cut by the window, stray stderr) are skipped.
-    pub fn read(bytes: &[u8]) -> ChildEnding {
+    pub(crate) fn read(bytes: &[u8]) -> ChildEnding {
         let mut ending = ChildEnding::default();
         for line in String::from_utf8_lossy(bytes).lines() {
             match serde_json::from_str::<EventKind>(line) {

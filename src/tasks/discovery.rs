@@ -36,20 +36,20 @@ const BUILTINS: [&str; 3] = [
 /// Where discovery looks. Explicit rather than read from the environment inside
 /// [`discover`], so tests (and a `Task` tool with its own idea of home) can point it anywhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchPaths {
+pub(crate) struct SearchPaths {
     /// The workspace root; the project's manifests live under it.
-    pub workspace: PathBuf,
+    pub(crate) workspace: PathBuf,
     /// The user's home directory, for `~/.claude/agents` and the `~/.config` fallback.
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`; when `None`, `~/.config` is used.
-    pub config_home: Option<PathBuf>,
+    pub(crate) config_home: Option<PathBuf>,
 }
 
 impl SearchPaths {
     /// The paths for `workspace` under the `HOME` and `XDG_CONFIG_HOME` that the environment
     /// `var` looks up. Unset, empty or relative values are ignored, as the XDG base directory
     /// spec asks.
-    pub fn new(workspace: &Path, var: impl Fn(&str) -> Option<OsString>) -> Self {
+    pub(crate) fn new(workspace: &Path, var: impl Fn(&str) -> Option<OsString>) -> Self {
         let absolute_dir = |name: &str| {
             var(name)
                 .map(PathBuf::from)
@@ -89,16 +89,16 @@ impl SearchPaths {
 
 /// What discovery found.
 #[derive(Debug, Default)]
-pub struct Discovery {
+pub(crate) struct Discovery {
     /// The specialists that won, one per name, sorted by name.
-    pub specialists: Vec<Specialist>,
+    pub(crate) specialists: Vec<Specialist>,
     /// Problems that did not stop discovery, in the order found.
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// A problem discovery met and stepped over.
 #[derive(Debug)]
-pub enum Warning {
+pub(crate) enum Warning {
     /// A manifest could not be loaded and was skipped.
     Skipped {
         /// The manifest.
@@ -167,7 +167,7 @@ impl fmt::Display for Warning {
 
 /// Finds every specialist: built-in, then user, then project, a later one replacing an
 /// earlier one of the same name (the module docs give the full order).
-pub fn discover(paths: &SearchPaths) -> Discovery {
+pub(crate) fn discover(paths: &SearchPaths) -> Discovery {
     let mut found = Found::default();
     for text in BUILTINS {
         found.admit(

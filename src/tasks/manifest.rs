@@ -50,7 +50,7 @@ const CLAUDE_CODE_DISPLAY_KEYS: [&str; 1] = ["color"];
 
 /// A named group of tools a manifest grants with one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Category {
+pub(crate) enum Category {
     /// `read-only`: read_file, list_directory, glob, grep.
     ReadOnly,
     /// `edit`: read-only plus write_file, edit_file, apply_patch.
@@ -63,7 +63,7 @@ pub enum Category {
 
 impl Category {
     /// Every category, in the order the docs list them.
-    pub const ALL: [Category; 4] = [
+    pub(crate) const ALL: [Category; 4] = [
         Category::ReadOnly,
         Category::Edit,
         Category::Execute,
@@ -71,7 +71,7 @@ impl Category {
     ];
 
     /// The word a manifest uses for it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Category::ReadOnly => "read-only",
             Category::Edit => "edit",
@@ -81,7 +81,7 @@ impl Category {
     }
 
     /// The tools it grants.
-    pub fn tools(self) -> Vec<&'static str> {
+    pub(crate) fn tools(self) -> Vec<&'static str> {
         match self {
             Category::ReadOnly => READ_TOOLS.to_vec(),
             Category::Edit => [READ_TOOLS.as_slice(), &WRITE_TOOLS].concat(),
@@ -120,7 +120,7 @@ fn claude_tool(word: &str) -> Option<&'static str> {
 
 /// Which vocabulary a manifest speaks; decided by the directory it was found in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
+pub(crate) enum Dialect {
     /// zero's own manifests (`.zero/specialists/`, `~/.config/zero/specialists/`, built-ins).
     Zero,
     /// Claude Code agent files (`.claude/agents/`): Claude tool names and model aliases too.
@@ -129,7 +129,7 @@ pub enum Dialect {
 
 /// Why a manifest could not be loaded. The manifest is skipped; others still load.
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     /// The file could not be read (or is not UTF-8).
     #[error("cannot read the manifest: {0}")]
     Read(#[from] std::io::Error),
@@ -177,7 +177,7 @@ pub enum ManifestError {
 
 impl ManifestError {
     /// The line of the manifest file the problem is on, when the YAML parser knows it.
-    pub fn line(&self) -> Option<usize> {
+    pub(crate) fn line(&self) -> Option<usize> {
         match self {
             ManifestError::Yaml(error) => error.location().map(|at| at.line()),
             _ => None,
@@ -199,7 +199,7 @@ fn tool_names() -> String {
 
 /// A part of a manifest that was left out without failing it; reported as a warning.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ignored {
+pub(crate) enum Ignored {
     /// A front-matter key zero does not use (Claude Code's `color`, a typo, ...).
     UnknownKey(String),
     /// A Claude Code tool zero has no equivalent for (`WebFetch`, an MCP tool, ...).
@@ -229,11 +229,11 @@ impl fmt::Display for Ignored {
 
 /// A manifest that loaded, and what of it was left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// The specialist it defines.
-    pub specialist: Specialist,
+    pub(crate) specialist: Specialist,
     /// Parts that were ignored, in the order found; each deserves a warning.
-    pub ignored: Vec<Ignored>,
+    pub(crate) ignored: Vec<Ignored>,
 }
 
 /// The largest manifest read: far above any real one (instructions of a few pages), so that a
@@ -243,7 +243,7 @@ const MANIFEST_LIMIT: u64 = 1024 * 1024;
 /// Reads and parses the manifest at `path`; its source is the path. Only a regular file of at
 /// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after discovery saw a file is
 /// refused rather than waited on.
-pub fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
+pub(crate) fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
     let (bytes, _) =
         crate::fsutil::read_regular(path, MANIFEST_LIMIT).map_err(|error| match error {
             crate::fsutil::OpenError::Io(error) => error,
@@ -255,7 +255,7 @@ pub fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
 }
 
 /// Parses a manifest's text.
-pub fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Parsed, ManifestError> {
+pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Parsed, ManifestError> {
     let (front, body) = split(text)?;
     let front: FrontMatter =
         yaml_serde::from_str::<Option<FrontMatter>>(front)?.unwrap_or_default();

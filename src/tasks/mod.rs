@@ -2,12 +2,12 @@
 //! manifests and their discovery, and the child `zero exec` a specialist runs as.
 //!
 //! A specialist is a named sub-agent: a system prompt plus the tools it may use, defined by a
-//! manifest — a markdown file with YAML front matter (see [`manifest`] for the format and
+//! manifest — a markdown file with YAML front matter (see `manifest` for the format and
 //! `docs/SPECIALISTS.md` for the user's view). Three are built in; users and projects add
 //! their own or replace the built-in ones by name, and Claude Code agent files are read too,
 //! so agents written for Claude Code work here unchanged.
 //!
-//! Discovery ([`discover`]) reads the file system and so runs only when something asks for the
+//! Discovery (`discover`) reads the file system and so runs only when something asks for the
 //! specialists (`--list-specialists`, a `Task` call); a plain run never pays for it.
 //!
 //! The tools are thin adapters over the run's [`Runtime`], which owns every task; [`register`]
@@ -15,7 +15,7 @@
 
 mod child;
 mod discovery;
-pub mod manifest;
+pub(crate) mod manifest;
 mod output;
 mod stop;
 mod task;
@@ -27,25 +27,25 @@ use std::sync::Arc;
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
 
-pub use child::{ChildEnv, PARENT_RUN_VAR, Parent};
-pub use discovery::{Discovery, SearchPaths, Warning, discover};
+pub(crate) use child::{ChildEnv, Parent};
+pub(crate) use discovery::{SearchPaths, discover};
 
 /// The name the model calls `Task` by.
-pub const TASK: &str = "Task";
+pub(crate) const TASK: &str = "Task";
 /// The name the model calls `TaskOutput` by.
-pub const TASK_OUTPUT: &str = "TaskOutput";
+pub(crate) const TASK_OUTPUT: &str = "TaskOutput";
 /// The name the model calls `TaskStop` by.
-pub const TASK_STOP: &str = "TaskStop";
+pub(crate) const TASK_STOP: &str = "TaskStop";
 
 /// What a run needs to launch specialists.
 pub struct Launcher {
     /// The launching run's id, handed to each child so it knows it is one.
-    pub parent_run: RunId,
+    pub(crate) parent_run: RunId,
     /// The run's provider, which children use too; `None` when the run has none (a listing
     /// of the tools needs no provider, and then no specialist can be launched).
-    pub provider: Option<ChildEnv>,
+    pub(crate) provider: Option<ChildEnv>,
     /// Where the specialists' manifests are found.
-    pub search: SearchPaths,
+    pub(crate) search: SearchPaths,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
@@ -61,24 +61,24 @@ pub fn register(registry: &mut Registry, runtime: &Arc<Runtime>, launcher: Optio
 
 /// A sub-agent that can be launched by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Specialist {
+pub(crate) struct Specialist {
     /// Its unique name: `^[a-z][a-z0-9-]{0,63}$`.
-    pub name: String,
+    pub(crate) name: String,
     /// When to use it, written for the model that decides whether to launch it.
-    pub description: String,
+    pub(crate) description: String,
     /// The zero tools it may use, sorted and without duplicates.
-    pub tools: Vec<&'static str>,
+    pub(crate) tools: Vec<&'static str>,
     /// The model it runs on; `None` means the model of the run that launches it.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// Its system prompt: the manifest's body, trimmed.
-    pub prompt: String,
+    pub(crate) prompt: String,
     /// Where it was defined, so a user can tell which of several same-named manifests won.
-    pub source: Source,
+    pub(crate) source: Source,
 }
 
 /// Where a specialist's manifest came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// Compiled into zero.
     Builtin,
     /// A manifest file on disk.

@@ -34,13 +34,13 @@ struct OutputArgs {
 }
 
 /// Reads a background task's state and output.
-pub struct TaskOutput {
+pub(crate) struct TaskOutput {
     runtime: Arc<Runtime>,
 }
 
 impl TaskOutput {
     /// The tool over the run's runtime.
-    pub fn new(runtime: Arc<Runtime>) -> Self {
+    pub(crate) fn new(runtime: Arc<Runtime>) -> Self {
         TaskOutput { runtime }
     }
 }

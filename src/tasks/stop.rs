@@ -18,13 +18,13 @@ struct StopArgs {
 }
 
 /// Stops a background task.
-pub struct TaskStop {
+pub(crate) struct TaskStop {
     runtime: Arc<Runtime>,
 }
 
 impl TaskStop {
     /// The tool over the run's runtime.
-    pub fn new(runtime: Arc<Runtime>) -> Self {
+    pub(crate) fn new(runtime: Arc<Runtime>) -> Self {
         TaskStop { runtime }
     }
 }

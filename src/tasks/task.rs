@@ -60,7 +60,7 @@ pub(super) struct TaskTool {
 
 impl TaskTool {
     /// The tool over the run's runtime, complete: what `launcher` says is all it needs.
-    pub fn new(runtime: Arc<Runtime>, launcher: Launcher) -> Self {
+    pub(crate) fn new(runtime: Arc<Runtime>, launcher: Launcher) -> Self {
         TaskTool {
             runtime,
             parent_run: launcher.parent_run,

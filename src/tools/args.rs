@@ -7,7 +7,7 @@ use super::ToolError;
 
 /// Deserializes a tool's arguments. Missing fields, wrong types and unknown fields become
 /// [`ToolError::InvalidArguments`] carrying serde's precise message (which names the field).
-pub fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+pub(crate) fn parse_args<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
     if !args.is_object() {
         return Err(ToolError::InvalidArguments(format!(
             "expected a JSON object of arguments, got {}",

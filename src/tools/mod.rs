@@ -32,8 +32,8 @@ use tokio_util::sync::CancellationToken;
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeError};
 
-pub use args::parse_args;
-pub use plan::{PlanStep, StepStatus};
+pub(crate) use args::parse_args;
+pub(crate) use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Policy};
 
 /// What a tool can do to the world; decides which `--auto` level may call it.
@@ -52,7 +52,7 @@ pub enum SideEffect {
 
 impl SideEffect {
     /// The word used in listings and events.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SideEffect::Read => "read",
             SideEffect::Write => "write",
@@ -95,7 +95,7 @@ impl ToolError {
 }
 
 /// What a tool returns to the model on success.
-pub type ToolResult = Result<String, ToolError>;
+pub(crate) type ToolResult = Result<String, ToolError>;
 
 /// Everything a tool call may consult besides its arguments.
 #[derive(Debug, Clone)]
@@ -136,7 +136,7 @@ pub trait Tool: Send + Sync {
 /// The names of the core tools (files, search, patch, shell and plan), sorted as
 /// [`Registry::names`] lists them: what a specialist's tool flags are made of, known without a
 /// runtime. A unit test holds it to what [`Registry::with_runtime`] registers.
-pub const CORE_TOOL_NAMES: [&str; 9] = [
+pub(crate) const CORE_TOOL_NAMES: [&str; 9] = [
     "apply_patch",
     "bash",
     "edit_file",
@@ -175,17 +175,17 @@ impl Registry {
     }
 
     /// Adds a tool (a later registration of the same name replaces the earlier one).
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+    pub(crate) fn register(&mut self, tool: Arc<dyn Tool>) {
         self.tools.insert(tool.name(), tool);
     }
 
     /// All known tool names, sorted.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.tools.keys().copied().collect()
     }
 
     /// Whether a tool of this name exists.
-    pub fn contains(&self, name: &str) -> bool {
+    pub(crate) fn contains(&self, name: &str) -> bool {
         self.tools.contains_key(name)
     }
 
@@ -218,9 +218,9 @@ impl Registry {
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
     /// When non-empty, only these tools are offered.
-    pub enabled: Vec<String>,
+    pub(crate) enabled: Vec<String>,
     /// These tools are never offered.
-    pub disabled: Vec<String>,
+    pub(crate) disabled: Vec<String>,
 }
 
 impl ToolFilter {
@@ -255,18 +255,18 @@ pub struct Toolset {
 impl Toolset {
     /// The toolset with `secrets` masked in every result: a command's output or a file may
     /// hold a key, and what the model reads it can repeat anywhere.
-    pub fn redacting(mut self, secrets: Secrets) -> Self {
+    pub(crate) fn redacting(mut self, secrets: Secrets) -> Self {
         self.secrets = secrets;
         self
     }
 
     /// The tools the model sees, sorted by name.
-    pub fn visible(&self) -> &[Arc<dyn Tool>] {
+    pub(crate) fn visible(&self) -> &[Arc<dyn Tool>] {
         &self.visible
     }
 
     /// The side effect of a tool the registry knows, offered in this run or not.
-    pub fn side_effect_of(&self, name: &str) -> Option<SideEffect> {
+    pub(crate) fn side_effect_of(&self, name: &str) -> Option<SideEffect> {
         self.visible
             .iter()
             .find(|t| t.name() == name)
@@ -311,7 +311,7 @@ impl Toolset {
 
 /// A runtime error as the model should see it, with what to do about it where there is
 /// something to do. Decided by the error's kind.
-pub fn tool_error(error: RuntimeError) -> ToolError {
+pub(crate) fn tool_error(error: RuntimeError) -> ToolError {
     match error {
         RuntimeError::MalformedId(_) => ToolError::InvalidArguments(error.to_string()),
         RuntimeError::TooManyTasks { .. } => ToolError::Failed(format!(

@@ -11,15 +11,15 @@ use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
 #[serde(deny_unknown_fields)]
 pub struct PlanStep {
     /// What the step does, in a few words.
-    pub step: String,
+    pub(crate) step: String,
     /// Where the step stands.
-    pub status: StepStatus,
+    pub(crate) status: StepStatus,
 }
 
 /// Progress of one plan step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StepStatus {
+pub(crate) enum StepStatus {
     /// Not started.
     Pending,
     /// Being worked on (at most one step at a time).
@@ -35,7 +35,7 @@ struct UpdatePlanArgs {
 }
 
 /// Replaces the plan with the one given.
-pub struct UpdatePlan;
+pub(crate) struct UpdatePlan;
 
 #[async_trait]
 impl Tool for UpdatePlan {

@@ -26,7 +26,7 @@ pub enum Autonomy {
 
 impl Autonomy {
     /// The word `--auto` takes for this level.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Autonomy::Low => "low",
             Autonomy::Medium => "medium",
@@ -77,17 +77,17 @@ impl Policy {
 
     /// The `--add-dir` roots (canonical), without the workspace; a specialist child gets them
     /// too, so it may touch exactly what its parent may.
-    pub fn extra_roots(&self) -> &[PathBuf] {
+    pub(crate) fn extra_roots(&self) -> &[PathBuf] {
         self.roots.get(1..).unwrap_or_default()
     }
 
     /// The effective autonomy level (`--skip-permissions-unsafe` counts as high).
-    pub fn autonomy(&self) -> Autonomy {
+    pub(crate) fn autonomy(&self) -> Autonomy {
         self.autonomy
     }
 
     /// The warning to show once when the run may do anything, naming the flag responsible.
-    pub fn unrestricted_warning(&self) -> Option<String> {
+    pub(crate) fn unrestricted_warning(&self) -> Option<String> {
         self.unrestricted_by.map(|flag| {
             format!(
                 "unsafe permissions are active because {flag} was passed: the agent may write \
@@ -97,7 +97,7 @@ impl Policy {
     }
 
     /// Whether a tool with this side effect may run; the error says which level allows it.
-    pub fn permits(&self, effect: SideEffect) -> Result<(), String> {
+    pub(crate) fn permits(&self, effect: SideEffect) -> Result<(), String> {
         let needed = match effect {
             SideEffect::Read | SideEffect::None => Autonomy::Low,
             SideEffect::Write | SideEffect::Shell => Autonomy::Medium,

@@ -41,13 +41,13 @@ const DESCRIPTION: &str = "Run a shell command (bash) in the workspace root and 
 
 /// Runs one command with the platform shell in the workspace root, in the foreground or as a
 /// background task, through the run's runtime.
-pub struct Bash {
+pub(crate) struct Bash {
     runtime: Arc<Runtime>,
 }
 
 impl Bash {
     /// Commands run by `runtime`.
-    pub fn new(runtime: Arc<Runtime>) -> Self {
+    pub(crate) fn new(runtime: Arc<Runtime>) -> Self {
         Bash { runtime }
     }
 }

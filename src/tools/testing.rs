@@ -17,14 +17,14 @@ pub(super) struct Workspace {
     /// Removed when the workspace is dropped.
     _dir: TempDir,
     /// The canonical workspace root.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// Confined to `root` at `--auto medium`.
-    pub ctx: ToolContext,
+    pub(crate) ctx: ToolContext,
 }
 
 impl Workspace {
     /// An empty workspace.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let ctx = ToolContext {
@@ -41,29 +41,29 @@ impl Workspace {
     }
 
     /// The absolute path of `rel`.
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 
     /// Creates `rel` (and its directories) with `contents`.
-    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
+    pub(crate) fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
         let path = self.path(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, contents).unwrap();
     }
 
     /// The bytes of `rel`.
-    pub fn read(&self, rel: &str) -> Vec<u8> {
+    pub(crate) fn read(&self, rel: &str) -> Vec<u8> {
         fs::read(self.path(rel)).unwrap()
     }
 
     /// Whether `rel` exists (a dangling symlink counts).
-    pub fn exists(&self, rel: &str) -> bool {
+    pub(crate) fn exists(&self, rel: &str) -> bool {
         self.path(rel).symlink_metadata().is_ok()
     }
 
     /// Calls `tool` with `args` in this workspace.
-    pub async fn call(&self, tool: &dyn Tool, args: Value) -> ToolResult {
+    pub(crate) async fn call(&self, tool: &dyn Tool, args: Value) -> ToolResult {
         tool.call(args, &self.ctx).await
     }
 }

@@ -1,7 +1,7 @@
 //! Cutting tool output to a budget without splitting a UTF-8 character.
 
 /// The longest prefix of `s` that is at most `max` bytes and ends on a char boundary.
-pub fn prefix_at_boundary(s: &str, max: usize) -> &str {
+pub(crate) fn prefix_at_boundary(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -13,7 +13,7 @@ pub fn prefix_at_boundary(s: &str, max: usize) -> &str {
 }
 
 /// The longest suffix of `s` that is at most `max` bytes and starts on a char boundary.
-pub fn suffix_at_boundary(s: &str, max: usize) -> &str {
+pub(crate) fn suffix_at_boundary(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -26,7 +26,7 @@ pub fn suffix_at_boundary(s: &str, max: usize) -> &str {
 
 /// Keeps the head and the tail of `s` within `max` bytes in total, with a note in between
 /// saying how much was left out. Returns the text unchanged when it fits.
-pub fn head_tail(s: &str, max: usize) -> String {
+pub(crate) fn head_tail(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

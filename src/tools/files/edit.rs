@@ -29,7 +29,7 @@ struct EditFileArgs {
 }
 
 /// Replaces exact occurrences of a string in a file.
-pub struct EditFile;
+pub(crate) struct EditFile;
 
 #[async_trait]
 impl Tool for EditFile {

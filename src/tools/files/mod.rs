@@ -9,6 +9,6 @@ mod edit;
 mod read;
 mod write;
 
-pub use edit::EditFile;
-pub use read::ReadFile;
-pub use write::WriteFile;
+pub(crate) use edit::EditFile;
+pub(crate) use read::ReadFile;
+pub(crate) use write::WriteFile;

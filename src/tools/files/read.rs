@@ -31,7 +31,7 @@ struct ReadFileArgs {
 }
 
 /// Reads a text file and returns it as `cat -n` style numbered lines.
-pub struct ReadFile;
+pub(crate) struct ReadFile;
 
 #[async_trait]
 impl Tool for ReadFile {

@@ -19,7 +19,7 @@ struct WriteFileArgs {
 }
 
 /// Writes a whole file, creating it and its directories if needed.
-pub struct WriteFile;
+pub(crate) struct WriteFile;
 
 #[async_trait]
 impl Tool for WriteFile {

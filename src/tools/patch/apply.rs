@@ -14,11 +14,11 @@ use super::parse::{Hunk, HunkLine};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct HunkError {
     /// 1-based position of the hunk in its file section.
-    pub hunk: usize,
+    pub(crate) hunk: usize,
     /// The hunk's `@@` text, to name it in the message.
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
     /// What did not match.
-    pub failure: Failure,
+    pub(crate) failure: Failure,
 }
 
 /// Why a hunk could not be placed.

@@ -15,36 +15,36 @@ use crate::fsutil;
 #[derive(Debug)]
 pub(super) struct Change {
     /// The resolved path.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The path as the patch wrote it, for messages.
-    pub shown: String,
+    pub(crate) shown: String,
     /// The file as it is now (`None`: it does not exist); restored on rollback.
-    pub before: Option<Original>,
+    pub(crate) before: Option<Original>,
     /// The contents the patch leaves (`None`: the file is deleted).
-    pub after: Option<Vec<u8>>,
+    pub(crate) after: Option<Vec<u8>>,
     /// The mode for a file that does not exist yet (a moved file keeps its source's); `None`
     /// gives a new file the usual default. An existing file always keeps its own.
-    pub mode: Option<Permissions>,
+    pub(crate) mode: Option<Permissions>,
 }
 
 /// A file's contents and mode before the patch.
 #[derive(Debug, Clone)]
 pub(super) struct Original {
     /// The whole contents.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// The permission bits, restored along with the contents.
-    pub permissions: Permissions,
+    pub(crate) permissions: Permissions,
 }
 
 /// A write that failed, and what undoing the earlier writes could not restore.
 #[derive(Debug)]
 pub(super) struct CommitError {
     /// The path whose write failed, as the patch wrote it.
-    pub shown: String,
+    pub(crate) shown: String,
     /// Why the write failed.
-    pub error: io::Error,
+    pub(crate) error: io::Error,
     /// Paths that could not be restored; empty when the rollback was complete.
-    pub not_restored: Vec<(String, io::Error)>,
+    pub(crate) not_restored: Vec<(String, io::Error)>,
 }
 
 /// Applies `changes` in order; on the first failure, undoes the ones already applied.

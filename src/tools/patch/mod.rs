@@ -36,7 +36,7 @@ struct ApplyPatchArgs {
 }
 
 /// Applies a multi-file patch, entirely or not at all.
-pub struct ApplyPatch;
+pub(crate) struct ApplyPatch;
 
 #[async_trait]
 impl Tool for ApplyPatch {

@@ -45,11 +45,11 @@ impl FileOp {
 pub(super) struct Hunk {
     /// The text after `@@`: a line (compared without surrounding whitespace) that must come
     /// before the change, such as the enclosing function's signature.
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
     /// The hunk's lines in order.
-    pub lines: Vec<HunkLine>,
+    pub(crate) lines: Vec<HunkLine>,
     /// Marked `*** End of File`: the lines are looked for at the end of the file first.
-    pub at_eof: bool,
+    pub(crate) at_eof: bool,
 }
 
 /// One line of a hunk.
@@ -67,9 +67,9 @@ pub(super) enum HunkLine {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ParseError {
     /// 1-based line in the patch text.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong there, and what was expected.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for ParseError {

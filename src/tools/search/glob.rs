@@ -26,7 +26,7 @@ struct GlobArgs {
 }
 
 /// Finds files whose path matches a glob pattern.
-pub struct Glob;
+pub(crate) struct Glob;
 
 #[async_trait]
 impl Tool for Glob {

@@ -67,7 +67,7 @@ enum OutputMode {
 }
 
 /// Searches file contents for a regular expression.
-pub struct Grep;
+pub(crate) struct Grep;
 
 #[async_trait]
 impl Tool for Grep {

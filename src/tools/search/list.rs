@@ -28,7 +28,7 @@ struct ListDirectoryArgs {
 }
 
 /// Lists a directory's entries.
-pub struct ListDirectory;
+pub(crate) struct ListDirectory;
 
 #[async_trait]
 impl Tool for ListDirectory {

@@ -20,9 +20,9 @@ use std::path::Path;
 
 use ignore::WalkBuilder;
 
-pub use glob::Glob;
-pub use grep::Grep;
-pub use list::ListDirectory;
+pub(crate) use glob::Glob;
+pub(crate) use grep::Grep;
+pub(crate) use list::ListDirectory;
 
 use super::ToolError;
 use super::fsops::io_failure;
