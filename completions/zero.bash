@@ -83,7 +83,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --enabled-tools --disabled-tools --output-format --input-format --output-last-message --model --provider --base-url --max-output-tokens --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --output-format --input-format --output-last-message --model --provider --base-url --max-output-tokens --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -119,6 +119,14 @@ _zero() {
                     ;;
                 --auto)
                     COMPREPLY=($(compgen -W "low medium high" -- "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -W "auto required off" -- "${cur}"))
+                    return 0
+                    ;;
+                --env-keep)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --enabled-tools)

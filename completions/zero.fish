@@ -34,8 +34,12 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (m
 complete -c zero -n "__fish_zero_using_subcommand exec" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l auto -d 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything' -r -f -a "low\t'Read-only tools and planning'
-medium\t'Adds writes inside the workspace and `--add-dir` roots, and shell commands'
+medium\t'Adds writes inside the workspace and `--add-dir` roots, and shell commands. (At low, `bash` is offered too when the sandbox makes commands read-only.)'
 high\t'Everything, including writes anywhere'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l sandbox -d 'The kernel sandbox for commands: auto = apply what the kernel supports and warn about the rest, required = exit 3 when a rule cannot be enforced, off = none [default: auto, or `sandbox` in config.toml]' -r -f -a "auto\t'Apply what the kernel supports, and warn about what it does not'
+required\t'Refuse to run when a rule the run needs cannot be enforced'
+off\t'Apply nothing (the file tools stay confined)'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l env-keep -d 'Pass this variable to commands although its name looks like a secret (repeatable; `env_keep` in config.toml adds more)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l enabled-tools -d 'Only these tools are offered to the model (comma or space separated)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l disabled-tools -d 'These tools are never offered to the model (comma or space separated)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
@@ -51,6 +55,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -12,7 +12,8 @@ pub enum ExitCode {
     Internal,
     /// Bad flags, missing prompt, unreadable prompt file, bad workspace.
     Usage,
-    /// No provider, authentication, network, or retries exhausted.
+    /// No provider, authentication, network, retries exhausted, or a required sandbox the
+    /// system cannot enforce.
     Provider,
     /// A budget ran out before a final answer.
     Incomplete,

@@ -12,6 +12,7 @@ use zero::exit::ExitCode;
 use zero::lifecycle;
 use zero::output::OutputFormat;
 use zero::runtime::guardian::{self, GuardianArgs};
+use zero::runtime::sandbox::Sandbox;
 
 fn main() -> ProcessExitCode {
     // Before anything else, and so before any child can exist: a signal from here on ends the
@@ -74,6 +75,11 @@ fn run_guardian() -> ProcessExitCode {
     let program = command.next().unwrap_or_default();
     lifecycle::exit(guardian::run(GuardianArgs {
         grace: Duration::from_millis(args.grace_ms),
+        sandbox: Sandbox::from_guard_flags(
+            args.confine_writes,
+            args.write_roots,
+            args.block_network,
+        ),
         program,
         args: command.collect(),
     }))

@@ -24,6 +24,9 @@ impl ExecArgs {
             add_dir,
             auto,
             skip_permissions_unsafe,
+            sandbox,
+            network,
+            env_keep,
             enabled_tools,
             disabled_tools,
             output_format,
@@ -47,6 +50,11 @@ impl ExecArgs {
         }
         argv.choice("--auto", Some(auto));
         argv.switch("--skip-permissions-unsafe", *skip_permissions_unsafe);
+        argv.choice("--sandbox", sandbox.as_ref());
+        argv.switch("--network", *network);
+        for name in env_keep {
+            argv.value("--env-keep", name);
+        }
         for list in enabled_tools {
             argv.value("--enabled-tools", list);
         }
@@ -126,6 +134,7 @@ mod tests {
     use crate::cli::{Cli, Command};
     use crate::output::{InputFormat, OutputFormat};
     use crate::provider::ProviderKind;
+    use crate::runtime::sandbox::SandboxMode;
     use crate::tools::policy::Autonomy;
 
     fn parse_back(args: &ExecArgs) -> ExecArgs {
@@ -153,6 +162,9 @@ mod tests {
             add_dir: vec![PathBuf::from("/a"), PathBuf::from("-b")],
             auto: Autonomy::Medium,
             skip_permissions_unsafe: true,
+            sandbox: Some(SandboxMode::Required),
+            network: true,
+            env_keep: vec!["GITHUB_TOKEN".into(), "-X".into()],
             enabled_tools: vec!["bash,read_file".into(), "grep".into()],
             disabled_tools: vec!["write_file".into()],
             output_format: OutputFormat::StreamJson,

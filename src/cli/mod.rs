@@ -14,6 +14,7 @@ mod argv;
 
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ProviderKind;
+use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId};
 use crate::tools::policy::Autonomy;
 
@@ -84,6 +85,22 @@ pub struct ExecArgs {
     /// Allow every tool, writes anywhere and any command (same as `--auto high`).
     #[arg(long = "skip-permissions-unsafe")]
     pub(crate) skip_permissions_unsafe: bool,
+
+    /// The kernel sandbox for commands: auto = apply what the kernel supports and warn about
+    /// the rest, required = exit 3 when a rule cannot be enforced, off = none [default: auto,
+    /// or `sandbox` in config.toml].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+
+    /// Let commands open network connections at --auto low and medium (`network = true` in
+    /// config.toml does the same).
+    #[arg(long)]
+    pub(crate) network: bool,
+
+    /// Pass this variable to commands although its name looks like a secret (repeatable;
+    /// `env_keep` in config.toml adds more).
+    #[arg(long = "env-keep", value_name = "NAME")]
+    pub(crate) env_keep: Vec<String>,
 
     /// Only these tools are offered to the model (comma or space separated).
     #[arg(long = "enabled-tools", value_name = "LIST")]
@@ -260,6 +277,15 @@ pub struct GuardArgs {
     /// Milliseconds between SIGTERM and SIGKILL when the command is stopped.
     #[arg(long = "grace-ms", value_name = "MS")]
     pub grace_ms: u64,
+    /// Confine the command's writes to the `--write-root`s (with Landlock).
+    #[arg(long = "confine-writes")]
+    pub confine_writes: bool,
+    /// A directory the command may write beneath (repeatable).
+    #[arg(long = "write-root", value_name = "DIR")]
+    pub write_roots: Vec<PathBuf>,
+    /// Refuse the command IPv4 and IPv6 sockets (with seccomp).
+    #[arg(long = "block-network")]
+    pub block_network: bool,
     /// The program to run, then its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,

@@ -4,6 +4,7 @@
 //! Every path out of [`run`] emits exactly one `run_end`, preceded by an `error` when the run
 //! failed, so a script reading stream-json always sees how the run ended.
 
+mod confinement;
 mod job;
 mod prompt;
 pub(crate) mod settings;
@@ -64,6 +65,16 @@ impl Failure {
         Failure {
             exit: ExitCode::Provider,
             code: "config_error",
+            message,
+            retryable: false,
+        }
+    }
+
+    /// `--sandbox required` and a rule the system cannot enforce: exit 3.
+    pub(crate) fn sandbox(message: String) -> Self {
+        Failure {
+            exit: ExitCode::Provider,
+            code: "sandbox_unavailable",
             message,
             retryable: false,
         }
@@ -268,8 +279,13 @@ fn run_job(
         cwd: workspace.display().to_string(),
         provider: Some(provider.name().to_string()),
         model: Some(provider.model().to_string()),
+        sandbox: Some(settings.confinement.in_force()),
+        withheld_env: settings.confinement.withheld.clone(),
     });
     if let Some(warning) = policy.unrestricted_warning() {
+        output.emit(EventKind::Warning { message: warning });
+    }
+    if let Some(warning) = settings.confinement.warning.clone() {
         output.emit(EventKind::Warning { message: warning });
     }
     let system = system_prompt::build(&system_prompt::PromptFacts {
@@ -412,6 +428,8 @@ fn start_listing(output: &Output, workspace: &Path) {
         cwd: workspace.display().to_string(),
         provider: None,
         model: None,
+        sandbox: None,
+        withheld_env: Vec::new(),
     });
 }
 

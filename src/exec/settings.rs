@@ -17,10 +17,12 @@ use crate::cli::ExecArgs;
 use crate::config_file::{ConfigFile, ConfigFileError};
 use crate::provider::{self, ConfigError, ProviderConfig, ProviderFlags};
 use crate::redact::Secrets;
+use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::tasks::{Parent, SearchPaths};
 use crate::tools::Policy;
 
+use super::confinement::{self, Confinement};
 use super::{Failure, job};
 
 /// The default `--max-turns`.
@@ -44,6 +46,11 @@ impl Environment {
     /// A variable as it was set.
     pub(crate) fn var_os(&self, name: &str) -> Option<OsString> {
         self.vars.get(std::ffi::OsStr::new(name)).cloned()
+    }
+
+    /// The names of every variable set.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
+        self.vars.keys().map(OsString::as_os_str)
     }
 
     /// A variable that is set and UTF-8.
@@ -107,6 +114,8 @@ pub(crate) struct Settings {
     pub(crate) specialists: SearchPaths,
     /// `--max-turns`, or its default.
     pub(crate) max_turns: u32,
+    /// What the run's commands are confined by (also in `policy` and `runtime`).
+    pub(crate) confinement: Confinement,
 }
 
 impl Settings {
@@ -127,7 +136,21 @@ impl Settings {
         };
         let workspace = job::workspace(args)?;
         let policy = job::policy(args, &workspace)?;
-        let runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        let mut runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        let roots: Vec<PathBuf> = std::iter::once(workspace.clone())
+            .chain(policy.extra_roots().iter().cloned())
+            .collect();
+        let confinement = confinement::resolve(
+            args,
+            file.as_ref().ok().and_then(Option::as_ref),
+            &env,
+            policy.autonomy(),
+            &roots,
+            Support::probe(),
+        )?;
+        let policy = policy.with_commands(confinement.commands.clone());
+        runtime.sandbox = confinement.commands.sandbox.clone();
+        runtime.withheld_env = confinement.withheld.iter().map(OsString::from).collect();
         // A key handed over by a parent run counts as `ZERO_API_KEY`.
         let provider_env = |name: &str| match (name, &handed_key) {
             ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
@@ -147,6 +170,7 @@ impl Settings {
             parent,
             specialists,
             max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            confinement,
         })
     }
 }

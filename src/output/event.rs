@@ -42,6 +42,12 @@ pub(crate) enum EventKind {
         /// The model, absent for the listings (`--list-tools`, `--list-specialists`).
         #[serde(skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// What every command is confined by; absent for the listings, which run none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxInForce>,
+        /// The names of the variables no command receives (never their values), sorted.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        withheld_env: Vec<String>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -186,6 +192,15 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// What confines a run's commands, as `run_start` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SandboxInForce {
+    /// `landlock` when writes are confined, `none` when commands may write anywhere.
+    pub(crate) filesystem: String,
+    /// `blocked` when commands may not open network sockets, else `open`.
+    pub(crate) network: String,
 }
 
 /// A specialist as listed by `--list-specialists`.

@@ -25,7 +25,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use event::{
-    CallStatus, Decision, EventKind, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
+    CallStatus, Decision, EventKind, RunStatus, SandboxInForce, SpecialistInfo, ToolInfo,
+    UsageTotals,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

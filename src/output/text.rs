@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::{CallStatus, EventKind, SpecialistInfo, Writer};
+use super::{CallStatus, EventKind, SandboxInForce, SpecialistInfo, Writer};
 use crate::redact::Secrets;
 use crate::runtime::TaskStatus;
 
@@ -58,7 +58,16 @@ impl TextWriter {
 impl Writer for TextWriter {
     fn write(&mut self, event: &EventKind) -> io::Result<()> {
         match event {
-            EventKind::RunStart { .. } => self.waiting_for_model(),
+            EventKind::RunStart {
+                sandbox,
+                withheld_env,
+                ..
+            } => {
+                if let Some(sandbox) = sandbox {
+                    self.stderr_line(&sandbox_banner(sandbox, withheld_env));
+                }
+                self.waiting_for_model();
+            }
             EventKind::Tools { tools } => {
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
                 let mut listing = String::new();
@@ -254,6 +263,26 @@ fn first_sentence(description: &str) -> String {
         }
     }
     flat
+}
+
+/// The one line that says what confines the run's commands.
+fn sandbox_banner(sandbox: &SandboxInForce, withheld: &[String]) -> String {
+    let writes = match sandbox.filesystem.as_str() {
+        "none" => "commands may write anywhere".to_string(),
+        tool => format!("commands' writes confined ({tool})"),
+    };
+    let withheld = match withheld.len() {
+        0 => String::new(),
+        n => format!(
+            ", {n} variable{} withheld: {}",
+            if n == 1 { "" } else { "s" },
+            withheld.join(" ")
+        ),
+    };
+    format!(
+        "zero: sandbox: {writes}, network {}{withheld}",
+        sandbox.network
+    )
 }
 
 #[cfg(test)]

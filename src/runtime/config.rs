@@ -4,6 +4,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::sandbox::Sandbox;
 use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
 use crate::redact::Secrets;
@@ -34,6 +35,11 @@ pub struct RuntimeConfig {
     /// Masked in what a task's record says about it (a command line may hold a key the
     /// model typed), since records are read back by `zero tasks` and by the model.
     pub(crate) secrets: Secrets,
+    /// What every command is confined by (a specialist's `zero exec` confines its own).
+    pub sandbox: Sandbox,
+    /// Variables no process the runtime starts receives, on top of the provider's key
+    /// variables, which none ever does.
+    pub withheld_env: Vec<OsString>,
 }
 
 impl RuntimeConfig {
@@ -46,6 +52,8 @@ impl RuntimeConfig {
             max_running: DEFAULT_MAX_RUNNING,
             kill_grace: DEFAULT_KILL_GRACE,
             secrets: Secrets::default(),
+            sandbox: Sandbox::open(),
+            withheld_env: Vec::new(),
         }
     }
 
@@ -64,6 +72,8 @@ impl RuntimeConfig {
             max_running: environment.max_running,
             kill_grace: environment.kill_grace,
             secrets: Secrets::default(),
+            sandbox: Sandbox::open(),
+            withheld_env: Vec::new(),
         })
     }
 }

@@ -4,7 +4,8 @@
 //! command's leftovers die with it.
 //!
 //! A foreground command leaves no record and needs no run directory, so running one opens
-//! nothing on disk: a run that only runs foreground commands leaves no trace. The runtime still
+//! nothing on disk — unless the sandbox confines writes, when it gets the run's temporary
+//! directory — and a run that only runs foreground commands leaves no trace after close. The runtime still
 //! knows every one it started ([`Foreground`]): [`super::Runtime::close`] refuses new ones,
 //! stops those still running, and waits until each is over, its stop's grace period included.
 
@@ -20,7 +21,7 @@ use super::capture::BoundedCapture;
 use super::guardian_report::StartError;
 use super::identity::ProcessIdentity;
 use super::reap::ProcessEnd;
-use super::spawn::{GuardianCommand, Launch, Stdio};
+use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{self, Guarded, GuardianEnd, StopRequest};
 use super::timing::PIPE_DRAIN_GRACE;
 
@@ -100,6 +101,7 @@ impl Foreground {
     pub(crate) async fn run(
         self: &Arc<Self>,
         spec: ShellCommand<'_>,
+        confinement: Confinement,
         cancel: &CancellationToken,
     ) -> Result<CommandOutput, StartError> {
         let entered = Entered::new(self).ok_or(StartError::Closed)?;
@@ -113,7 +115,7 @@ impl Foreground {
         let launch = Launch::shell(spec.command, spec.cwd);
         let timeout = spec.timeout;
         let run = tokio::spawn(async move {
-            let output = supervise(&entered.0, launch, timeout, stop, stopper).await;
+            let output = supervise(&entered.0, launch, &confinement, timeout, stop, stopper).await;
             drop(entered);
             output
         });
@@ -216,13 +218,14 @@ impl Stopper {
 async fn supervise(
     foreground: &Foreground,
     launch: Launch,
+    confinement: &Confinement,
     timeout: Duration,
     stop: CancellationToken,
     stopper: Arc<Stopper>,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground.grace;
     let (mut child, mut report) =
-        GuardianCommand::new(&launch, grace, Stdio::Piped).spawn_async()?;
+        GuardianCommand::new(&launch, confinement, grace, Stdio::Piped).spawn_async()?;
     let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
     let confirmed = Arc::clone(&stopper);
     let abandoned = stop.clone();

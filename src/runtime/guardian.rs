@@ -51,6 +51,7 @@ use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWrite
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, LIFELINE_FD_VAR, Pulse};
 use super::reap::ProcessEnd;
+use super::sandbox::{self, Sandbox};
 use super::timing::{GUARDIAN_AFTER_KILL, GUARDIAN_SWEEP_TICK, GUARDIAN_TICK};
 
 /// The exit status of a guardian that could not do its job at all (no report pipe).
@@ -65,6 +66,8 @@ const NOT_FOUND: i32 = 127;
 pub struct GuardianArgs {
     /// Time between SIGTERM and SIGKILL when stopping.
     pub grace: Duration,
+    /// What the command is confined by.
+    pub sandbox: Sandbox,
     /// The program to run.
     pub program: OsString,
     /// Its arguments.
@@ -91,6 +94,16 @@ pub fn run(args: GuardianArgs) -> i32 {
             return UNUSABLE;
         }
     };
+    // On the guardian itself, just before the command starts: inherited by the command and
+    // everything it starts, and never lifted. What the run was promised is enforced or the
+    // command does not run.
+    if let Err(error) = sandbox::enforce(&args.sandbox) {
+        report.send(&Report::Failed {
+            kind: CommandStartFailure::Other,
+            message: error.to_string(),
+        });
+        return UNUSABLE;
+    }
     let child = spawn_command(&args, lifeline.as_ref().map(AsRawFd::as_raw_fd));
     let command = match child {
         Ok(child) => Pid::from_raw(child.id() as i32),

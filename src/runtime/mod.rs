@@ -34,6 +34,7 @@ mod reap;
 mod reconcile;
 mod record;
 mod run;
+pub mod sandbox;
 mod spawn;
 mod stop;
 mod store;
@@ -66,6 +67,8 @@ pub(crate) use task::Stopped;
 
 use foreground::Foreground;
 use run::{Layout, Run};
+use sandbox::Writes;
+use spawn::Confinement;
 use task::{Change, StopCause, Task};
 
 /// Something that happened to a task, for whoever reports the run (the runtime itself never
@@ -181,7 +184,18 @@ impl Runtime {
         command: ShellCommand<'_>,
         cancel: &CancellationToken,
     ) -> Result<CommandOutput, StartError> {
-        self.shared.foreground.run(command, cancel).await
+        let confinement = self
+            .shared
+            .confinement()
+            .await
+            .map_err(|error| match error {
+                RuntimeError::Closed => StartError::Closed,
+                error => StartError::Guardian(std::io::Error::other(error.to_string())),
+            })?;
+        self.shared
+            .foreground
+            .run(command, confinement, cancel)
+            .await
     }
 
     /// Starts a task and returns its `running` record once that is persisted. Fails when the
@@ -278,6 +292,33 @@ impl Shared {
         self.layout.as_ref().ok_or(RuntimeError::NoDataDir)
     }
 
+    /// The rules every command starts with. When the sandbox confines writes, the run is
+    /// opened first (if it is not yet), for its temporary directory.
+    async fn confinement(&self) -> Result<Confinement, RuntimeError> {
+        if !matches!(self.config.sandbox.writes, Writes::Beneath(_)) {
+            return Ok(Confinement {
+                sandbox: self.config.sandbox.clone(),
+                temp_dir: None,
+                withheld: self.config.withheld_env.clone(),
+            });
+        }
+        let mut state = self.state.lock().await;
+        let run = self.open(&mut state).await?;
+        Ok(self.confinement_in(run))
+    }
+
+    /// The rules every command starts with, the temporary directory of the open `run`
+    /// writable under a sandbox that confines writes.
+    fn confinement_in(&self, run: &Run) -> Confinement {
+        let sandbox = &self.config.sandbox;
+        let confined = matches!(sandbox.writes, Writes::Beneath(_));
+        Confinement {
+            sandbox: sandbox.also_writable(run.temp_dir()),
+            temp_dir: confined.then(|| run.temp_dir()),
+            withheld: self.config.withheld_env.clone(),
+        }
+    }
+
     /// Opens the run on first use (directories, lease, run directory) and returns it.
     async fn open<'s>(&self, state: &'s mut State) -> Result<&'s Run, RuntimeError> {
         if let Phase::Idle = state.phase {
@@ -296,6 +337,7 @@ impl Shared {
         let mut state = self.state.lock().await;
         let run = self.open(&mut state).await?;
         let (boot_id, index) = (run.boot_id.clone(), run.index_path().to_path_buf());
+        let confinement = self.confinement_in(run);
         let running = state.tasks.values().filter(|t| !t.is_finished()).count();
         if running >= self.config.max_running {
             return Err(RuntimeError::TooManyTasks {
@@ -318,7 +360,9 @@ impl Shared {
         .await??;
         let launch = spec.launch;
         let grace = self.config.kill_grace;
-        let started = blocking(move || spawn::spawn_background(&launch, &output, grace)).await?;
+        let started =
+            blocking(move || spawn::spawn_background(&launch, &confinement, &output, grace))
+                .await?;
 
         let command = started.as_ref().ok().map(|(guarded, _)| guarded.command);
         let record = TaskRecord {

@@ -192,6 +192,9 @@ impl EntryKind {
     }
 }
 
+/// The run directory's entry that commands use as their temporary directory.
+const TEMP_DIR: &str = "tmp";
+
 /// A run that has started at least one task: it holds its lease and owns its run directory
 /// until [`Run::close`]. Dropping it without closing still releases the lease (the kernel
 /// drops the `flock` when the file is closed or the process dies).
@@ -236,9 +239,12 @@ impl Run {
         fs::rename(&new_lease, &lease_path)
             .map_err(RuntimeError::io("create", lease_path.as_path()))?;
         let dir = layout.run_dir(run_id);
-        private_dir(false)
-            .create(&dir)
-            .map_err(RuntimeError::io("create", dir.as_path()))?;
+        let temp_dir = dir.join(TEMP_DIR);
+        for dir in [&dir, &temp_dir] {
+            private_dir(false)
+                .create(dir)
+                .map_err(RuntimeError::io("create", dir.as_path()))?;
+        }
         Ok(Run {
             lease,
             lease_path,
@@ -251,6 +257,12 @@ impl Run {
     /// The private run directory (0700) for prompt files and other scratch.
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The run's temporary directory, inside the run directory: a confined command's
+    /// `TMPDIR`, and writable to it.
+    pub(crate) fn temp_dir(&self) -> PathBuf {
+        self.dir.join(TEMP_DIR)
     }
 
     /// The run's task index (see [`Layout::task_index`]).
@@ -454,7 +466,7 @@ mod tests {
         let run = Run::open(&layout, &run_id).unwrap();
         let precious = tempfile::tempdir().unwrap();
         fs::write(precious.path().join("thesis"), "years of work").unwrap();
-        fs::remove_dir(run.dir()).unwrap();
+        fs::remove_dir_all(run.dir()).unwrap();
         std::os::unix::fs::symlink(precious.path(), run.dir()).unwrap();
         let errors = run.close();
         assert!(

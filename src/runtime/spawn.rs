@@ -11,7 +11,7 @@
 //! environment rules (no command ever sees the provider's key), the stdin, the process group
 //! and a named [`Stdio`] policy for stdout and stderr. It prints itself for error messages.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt;
 use std::fs::File;
 use std::os::unix::process::CommandExt;
@@ -26,6 +26,7 @@ use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::lifeline::{self, LIFELINE_FD_VAR};
 use super::reap;
+use super::sandbox::Sandbox;
 use super::stop::Guarded;
 use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES};
 
@@ -80,6 +81,9 @@ pub struct Launch {
     /// Variables set for it on top of the inherited environment (which never includes the
     /// provider's key variables). `Debug` shows only their names.
     pub(crate) env: Vec<(OsString, OsString)>,
+    /// Whether the run's sandbox confines it: every command does; a specialist's `zero exec`
+    /// does not, since it confines its own commands (and must reach the model).
+    pub(crate) confined: bool,
 }
 
 impl fmt::Debug for Launch {
@@ -88,6 +92,7 @@ impl fmt::Debug for Launch {
             .field("program", &self.program)
             .field("args", &self.args)
             .field("cwd", &self.cwd)
+            .field("confined", &self.confined)
             .field(
                 "env",
                 &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
@@ -104,8 +109,22 @@ impl Launch {
             args: vec!["-c".into(), command.into()],
             cwd: cwd.to_path_buf(),
             env: Vec::new(),
+            confined: true,
         }
     }
+}
+
+/// What a guardian confines its command by and what the command's environment leaves out:
+/// the run's rules, as the runtime hands them to every guardian it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct Confinement {
+    /// The sandbox, the run's temporary directory writable in it.
+    pub(crate) sandbox: Sandbox,
+    /// The run's temporary directory, the command's `TMPDIR`; `None` when writes are not
+    /// confined (then `TMPDIR` is left as it is).
+    pub(crate) temp_dir: Option<PathBuf>,
+    /// Variables withheld from every process started, on top of the provider's keys.
+    pub(crate) withheld: Vec<OsString>,
 }
 
 /// Where a guardian's stdout and stderr go (the command inherits them from it).
@@ -124,20 +143,44 @@ pub(crate) enum Stdio<'a> {
 pub(crate) struct GuardianCommand<'a> {
     program: &'static Path,
     launch: &'a Launch,
+    confinement: &'a Confinement,
     grace: Duration,
     stdio: Stdio<'a>,
 }
 
 impl<'a> GuardianCommand<'a> {
-    /// A guardian that runs `launch`, allows it `grace` between SIGTERM and SIGKILL when
-    /// stopping, and connects its output as `stdio` says.
-    pub(crate) fn new(launch: &'a Launch, grace: Duration, stdio: Stdio<'a>) -> Self {
+    /// A guardian that runs `launch` confined by `confinement` (when the launch is
+    /// confined), allows it `grace` between SIGTERM and SIGKILL when stopping, and connects its
+    /// output as `stdio` says.
+    pub(crate) fn new(
+        launch: &'a Launch,
+        confinement: &'a Confinement,
+        grace: Duration,
+        stdio: Stdio<'a>,
+    ) -> Self {
         GuardianCommand {
             program: this_binary(),
             launch,
+            confinement,
             grace,
             stdio,
         }
+    }
+
+    /// The guardian's arguments after its program: `__guard`, its flags, `--`, the command.
+    fn args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![
+            GUARD_SUBCOMMAND.into(),
+            "--grace-ms".into(),
+            self.grace.as_millis().to_string().into(),
+        ];
+        if self.launch.confined {
+            args.extend(self.confinement.sandbox.guard_flags());
+        }
+        args.push("--".into());
+        args.push(self.launch.program.clone().into());
+        args.extend(self.launch.args.iter().cloned());
+        args
     }
 
     /// The guardian's `std` command with everything placed, and the runtime's end of its
@@ -149,12 +192,7 @@ impl<'a> GuardianCommand<'a> {
         let mut command = std::process::Command::new(self.program);
         command
             .arg0("zero")
-            .arg(GUARD_SUBCOMMAND)
-            .arg("--grace-ms")
-            .arg(self.grace.as_millis().to_string())
-            .arg("--")
-            .arg(&self.launch.program)
-            .args(&self.launch.args)
+            .args(self.args())
             .current_dir(&self.launch.cwd)
             .env(LIFELINE_FD_VAR, lifeline.to_string())
             .stdin(std::process::Stdio::from(write))
@@ -177,6 +215,16 @@ impl<'a> GuardianCommand<'a> {
         // passes.
         for name in KEY_VARIABLES.iter().chain([&HANDED_KEY_VARIABLE]) {
             command.env_remove(name);
+        }
+        // Nor, at the levels that withhold them, the variables whose names say they hold a
+        // secret (see `docs/ARCHITECTURE.md`, "Sandbox").
+        for name in &self.confinement.withheld {
+            command.env_remove(name);
+        }
+        if self.launch.confined
+            && let Some(temp_dir) = &self.confinement.temp_dir
+        {
+            command.env("TMPDIR", temp_dir);
         }
         command.envs(
             self.launch
@@ -218,17 +266,9 @@ impl<'a> GuardianCommand<'a> {
 /// The guardian's argv as a shell would read it, program first.
 impl fmt::Display for GuardianCommand<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let grace = self.grace.as_millis().to_string();
-        let words = [
-            self.program.as_os_str(),
-            OsStr::new(GUARD_SUBCOMMAND),
-            OsStr::new("--grace-ms"),
-            OsStr::new(&grace),
-            OsStr::new("--"),
-            self.launch.program.as_os_str(),
-        ]
-        .into_iter()
-        .chain(self.launch.args.iter().map(OsString::as_os_str));
+        let args = self.args();
+        let words =
+            std::iter::once(self.program.as_os_str()).chain(args.iter().map(OsString::as_os_str));
         for (index, word) in words.enumerate() {
             if index > 0 {
                 f.write_str(" ")?;
@@ -259,10 +299,12 @@ fn write_quoted(f: &mut fmt::Formatter<'_>, word: &str) -> fmt::Result {
 /// under it. Blocking.
 pub(super) fn spawn_background(
     launch: &Launch,
+    confinement: &Confinement,
     output: &File,
     grace: Duration,
 ) -> Result<(Guarded, ReportReader), StartError> {
-    let (child, mut report) = GuardianCommand::new(launch, grace, Stdio::File(output)).spawn()?;
+    let (child, mut report) =
+        GuardianCommand::new(launch, confinement, grace, Stdio::File(output)).spawn()?;
     let guardian = ProcessIdentity::of(child.id());
     match report.handshake() {
         Ok(command) => Ok((Guarded { guardian, command }, report)),
@@ -281,7 +323,13 @@ mod tests {
     #[test]
     fn a_guardian_command_prints_as_a_shell_would_read_it() {
         let launch = Launch::shell("echo 'hi there' && ls", Path::new("/tmp"));
-        let command = GuardianCommand::new(&launch, Duration::from_millis(1500), Stdio::Piped);
+        let none = Confinement {
+            sandbox: Sandbox::open(),
+            temp_dir: None,
+            withheld: Vec::new(),
+        };
+        let command =
+            GuardianCommand::new(&launch, &none, Duration::from_millis(1500), Stdio::Piped);
         let printed = command.to_string();
         let expected = format!(
             "{} __guard --grace-ms 1500 -- {} -c 'echo '\\''hi there'\\'' && ls'",
@@ -289,5 +337,34 @@ mod tests {
             shell()
         );
         assert_eq!(printed, expected);
+    }
+
+    #[test]
+    fn a_confined_command_carries_the_sandbox_and_a_specialist_does_not() {
+        let confinement = Confinement {
+            sandbox: Sandbox {
+                writes: super::super::sandbox::Writes::Beneath(vec!["/w".into()]),
+                network: super::super::sandbox::Network::Blocked,
+            },
+            temp_dir: Some("/w/tmp".into()),
+            withheld: Vec::new(),
+        };
+        let mut launch = Launch::shell("true", Path::new("/w"));
+        let grace = Duration::from_millis(10);
+        let confined = GuardianCommand::new(&launch, &confinement, grace, Stdio::Piped).args();
+        assert_eq!(
+            confined[..6],
+            [
+                "__guard",
+                "--grace-ms",
+                "10",
+                "--confine-writes",
+                "--write-root=/w",
+                "--block-network"
+            ]
+        );
+        launch.confined = false;
+        let free = GuardianCommand::new(&launch, &confinement, grace, Stdio::Piped).args();
+        assert_eq!(free[..4], ["__guard", "--grace-ms", "10", "--"]);
     }
 }

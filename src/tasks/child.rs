@@ -153,7 +153,8 @@ pub(super) struct ChildRun<'a> {
 impl ChildRun<'_> {
     /// The child's flags. Every `zero exec` flag is decided here (the struct is written out,
     /// so a new flag must be): the child gets the launching run's effective `--auto` level and
-    /// roots, never more, its specialist's tools and model, and stream-json on stdout.
+    /// roots, sandbox, network and kept variables, never more, its specialist's tools and
+    /// model, and stream-json on stdout.
     fn args(&self) -> ExecArgs {
         let (enabled_tools, disabled_tools) = tool_flags(&self.specialist.tools);
         ExecArgs {
@@ -164,6 +165,10 @@ impl ChildRun<'_> {
             add_dir: self.ctx.policy.extra_roots().to_vec(),
             auto: self.ctx.policy.autonomy(),
             skip_permissions_unsafe: false,
+            // The same sandbox, network and environment rules as the parent's commands.
+            sandbox: Some(self.ctx.policy.commands().mode),
+            network: self.ctx.policy.commands().network,
+            env_keep: self.ctx.policy.commands().env_keep.clone(),
             enabled_tools,
             disabled_tools,
             output_format: OutputFormat::StreamJson,
@@ -199,6 +204,9 @@ impl ChildRun<'_> {
             args,
             cwd: self.ctx.workspace.clone(),
             env,
+            // The child is zero: it must reach the model and its data directory, and it
+            // confines its own commands as its flags (the parent's, never wider) say.
+            confined: false,
         }
     }
 }

@@ -12,13 +12,15 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use super::{SideEffect, ToolError};
+use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Writes};
 
 /// How much the agent may do on its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Autonomy {
     /// Read-only tools and planning.
     Low,
-    /// Adds writes inside the workspace and `--add-dir` roots, and shell commands.
+    /// Adds writes inside the workspace and `--add-dir` roots, and shell commands. (At low,
+    /// `bash` is offered too when the sandbox makes commands read-only.)
     Medium,
     /// Everything, including writes anywhere.
     High,
@@ -55,6 +57,23 @@ pub struct Policy {
     unrestricted_by: Option<&'static str>,
     /// Canonical workspace root first, then the canonical `--add-dir` roots.
     roots: Vec<PathBuf>,
+    /// How commands are confined.
+    commands: Commands,
+}
+
+/// How the run's commands are confined, as far as the tools need to know: whether `bash` may
+/// be offered read-only at low, what a refused command's result says, and what a specialist
+/// child is given (the same, never more).
+#[derive(Debug, Clone, Default)]
+pub struct Commands {
+    /// `--sandbox`, as the run resolved it.
+    pub mode: SandboxMode,
+    /// `--network` (or `network = true`).
+    pub network: bool,
+    /// The `--env-keep` names (flags and config file).
+    pub env_keep: Vec<String>,
+    /// What every command is confined by.
+    pub sandbox: Sandbox,
 }
 
 impl Policy {
@@ -72,7 +91,25 @@ impl Policy {
             autonomy,
             unrestricted_by,
             roots,
+            commands: Commands::default(),
         }
+    }
+
+    /// This policy with its commands confined as `commands` says.
+    pub fn with_commands(mut self, commands: Commands) -> Self {
+        self.commands = commands;
+        self
+    }
+
+    /// How commands are confined.
+    pub(crate) fn commands(&self) -> &Commands {
+        &self.commands
+    }
+
+    /// Whether commands run read-only: the sandbox confines their writes and the level
+    /// allows no writes (`--auto low`).
+    fn read_only_commands(&self) -> bool {
+        self.autonomy == Autonomy::Low && matches!(self.commands.sandbox.writes, Writes::Beneath(_))
     }
 
     /// The `--add-dir` roots (canonical), without the workspace; a specialist child gets them
@@ -102,7 +139,7 @@ impl Policy {
             SideEffect::Read | SideEffect::None => Autonomy::Low,
             SideEffect::Write | SideEffect::Shell => Autonomy::Medium,
         };
-        if self.autonomy >= needed {
+        if self.autonomy >= needed || (effect == SideEffect::Shell && self.read_only_commands()) {
             return Ok(());
         }
         let what = match effect {
@@ -113,6 +150,45 @@ impl Policy {
             "{what} need --auto medium or higher (this run is --auto {})",
             self.autonomy.as_str()
         ))
+    }
+
+    /// The line a failed command's result ends with when its output reads like the sandbox
+    /// refused it (a denied write or socket): what was blocked and which flag allows it.
+    pub(crate) fn sandbox_hint(&self, output: &str) -> Option<String> {
+        const REFUSALS: [&str; 3] = [
+            "Permission denied",
+            "Read-only file system",
+            "Operation not permitted",
+        ];
+        if !REFUSALS.iter().any(|refusal| output.contains(refusal)) {
+            return None;
+        }
+        let mut blocked = Vec::new();
+        if let Writes::Beneath(_) = &self.commands.sandbox.writes {
+            blocked.push(if self.autonomy == Autonomy::Low {
+                "commands are read-only at --auto low except for $TMPDIR (--auto medium lets them \
+                 write inside the workspace)"
+                    .to_string()
+            } else {
+                let roots: Vec<String> =
+                    self.roots.iter().map(|r| r.display().to_string()).collect();
+                format!(
+                    "commands may write only inside {} and $TMPDIR (--add-dir DIR adds a \
+                     directory, --auto high lifts the limit)",
+                    roots.join(", ")
+                )
+            });
+        }
+        if self.commands.sandbox.network == Network::Blocked {
+            blocked
+                .push("commands may not open network connections (--network allows them)".into());
+        }
+        (!blocked.is_empty()).then(|| {
+            format!(
+                "zero's sandbox may have refused this: {}.",
+                blocked.join("; ")
+            )
+        })
     }
 
     /// Resolves `path` (relative to `workspace`, or absolute) and checks it against the allowed

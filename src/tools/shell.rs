@@ -137,7 +137,10 @@ impl Tool for Bash {
         match output.termination {
             Termination::Exited(0) => Ok(report),
             Termination::Cancelled => Err(ToolError::Cancelled),
-            _ => Err(ToolError::Failed(report)),
+            _ => Err(ToolError::Failed(match ctx.policy.sandbox_hint(&report) {
+                Some(hint) => format!("{report}{hint}\n"),
+                None => report,
+            })),
         }
     }
 }

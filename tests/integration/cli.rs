@@ -179,11 +179,28 @@ fn listed_tools(args: &[&str]) -> Vec<String> {
 
 #[test]
 fn autonomy_decides_which_tools_are_offered() {
-    let low = listed_tools(&[]);
+    // Without the sandbox, low runs no commands.
+    let low = listed_tools(&["--sandbox", "off"]);
     assert_eq!(
         low,
         [
             "TaskOutput",
+            "glob",
+            "grep",
+            "list_directory",
+            "read_file",
+            "update_plan"
+        ]
+    );
+    // With it (this kernel has Landlock), commands run read-only, so the tools that run
+    // them are offered too; the file tools still only read.
+    assert_eq!(
+        listed_tools(&[]),
+        [
+            "Task",
+            "TaskOutput",
+            "TaskStop",
+            "bash",
             "glob",
             "grep",
             "list_directory",
@@ -220,11 +237,22 @@ fn filters_decide_which_tools_the_model_sees() {
         ["bash", "read_file"]
     );
     assert_eq!(
-        listed_tools(&["--disabled-tools", "grep", "--disabled-tools", "glob"]),
+        listed_tools(&[
+            "--sandbox",
+            "off",
+            "--disabled-tools",
+            "grep",
+            "--disabled-tools",
+            "glob"
+        ]),
         ["TaskOutput", "list_directory", "read_file", "update_plan"]
     );
-    // Enabling a tool does not lift policy: bash still needs --auto medium.
-    assert_eq!(listed_tools(&["--enabled-tools", "bash,grep"]), ["grep"]);
+    // Enabling a tool does not lift policy: without the sandbox bash still needs --auto
+    // medium.
+    assert_eq!(
+        listed_tools(&["--sandbox", "off", "--enabled-tools", "bash,grep"]),
+        ["grep"]
+    );
 }
 
 #[test]

@@ -404,6 +404,33 @@ fn reach(
     (server, zero)
 }
 
+/// [`reach`] for a run whose commands write to `scratch`, outside the workspace: the sandbox
+/// allows that only for an `--add-dir` root.
+fn reach_writing_to(
+    scratch: &Path,
+    script: Script,
+    env: &[(&str, &str)],
+    reached: impl Fn(&FakeModel) -> bool,
+) -> (FakeModel, Zero) {
+    let server = FakeModel::start(script);
+    let scratch = scratch.to_str().unwrap();
+    let args = [
+        "exec",
+        "--auto",
+        "medium",
+        "--add-dir",
+        scratch,
+        "-o",
+        "stream-json",
+        "go",
+    ];
+    let zero = Zero::start_args(&server, &args, Stdio::null(), env);
+    wait_for("the phase to be reached", DEADLINE, || {
+        reached(&server).then_some(())
+    });
+    (server, zero)
+}
+
 #[test]
 fn a_run_that_ends_with_a_background_task_running_reports_it_killed_and_it_is_gone() {
     let nonce = nonce();
@@ -467,7 +494,8 @@ fn a_second_signal_skips_the_grace_and_keeps_the_first_exit_code() {
     );
     let script = Script::new().reply(bash(&command)).reply(slow_model());
     // A grace far beyond the deadline: only the second signal can end the run in time.
-    let (_server, mut zero) = reach(script, &[("ZERO_KILL_GRACE_MS", "60000")], |_| {
+    let grace = [("ZERO_KILL_GRACE_MS", "60000")];
+    let (_server, mut zero) = reach_writing_to(scratch.path(), script, &grace, |_| {
         !sleepers(&nonce).is_empty()
     });
     zero.signal(Signal::SIGINT);
@@ -527,7 +555,7 @@ fn stopping_and_continuing_zero_tears_nothing_down() {
         .reply(bash_background(&command))
         .reply(slow_model());
     let ticked = || std::fs::metadata(&ticks).map_or(0, |meta| meta.len() as usize);
-    let (_server, mut zero) = reach(script, &[], |server| {
+    let (_server, mut zero) = reach_writing_to(scratch.path(), script, &[], |server| {
         server.requests().len() >= 2 && ticked() > 0
     });
     let pids = || -> Vec<u32> { processes(&nonce).iter().map(|p| p.pid).collect() };

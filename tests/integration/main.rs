@@ -21,6 +21,7 @@ mod output_limit;
 mod provider;
 mod reconcile;
 mod runtime;
+mod sandbox;
 mod secrets;
 mod special_files;
 mod specialists;

@@ -1,0 +1,238 @@
+//! What a run's commands are confined by — the kernel sandbox and the environment they get —
+//! decided once from `--auto`, `--sandbox`, `--network`, `--env-keep`, `config.toml` and what
+//! the kernel offers. The runtime's guardians enforce it (`runtime::sandbox`); the tools see
+//! it through the policy (`tools::policy::Commands`).
+//!
+//! | level | writes | network | environment |
+//! |---|---|---|---|
+//! | low | the run's `$TMPDIR` only (`bash` is offered read-only) | blocked | secret-looking names withheld |
+//! | medium | workspace, `--add-dir` roots, `$TMPDIR` | blocked | secret-looking names withheld |
+//! | high | anywhere | open | everything but the provider's keys |
+//!
+//! `--network` opens the network at low and medium; `--env-keep NAME` passes one withheld
+//! variable; `--sandbox off` applies no kernel rule (the environment rules stay).
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::Failure;
+use super::settings::Environment;
+use crate::cli::ExecArgs;
+use crate::config_file::ConfigFile;
+use crate::output::SandboxInForce;
+use crate::redact::KEY_VARIABLES;
+use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Support, Writes};
+use crate::tools::policy::{Autonomy, Commands};
+
+/// The words that make a variable's name look like it holds a secret (matched without regard
+/// to case, anywhere in the name).
+const SECRET_WORDS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
+
+/// The `config.toml` keys this module owns.
+#[derive(Debug, Default, Deserialize)]
+struct FileKeys {
+    sandbox: Option<SandboxMode>,
+    network: Option<bool>,
+    env_keep: Option<Vec<String>>,
+}
+
+/// The run's confinement, resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct Confinement {
+    /// What the tools and a specialist child see of it.
+    pub(crate) commands: Commands,
+    /// The names withheld from every command, sorted.
+    pub(crate) withheld: Vec<String>,
+    /// What `--sandbox auto` could not apply, said once as a warning.
+    pub(crate) warning: Option<String>,
+}
+
+impl Confinement {
+    /// What `run_start` says is in force.
+    pub(crate) fn in_force(&self) -> SandboxInForce {
+        let sandbox = &self.commands.sandbox;
+        SandboxInForce {
+            filesystem: match sandbox.writes {
+                Writes::Anywhere => "none",
+                Writes::Beneath(_) => "landlock",
+            }
+            .into(),
+            network: match sandbox.network {
+                Network::Open => "open",
+                Network::Blocked => "blocked",
+            }
+            .into(),
+        }
+    }
+}
+
+/// Resolves the run's confinement. `roots` are the run's canonical roots, the workspace first;
+/// `file` the config file when it could be read (its errors are the provider's to report).
+pub(crate) fn resolve(
+    args: &ExecArgs,
+    file: Option<&ConfigFile>,
+    env: &Environment,
+    autonomy: Autonomy,
+    roots: &[PathBuf],
+    support: Support,
+) -> Result<Confinement, Failure> {
+    let keys: FileKeys = match file {
+        Some(file) => file.keys().map_err(|e| Failure::config(e.to_string()))?,
+        None => FileKeys::default(),
+    };
+    let mode = args.sandbox.or(keys.sandbox).unwrap_or_default();
+    let network = args.network || keys.network.unwrap_or(false);
+    let mut env_keep = keys.env_keep.unwrap_or_default();
+    env_keep.extend(args.env_keep.iter().cloned());
+    env_keep.sort();
+    env_keep.dedup();
+    if let Some(key) = env_keep
+        .iter()
+        .find(|name| KEY_VARIABLES.contains(&name.as_str()))
+    {
+        return Err(Failure::usage(format!(
+            "--env-keep {key}: zero never passes its provider key to commands"
+        )));
+    }
+    let wanted = match autonomy {
+        Autonomy::High => Sandbox::open(),
+        level => Sandbox {
+            writes: Writes::Beneath(match level {
+                // The run's temporary directory, which the runtime adds, is all a read-only
+                // command may write to.
+                Autonomy::Low => Vec::new(),
+                _ => roots.to_vec(),
+            }),
+            network: if network {
+                Network::Open
+            } else {
+                Network::Blocked
+            },
+        },
+    };
+    let (sandbox, warning) = match mode {
+        SandboxMode::Off => (Sandbox::open(), None),
+        SandboxMode::Auto | SandboxMode::Required => {
+            let (sandbox, missing) = enforceable(wanted, support);
+            match (missing.is_empty(), mode) {
+                (true, _) => (sandbox, None),
+                (false, SandboxMode::Required) => {
+                    return Err(Failure::sandbox(format!(
+                        "--sandbox required: this system cannot enforce {}; use --sandbox auto \
+                         to run with what it can enforce",
+                        missing.join(" or ")
+                    )));
+                }
+                (false, _) => (
+                    sandbox,
+                    Some(format!(
+                        "the sandbox is incomplete: this system cannot enforce {} (--sandbox \
+                         required refuses to run without it)",
+                        missing.join(" or ")
+                    )),
+                ),
+            }
+        }
+    };
+    let withheld = withheld_names(env, autonomy, &env_keep);
+    Ok(Confinement {
+        commands: Commands {
+            mode,
+            network,
+            env_keep,
+            sandbox,
+        },
+        withheld,
+        warning,
+    })
+}
+
+/// `wanted` without the rules `support` says cannot be enforced, and a description of each
+/// rule dropped.
+fn enforceable(wanted: Sandbox, support: Support) -> (Sandbox, Vec<&'static str>) {
+    let mut missing = Vec::new();
+    let writes = match wanted.writes {
+        Writes::Beneath(_) if !support.filesystem => {
+            missing
+                .push("the write rule (Landlock is not available), so commands may write anywhere");
+            Writes::Anywhere
+        }
+        writes => writes,
+    };
+    let network = match wanted.network {
+        Network::Blocked if !support.network => {
+            missing.push(
+                "the network rule (seccomp is not available), so commands may use the network",
+            );
+            Network::Open
+        }
+        network => network,
+    };
+    (Sandbox { writes, network }, missing)
+}
+
+/// The names of the variables in `env` no command receives: the provider's keys always, and
+/// below `--auto high` every name that looks like a secret's, except those in `keep`.
+fn withheld_names(env: &Environment, autonomy: Autonomy, keep: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = env
+        .names()
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| {
+            KEY_VARIABLES.contains(&name.as_str())
+                || (autonomy < Autonomy::High && looks_secret(name) && !keep.contains(name))
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Whether a variable's name says it holds a secret.
+fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|word| upper.contains(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_names_are_matched_without_regard_to_case() {
+        for name in [
+            "GITHUB_TOKEN",
+            "aws_secret_access_key",
+            "DbPassword",
+            "GCP_CREDENTIALS",
+            "keyring",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "TERM", "LANG", "CARGO_HOME"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn what_the_kernel_cannot_enforce_is_dropped_and_named() {
+        let wanted = Sandbox {
+            writes: Writes::Beneath(vec!["/w".into()]),
+            network: Network::Blocked,
+        };
+        let all = Support {
+            filesystem: true,
+            network: true,
+        };
+        assert_eq!(
+            enforceable(wanted.clone(), all),
+            (wanted.clone(), Vec::new())
+        );
+        let none = Support {
+            filesystem: false,
+            network: false,
+        };
+        let (sandbox, missing) = enforceable(wanted, none);
+        assert_eq!(sandbox, Sandbox::open());
+        assert_eq!(missing.len(), 2);
+    }
+}
