@@ -60,6 +60,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     for &turns in sizes {
         bench.turns(turns, rows)?;
     }
+    bench.sandbox(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -175,6 +176,18 @@ impl Bench<'_> {
         workspace: &Path,
         stdout: Option<Stdio>,
     ) -> Result<(FakeModel, process::Running, TempDir)> {
+        self.start_job_with(script, max_turns, workspace, stdout, &[])
+    }
+
+    /// [`Bench::start_job`] with `flags` added to `zero exec`'s.
+    fn start_job_with(
+        &self,
+        script: Script,
+        max_turns: usize,
+        workspace: &Path,
+        stdout: Option<Stdio>,
+        flags: &[&str],
+    ) -> Result<(FakeModel, process::Running, TempDir)> {
         let server = FakeModel::start(script);
         let scratch = self.temp_dir()?;
         let mut command = self.zero(scratch.path())?;
@@ -183,6 +196,7 @@ impl Bench<'_> {
         }
         command
             .args(["exec", "--auto", "medium", "-o", "stream-json"])
+            .args(flags)
             .args(["--max-turns", &max_turns.to_string(), "go"])
             .current_dir(workspace)
             .env("ZERO_PROVIDER", "openai")
@@ -195,9 +209,14 @@ impl Bench<'_> {
     /// Runs a job answered by `replies` in `workspace` to its end, and checks it succeeded and
     /// used every reply.
     fn job(&self, replies: Vec<Reply>, workspace: &Path) -> Result<Job> {
+        self.job_with(replies, workspace, &[])
+    }
+
+    /// [`Bench::job`] with `flags` added to `zero exec`'s.
+    fn job_with(&self, replies: Vec<Reply>, workspace: &Path, flags: &[&str]) -> Result<Job> {
         let expected = replies.len();
         let (server, running, scratch) =
-            self.start_job(self.script(replies), expected, workspace, None)?;
+            self.start_job_with(self.script(replies), expected, workspace, None, flags)?;
         let launched = running.launched;
         let finished = running.wait()?;
         let requests = server.requests();
@@ -258,6 +277,43 @@ impl Bench<'_> {
             }
             rows.push(row);
         }
+        Ok(())
+    }
+
+    /// What the sandbox costs a tool turn: 20-turn jobs with the sandbox (the default at
+    /// medium) and with `--sandbox off`, interleaved so both see the same machine.
+    fn sandbox(&self, rows: &mut Vec<Row>) -> Result<()> {
+        const TURNS: usize = 20;
+        let cases: [(&str, &[&str]); 2] = [
+            ("sandbox on (Landlock + seccomp)", &[]),
+            ("--sandbox off", &["--sandbox", "off"]),
+        ];
+        let mut per_turn: Vec<Row> = cases
+            .iter()
+            .map(|(label, _)| {
+                Row::new(
+                    format!("{TURNS}-turn job, {label}: per tool turn"),
+                    Unit::Ms,
+                    "difference ≤ 0.3 ms",
+                )
+            })
+            .collect();
+        for _ in 0..self.options.runs {
+            for ((_, flags), row) in cases.iter().zip(per_turn.iter_mut()) {
+                let replies: Vec<Reply> = (1..=TURNS)
+                    .map(|n| {
+                        Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
+                    })
+                    .chain([Reply::text("Appended the lines.")])
+                    .collect();
+                let workspace = self.temp_dir()?;
+                let job = self.job_with(replies, workspace.path(), flags)?;
+                let mut gaps: Vec<Duration> = (0..TURNS).map(|from| job.turn(from)).collect();
+                gaps.sort();
+                row.time(gaps[gaps.len() / 2]);
+            }
+        }
+        rows.extend(per_turn);
         Ok(())
     }
 

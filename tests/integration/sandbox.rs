@@ -435,3 +435,61 @@ fn sandbox_off_applies_no_kernel_rule() {
         json!({"filesystem": "none", "network": "open"})
     );
 }
+
+#[test]
+fn commands_may_still_write_to_their_own_output_and_the_usual_devices() {
+    let dirs = Dirs::new();
+    let command = "echo out > /dev/stdout && echo err > /dev/stderr && echo null > /dev/null \
+                   && head -c 4 /dev/urandom > /dev/null && echo DEVICES-OK";
+    let calls = vec![
+        bash(command),
+        Reply::tool_call(
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        ),
+        Reply::tool_call(
+            "TaskOutput",
+            json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+        ),
+    ];
+    let (_output, events, _server) = run(calls, dirs.ws(), &["--auto", "medium"], &[]);
+    assert_stream_contract(&events, 0);
+    let said = results(&events);
+    assert!(
+        said[0].contains("DEVICES-OK") && said[0].contains("err"),
+        "{said:?}"
+    );
+    assert!(
+        said[2].contains("DEVICES-OK") && said[2].contains("out"),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn the_text_banner_says_what_is_in_force_in_one_line() {
+    let dirs = Dirs::new();
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let home = Home::new();
+    let output = zero_std_with(&server, Wire::OpenAi)
+        .env("ZERO_HOME", home.path())
+        .env("SOME_API_TOKEN", "not-for-commands")
+        .args(["exec", "--auto", "medium", "--cwd"])
+        .arg(dirs.ws())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let banner: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("zero: sandbox:"))
+        .collect();
+    assert_eq!(banner.len(), 1, "{stderr}");
+    assert!(
+        banner[0]
+            .starts_with("zero: sandbox: commands' writes confined (landlock), network blocked"),
+        "{stderr}"
+    );
+    assert!(banner[0].contains("SOME_API_TOKEN") && !stderr.contains("not-for-commands"));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
+}
