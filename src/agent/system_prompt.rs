@@ -52,7 +52,7 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
             facts.tools.join(", ")
         },
     );
-    prompt.push_str(autonomy_note(facts.autonomy));
+    prompt.push_str(autonomy_note(facts.autonomy, facts.tools.contains(&"bash")));
     if let Some(guidance) = project_guidance(facts.workspace) {
         prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
         prompt.push_str(&guidance);
@@ -60,8 +60,14 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
     prompt
 }
 
-fn autonomy_note(level: Autonomy) -> &'static str {
+fn autonomy_note(level: Autonomy, commands: bool) -> &'static str {
     match level {
+        // The sandbox makes commands read-only, so `bash` is offered at low.
+        Autonomy::Low if commands => {
+            "- This run is read-only (--auto low): you cannot change files, and the commands \
+             you run are read-only too (they may write only to $TMPDIR). If the task needs \
+             changes, describe them precisely (file, location, new text) in your answer.\n"
+        }
         Autonomy::Low => {
             "- This run is read-only (--auto low): you cannot change files or run commands. If \
              the task needs changes, describe them precisely (file, location, new text) in \
@@ -164,5 +170,22 @@ mod tests {
         });
         assert!(!prompt.contains("parent rule"));
         assert!(prompt.contains("read-only"));
+    }
+
+    #[test]
+    fn at_low_the_prompt_says_commands_are_read_only_only_when_bash_is_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_bash = build(&PromptFacts {
+            workspace: dir.path(),
+            autonomy: Autonomy::Low,
+            tools: vec!["bash", "read_file"],
+        });
+        assert!(with_bash.contains("commands you run are read-only"));
+        let without = build(&PromptFacts {
+            workspace: dir.path(),
+            autonomy: Autonomy::Low,
+            tools: vec!["read_file"],
+        });
+        assert!(without.contains("cannot change files or run commands"));
     }
 }

@@ -288,6 +288,57 @@ mod tests {
         Policy::new(level, false, vec![root.canonicalize().unwrap()])
     }
 
+    /// `policy` with its commands confined as at `level` with the sandbox on.
+    fn sandboxed(level: Autonomy, root: &Path, network: Network) -> Policy {
+        let writes = Writes::Beneath(match level {
+            Autonomy::Low => Vec::new(),
+            _ => vec![root.to_path_buf()],
+        });
+        policy(level, root).with_commands(Commands {
+            sandbox: Sandbox { writes, network },
+            ..Commands::default()
+        })
+    }
+
+    #[test]
+    fn at_low_commands_run_only_when_the_sandbox_makes_them_read_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            policy(Autonomy::Low, dir.path())
+                .permits(SideEffect::Shell)
+                .is_err()
+        );
+        let low = sandboxed(Autonomy::Low, dir.path(), Network::Blocked);
+        assert!(low.permits(SideEffect::Shell).is_ok());
+        // The file tools still only read.
+        assert!(low.permits(SideEffect::Write).is_err());
+    }
+
+    #[test]
+    fn a_refusal_in_a_commands_output_gets_a_line_naming_the_flag_that_allows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let medium = sandboxed(Autonomy::Medium, dir.path(), Network::Blocked);
+        let hint = medium
+            .sandbox_hint("sh: 1: cannot create /etc/x: Permission denied")
+            .unwrap();
+        assert!(
+            hint.contains("--add-dir DIR") && hint.contains("--network"),
+            "{hint}"
+        );
+        assert_eq!(medium.sandbox_hint("error: no such file"), None);
+        let low = sandboxed(Autonomy::Low, dir.path(), Network::Open);
+        let hint = low.sandbox_hint("Read-only file system").unwrap();
+        assert!(
+            hint.contains("--auto medium") && !hint.contains("--network"),
+            "{hint}"
+        );
+        // Without a sandbox a refusal is the system's own, and nothing is added.
+        assert_eq!(
+            policy(Autonomy::High, dir.path()).sandbox_hint("Permission denied"),
+            None
+        );
+    }
+
     #[test]
     fn dotdot_out_of_the_workspace_is_denied() {
         let dir = tempfile::tempdir().unwrap();
