@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
 use crate::support::procs::{assert_gone_soon, nonce};
-use crate::support::zero::{assert_stream_contract, events, zero_openai};
+use crate::support::runs::background;
+use crate::support::zero::{assert_stream_contract, events, tool_outputs, zero_openai};
 
 struct Run {
     events: Vec<Value>,
@@ -41,21 +42,6 @@ fn run(server: &FakeModel, format: &str, code: i32, extra_env: &[(&str, &str)]) 
         stderr: String::from_utf8_lossy(&output.get_output().stderr).into_owned(),
         zero_home,
     }
-}
-
-fn results(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| e["output"].as_str().unwrap().to_string())
-        .collect()
-}
-
-fn background(command: &str) -> Reply {
-    Reply::tool_call(
-        "bash",
-        json!({"command": command, "run_in_background": true}),
-    )
 }
 
 /// The run left no lease and no run directory behind, only task records and outputs.
@@ -96,7 +82,7 @@ fn task_output_blocks_until_the_task_ends_and_reads_from_an_offset() {
             .reply(Reply::text("both lines seen")),
     );
     let run = run(&server, "stream-json", 0, &[]);
-    let outputs = results(&run.events);
+    let outputs = tool_outputs(&run.events);
     assert!(outputs[0].contains("task_"), "{}", outputs[0]);
     assert!(outputs[1].contains("status: completed"), "{}", outputs[1]);
     assert!(
@@ -134,7 +120,7 @@ fn task_stop_kills_a_running_task_and_reports_killed() {
             .reply(Reply::text("stopped")),
     );
     let run = run(&server, "stream-json", 0, &[]);
-    let outputs = results(&run.events);
+    let outputs = tool_outputs(&run.events);
     assert!(outputs[1].contains("killed"), "{}", outputs[1]);
     assert!(
         outputs[2].contains("killed"),

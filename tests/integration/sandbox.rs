@@ -9,9 +9,9 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, Reply, Route, Script, TASK_ID};
-use crate::support::runs::Home;
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::runs::{Home, background, wait_for_task};
+use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, zero_std_with};
 
 /// Marks a specialist child's requests (the envelope every specialist prompt starts with).
 const CHILD: &str = "## Assigned task";
@@ -71,15 +71,6 @@ fn bash(command: &str) -> Reply {
     Reply::tool_call("bash", json!({ "command": command }))
 }
 
-/// The output of every `tool_result` event, in order.
-fn results(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e["type"] == "tool_result")
-        .map(|e| e["output"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn run_start(events: &[Value]) -> &Value {
     events.iter().find(|e| e["type"] == "run_start").unwrap()
 }
@@ -121,7 +112,7 @@ fn at_medium_commands_write_only_inside_the_workspace_added_dirs_and_tmpdir() {
         &[],
     );
     assert_stream_contract(&events, 0);
-    let said = results(&events).join("\n");
+    let said = tool_outputs(&events).join("\n");
     assert!(said.contains("WROTE-tmp"), "{said}");
     assert!(added.path().join("added").exists(), "{said}");
     for name in ["direct", "grandchild", "setsid"] {
@@ -150,19 +141,10 @@ fn a_background_task_is_confined_like_a_foreground_command() {
         write_to(dirs.out(), "bg"),
         dirs.ws().display()
     );
-    let calls = vec![
-        Reply::tool_call(
-            "bash",
-            json!({"command": command, "run_in_background": true}),
-        ),
-        Reply::tool_call(
-            "TaskOutput",
-            json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
-        ),
-    ];
+    let calls = vec![background(&command), wait_for_task()];
     let (_output, events, _server) = run(calls, dirs.ws(), &["--auto", "medium"], &[]);
     assert_stream_contract(&events, 0);
-    let said = results(&events).join("\n");
+    let said = tool_outputs(&events).join("\n");
     assert!(dirs.ws().join("finished").exists(), "{said}");
     assert!(said.contains("DENIED-bg"), "{said}");
     assert!(!dirs.out().join("bg").exists());
@@ -174,7 +156,7 @@ fn a_refused_write_says_what_the_sandbox_blocked_and_how_to_allow_it() {
     let command = format!("echo x > '{}/refused'", dirs.out().display());
     let (_output, events, _server) =
         run(vec![bash(&command)], dirs.ws(), &["--auto", "medium"], &[]);
-    let said = results(&events).join("\n");
+    let said = tool_outputs(&events).join("\n");
     assert!(said.contains("Permission denied"), "{said}");
     assert!(
         said.contains("zero's sandbox may have refused this"),
@@ -200,17 +182,17 @@ fn the_network_is_closed_at_medium_unless_network_is_given() {
         &[],
     );
     assert!(
-        results(&closed)[0].contains("REFUSED"),
+        tool_outputs(&closed)[0].contains("REFUSED"),
         "{:?}",
-        results(&closed)
+        tool_outputs(&closed)
     );
     // Unix sockets stay open.
     let unix = "python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(\"UNIX-OK\")'";
     let (_o, local, _s) = run(vec![bash(unix)], dirs.ws(), &["--auto", "medium"], &[]);
     assert!(
-        results(&local)[0].contains("UNIX-OK"),
+        tool_outputs(&local)[0].contains("UNIX-OK"),
         "{:?}",
-        results(&local)
+        tool_outputs(&local)
     );
     let (_o, open, _s) = run(
         vec![bash(&connect_to(port))],
@@ -219,9 +201,9 @@ fn the_network_is_closed_at_medium_unless_network_is_given() {
         &[],
     );
     assert!(
-        results(&open)[0].contains("CONNECTED"),
+        tool_outputs(&open)[0].contains("CONNECTED"),
         "{:?}",
-        results(&open)
+        tool_outputs(&open)
     );
     assert_eq!(run_start(&open)["sandbox"]["network"], "open");
 }
@@ -237,7 +219,7 @@ fn at_low_bash_is_offered_read_only() {
     ];
     let (_output, events, _server) = run(calls, dirs.ws(), &["--auto", "low"], &[]);
     assert_stream_contract(&events, 0);
-    let said = results(&events);
+    let said = tool_outputs(&events);
     assert!(said[0].contains("readable"), "{said:?}");
     assert!(said[1].contains("DENIED-changed"), "{said:?}");
     assert!(said[2].contains("WROTE-tmp"), "{said:?}");
@@ -254,7 +236,7 @@ fn at_high_commands_may_write_anywhere_and_use_the_network() {
         bash(&connect_to(port)),
     ];
     let (_output, events, _server) = run(calls, dirs.ws(), &["--auto", "high"], &[]);
-    let said = results(&events);
+    let said = tool_outputs(&events);
     assert!(dirs.out().join("anywhere").exists(), "{said:?}");
     assert!(said[1].contains("CONNECTED"), "{said:?}");
     assert_eq!(
@@ -272,7 +254,7 @@ fn secret_looking_variables_are_withheld_unless_kept() {
         ("PLAIN_SETTING", "visible"),
     ];
     let (_o, events, _s) = run(vec![bash("env")], dirs.ws(), &["--auto", "medium"], &env);
-    let said = results(&events).join("\n");
+    let said = tool_outputs(&events).join("\n");
     assert!(said.contains("PLAIN_SETTING=visible"), "{said}");
     assert!(
         !said.contains("GITHUB_TOKEN") && !said.contains("db_password"),
@@ -293,13 +275,13 @@ fn secret_looking_variables_are_withheld_unless_kept() {
         &["--auto", "medium", "--env-keep", "GITHUB_TOKEN"],
         &env,
     );
-    let said = results(&kept).join("\n");
+    let said = tool_outputs(&kept).join("\n");
     assert!(said.contains("GITHUB_TOKEN=ghp-not-for-commands"), "{said}");
     assert!(!said.contains("db_password"), "{said}");
 
     // At high every variable but the provider's keys passes.
     let (_o, high, _s) = run(vec![bash("env")], dirs.ws(), &["--auto", "high"], &env);
-    let said = results(&high).join("\n");
+    let said = tool_outputs(&high).join("\n");
     assert!(
         said.contains("db_password=hunter2-not-for-commands"),
         "{said}"
@@ -429,7 +411,11 @@ fn sandbox_off_applies_no_kernel_rule() {
         &["--auto", "medium", "--sandbox", "off"],
         &[],
     );
-    assert!(dirs.out().join("off").exists(), "{:?}", results(&events));
+    assert!(
+        dirs.out().join("off").exists(),
+        "{:?}",
+        tool_outputs(&events)
+    );
     assert_eq!(
         run_start(&events)["sandbox"],
         json!({"filesystem": "none", "network": "open"})
@@ -441,20 +427,10 @@ fn commands_may_still_write_to_their_own_output_and_the_usual_devices() {
     let dirs = Dirs::new();
     let command = "echo out > /dev/stdout && echo err > /dev/stderr && echo null > /dev/null \
                    && head -c 4 /dev/urandom > /dev/null && echo DEVICES-OK";
-    let calls = vec![
-        bash(command),
-        Reply::tool_call(
-            "bash",
-            json!({"command": command, "run_in_background": true}),
-        ),
-        Reply::tool_call(
-            "TaskOutput",
-            json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
-        ),
-    ];
+    let calls = vec![bash(command), background(command), wait_for_task()];
     let (_output, events, _server) = run(calls, dirs.ws(), &["--auto", "medium"], &[]);
     assert_stream_contract(&events, 0);
-    let said = results(&events);
+    let said = tool_outputs(&events);
     assert!(
         said[0].contains("DEVICES-OK") && said[0].contains("err"),
         "{said:?}"

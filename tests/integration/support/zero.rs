@@ -91,6 +91,15 @@ pub fn events(stdout: &[u8]) -> Vec<Value> {
         .collect()
 }
 
+/// The output of every `tool_result` event, in order.
+pub fn tool_outputs(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The `type` of each event.
 pub fn types(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["type"].as_str().unwrap()).collect()
