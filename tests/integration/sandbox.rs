@@ -469,3 +469,37 @@ fn the_text_banner_says_what_is_in_force_in_one_line() {
     assert!(banner[0].contains("SOME_API_TOKEN") && !stderr.contains("not-for-commands"));
     assert_eq!(String::from_utf8_lossy(&output.stdout), "done\n");
 }
+
+#[test]
+fn the_config_file_sets_what_the_flags_set_and_a_bad_value_is_refused() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dirs = Dirs::new();
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir(config.path().join("zero")).unwrap();
+    let file = config.path().join("zero/config.toml");
+    std::fs::write(&file, "network = true\nenv_keep = [\"GITHUB_TOKEN\"]\n").unwrap();
+    let env = [
+        ("XDG_CONFIG_HOME", config.path().to_str().unwrap()),
+        ("GITHUB_TOKEN", "ghp-kept-by-config"),
+    ];
+    let calls = vec![bash(&connect_to(port)), bash("env")];
+    let (_o, events, _s) = run(calls, dirs.ws(), &["--auto", "medium"], &env);
+    let said = tool_outputs(&events);
+    assert!(said[0].contains("CONNECTED"), "{said:?}");
+    assert!(
+        said[1].contains("GITHUB_TOKEN=ghp-kept-by-config"),
+        "{said:?}"
+    );
+
+    std::fs::write(&file, "sandbox = \"maybe\"\n").unwrap();
+    let (output, events, server) = run(vec![], dirs.ws(), &["--auto", "medium"], &env);
+    assert_eq!(output.status.code(), Some(3));
+    assert_stream_contract(&events, 3);
+    let error = events.iter().find(|e| e["type"] == "error").unwrap();
+    assert!(
+        error["message"].as_str().unwrap().contains("config.toml"),
+        "{error}"
+    );
+    assert!(server.requests().is_empty());
+}
