@@ -53,6 +53,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Which wire protocol the endpoint speaks')
             [CompletionResult]::new('--base-url', '--base-url', [CompletionResultType]::ParameterName, 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)')
             [CompletionResult]::new('--max-output-tokens', '--max-output-tokens', [CompletionResultType]::ParameterName, 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4')
             [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Give up after this many model turns (exit 4)')
             [CompletionResult]::new('--skip-permissions-unsafe', '--skip-permissions-unsafe', [CompletionResultType]::ParameterName, 'Allow every tool, writes anywhere and any command (same as `--auto high`)')
             [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)')

@@ -37,6 +37,7 @@ impl ExecArgs {
             base_url,
             max_output_tokens,
             max_turns,
+            timeout,
             list_tools,
             list_specialists,
         } = self;
@@ -76,6 +77,12 @@ impl ExecArgs {
         }
         if let Some(turns) = max_turns {
             argv.value("--max-turns", &turns.to_string());
+        }
+        if let Some(timeout) = timeout {
+            argv.value(
+                "--timeout",
+                &humantime::format_duration(*timeout).to_string(),
+            );
         }
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
@@ -175,6 +182,7 @@ mod tests {
             base_url: Some("http://127.0.0.1:1/v1".into()),
             max_output_tokens: Some(77),
             max_turns: Some(3),
+            timeout: Some(std::time::Duration::from_millis(90_500)),
             list_tools: true,
             list_specialists: false,
         };

@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -138,6 +139,11 @@ pub struct ExecArgs {
     /// `max_output_tokens` in config.toml]. A response cut there is reported as a warning.
     #[arg(long = "max-output-tokens", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_output_tokens: Option<u32>,
+
+    /// A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also
+    /// `timeout` in config.toml). When it passes everything is stopped and the run exits 4.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    pub(crate) timeout: Option<Duration>,
 
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -289,4 +295,14 @@ pub struct GuardArgs {
     /// The program to run, then its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
+}
+
+/// Parses `--timeout`: a duration as `humantime` reads it (`90s`, `20m`, `1h 30m`), above zero.
+pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text)
+        .map_err(|e| format!("`{text}` is not a duration ({e}); use e.g. 90s, 20m or 1h"))?;
+    if duration.is_zero() {
+        return Err("the timeout must be longer than zero".into());
+    }
+    Ok(duration)
 }

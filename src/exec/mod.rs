@@ -12,6 +12,8 @@ pub(crate) mod settings;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
 
 use crate::agent::{AgentRun, Ending, system_prompt};
 use crate::cli::ExecArgs;
@@ -76,6 +78,18 @@ impl Failure {
             exit: ExitCode::Provider,
             code: "sandbox_unavailable",
             message,
+            retryable: false,
+        }
+    }
+
+    /// The run's deadline passed: exit 4, after everything it started was stopped.
+    pub(crate) fn timeout() -> Self {
+        Failure {
+            exit: ExitCode::Incomplete,
+            code: "timeout",
+            message: "the run's deadline (--timeout, or the launching run's) passed before the \
+                      model gave a final answer; everything it started was stopped"
+                .into(),
             retryable: false,
         }
     }
@@ -325,8 +339,26 @@ fn run_job(
     // and lands here too: each task's end is reported before `run_end` and nothing the run
     // started outlives it. A panic skips the close here; the guard does it instead.
     let guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
+    let deadline = settings.deadline;
+    let timed_out = Arc::new(AtomicBool::new(false));
     let report = runtime.block_on(async {
+        // The deadline stops the run as a signal does: the model request and the tool calls
+        // are cancelled, and the close below stops every task and specialist.
+        let timer = deadline.map(|deadline| {
+            let (cancel, timed_out) = (output.stop_token(), Arc::clone(&timed_out));
+            let left = deadline
+                .duration_since(SystemTime::now())
+                .unwrap_or_default();
+            tokio::spawn(async move {
+                tokio::time::sleep(left).await;
+                timed_out.store(true, Ordering::SeqCst);
+                cancel.cancel();
+            })
+        });
         let report = agent.run(system, prompt).await;
+        if let Some(timer) = timer {
+            timer.abort();
+        }
         close_tasks(&tasks, output).await;
         report
     });
@@ -338,6 +370,9 @@ fn run_job(
     accounting.usage = report.usage;
     if let Some(stop) = lifecycle::received() {
         return Err(Failure::stopped(stop));
+    }
+    if timed_out.load(Ordering::SeqCst) {
+        return Err(Failure::timeout());
     }
     conclude(report.ending, output, last_message.as_deref())
 }

@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::SystemTime;
 
-use crate::cli::ExecArgs;
+use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{ConfigFile, ConfigFileError};
 use crate::provider::{self, ConfigError, ProviderConfig, ProviderFlags};
 use crate::redact::Secrets;
@@ -116,6 +117,15 @@ pub(crate) struct Settings {
     pub(crate) max_turns: u32,
     /// What the run's commands are confined by (also in `policy` and `runtime`).
     pub(crate) confinement: Confinement,
+    /// When the run must end: `--timeout` (or `timeout` in config.toml) from now, or the
+    /// launching run's deadline if that is sooner. Also in `policy`.
+    pub(crate) deadline: Option<SystemTime>,
+}
+
+/// The `config.toml` keys the settings read themselves.
+#[derive(Debug, Default, serde::Deserialize)]
+struct FileKeys {
+    timeout: Option<String>,
 }
 
 impl Settings {
@@ -148,7 +158,10 @@ impl Settings {
             &roots,
             Support::probe(),
         )?;
-        let policy = policy.with_commands(confinement.commands.clone());
+        let deadline = deadline(args, file.as_ref().ok().and_then(Option::as_ref), &parent)?;
+        let policy = policy
+            .with_commands(confinement.commands.clone())
+            .with_deadline(deadline);
         runtime.sandbox = confinement.commands.sandbox.clone();
         runtime.withheld_env = confinement.withheld.iter().map(OsString::from).collect();
         // A key handed over by a parent run counts as `ZERO_API_KEY`.
@@ -171,8 +184,39 @@ impl Settings {
             specialists,
             max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             confinement,
+            deadline,
         })
     }
+}
+
+/// The run's deadline: its own timeout from now (the flag, else the config file's `timeout`),
+/// and never later than the launching run's.
+fn deadline(
+    args: &ExecArgs,
+    file: Option<&ConfigFile>,
+    parent: &Option<Parent>,
+) -> Result<Option<SystemTime>, Failure> {
+    let timeout = match args.timeout {
+        Some(timeout) => Some(timeout),
+        None => {
+            let keys: FileKeys = match file {
+                Some(file) => file.keys().map_err(|e| Failure::config(e.to_string()))?,
+                None => FileKeys::default(),
+            };
+            keys.timeout
+                .map(|text| {
+                    parse_timeout(&text)
+                        .map_err(|e| Failure::config(format!("`timeout` in config.toml: {e}")))
+                })
+                .transpose()?
+        }
+    };
+    let own = timeout.map(|timeout| SystemTime::now() + timeout);
+    let inherited = parent.as_ref().and_then(Parent::deadline);
+    Ok(match (own, inherited) {
+        (Some(own), Some(inherited)) => Some(own.min(inherited)),
+        (own, inherited) => own.or(inherited),
+    })
 }
 
 /// The provider flags of `zero exec`, apart from the rest of its arguments.

@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Specialist, TASK_OUTPUT, TASK_STOP};
 use crate::cli::ExecArgs;
@@ -24,6 +25,10 @@ use crate::tools::ToolContext;
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
 /// it is a child, and offers no `Task` tool: specialists never launch specialists.
 pub(crate) const PARENT_RUN_VAR: &str = "ZERO_PARENT_RUN";
+
+/// Set in a specialist's environment to the launching run's deadline, in milliseconds since
+/// the Unix epoch: the absolute time, so a child started late still ends when its parent must.
+pub(crate) const DEADLINE_VAR: &str = "ZERO_DEADLINE_UNIX_MS";
 
 /// The longest key file a child accepts: far beyond any real key, so a wrong path cannot make
 /// it read without bound.
@@ -41,16 +46,27 @@ pub(crate) struct Parent {
     run: OsString,
     /// [`HANDED_KEY_VARIABLE`]: the file the parent handed the key over in, if any.
     handed_key: Option<PathBuf>,
+    /// [`DEADLINE_VAR`]: when the parent's run must end, if it has a deadline.
+    deadline: Option<SystemTime>,
 }
 
 impl Parent {
     /// The parent named by the environment `var` looks up; `None` for a run of its own.
     pub(crate) fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Parent> {
         let run = var(PARENT_RUN_VAR).filter(|value| !value.is_empty())?;
+        let deadline = var(DEADLINE_VAR)
+            .and_then(|ms| ms.to_str()?.parse::<u64>().ok())
+            .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
         Some(Parent {
             run,
             handed_key: var(HANDED_KEY_VARIABLE).map(PathBuf::from),
+            deadline,
         })
+    }
+
+    /// When the parent's run must end, if it has a deadline: this run ends by then too.
+    pub(crate) fn deadline(&self) -> Option<SystemTime> {
+        self.deadline
     }
 
     /// Takes the key the parent handed over: reads the file [`HANDED_KEY_VARIABLE`] names and
@@ -180,6 +196,8 @@ impl ChildRun<'_> {
             base_url: None,
             max_output_tokens: None,
             max_turns: None,
+            // The deadline travels as an absolute time, in the environment.
+            timeout: None,
             list_tools: false,
             list_specialists: false,
         }
@@ -196,6 +214,13 @@ impl ChildRun<'_> {
             .map(|(name, value)| (name.into(), value.into()))
             .collect();
         env.push((PARENT_RUN_VAR.into(), self.parent_run.as_str().into()));
+        if let Some(deadline) = self.ctx.policy.deadline() {
+            let ms = deadline
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis();
+            env.push((DEADLINE_VAR.into(), ms.to_string().into()));
+        }
         if let Some(key_file) = self.key_file {
             env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
         }

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use std::time::SystemTime;
 
 use super::{SideEffect, ToolError};
 use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Writes};
@@ -59,6 +60,8 @@ pub struct Policy {
     roots: Vec<PathBuf>,
     /// How commands are confined.
     commands: Commands,
+    /// When the run must end (`--timeout`, or the launching run's deadline).
+    deadline: Option<SystemTime>,
 }
 
 /// How the run's commands are confined, as far as the tools need to know: whether `bash` may
@@ -92,7 +95,28 @@ impl Policy {
             unrestricted_by,
             roots,
             commands: Commands::default(),
+            deadline: None,
         }
+    }
+
+    /// This policy with the run ending at `deadline`.
+    pub fn with_deadline(mut self, deadline: Option<SystemTime>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// When the run must end, if it has a deadline.
+    pub(crate) fn deadline(&self) -> Option<SystemTime> {
+        self.deadline
+    }
+
+    /// How long until the deadline (zero once it has passed); `None` without one.
+    pub(crate) fn time_left(&self) -> Option<std::time::Duration> {
+        self.deadline.map(|deadline| {
+            deadline
+                .duration_since(SystemTime::now())
+                .unwrap_or_default()
+        })
     }
 
     /// This policy with its commands confined as `commands` says.

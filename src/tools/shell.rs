@@ -127,7 +127,13 @@ impl Tool for Bash {
                 ShellCommand {
                     command: &args.command,
                     cwd: &ctx.workspace,
-                    timeout: Duration::from_millis(timeout_ms),
+                    // Never past the run's deadline.
+                    timeout: ctx
+                        .policy
+                        .time_left()
+                        .map_or(Duration::from_millis(timeout_ms), |left| {
+                            left.min(Duration::from_millis(timeout_ms))
+                        }),
                 },
                 &ctx.cancel,
             )

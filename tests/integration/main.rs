@@ -29,3 +29,4 @@ mod stalled_output;
 mod task_tools;
 mod tasks;
 mod tasks_cli;
+mod timeout;

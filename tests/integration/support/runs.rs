@@ -88,9 +88,16 @@ impl Exec {
     /// Starts `zero exec -o stream-json --auto medium go` against `server` with `home`. The
     /// model's stream never times out, so a stalled reply keeps the run alive until killed.
     pub fn start(server: &FakeModel, home: &Home) -> Exec {
+        Exec::start_with(server, home, &[])
+    }
+
+    /// [`Exec::start`] with `flags` added to `zero exec`'s.
+    pub fn start_with(server: &FakeModel, home: &Home, flags: &[&str]) -> Exec {
         let workspace = tempfile::tempdir().unwrap().keep();
         let mut cmd: Command = zero_std_with(server, Wire::OpenAi);
-        cmd.args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+        cmd.args(["exec", "--auto", "medium", "-o", "stream-json"])
+            .args(flags)
+            .arg("go")
             .current_dir(workspace)
             .env("ZERO_HOME", home.path())
             .env("ZERO_KILL_GRACE_MS", "300")
