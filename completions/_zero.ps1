@@ -113,7 +113,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             break
         }
         'zero;tasks;gc' {
-            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)')
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be deleted, delete nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The report as JSON')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')

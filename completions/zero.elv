@@ -103,7 +103,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --version 'Print version'
         }
         &'zero;tasks;gc'= {
-            cand --older-than 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)'
+            cand --older-than 'Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`)'
             cand --dry-run 'Say what would be deleted, delete nothing'
             cand --json 'The report as JSON'
             cand -h 'Print help'

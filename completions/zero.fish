@@ -87,7 +87,7 @@ complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcomm
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -l json -d 'The final record as JSON'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from stop" -s V -l version -d 'Print version'
-complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l older-than -d 'Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`)' -r
+complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l older-than -d 'Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`)' -r
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l dry-run -d 'Say what would be deleted, delete nothing'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'

@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod age;
 mod argv;
+mod duration;
+
+pub(crate) use duration::parse_timeout;
 
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ProviderKind;
@@ -142,7 +144,7 @@ pub struct ExecArgs {
 
     /// A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also
     /// `timeout` in config.toml). When it passes everything is stopped and the run exits 4.
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout)]
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse_timeout)]
     pub(crate) timeout: Option<Duration>,
 
     /// Give up after this many model turns (exit 4).
@@ -234,9 +236,9 @@ pub struct TasksStopArgs {
 /// Flags of `zero tasks gc`.
 #[derive(Debug, Args)]
 pub struct TasksGcArgs {
-    /// Only tasks that ended longer ago than this: a number and s, m, h or d (`30m`, `12h`, `7d`).
+    /// Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`).
     #[arg(long = "older-than", value_name = "AGE", default_value = "7d",
-          value_parser = age::parse_age)]
+          value_parser = duration::parse_duration)]
     pub(crate) older_than: std::time::Duration,
     /// Say what would be deleted, delete nothing.
     #[arg(long = "dry-run")]
@@ -295,14 +297,4 @@ pub struct GuardArgs {
     /// The program to run, then its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,
-}
-
-/// Parses `--timeout`: a duration as `humantime` reads it (`90s`, `20m`, `1h 30m`), above zero.
-pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text)
-        .map_err(|e| format!("`{text}` is not a duration ({e}); use e.g. 90s, 20m or 1h"))?;
-    if duration.is_zero() {
-        return Err("the timeout must be longer than zero".into());
-    }
-    Ok(duration)
 }
