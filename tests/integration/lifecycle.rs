@@ -18,7 +18,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
 use crate::support::procs::{KillOnDrop, Process, assert_gone_soon, nonce, processes, stat};
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
@@ -32,9 +32,6 @@ const GRACE_MS: &str = "300";
 fn slow_model() -> Reply {
     Reply::text("too late").delay(Duration::from_secs(120))
 }
-
-/// Marks a specialist child's requests: the heading of the prompt its parent gives it.
-const CHILD: &str = "## Assigned task";
 
 /// The parent's `Task` call: a `worker` specialist, in the foreground or the background.
 fn task(in_background: bool) -> Reply {

@@ -9,12 +9,9 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
 use crate::support::runs::{Home, background, wait_for_task};
 use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, zero_std_with};
-
-/// Marks a specialist child's requests (the envelope every specialist prompt starts with).
-const CHILD: &str = "## Assigned task";
 
 /// Two directories: a workspace and a place outside it, neither inside the other.
 struct Dirs {

@@ -10,7 +10,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::fake_model::{
+    CHILD, FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID,
+};
 use crate::support::runs::Home;
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
@@ -26,9 +28,6 @@ const WITHHELD: [&str; 4] = [
     "ANTHROPIC_API_KEY=",
     "ZERO_HANDED_KEY_FILE=",
 ];
-
-/// Marks a specialist child's requests (see tests/tasks.rs).
-const CHILD: &str = "## Assigned task";
 
 /// Panics if any key appears in `bytes`, naming `sink`.
 fn assert_no_key(sink: &str, bytes: &[u8]) {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID};
+use crate::support::fake_model::{
+    CHILD, FakeModel, RecordedRequest, Reply, Route, Script, TASK_ID,
+};
 use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce};
 use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
 
-/// Marks a request as a child's.
-const CHILD: &str = "## Assigned task";
 const API_KEY: &str = "sk-task-test-secret-4711";
 
 /// A parent run in `workspace` with its data in `home`; returns its stream-json events.

@@ -5,13 +5,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
 use crate::support::procs::{assert_gone_soon, nonce};
 use crate::support::runs::{Exec, Home, background, stall};
 use crate::support::zero::{Wire, assert_stream_contract, zero, zero_std_with};
-
-/// Marks a specialist child's requests (the envelope every specialist prompt starts with).
-const CHILD: &str = "## Assigned task";
 
 #[test]
 fn a_run_past_its_deadline_is_stopped_and_exits_4() {

@@ -658,6 +658,11 @@ fn named(value: Value) -> String {
 /// script can call `TaskOutput`/`TaskStop` on a task whose id it cannot know in advance.
 pub const TASK_ID: &str = "$TASK_ID";
 
+/// Marks a specialist child's requests: the heading of the assigned task in the envelope
+/// every specialist prompt is wrapped in (`tasks::child::envelope`), so a [`Route`] can answer
+/// the child and the parent differently.
+pub const CHILD: &str = "## Assigned task";
+
 fn fill_task_ids(reply: &mut Streamed, request_body: &str) {
     let Some(id) = last_task_id(request_body) else {
         return;
