@@ -8,7 +8,7 @@
 mod calls;
 pub(crate) mod system_prompt;
 
-use crate::output::{EventKind, Output};
+use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
     ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Usage,
 };
@@ -52,6 +52,18 @@ pub enum Ending {
     Failed(ProviderError),
     /// The run was cancelled.
     Cancelled,
+}
+
+/// Token counts as the events report them.
+pub(crate) fn totals(usage: &Usage) -> UsageTotals {
+    UsageTotals {
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        total_tokens: usage.total(),
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_write_tokens: usage.cache_write_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+    }
 }
 
 /// The ending plus the run's accounting.
@@ -172,11 +184,7 @@ impl AgentRun<'_> {
             Ok(completion) => {
                 if let Some(counts) = completion.usage {
                     usage.add(counts);
-                    output.emit(EventKind::Usage {
-                        prompt_tokens: counts.prompt_tokens,
-                        completion_tokens: counts.completion_tokens,
-                        total_tokens: counts.total(),
-                    });
+                    output.emit(EventKind::Usage(totals(&counts)));
                 }
                 Ok(completion)
             }

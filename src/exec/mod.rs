@@ -20,8 +20,7 @@ use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{
-    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
-    stderr_line_if_writable,
+    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, stderr_line_if_writable,
 };
 use crate::provider::{self, ErrorClass, ProviderConfig, ProviderError, Usage};
 use crate::redact::Secrets;
@@ -203,11 +202,7 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
         status: RunStatus::from(exit),
         exit_code: exit.code(),
         turns: accounting.turns,
-        usage: UsageTotals {
-            prompt_tokens: accounting.usage.prompt_tokens,
-            completion_tokens: accounting.usage.completion_tokens,
-            total_tokens: accounting.usage.total(),
-        },
+        usage: crate::agent::totals(&accounting.usage),
     });
     let dropped = output.drain();
     if dropped > 0 {

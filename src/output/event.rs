@@ -139,14 +139,7 @@ pub(crate) enum EventKind {
     },
     /// Token counts of one model response.
     #[serde(rename_all = "camelCase")]
-    Usage {
-        /// Input tokens.
-        prompt_tokens: u64,
-        /// Output tokens.
-        completion_tokens: u64,
-        /// Their sum.
-        total_tokens: u64,
-    },
+    Usage(UsageTotals),
     /// Something the caller should know that did not stop the run.
     Warning {
         /// What happened.
@@ -272,12 +265,21 @@ impl From<ExitCode> for RunStatus {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct UsageTotals {
-    /// Input tokens.
+    /// Input tokens, cached ones included.
     pub(crate) prompt_tokens: u64,
-    /// Output tokens.
+    /// Output tokens, reasoning included.
     pub(crate) completion_tokens: u64,
     /// Their sum.
     pub(crate) total_tokens: u64,
+    /// Of the input, tokens read from the provider's prompt cache.
+    #[serde(default)]
+    pub(crate) cached_input_tokens: u64,
+    /// Of the input, tokens written to the prompt cache.
+    #[serde(default)]
+    pub(crate) cache_write_tokens: u64,
+    /// Of the output, tokens spent reasoning.
+    #[serde(default)]
+    pub(crate) reasoning_tokens: u64,
 }
 
 /// The most of a tool's output one `tool_result` event carries; the model saw all of it.

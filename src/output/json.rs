@@ -179,7 +179,7 @@ impl Writer for JsonWriter {
             | EventKind::Reasoning { .. }
             | EventKind::PermissionDecision { .. }
             | EventKind::Plan { .. }
-            | EventKind::Usage { .. } => {}
+            | EventKind::Usage(_) => {}
         }
         Ok(())
     }

@@ -140,7 +140,7 @@ impl Writer for TextWriter {
             }
             EventKind::Text { .. }
             | EventKind::Reasoning { .. }
-            | EventKind::Usage { .. }
+            | EventKind::Usage(_)
             | EventKind::PermissionDecision { .. } => {}
         }
         Ok(())

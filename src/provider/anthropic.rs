@@ -280,7 +280,8 @@ struct MessageDeltaBody {
 }
 
 /// Token counts as the API reports them. Input is split into fresh and cached tokens; zero
-/// counts all of them as prompt tokens, since all of them filled the context.
+/// counts all of them as prompt tokens, since all of them filled the context, and reports the
+/// cached ones apart too.
 #[derive(Debug, Deserialize)]
 struct EventUsage {
     input_tokens: Option<u64>,
@@ -306,9 +307,11 @@ impl AnthropicDecoder {
     fn usage(assembly: &mut Assembly, usage: EventUsage) {
         let total = assembly.usage_mut();
         if let Some(input) = usage.input_tokens {
-            total.prompt_tokens = input
-                + usage.cache_creation_input_tokens.unwrap_or(0)
-                + usage.cache_read_input_tokens.unwrap_or(0);
+            let written = usage.cache_creation_input_tokens.unwrap_or(0);
+            let read = usage.cache_read_input_tokens.unwrap_or(0);
+            total.prompt_tokens = input + written + read;
+            total.cache_write_tokens = written;
+            total.cached_input_tokens = read;
         }
         if let Some(output) = usage.output_tokens {
             total.completion_tokens = output;
@@ -423,7 +426,9 @@ mod tests {
             done.usage,
             Some(Usage {
                 prompt_tokens: 15,
-                completion_tokens: 7
+                completion_tokens: 7,
+                cached_input_tokens: 5,
+                ..Usage::default()
             })
         );
         assert_eq!(

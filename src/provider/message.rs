@@ -79,10 +79,19 @@ pub enum StreamDelta {
 /// Token counts of one response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
-    /// Tokens of input (prompt) the provider counted.
+    /// Tokens of input (prompt) the provider counted, cached ones included.
     pub prompt_tokens: u64,
-    /// Tokens the model generated.
+    /// Tokens the model generated, reasoning included.
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those read from the provider's prompt cache (OpenAI
+    /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
+    pub cached_input_tokens: u64,
+    /// Of `prompt_tokens`, those written to the prompt cache (Anthropic
+    /// `cache_creation_input_tokens`; OpenAI does not report it).
+    pub cache_write_tokens: u64,
+    /// Of `completion_tokens`, those spent reasoning (OpenAI
+    /// `completion_tokens_details.reasoning_tokens`; Anthropic does not report it apart).
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -95,6 +104,9 @@ impl Usage {
     pub(crate) fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
     }
 }
 

@@ -278,6 +278,24 @@ struct ChunkUsage {
     prompt_tokens: u64,
     #[serde(default, deserialize_with = "null_as_default")]
     completion_tokens: u64,
+    #[serde(default, deserialize_with = "null_as_default")]
+    prompt_tokens_details: PromptDetails,
+    #[serde(default, deserialize_with = "null_as_default")]
+    completion_tokens_details: CompletionDetails,
+}
+
+/// The breakdown of `prompt_tokens` (absent from most compatible servers).
+#[derive(Debug, Default, Deserialize)]
+struct PromptDetails {
+    #[serde(default, deserialize_with = "null_as_default")]
+    cached_tokens: u64,
+}
+
+/// The breakdown of `completion_tokens` (reasoning models only).
+#[derive(Debug, Default, Deserialize)]
+struct CompletionDetails {
+    #[serde(default, deserialize_with = "null_as_default")]
+    reasoning_tokens: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -366,6 +384,8 @@ impl Decoder for OpenAiDecoder {
             let total = assembly.usage_mut();
             total.prompt_tokens = usage.prompt_tokens;
             total.completion_tokens = usage.completion_tokens;
+            total.cached_input_tokens = usage.prompt_tokens_details.cached_tokens;
+            total.reasoning_tokens = usage.completion_tokens_details.reasoning_tokens;
         }
         Ok(Flow::More)
     }
@@ -410,7 +430,7 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{"reasoning":" more"}}]}"#,
             r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}],"timings":{"predicted_ms":1.5}}"#,
             r#"{"choices":[{"index":0,"delta":{"content":" there"},"finish_reason":"stop"}]}"#,
-            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,"prompt_tokens_details":{"cached_tokens":8},"completion_tokens_details":{"reasoning_tokens":2}}}"#,
             "[DONE]",
         ])
         .unwrap();
@@ -420,7 +440,10 @@ mod tests {
             done.usage,
             Some(Usage {
                 prompt_tokens: 12,
-                completion_tokens: 3
+                completion_tokens: 3,
+                cached_input_tokens: 8,
+                reasoning_tokens: 2,
+                ..Usage::default()
             })
         );
         assert_eq!(

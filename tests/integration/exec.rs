@@ -641,3 +641,35 @@ fn commands_run_when_zero_starts_with_stdin_and_stderr_closed() {
         .to_string();
     assert!(result.contains("from-the-command"), "{result}");
 }
+
+#[test]
+fn usage_reports_cached_input_apart_on_both_wires_and_run_end_sums_it() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let server = FakeModel::start(
+            Script::new()
+                .reply(
+                    Reply::tool_call("update_plan", json!({"plan": []}))
+                        .with_usage(100, 5)
+                        .with_cached_tokens(60),
+                )
+                .reply(
+                    Reply::text("done")
+                        .with_usage(120, 3)
+                        .with_cached_tokens(100),
+                ),
+        );
+        let output = zero_std_with(&server, wire)
+            .args(["exec", "-o", "stream-json", "go"])
+            .output()
+            .unwrap();
+        let events = events(&output.stdout);
+        assert_stream_contract(&events, 0);
+        let usage: Vec<&Value> = events.iter().filter(|e| e["type"] == "usage").collect();
+        assert_eq!(usage[0]["promptTokens"], 100, "{wire:?}: {usage:?}");
+        assert_eq!(usage[0]["cachedInputTokens"], 60, "{wire:?}: {usage:?}");
+        let total = &events.last().unwrap()["usage"];
+        assert_eq!(total["promptTokens"], 220, "{wire:?}: {total}");
+        assert_eq!(total["cachedInputTokens"], 160, "{wire:?}: {total}");
+        assert_eq!(total["reasoningTokens"], 0, "{wire:?}: {total}");
+    }
+}

@@ -105,7 +105,8 @@ async fn text_streams_in_deltas_with_usage_on_both_wires() {
             done.usage,
             Some(Usage {
                 prompt_tokens: 42,
-                completion_tokens: 7
+                completion_tokens: 7,
+                ..Usage::default()
             })
         );
         assert!(done.tool_calls.is_empty());

@@ -81,6 +81,8 @@ struct Streamed {
     /// Name and the raw arguments text, exactly as streamed.
     tool_calls: Vec<(String, String)>,
     usage: Option<(u64, u64)>,
+    /// Of the prompt tokens, how many the wire reports as read from its cache.
+    cached_tokens: u64,
     max_tokens: bool,
     /// Characters per text and reasoning delta; `None` streams one word per delta.
     piece_chars: Option<usize>,
@@ -207,6 +209,12 @@ impl Reply {
     /// Reports these token counts instead of [`DEFAULT_USAGE`].
     pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
         self.map_stream(|streamed| streamed.usage = Some((prompt_tokens, completion_tokens)))
+    }
+
+    /// Reports `cached` of the prompt tokens as read from the prompt cache, each wire its way
+    /// (OpenAI `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
+    pub fn with_cached_tokens(self, cached: u64) -> Reply {
+        self.map_stream(|streamed| streamed.cached_tokens = cached)
     }
 
     /// Streams text and reasoning `chars` characters per delta, as real models do (2 to 6),
@@ -763,7 +771,8 @@ fn openai_events(reply: &Streamed) -> Vec<String> {
     let (prompt, completion) = reply.usage.unwrap_or(DEFAULT_USAGE);
     events.push(data(&json!({
         "id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
         "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0},
     })));
     events.push("data: [DONE]\n\n".to_owned());
@@ -775,7 +784,8 @@ fn anthropic_events(reply: &Streamed) -> Vec<String> {
     let mut events = vec![
         named(json!({"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "content": [], "model": "fake",
-            "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": prompt, "output_tokens": 1},
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": prompt - reply.cached_tokens, "cache_read_input_tokens": reply.cached_tokens, "output_tokens": 1},
         }})),
         named(json!({"type": "ping"})),
     ];
