@@ -76,21 +76,40 @@ impl Wire for Anthropic {
     }
 
     fn body(&self, model: &str, request: &Request) -> Bytes {
+        let mut tools: Vec<ToolDefinition<'_>> = request
+            .tools
+            .iter()
+            .map(|tool| ToolDefinition {
+                name: &tool.name,
+                description: &tool.description,
+                input_schema: &tool.input_schema,
+                cache_control: None,
+            })
+            .collect();
+        let mut messages = turns(&request.messages);
+        // Cache breakpoints (three of the four the API allows): after the tools, after the
+        // system prompt, and on the newest content, so each turn reads everything before its
+        // own new messages from the prompt cache instead of paying for it again.
+        if let Some(last) = tools.last_mut() {
+            last.cache_control = Some(EPHEMERAL);
+        }
+        if let Some(last) = messages.last_mut().and_then(|turn| turn.content.last_mut()) {
+            last.cache_control = Some(EPHEMERAL);
+        }
+        let system = text_block(&request.system)
+            .map(|block| Cached {
+                block,
+                cache_control: Some(EPHEMERAL),
+            })
+            .into_iter()
+            .collect();
         let body = MessagesBody {
             model,
             max_tokens: self.max_output_tokens,
             stream: true,
-            system: &request.system,
-            messages: turns(&request.messages),
-            tools: request
-                .tools
-                .iter()
-                .map(|tool| ToolDefinition {
-                    name: &tool.name,
-                    description: &tool.description,
-                    input_schema: &tool.input_schema,
-                })
-                .collect(),
+            system,
+            messages,
+            tools,
         };
         super::http::json_body(&body)
     }
@@ -107,8 +126,8 @@ struct MessagesBody<'a> {
     model: &'a str,
     max_tokens: u32,
     stream: bool,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Cached<'a>>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDefinition<'a>>,
@@ -119,13 +138,34 @@ struct ToolDefinition<'a> {
     name: &'a str,
     description: &'a str,
     input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
+
+/// A prompt-cache breakpoint: the request up to and including the marked part is cached.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+/// The only cache type the API has: kept for about five minutes after its last use.
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 /// One message of the Messages conversation: a role and its content blocks.
 #[derive(Serialize)]
 struct Turn<'a> {
     role: &'static str,
-    content: Vec<ContentBlock<'a>>,
+    content: Vec<Cached<'a>>,
+}
+
+/// A content block, with a cache breakpoint when it ends a cached prefix.
+#[derive(Serialize)]
+struct Cached<'a> {
+    #[serde(flatten)]
+    block: ContentBlock<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 #[derive(Serialize)]
@@ -178,13 +218,18 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
                 }],
             ),
         };
+        let blocks = blocks.into_iter().map(|block| Cached {
+            block,
+            cache_control: None,
+        });
         match turns.last_mut() {
             Some(last) if last.role == role => last.content.extend(blocks),
-            _ if blocks.is_empty() => {}
-            _ => turns.push(Turn {
-                role,
-                content: blocks,
-            }),
+            _ => {
+                let content: Vec<Cached<'_>> = blocks.collect();
+                if !content.is_empty() {
+                    turns.push(Turn { role, content });
+                }
+            }
         }
     }
     turns
@@ -577,7 +622,7 @@ mod tests {
                 "model": "claude",
                 "max_tokens": 321,
                 "stream": true,
-                "system": "sys",
+                "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}],
                 "messages": [
                     {"role": "user", "content": [{"type": "text", "text": "go"}]},
                     {"role": "assistant", "content": [
@@ -588,9 +633,14 @@ mod tests {
                         {"type": "tool_result", "tool_use_id": "t1", "content": "a", "is_error": false},
                         {"type": "tool_result", "tool_use_id": "t2", "content": "bad args", "is_error": true},
                     ]},
-                    {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                    {"role": "assistant", "content": [
+                        {"type": "text", "text": "done", "cache_control": {"type": "ephemeral"}},
+                    ]},
                 ],
-                "tools": [{"name": "ls", "description": "list", "input_schema": {"type": "object"}}],
+                "tools": [{
+                    "name": "ls", "description": "list", "input_schema": {"type": "object"},
+                    "cache_control": {"type": "ephemeral"},
+                }],
             })
         );
     }

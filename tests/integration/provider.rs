@@ -153,7 +153,18 @@ async fn each_wire_posts_to_its_path_with_its_request_shape() {
 
     assert_eq!(requests[1].path, "/v1/messages");
     assert_eq!(requests[1].header("anthropic-version"), Some("2023-06-01"));
-    assert_eq!(requests[1].body["system"], "You are a test.");
+    // The system prompt is a cached block (a prompt-cache breakpoint), and so is the newest
+    // message's last block.
+    assert_eq!(
+        requests[1].body["system"],
+        json!([{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}])
+    );
+    let messages = requests[1].body["messages"].as_array().unwrap();
+    let newest = messages.last().unwrap()["content"].as_array().unwrap();
+    assert_eq!(
+        newest.last().unwrap()["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(requests[1].body["max_tokens"], 8192);
 }
 
