@@ -50,6 +50,8 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --base-url 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)'
             cand --max-output-tokens 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning'
             cand --timeout 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4'
+            cand --max-tokens 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4'
+            cand --max-cost-usd 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model''s price in the `[prices]` table of config.toml'
             cand --max-turns 'Give up after this many model turns (exit 4)'
             cand --skip-permissions-unsafe 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
             cand --network 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'

@@ -24,3 +24,4 @@ pub mod runtime;
 mod sync;
 pub mod tasks;
 pub mod tools;
+pub mod usage;

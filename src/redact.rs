@@ -28,6 +28,11 @@ pub(crate) const KEY_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "
 /// commands like the key variables themselves.
 pub(crate) const HANDED_KEY_VARIABLE: &str = "ZERO_HANDED_KEY_FILE";
 
+/// Names the private file (in the parent run's directory) a specialist reports its spending
+/// to, for the parent's budget. Withheld from commands too: a command that could write the
+/// report could hide what its run spent.
+pub(crate) const USAGE_REPORT_VARIABLE: &str = "ZERO_USAGE_REPORT_FILE";
+
 /// Configured secrets shorter than this are not replaced verbatim: they cannot meaningfully
 /// leak, and masking every occurrence of a two-letter string would garble the message.
 const MIN_SECRET_LEN: usize = 4;

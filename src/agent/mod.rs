@@ -14,6 +14,7 @@ use crate::provider::{
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{ToolContext, Toolset};
+use crate::usage::{Exceeded, Ledger};
 
 /// What the model is asked when the turn budget is spent: no tools, just a summary.
 const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows, so you cannot \
@@ -39,6 +40,8 @@ pub struct AgentRun<'a> {
     pub max_turns: u32,
     /// The run's background tasks, checked when the model answers.
     pub tasks: &'a Runtime,
+    /// What the run tree has spent, checked against its budget after every response.
+    pub ledger: &'a Ledger,
 }
 
 /// How the conversation ended.
@@ -48,6 +51,9 @@ pub enum Ending {
     Answered(String),
     /// The turn budget ran out; the text is the model's summary (possibly empty).
     OutOfTurns(String),
+    /// A response took the run tree past its token or cost budget. Its tool calls were not
+    /// run; the text is its answer when it called none.
+    OverBudget(Exceeded, Option<String>),
     /// The provider failed (after its own retries).
     Failed(ProviderError),
     /// The run was cancelled.
@@ -66,15 +72,13 @@ pub(crate) fn totals(usage: &Usage) -> UsageTotals {
     }
 }
 
-/// The ending plus the run's accounting.
+/// The ending plus the run's accounting (its tokens are in the ledger).
 #[derive(Debug)]
 pub struct Report {
     /// How it ended.
     pub ending: Ending,
     /// Model requests made.
     pub(crate) turns: u32,
-    /// Token totals.
-    pub(crate) usage: Usage,
 }
 
 impl AgentRun<'_> {
@@ -100,21 +104,22 @@ impl AgentRun<'_> {
             ..self.context.clone()
         };
         let mut turns = 0;
-        let mut usage = Usage::default();
         // The model is told once about tasks still running when it answers; a second answer
         // ends the run and `exec` stops them.
         let mut told_about_tasks = false;
         let ending = loop {
             if turns == self.max_turns {
-                break self
-                    .final_summary(&mut request, &mut turns, &mut usage)
-                    .await;
+                break self.final_summary(&mut request, &mut turns).await;
             }
             turns += 1;
-            let completion = match self.request(&request, &mut usage).await {
+            let completion = match self.request(&request).await {
                 Ok(completion) => completion,
                 Err(ending) => break ending,
             };
+            if let Some(exceeded) = self.ledger.exceeded() {
+                let answer = completion.tool_calls.is_empty().then_some(completion.text);
+                break Ending::OverBudget(exceeded, answer);
+            }
             let cut_off = completion.stop == StopReason::MaxTokens;
             if cut_off {
                 self.output.emit(EventKind::Warning {
@@ -158,19 +163,11 @@ impl AgentRun<'_> {
                 break Ending::Cancelled;
             }
         };
-        Report {
-            ending,
-            turns,
-            usage,
-        }
+        Report { ending, turns }
     }
 
     /// One model request, streaming its text and reasoning into events.
-    async fn request(
-        &self,
-        request: &Request,
-        usage: &mut Usage,
-    ) -> Result<crate::provider::Completion, Ending> {
+    async fn request(&self, request: &Request) -> Result<crate::provider::Completion, Ending> {
         let output = self.output;
         let mut on_delta = |delta: StreamDelta| match delta {
             StreamDelta::Text(delta) => output.emit(EventKind::Text { delta }),
@@ -183,8 +180,16 @@ impl AgentRun<'_> {
         match result {
             Ok(completion) => {
                 if let Some(counts) = completion.usage {
-                    usage.add(counts);
+                    self.ledger.record(counts);
                     output.emit(EventKind::Usage(totals(&counts)));
+                    if let Err(error) = self.ledger.publish() {
+                        output.emit(EventKind::Warning {
+                            message: format!(
+                                "cannot report this run's token usage to the run that \
+                                 launched it: {error}"
+                            ),
+                        });
+                    }
                 }
                 Ok(completion)
             }
@@ -194,18 +199,13 @@ impl AgentRun<'_> {
     }
 
     /// The budget is spent: ask once more, without tools, for a summary.
-    async fn final_summary(
-        &self,
-        request: &mut Request,
-        turns: &mut u32,
-        usage: &mut Usage,
-    ) -> Ending {
+    async fn final_summary(&self, request: &mut Request, turns: &mut u32) -> Ending {
         request.tools.clear();
         request.messages.push(Message::User {
             content: OUT_OF_TURNS_REQUEST.into(),
         });
         *turns += 1;
-        match self.request(request, usage).await {
+        match self.request(request).await {
             Ok(completion) => Ending::OutOfTurns(completion.text),
             Err(Ending::Failed(error)) => {
                 // The run is incomplete either way; the summary was a courtesy.

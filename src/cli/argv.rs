@@ -38,6 +38,8 @@ impl ExecArgs {
             max_output_tokens,
             max_turns,
             timeout,
+            max_tokens,
+            max_cost_usd,
             list_tools,
             list_specialists,
         } = self;
@@ -83,6 +85,12 @@ impl ExecArgs {
                 "--timeout",
                 &humantime::format_duration(*timeout).to_string(),
             );
+        }
+        if let Some(tokens) = max_tokens {
+            argv.value("--max-tokens", &tokens.to_string());
+        }
+        if let Some(dollars) = max_cost_usd {
+            argv.value("--max-cost-usd", &dollars.to_string());
         }
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
@@ -183,6 +191,8 @@ mod tests {
             max_output_tokens: Some(77),
             max_turns: Some(3),
             timeout: Some(std::time::Duration::from_millis(90_500)),
+            max_tokens: Some(2_000_000),
+            max_cost_usd: Some(crate::usage::Usd::parse("0.125").unwrap()),
             list_tools: true,
             list_specialists: false,
         };

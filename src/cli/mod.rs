@@ -20,6 +20,7 @@ use crate::provider::ProviderKind;
 use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId};
 use crate::tools::policy::Autonomy;
+use crate::usage::Usd;
 
 /// The top-level `zero` command.
 #[derive(Debug, Parser)]
@@ -43,7 +44,7 @@ pub enum Command {
     /// Run one agent job headlessly and exit with a code a script can act on.
     #[command(
         after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
-                      4 incomplete (turn budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
+                      4 incomplete (a turn, time, token or cost budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
     /// Inspect, follow, stop and clean up background tasks and specialists of every run.
@@ -146,6 +147,16 @@ pub struct ExecArgs {
     /// `timeout` in config.toml). When it passes everything is stopped and the run exits 4.
     #[arg(long, value_name = "DURATION", value_parser = duration::parse_timeout)]
     pub(crate) timeout: Option<Duration>,
+
+    /// A token budget (input plus output) for the whole run, children included (also
+    /// `max_tokens` in config.toml). The response that passes it ends the run: exit 4.
+    #[arg(long = "max-tokens", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_tokens: Option<u64>,
+
+    /// A budget in US dollars for the whole run, children included (also `max_cost_usd` in
+    /// config.toml); needs the model's price in the `[prices]` table of config.toml.
+    #[arg(long = "max-cost-usd", value_name = "DOLLARS", value_parser = Usd::parse)]
+    pub(crate) max_cost_usd: Option<Usd>,
 
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -22,11 +22,12 @@ use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{
     EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, stderr_line_if_writable,
 };
-use crate::provider::{self, ErrorClass, ProviderConfig, ProviderError, Usage};
+use crate::provider::{self, ErrorClass, ProviderConfig, ProviderError};
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
 use crate::tools::{Registry, ToolContext, Toolset};
+use crate::usage::{Exceeded, Ledger, Spent};
 use settings::{Inputs, Settings};
 
 /// A parsed `zero exec` command line.
@@ -93,6 +94,33 @@ impl Failure {
         }
     }
 
+    /// A response took the run tree past its token or cost budget: exit 4, after everything
+    /// it started was stopped.
+    pub(crate) fn over_budget(exceeded: Exceeded) -> Self {
+        let (code, message) = match exceeded {
+            Exceeded::Tokens { limit, spent } => (
+                "token_budget",
+                format!(
+                    "the run and its specialists used {spent} tokens, past the budget of \
+                     {limit} (--max-tokens); everything it started was stopped"
+                ),
+            ),
+            Exceeded::Cost { limit, spent } => (
+                "cost_budget",
+                format!(
+                    "the run and its specialists cost ${spent:.4}, past the budget of ${limit} \
+                     (--max-cost-usd); everything it started was stopped"
+                ),
+            ),
+        };
+        Failure {
+            exit: ExitCode::Incomplete,
+            code,
+            message,
+            retryable: false,
+        }
+    }
+
     /// The provider failed: exit 3, coded by its class.
     pub(crate) fn provider(error: &ProviderError) -> Self {
         Failure {
@@ -141,11 +169,11 @@ impl Failure {
     }
 }
 
-/// Turns and token counts, for `run_end`.
+/// Turns and what the run tree spent, for `run_end`.
 #[derive(Debug, Default, Clone, Copy)]
 struct Accounting {
     turns: u32,
-    usage: Usage,
+    spent: Spent,
 }
 
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
@@ -202,7 +230,9 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
         status: RunStatus::from(exit),
         exit_code: exit.code(),
         turns: accounting.turns,
-        usage: crate::agent::totals(&accounting.usage),
+        usage: crate::agent::totals(&accounting.spent.total()),
+        child_usage: crate::agent::totals(&accounting.spent.children),
+        cost_usd: accounting.spent.cost,
     });
     let dropped = output.drain();
     if dropped > 0 {
@@ -240,6 +270,16 @@ fn run_job(
         list_specialists(output, workspace, &settings.specialists);
         return Ok(ExitCode::Success);
     }
+    let price = settings
+        .provider
+        .as_ref()
+        .ok()
+        .and_then(|config| settings.prices.of(&config.model));
+    let ledger = Arc::new(Ledger::new(
+        settings.limits,
+        price,
+        settings.usage_report.clone(),
+    ));
     // Lazy: costs nothing until the model starts a background task.
     let mut runtime_config = settings.runtime.clone();
     runtime_config.secrets = output.secrets().clone();
@@ -254,6 +294,7 @@ fn run_job(
             .ok()
             .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
         search: settings.specialists.clone(),
+        ledger: Arc::clone(&ledger),
     });
     tasks::register(&mut registry, &tasks, launcher);
     let filter = job::tool_filter(args, &registry)?;
@@ -281,6 +322,15 @@ fn run_job(
     let config = settings
         .provider
         .map_err(|e| Failure::config(e.to_string()))?;
+    if let Some(limit) = settings.limits.cost
+        && price.is_none()
+    {
+        return Err(Failure::usage(format!(
+            "--max-cost-usd {limit} needs the price of model `{model}`: add a [prices.\"{model}\"] \
+             table with `input` and `output` (US dollars per million tokens) to config.toml",
+            model = config.model
+        )));
+    }
     let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
     let policy = settings.policy;
     let workspace = settings.workspace;
@@ -320,6 +370,7 @@ fn run_job(
         output,
         max_turns: settings.max_turns,
         tasks: &tasks,
+        ledger: &ledger,
     };
     // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
     // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
@@ -362,7 +413,8 @@ fn run_job(
     // the process from exiting.
     runtime.shutdown_background();
     accounting.turns = report.turns;
-    accounting.usage = report.usage;
+    // After the close: every specialist has ended and written its last report.
+    accounting.spent = ledger.spent();
     if let Some(stop) = lifecycle::received() {
         return Err(Failure::stopped(stop));
     }
@@ -428,6 +480,13 @@ fn conclude(
                     .into(),
                 retryable: false,
             })
+        }
+        Ending::OverBudget(exceeded, answer) => {
+            if let Some(text) = answer {
+                write_last_message(last_message, &text, output.secrets())?;
+                output.emit(EventKind::Final { text });
+            }
+            Err(Failure::over_budget(exceeded))
         }
         Ending::Failed(error) => Err(Failure::provider(&error)),
         Ending::Cancelled => Err(Failure::provider(&ProviderError {

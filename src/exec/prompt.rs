@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::output::InputFormat;
+use crate::output::{InputFormat, SCHEMA_VERSION};
 
 use super::Failure;
 
@@ -130,9 +130,13 @@ fn parse_stream_json(input: &str) -> Result<String, Failure> {
         let parsed: InputLine = serde_json::from_str(line).map_err(|e| {
             Failure::usage(format!("invalid stream-json input at line {number}: {e}"))
         })?;
-        if let Some(version) = parsed.schema_version.filter(|v| *v != 2) {
+        // Input lines are the same in every version that has them (2 on).
+        if let Some(version) = parsed
+            .schema_version
+            .filter(|v| !(2..=SCHEMA_VERSION).contains(v))
+        {
             return Err(Failure::usage(format!(
-                "invalid stream-json input at line {number}: schemaVersion {version} is not supported (use 2)"
+                "invalid stream-json input at line {number}: schemaVersion {version} is not supported (use {SCHEMA_VERSION})"
             )));
         }
         match (parsed.kind, parsed.role.as_deref()) {

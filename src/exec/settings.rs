@@ -22,6 +22,7 @@ use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::tasks::{Parent, SearchPaths};
 use crate::tools::Policy;
+use crate::usage::{Limits, Price, Prices, Usd};
 
 use super::confinement::{self, Confinement};
 use super::{Failure, job};
@@ -120,12 +121,32 @@ pub(crate) struct Settings {
     /// When the run must end: `--timeout` (or `timeout` in config.toml) from now, or the
     /// launching run's deadline if that is sooner. Also in `policy`.
     pub(crate) deadline: Option<SystemTime>,
+    /// The token and cost budget (`--max-tokens`, `--max-cost-usd`, or config.toml's).
+    pub(crate) limits: Limits,
+    /// The `[prices]` table of config.toml.
+    pub(crate) prices: Prices,
+    /// Where this run reports its spending, when it is a specialist.
+    pub(crate) usage_report: Option<PathBuf>,
 }
 
 /// The `config.toml` keys the settings read themselves.
 #[derive(Debug, Default, serde::Deserialize)]
 struct FileKeys {
     timeout: Option<String>,
+    max_tokens: Option<u64>,
+    max_cost_usd: Option<f64>,
+    #[serde(default)]
+    prices: BTreeMap<String, Price>,
+}
+
+impl FileKeys {
+    /// The keys of `file`, or none without one.
+    fn read(file: Option<&ConfigFile>) -> Result<Self, Failure> {
+        match file {
+            Some(file) => file.keys().map_err(|e| Failure::config(e.to_string())),
+            None => Ok(FileKeys::default()),
+        }
+    }
 }
 
 impl Settings {
@@ -158,7 +179,15 @@ impl Settings {
             &roots,
             Support::probe(),
         )?;
-        let deadline = deadline(args, file.as_ref().ok().and_then(Option::as_ref), &parent)?;
+        let keys = FileKeys::read(file.as_ref().ok().and_then(Option::as_ref))?;
+        let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
+        let limits = limits(args, &keys)?;
+        let prices = Prices::new(keys.prices)
+            .map_err(|e| Failure::config(format!("in config.toml: {e}")))?;
+        let usage_report = match &parent {
+            Some(parent) => parent.usage_report().map_err(Failure::config)?,
+            None => None,
+        };
         let policy = policy
             .with_commands(confinement.commands.clone())
             .with_deadline(deadline);
@@ -185,31 +214,50 @@ impl Settings {
             max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             confinement,
             deadline,
+            limits,
+            prices,
+            usage_report,
         })
     }
+}
+
+/// The run's budget: each flag, else its key in the config file.
+fn limits(args: &ExecArgs, keys: &FileKeys) -> Result<Limits, Failure> {
+    let tokens = match (args.max_tokens, keys.max_tokens) {
+        (Some(tokens), _) => Some(tokens),
+        (None, Some(0)) => {
+            return Err(Failure::config(
+                "`max_tokens` in config.toml must be at least 1".into(),
+            ));
+        }
+        (None, tokens) => tokens,
+    };
+    let cost = match (args.max_cost_usd, keys.max_cost_usd) {
+        (Some(cost), _) => Some(cost),
+        (None, Some(dollars)) => Some(
+            Usd::parse(&dollars.to_string())
+                .map_err(|e| Failure::config(format!("`max_cost_usd` in config.toml: {e}")))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(Limits { tokens, cost })
 }
 
 /// The run's deadline: its own timeout from now (the flag, else the config file's `timeout`),
 /// and never later than the launching run's.
 fn deadline(
     args: &ExecArgs,
-    file: Option<&ConfigFile>,
+    file_timeout: Option<&str>,
     parent: &Option<Parent>,
 ) -> Result<Option<SystemTime>, Failure> {
     let timeout = match args.timeout {
         Some(timeout) => Some(timeout),
-        None => {
-            let keys: FileKeys = match file {
-                Some(file) => file.keys().map_err(|e| Failure::config(e.to_string()))?,
-                None => FileKeys::default(),
-            };
-            keys.timeout
-                .map(|text| {
-                    parse_timeout(&text)
-                        .map_err(|e| Failure::config(format!("`timeout` in config.toml: {e}")))
-                })
-                .transpose()?
-        }
+        None => file_timeout
+            .map(|text| {
+                parse_timeout(text)
+                    .map_err(|e| Failure::config(format!("`timeout` in config.toml: {e}")))
+            })
+            .transpose()?,
     };
     let own = timeout.map(|timeout| SystemTime::now() + timeout);
     let inherited = parent.as_ref().and_then(Parent::deadline);

@@ -12,7 +12,7 @@ use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::{PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// One event as written to stream-json: the envelope every event carries, then its body.
 #[derive(Debug, Serialize)]
@@ -168,8 +168,13 @@ pub(crate) enum EventKind {
         exit_code: i32,
         /// Model requests made.
         turns: u32,
-        /// Token totals over the run.
+        /// Token totals over the run and its specialists.
         usage: UsageTotals,
+        /// The specialists' part of `usage`.
+        child_usage: UsageTotals,
+        /// What `usage` cost in US dollars, when config.toml prices every model that spent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
     },
 }
 
@@ -337,12 +342,12 @@ mod tests {
         };
         assert_eq!(
             wire(&started),
-            json!({"schemaVersion": 2, "runId": "run_1", "type": "task_started",
+            json!({"schemaVersion": 3, "runId": "run_1", "type": "task_started",
                    "taskId": "task_0123456789ab", "kind": "shell", "command": "sleep 100"})
         );
         assert_eq!(
             wire(&finished),
-            json!({"schemaVersion": 2, "runId": "run_1", "type": "task_finished",
+            json!({"schemaVersion": 3, "runId": "run_1", "type": "task_finished",
                    "taskId": "task_0123456789ab", "kind": "specialist", "name": "explorer",
                    "status": "killed"})
         );

@@ -47,6 +47,9 @@ struct Summary<'a> {
     final_text: &'a Option<String>,
     turns: u32,
     usage: &'a UsageTotals,
+    child_usage: &'a UsageTotals,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
     tool_calls: &'a [CallSummary],
     tasks: &'a [TaskSummary],
     errors: &'a [Value],
@@ -157,6 +160,8 @@ impl Writer for JsonWriter {
                 exit_code,
                 turns,
                 usage,
+                child_usage,
+                cost_usd,
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
@@ -164,6 +169,8 @@ impl Writer for JsonWriter {
                     final_text: &self.final_text,
                     turns: *turns,
                     usage,
+                    child_usage,
+                    cost_usd: *cost_usd,
                     tool_calls: &self.tool_calls,
                     tasks: &self.tasks,
                     errors: &self.errors,

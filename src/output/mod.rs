@@ -25,8 +25,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use event::{
-    CallStatus, Decision, EventKind, RunStatus, SandboxInForce, SpecialistInfo, ToolInfo,
-    UsageTotals,
+    CallStatus, Decision, EventKind, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo,
+    ToolInfo, UsageTotals,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

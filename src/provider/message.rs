@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+pub use crate::usage::Usage;
+
 /// One message of the conversation, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
@@ -74,40 +76,6 @@ pub enum StreamDelta {
     Text(String),
     /// Reasoning or thinking text (not part of the answer).
     Reasoning(String),
-}
-
-/// Token counts of one response.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Usage {
-    /// Tokens of input (prompt) the provider counted, cached ones included.
-    pub prompt_tokens: u64,
-    /// Tokens the model generated, reasoning included.
-    pub completion_tokens: u64,
-    /// Of `prompt_tokens`, those read from the provider's prompt cache (OpenAI
-    /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
-    pub cached_input_tokens: u64,
-    /// Of `prompt_tokens`, those written to the prompt cache (Anthropic
-    /// `cache_creation_input_tokens`; OpenAI does not report it).
-    pub cache_write_tokens: u64,
-    /// Of `completion_tokens`, those spent reasoning (OpenAI
-    /// `completion_tokens_details.reasoning_tokens`; Anthropic does not report it apart).
-    pub reasoning_tokens: u64,
-}
-
-impl Usage {
-    /// Input plus output tokens.
-    pub(crate) fn total(&self) -> u64 {
-        self.prompt_tokens + self.completion_tokens
-    }
-
-    /// Adds another response's counts to these.
-    pub(crate) fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
-    }
 }
 
 /// Why the model stopped generating.

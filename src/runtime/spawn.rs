@@ -28,7 +28,7 @@ use super::lifeline::{self, LIFELINE_FD_VAR};
 use super::reap;
 use super::sandbox::Sandbox;
 use super::stop::Guarded;
-use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES};
+use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE};
 
 /// The hidden subcommand that makes the zero binary a guardian.
 const GUARD_SUBCOMMAND: &str = "__guard";
@@ -209,11 +209,14 @@ impl<'a> GuardianCommand<'a> {
                     .stderr(output.try_clone()?);
             }
         }
-        // No command ever receives the provider's key, nor the file a parent handed this
-        // process its key in. Only a launch that names the handed-key file on purpose (a
-        // specialist, see `redact::HANDED_KEY_VARIABLE`) passes one on; a key variable never
-        // passes.
-        for name in KEY_VARIABLES.iter().chain([&HANDED_KEY_VARIABLE]) {
+        // No command ever receives the provider's key, nor the files a parent handed this
+        // process its key in and has it report its spending to. Only a launch that names them
+        // on purpose (a specialist, see `redact::HANDED_KEY_VARIABLE`) passes them on; a key
+        // variable never passes.
+        for name in KEY_VARIABLES
+            .iter()
+            .chain([&HANDED_KEY_VARIABLE, &USAGE_REPORT_VARIABLE])
+        {
             command.env_remove(name);
         }
         // Nor, at the levels that withhold them, the variables whose names say they hold a

@@ -18,9 +18,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::{Specialist, TASK_OUTPUT, TASK_STOP};
 use crate::cli::ExecArgs;
 use crate::output::{EventKind, InputFormat, OutputFormat};
-use crate::redact::HANDED_KEY_VARIABLE;
+use crate::redact::{HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE};
 use crate::runtime::{Launch, RunId};
 use crate::tools::ToolContext;
+use crate::usage::Limits;
 
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
 /// it is a child, and offers no `Task` tool: specialists never launch specialists.
@@ -38,6 +39,8 @@ const HANDED_KEY_MAX: u64 = 64 * 1024;
 pub(super) const PROMPT_FILE: &str = "prompt";
 /// The private file holding a child's key (see [`private_file_name`]).
 pub(super) const KEY_FILE: &str = "key";
+/// The private file a child reports its spending to (see [`private_file_name`]).
+pub(super) const USAGE_FILE: &str = "usage";
 
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +51,8 @@ pub(crate) struct Parent {
     handed_key: Option<PathBuf>,
     /// [`DEADLINE_VAR`]: when the parent's run must end, if it has a deadline.
     deadline: Option<SystemTime>,
+    /// [`USAGE_REPORT_VARIABLE`]: where to report this run's spending, if the parent follows it.
+    usage_report: Option<PathBuf>,
 }
 
 impl Parent {
@@ -61,12 +66,26 @@ impl Parent {
             run,
             handed_key: var(HANDED_KEY_VARIABLE).map(PathBuf::from),
             deadline,
+            usage_report: var(USAGE_REPORT_VARIABLE).map(PathBuf::from),
         })
     }
 
     /// When the parent's run must end, if it has a deadline: this run ends by then too.
     pub(crate) fn deadline(&self) -> Option<SystemTime> {
         self.deadline
+    }
+
+    /// The file to report this run's spending to, when the parent follows it; an error when
+    /// the variable names a file that is not one a parent run would have this run write.
+    pub(crate) fn usage_report(&self) -> Result<Option<PathBuf>, String> {
+        match &self.usage_report {
+            Some(path) if !self.is_private_path(path, USAGE_FILE) => Err(format!(
+                "{USAGE_REPORT_VARIABLE} names {}, which is not a report file of a parent run; \
+                 nothing was written to it",
+                path.display()
+            )),
+            report => Ok(report.clone()),
+        }
     }
 
     /// Takes the key the parent handed over: reads the file [`HANDED_KEY_VARIABLE`] names and
@@ -78,7 +97,7 @@ impl Parent {
         };
         // The variable is input like any other, and the file it names is removed: only what a
         // parent run writes is taken.
-        if !self.is_handed_key_path(path) {
+        if !self.is_private_path(path, KEY_FILE) {
             return Err(format!(
                 "{HANDED_KEY_VARIABLE} names {}, which is not a key file a parent run wrote; \
                  it was left alone",
@@ -102,16 +121,16 @@ impl Parent {
         Ok(Some(key))
     }
 
-    /// Whether `path` is where a parent run hands a key over: an absolute path, in the run
-    /// directory of the parent's run (a directory named by its run id), under a name
-    /// [`private_file_name`] gives a key file.
-    fn is_handed_key_path(&self, path: &Path) -> bool {
+    /// Whether `path` is one of the parent run's private files holding `what`: an absolute
+    /// path, in the run directory of the parent's run (a directory named by its run id), under
+    /// a name [`private_file_name`] gives such a file.
+    fn is_private_path(&self, path: &Path, what: &str) -> bool {
         let parent_run = self.run.to_str().and_then(|run| RunId::parse(run).ok());
         let dir = path.parent().and_then(Path::file_name);
         let name = path.file_name().and_then(OsStr::to_str);
         path.is_absolute()
             && parent_run.is_some_and(|run| dir == Some(run.as_str().as_ref()))
-            && name.is_some_and(|name| is_private_file_name(name, KEY_FILE))
+            && name.is_some_and(|name| is_private_file_name(name, what))
     }
 }
 
@@ -164,6 +183,10 @@ pub(super) struct ChildRun<'a> {
     pub(crate) provider: &'a ChildEnv,
     /// The parent's run id, handed over in [`PARENT_RUN_VAR`].
     pub(crate) parent_run: &'a RunId,
+    /// What is left of the parent's budget: the child's own.
+    pub(crate) allowance: Limits,
+    /// Where the child reports its spending, for the parent's totals and budget.
+    pub(crate) usage_report: &'a Path,
 }
 
 impl ChildRun<'_> {
@@ -198,6 +221,8 @@ impl ChildRun<'_> {
             max_turns: None,
             // The deadline travels as an absolute time, in the environment.
             timeout: None,
+            max_tokens: self.allowance.tokens,
+            max_cost_usd: self.allowance.cost,
             list_tools: false,
             list_specialists: false,
         }
@@ -224,6 +249,7 @@ impl ChildRun<'_> {
         if let Some(key_file) = self.key_file {
             env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
         }
+        env.push((USAGE_REPORT_VARIABLE.into(), self.usage_report.into()));
         Launch {
             program,
             args,

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
+use crate::usage::Ledger;
 
 pub(crate) use child::{ChildEnv, Parent};
 pub(crate) use discovery::{SearchPaths, discover};
@@ -46,6 +47,8 @@ pub struct Launcher {
     pub(crate) provider: Option<ChildEnv>,
     /// Where the specialists' manifests are found.
     pub(crate) search: SearchPaths,
+    /// The run's spending: each child gets what is left of the budget and reports back to it.
+    pub(crate) ledger: Arc<Ledger>,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and

@@ -16,10 +16,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::child::{self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE};
+use super::child::{self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE, USAGE_FILE};
 use super::{Launcher, SearchPaths, Specialist, TASK, discover};
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
+use crate::usage::Ledger;
 
 /// How much of a finished child's stream-json is read to find its answer (the tail only).
 const ANSWER_WINDOW: usize = 256 * 1024;
@@ -51,6 +52,8 @@ pub(super) struct TaskTool {
     provider: Option<ChildEnv>,
     /// Where the specialists are found.
     search: SearchPaths,
+    /// The run's spending, which each child's is counted in.
+    ledger: Arc<Ledger>,
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
@@ -66,6 +69,7 @@ impl TaskTool {
             parent_run: launcher.parent_run,
             provider: launcher.provider,
             search: launcher.search,
+            ledger: launcher.ledger,
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
@@ -88,12 +92,18 @@ impl TaskTool {
             .await
     }
 
+    /// A fresh path for a private file holding `what` in the run directory (see
+    /// [`child::private_file_name`]).
+    async fn private_path(&self, what: &str) -> Result<PathBuf, ToolError> {
+        let dir = self.runtime.run_dir().await.map_err(tool_error)?;
+        let number = self.files.fetch_add(1, Ordering::Relaxed);
+        Ok(dir.join(child::private_file_name(what, number)))
+    }
+
     /// Writes `text` for a child into the run directory (0600, a fresh name for `what`, see
     /// [`child::private_file_name`]) and returns its absolute path.
     async fn write_private(&self, what: &str, text: String) -> Result<PathBuf, ToolError> {
-        let dir = self.runtime.run_dir().await.map_err(tool_error)?;
-        let number = self.files.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(child::private_file_name(what, number));
+        let path = self.private_path(what).await?;
         let written = path.clone();
         tokio::task::spawn_blocking(move || {
             std::fs::OpenOptions::new()
@@ -252,6 +262,12 @@ impl Tool for TaskTool {
         let provider = self.provider.as_ref().ok_or_else(|| {
             ToolError::Failed("specialists cannot be launched in this run: no provider".into())
         })?;
+        let allowance = self.ledger.allowance().map_err(|spent| {
+            ToolError::Failed(format!("{warnings}no specialist can be launched: {spent}"))
+        })?;
+        // The child writes it; the parent only reads it, from now on.
+        let usage_report = self.private_path(USAGE_FILE).await?;
+        self.ledger.watch_child(usage_report.clone());
         let prompt_file = self
             .write_private(PROMPT_FILE, child::envelope(specialist, &args.prompt))
             .await?;
@@ -267,6 +283,8 @@ impl Tool for TaskTool {
             ctx,
             provider,
             parent_run: &self.parent_run,
+            allowance,
+            usage_report: &usage_report,
         }
         .launch(program);
         let record = self

@@ -15,6 +15,7 @@ use zero::provider::{self, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning};
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
+use zero::usage::{Ledger, Limits};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::support::procs::{assert_gone_soon, processes_with};
@@ -71,6 +72,7 @@ fn run_cancelled_after(
         output: &output,
         max_turns: 10,
         tasks: &tasks,
+        ledger: &Ledger::new(Limits::default(), None, None),
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

@@ -282,7 +282,7 @@ fn list_tools_in_stream_json_is_run_start_tools_run_end() {
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["run_start", "tools", "run_end"]);
     for event in &events {
-        assert_eq!(event["schemaVersion"], 2);
+        assert_eq!(event["schemaVersion"], 3);
         assert_eq!(event["runId"], events[0]["runId"]);
     }
     assert_eq!(events[2]["exitCode"], 0);

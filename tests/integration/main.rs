@@ -11,6 +11,7 @@ mod support;
 mod agent;
 mod architecture;
 mod background;
+mod budget;
 mod cli;
 mod exec;
 mod generated;

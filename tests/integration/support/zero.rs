@@ -113,7 +113,7 @@ pub fn assert_stream_contract(events: &[Value], exit_code: i32) {
     assert!(!events.is_empty(), "no events");
     let run_id = &events[0]["runId"];
     for event in events {
-        assert_eq!(event["schemaVersion"], 2, "{event}");
+        assert_eq!(event["schemaVersion"], 3, "{event}");
         assert_eq!(&event["runId"], run_id, "{event}");
     }
     let kinds = types(events);
