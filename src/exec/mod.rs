@@ -331,7 +331,8 @@ fn run_job(
             model = config.model
         )));
     }
-    let provider = provider::build(&config).map_err(|e| Failure::config(e.to_string()))?;
+    let provider = provider::build(&config, output.run_id().as_str())
+        .map_err(|e| Failure::config(e.to_string()))?;
     let policy = settings.policy;
     let workspace = settings.workspace;
     output.emit(EventKind::RunStart {

@@ -46,14 +46,15 @@ impl ProviderKind {
 
 /// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
 /// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL
-/// again, since a config may be built by hand rather than by [`resolve`].
-pub fn build(config: &ProviderConfig) -> Result<Arc<dyn Provider>, ConfigError> {
+/// again, since a config may be built by hand rather than by [`resolve`]. The requests share
+/// `cache_key` (the run's id) where the endpoint routes its prompt cache by one.
+pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provider>, ConfigError> {
     config::parse_base_url(&config.base_url)?;
     let model = config.model.clone();
     let key = config.api_key.clone();
     let provider: Arc<dyn Provider> = match config.kind {
         ProviderKind::Openai => {
-            let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens);
+            let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key);
             Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
         }
         ProviderKind::Anthropic => {

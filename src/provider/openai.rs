@@ -23,6 +23,10 @@ pub(crate) struct OpenAi {
     url: String,
     /// The output cap of every response, in the field this endpoint honours.
     cap: OutputCap,
+    /// `prompt_cache_key`, sent to OpenAI's own API only: it routes the requests of one
+    /// conversation to the same cache, so each turn reads the last one's prefix from it.
+    /// Copies of the API reject fields they do not know, or cache by prefix anyway.
+    cache_key: Option<String>,
 }
 
 /// How a Chat Completions endpoint is told the most tokens one response may have.
@@ -41,8 +45,9 @@ const OPENAI_HOST: &str = "api.openai.com";
 
 impl OpenAi {
     /// The wire for `base_url` (e.g. `https://api.openai.com/v1`); requests go to
-    /// `{base_url}/chat/completions`. Each response is capped at `max_output_tokens`.
-    pub(crate) fn new(base_url: &str, max_output_tokens: u32) -> Self {
+    /// `{base_url}/chat/completions`. Each response is capped at `max_output_tokens`; the
+    /// requests of one conversation share `cache_key`.
+    pub(crate) fn new(base_url: &str, max_output_tokens: u32, cache_key: &str) -> Self {
         let official =
             reqwest::Url::parse(base_url).is_ok_and(|url| url.host_str() == Some(OPENAI_HOST));
         let cap = if official {
@@ -53,6 +58,7 @@ impl OpenAi {
         OpenAi {
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             cap,
+            cache_key: official.then(|| cache_key.to_string()),
         }
     }
 }
@@ -97,6 +103,7 @@ impl Wire for OpenAi {
             stream_options: StreamOptions {
                 include_usage: true,
             },
+            prompt_cache_key: self.cache_key.as_deref(),
             messages: system
                 .into_iter()
                 .chain(request.messages.iter().map(ChatMessage::from))
@@ -122,6 +129,8 @@ struct ChatBody<'a> {
     max_completion_tokens: Option<u32>,
     stream: bool,
     stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
     messages: Vec<ChatMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ChatTool<'a>>,
@@ -579,7 +588,8 @@ mod tests {
             }],
         };
         let body: Value =
-            serde_json::from_slice(&OpenAi::new("http://h/v1/", 500).body("m", &request)).unwrap();
+            serde_json::from_slice(&OpenAi::new("http://h/v1/", 500, "run_1").body("m", &request))
+                .unwrap();
         assert_eq!(
             body,
             json!({
@@ -599,30 +609,32 @@ mod tests {
                 "tools": [{"type": "function", "function": {"name": "ls", "description": "list", "parameters": {"type": "object"}}}],
             })
         );
-        let no_tools: Value = serde_json::from_slice(&OpenAi::new("http://h/v1", 500).body(
-            "m",
-            &Request {
-                tools: vec![],
-                ..request
-            },
-        ))
-        .unwrap();
+        let no_tools: Value =
+            serde_json::from_slice(&OpenAi::new("http://h/v1", 500, "run_1").body(
+                "m",
+                &Request {
+                    tools: vec![],
+                    ..request
+                },
+            ))
+            .unwrap();
         assert!(no_tools.get("tools").is_none());
     }
 
     #[test]
-    fn openai_itself_gets_max_completion_tokens_and_its_copies_max_tokens() {
+    fn openai_itself_gets_max_completion_tokens_and_a_cache_key_and_its_copies_neither() {
         let request = Request {
             system: String::new(),
             messages: vec![],
             tools: vec![],
         };
         let body = |base_url: &str| -> Value {
-            serde_json::from_slice(&OpenAi::new(base_url, 77).body("m", &request)).unwrap()
+            serde_json::from_slice(&OpenAi::new(base_url, 77, "run_1").body("m", &request)).unwrap()
         };
         let official = body("https://api.openai.com/v1");
         assert_eq!(official["max_completion_tokens"], 77);
         assert!(official.get("max_tokens").is_none(), "{official}");
+        assert_eq!(official["prompt_cache_key"], "run_1");
         for copy in [
             "http://127.0.0.1:8080/v1",
             "https://openrouter.ai/api/v1",
@@ -634,12 +646,13 @@ mod tests {
                 body.get("max_completion_tokens").is_none(),
                 "{copy}: {body}"
             );
+            assert!(body.get("prompt_cache_key").is_none(), "{copy}: {body}");
         }
     }
 
     #[test]
     fn url_and_auth_header() {
-        let wire = OpenAi::new("http://h:1/v1/", 1);
+        let wire = OpenAi::new("http://h:1/v1/", 1, "run_1");
         assert_eq!(wire.url(), "http://h:1/v1/chat/completions");
         assert_eq!(wire.headers(Some("k")).unwrap()[AUTHORIZATION], "Bearer k");
         assert!(wire.headers(None).unwrap().is_empty());

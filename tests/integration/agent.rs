@@ -41,14 +41,17 @@ fn run_cancelled_after(
     let _in_tokio = tokio.enter();
     let workspace = tempfile::tempdir().unwrap();
     let root = workspace.path().canonicalize().unwrap();
-    let provider = provider::build(&ProviderConfig {
-        kind: ProviderKind::Openai,
-        base_url: server.base_url_openai(),
-        api_key: None,
-        model: "fake".into(),
-        max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
-        tuning: Tuning::default(),
-    })
+    let provider = provider::build(
+        &ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: server.base_url_openai(),
+            api_key: None,
+            model: "fake".into(),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            tuning: Tuning::default(),
+        },
+        "run_agent_test",
+    )
     .unwrap();
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
     let home = tempfile::tempdir().unwrap();

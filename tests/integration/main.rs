@@ -12,6 +12,7 @@ mod agent;
 mod architecture;
 mod background;
 mod budget;
+mod caching;
 mod cli;
 mod exec;
 mod generated;

@@ -48,7 +48,7 @@ fn provider_with(kind: ProviderKind, server: &FakeModel, tuning: Tuning) -> Arc<
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning,
     };
-    build(&config).expect("a provider")
+    build(&config, "run_provider_test").expect("a provider")
 }
 
 fn provider(kind: ProviderKind, server: &FakeModel) -> Arc<dyn Provider> {
@@ -290,7 +290,7 @@ async fn without_a_key_no_auth_header_is_sent() {
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: fast(),
     };
-    complete(&*build(&config).unwrap(), &ask("q"))
+    complete(&*build(&config, "run_provider_test").unwrap(), &ask("q"))
         .await
         .0
         .unwrap();
@@ -623,7 +623,7 @@ async fn connection_refused_is_a_retryable_network_error() {
             ..fast()
         },
     };
-    let err = complete(&*build(&config).unwrap(), &ask("q"))
+    let err = complete(&*build(&config, "run_provider_test").unwrap(), &ask("q"))
         .await
         .0
         .unwrap_err();
@@ -675,7 +675,7 @@ async fn routes_can_match_a_header() {
         tuning: fast(),
     };
     assert_eq!(
-        complete(&*build(&child).unwrap(), &ask("q"))
+        complete(&*build(&child, "run_provider_test").unwrap(), &ask("q"))
             .await
             .0
             .unwrap()
@@ -703,7 +703,7 @@ fn building_with_an_invalid_base_url_is_a_config_error() {
         tuning: Tuning::default(),
     };
     assert!(matches!(
-        build(&config),
+        build(&config, "run_provider_test"),
         Err(ConfigError::InvalidBaseUrl { .. })
     ));
 }
