@@ -83,7 +83,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --output-format --input-format --output-last-message --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --output-format --input-format --output-last-message --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -186,6 +186,10 @@ _zero() {
                     return 0
                     ;;
                 --max-cost-usd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -52,6 +52,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --timeout 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4'
             cand --max-tokens 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4'
             cand --max-cost-usd 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model''s price in the `[prices]` table of config.toml'
+            cand --context-window 'The model''s context window in tokens, when the server does not report it and zero''s table does not know the model (also `context_window` in config.toml) [default: 128000]'
             cand --max-turns 'Give up after this many model turns (exit 4)'
             cand --skip-permissions-unsafe 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
             cand --network 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'

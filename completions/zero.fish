@@ -56,6 +56,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l max-output-tokens -d 
 complete -c zero -n "__fish_zero_using_subcommand exec" -l timeout -d 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l context-window -d 'The model\'s context window in tokens, when the server does not report it and zero\'s table does not know the model (also `context_window` in config.toml) [default: 128000]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::output::{CallStatus, Decision, EventKind, Output};
 use crate::provider::{Message, ToolCall};
+use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, Toolset};
 
 /// How many read-only calls of one turn run at the same time.
@@ -30,12 +31,24 @@ const CUT_ARGUMENTS: &str = "the response reached the output token limit in the 
      call's arguments, so the call was not run; make it again with less in one response (for \
      example, write a large file in parts)";
 
+/// The least room one call's result gets however many calls share a turn.
+const MIN_RESULT_BYTES: usize = 2048;
+
+/// How many bytes each of a turn's `calls` results may take in a window of `window_tokens`:
+/// together about a third of the window (at some 4 bytes a token), so a 16k-token local model
+/// is never handed 64 KiB of tool output while a large window keeps each tool's own cap.
+pub(crate) fn result_cap(window_tokens: u32, calls: usize) -> usize {
+    let turn = window_tokens as usize * 4 / 3;
+    (turn / calls.max(1)).max(MIN_RESULT_BYTES)
+}
+
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
 /// `cut_off` says the response ended at the output token limit: its last call's arguments may
-/// be incomplete.
+/// be incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
 pub(crate) async fn run_all(
     calls: &[ToolCall],
     cut_off: bool,
+    cap: usize,
     toolset: &Toolset,
     context: &ToolContext,
     output: &Output,
@@ -81,13 +94,13 @@ pub(crate) async fn run_all(
         }
         for (item, original) in batch.iter().zip(originals) {
             let outcome = outcomes[original].clone().expect("every distinct call ran");
-            results.push(report(item.call, outcome, output));
+            results.push(report(item.call, outcome, cap, output));
         }
         if context.cancel.is_cancelled() {
             // Calls the model asked for but that never ran still need an answer each.
             for item in rest {
                 announce(item, toolset, output);
-                results.push(report(item.call, Err(ToolError::Cancelled), output));
+                results.push(report(item.call, Err(ToolError::Cancelled), cap, output));
             }
             break;
         }
@@ -167,11 +180,16 @@ async fn execute(
     }
 }
 
-/// Emits the `tool_result` event and builds the message the model gets.
-fn report(call: &ToolCall, outcome: Result<String, ToolError>, output: &Output) -> Message {
+/// Emits the `tool_result` event and builds the message the model gets, cut to `cap` bytes.
+fn report(
+    call: &ToolCall,
+    outcome: Result<String, ToolError>,
+    cap: usize,
+    output: &Output,
+) -> Message {
     let (status, text) = match outcome {
-        Ok(text) => (CallStatus::Ok, text),
-        Err(error) => (CallStatus::Error, format!("Error: {error}")),
+        Ok(text) => (CallStatus::Ok, fit(text, cap)),
+        Err(error) => (CallStatus::Error, fit(format!("Error: {error}"), cap)),
     };
     output.emit(EventKind::tool_result(&call.id, &call.name, status, &text));
     Message::ToolResult {
@@ -180,6 +198,20 @@ fn report(call: &ToolCall, outcome: Result<String, ToolError>, output: &Output) 
         output: text,
         is_error: status == CallStatus::Error,
     }
+}
+
+/// `text` cut to `cap` bytes: its head and its tail, with a note for the model between them.
+fn fit(text: String, cap: usize) -> String {
+    if text.len() <= cap {
+        return text;
+    }
+    let head = prefix_at_boundary(&text, cap * 2 / 3);
+    let tail = suffix_at_boundary(&text, cap - head.len());
+    let omitted = text.len() - head.len() - tail.len();
+    format!(
+        "{head}\n[... {omitted} bytes left out to fit the model's context window; ask for less \
+         at a time (a line range, a narrower pattern) to see them ...]\n{tail}"
+    )
 }
 
 #[cfg(test)]
@@ -248,7 +280,7 @@ mod tests {
             plan_updates: None,
         };
         let output = Output::new(OutputFormat::Json, Default::default());
-        let results = run_all(calls, cut_off, &toolset, &context, &output).await;
+        let results = run_all(calls, cut_off, usize::MAX, &toolset, &context, &output).await;
         (results, counter.load(Ordering::SeqCst))
     }
 
@@ -315,5 +347,21 @@ mod tests {
         assert!(cut[1].1.contains("output token limit"), "{}", cut[1].1);
         let (uncut, _) = run(&calls[1..], false).await;
         assert!(outputs(&uncut)[0].1.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn a_small_window_gets_small_results_and_the_cut_keeps_both_ends() {
+        // A 16k-token window: a third of it, about 21 KB, for one call, shared among eight.
+        assert_eq!(result_cap(16_384, 1), 21_845);
+        assert_eq!(result_cap(16_384, 8), 2730);
+        assert_eq!(result_cap(1024, 8), MIN_RESULT_BYTES);
+        // The default window leaves each tool's own cap (128 KiB at most) in charge.
+        assert!(result_cap(128_000, 1) > 128 * 1024);
+        let text = format!("{}{}", "a".repeat(40_000), "z".repeat(40_000));
+        let cut = fit(text, 3000);
+        assert!(cut.len() < 3300, "{}", cut.len());
+        assert!(cut.starts_with("aaa") && cut.ends_with("zzz"));
+        assert!(cut.contains("77000 bytes left out to fit the model's context window"));
+        assert_eq!(fit("short".into(), 3000), "short");
     }
 }

@@ -10,7 +10,8 @@ pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Usage,
+    ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta,
+    ToolSpec, Usage,
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{ToolContext, Toolset};
@@ -42,6 +43,9 @@ pub struct AgentRun<'a> {
     pub tasks: &'a Runtime,
     /// What the run tree has spent, checked against its budget after every response.
     pub ledger: &'a Ledger,
+    /// The model's context window: the conversation is compacted before it outgrows it, and
+    /// tool results are sized to it.
+    pub window: ContextWindow,
 }
 
 /// How the conversation ended.
@@ -146,6 +150,7 @@ impl AgentRun<'_> {
             let results = calls::run_all(
                 &completion.tool_calls,
                 cut_off,
+                calls::result_cap(self.window.tokens, completion.tool_calls.len()),
                 self.toolset,
                 &context,
                 self.output,

@@ -40,6 +40,7 @@ impl ExecArgs {
             timeout,
             max_tokens,
             max_cost_usd,
+            context_window,
             list_tools,
             list_specialists,
         } = self;
@@ -91,6 +92,9 @@ impl ExecArgs {
         }
         if let Some(dollars) = max_cost_usd {
             argv.value("--max-cost-usd", &dollars.to_string());
+        }
+        if let Some(tokens) = context_window {
+            argv.value("--context-window", &tokens.to_string());
         }
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
@@ -193,6 +197,7 @@ mod tests {
             timeout: Some(std::time::Duration::from_millis(90_500)),
             max_tokens: Some(2_000_000),
             max_cost_usd: Some(crate::usage::Usd::parse("0.125").unwrap()),
+            context_window: Some(16_384),
             list_tools: true,
             list_specialists: false,
         };

@@ -16,7 +16,7 @@ mod duration;
 pub(crate) use duration::parse_timeout;
 
 use crate::output::{InputFormat, OutputFormat};
-use crate::provider::ProviderKind;
+use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind};
 use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId};
 use crate::tools::policy::Autonomy;
@@ -157,6 +157,12 @@ pub struct ExecArgs {
     /// config.toml); needs the model's price in the `[prices]` table of config.toml.
     #[arg(long = "max-cost-usd", value_name = "DOLLARS", value_parser = Usd::parse)]
     pub(crate) max_cost_usd: Option<Usd>,
+
+    /// The model's context window in tokens, when the server does not report it and zero's
+    /// table does not know the model (also `context_window` in config.toml) [default: 128000].
+    #[arg(long = "context-window", value_name = "TOKENS",
+          value_parser = clap::value_parser!(u32).range(i64::from(MIN_CONTEXT_WINDOW)..))]
+    pub(crate) context_window: Option<u32>,
 
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -20,9 +20,10 @@ use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{
-    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, stderr_line_if_writable,
+    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, WindowInfo,
+    stderr_line_if_writable,
 };
-use crate::provider::{self, ErrorClass, ProviderConfig, ProviderError};
+use crate::provider::{self, ContextWindow, ErrorClass, ProviderConfig, ProviderError};
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
@@ -333,6 +334,18 @@ fn run_job(
     }
     let provider = provider::build(&config, output.run_id().as_str())
         .map_err(|e| Failure::config(e.to_string()))?;
+    // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
+    // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
+    // one worker to another, and waking an idle vCPU costs up to a millisecond on a VM
+    // (docs/PERFORMANCE.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
+    let window = runtime.block_on(ContextWindow::resolve(
+        settings.context_window,
+        provider.as_ref(),
+    ));
     let policy = settings.policy;
     let workspace = settings.workspace;
     output.emit(EventKind::RunStart {
@@ -341,6 +354,10 @@ fn run_job(
         model: Some(provider.model().to_string()),
         sandbox: Some(settings.confinement.in_force()),
         withheld_env: settings.confinement.withheld.clone(),
+        context_window: Some(WindowInfo {
+            tokens: window.tokens,
+            source: window.source.as_str().to_string(),
+        }),
     });
     if let Some(warning) = policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
@@ -372,15 +389,8 @@ fn run_job(
         max_turns: settings.max_turns,
         tasks: &tasks,
         ledger: &ledger,
+        window,
     };
-    // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
-    // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
-    // one worker to another, and waking an idle vCPU costs up to a millisecond on a VM
-    // (docs/PERFORMANCE.md).
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
     // Tasks can only start inside this block, so closing the task runtime here, right after
     // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
     // and lands here too: each task's end is reported before `run_end` and nothing the run
@@ -520,6 +530,7 @@ fn start_listing(output: &Output, workspace: &Path) {
         model: None,
         sandbox: None,
         withheld_env: Vec::new(),
+        context_window: None,
     });
 }
 

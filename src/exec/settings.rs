@@ -16,7 +16,10 @@ use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{ConfigFile, ConfigFileError};
-use crate::provider::{self, ConfigError, ProviderConfig, ProviderFlags};
+use crate::provider::{
+    self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
+    WindowSource,
+};
 use crate::redact::Secrets;
 use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
@@ -127,6 +130,8 @@ pub(crate) struct Settings {
     pub(crate) prices: Prices,
     /// Where this run reports its spending, when it is a specialist.
     pub(crate) usage_report: Option<PathBuf>,
+    /// The context window as the flag or config.toml gave it; else the provider finds it.
+    pub(crate) context_window: Option<ContextWindow>,
 }
 
 /// The `config.toml` keys the settings read themselves.
@@ -135,6 +140,7 @@ struct FileKeys {
     timeout: Option<String>,
     max_tokens: Option<u64>,
     max_cost_usd: Option<f64>,
+    context_window: Option<u32>,
     #[serde(default)]
     prices: BTreeMap<String, Price>,
 }
@@ -182,6 +188,7 @@ impl Settings {
         let keys = FileKeys::read(file.as_ref().ok().and_then(Option::as_ref))?;
         let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
         let limits = limits(args, &keys)?;
+        let context_window = context_window(args, &keys)?;
         let prices = Prices::new(keys.prices)
             .map_err(|e| Failure::config(format!("in config.toml: {e}")))?;
         let usage_report = match &parent {
@@ -217,7 +224,22 @@ impl Settings {
             limits,
             prices,
             usage_report,
+            context_window,
         })
+    }
+}
+
+/// The context window the user gave: the flag, else config.toml's `context_window`.
+fn context_window(args: &ExecArgs, keys: &FileKeys) -> Result<Option<ContextWindow>, Failure> {
+    let window = |tokens, source| Some(ContextWindow { tokens, source });
+    match (args.context_window, keys.context_window) {
+        (Some(tokens), _) => Ok(window(tokens, WindowSource::Flag)),
+        (None, Some(tokens)) if tokens < MIN_CONTEXT_WINDOW => Err(Failure::config(format!(
+            "`context_window` in config.toml is {tokens}; zero needs at least \
+             {MIN_CONTEXT_WINDOW} tokens"
+        ))),
+        (None, Some(tokens)) => Ok(window(tokens, WindowSource::ConfigFile)),
+        (None, None) => Ok(None),
     }
 }
 

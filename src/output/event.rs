@@ -48,6 +48,9 @@ pub(crate) enum EventKind {
         /// The names of the variables no command receives (never their values), sorted.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         withheld_env: Vec<String>,
+        /// The model's context window and where its size came from; absent for the listings.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<WindowInfo>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -190,6 +193,15 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// The model's context window, as `run_start` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct WindowInfo {
+    /// Its size in tokens.
+    pub(crate) tokens: u32,
+    /// Where that came from: `flag`, `config`, `server`, `known_model` or `default`.
+    pub(crate) source: String,
 }
 
 /// What confines a run's commands, as `run_start` reports it.

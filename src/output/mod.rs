@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use event::{
     CallStatus, Decision, EventKind, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo,
-    ToolInfo, UsageTotals,
+    ToolInfo, UsageTotals, WindowInfo,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

@@ -277,6 +277,14 @@ fn max_output_tokens(
         })
 }
 
+impl ProviderConfig {
+    /// Whether requests go to the wire's official API (not a server or gateway copying it).
+    pub(crate) fn is_official(&self) -> bool {
+        reqwest::Url::parse(&self.base_url)
+            .is_ok_and(|url| url.host_str() == Some(WireDefaults::of(self.kind).host))
+    }
+}
+
 /// What each wire brings: its conventional variables and its official endpoint.
 struct WireDefaults {
     key_var: &'static str,

@@ -24,6 +24,7 @@ use super::assembly::Assembly;
 use super::fault::{Document, Fault, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
+use super::window::Probes;
 use super::{Completion, ErrorClass, Provider, ProviderError, Request, StreamDelta};
 
 /// The most of an error response body read for its message.
@@ -102,6 +103,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     tuning: Tuning,
     /// Kept only to redact it from error messages; it is sent by the client's default headers.
     api_key: Option<String>,
+    /// Where the server may say how large the model's context window is.
+    probes: Probes,
 }
 
 impl<W: Wire> HttpProvider<W> {
@@ -111,6 +114,7 @@ impl<W: Wire> HttpProvider<W> {
         model: String,
         api_key: Option<String>,
         tuning: Tuning,
+        probes: Probes,
     ) -> Result<Self, BuildError> {
         let headers = wire
             .headers(api_key.as_deref())
@@ -129,6 +133,7 @@ impl<W: Wire> HttpProvider<W> {
             client,
             tuning,
             api_key,
+            probes,
         })
     }
 
@@ -318,6 +323,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    async fn reported_window(&self) -> Option<u32> {
+        self.probes.ask(&self.client, &self.model).await
     }
 
     async fn complete(

@@ -10,6 +10,7 @@ pub(crate) mod message;
 mod openai;
 mod sse;
 mod tuning;
+mod window;
 
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
 pub use tuning::{InvalidTuning, Tuning};
+pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowSource};
 
 /// The wire protocol of the model endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -52,14 +54,32 @@ pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
     config::parse_base_url(&config.base_url)?;
     let model = config.model.clone();
     let key = config.api_key.clone();
+    let official = config.is_official();
     let provider: Arc<dyn Provider> = match config.kind {
         ProviderKind::Openai => {
             let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key);
-            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+            let probes = window::Probes::new(&config.base_url, official);
+            Arc::new(http::HttpProvider::new(
+                wire,
+                model,
+                key,
+                config.tuning,
+                probes,
+            )?)
         }
         ProviderKind::Anthropic => {
             let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens);
-            Arc::new(http::HttpProvider::new(wire, model, key, config.tuning)?)
+            let probes = window::Probes::new(
+                &format!("{}/v1", config.base_url.trim_end_matches('/')),
+                official,
+            );
+            Arc::new(http::HttpProvider::new(
+                wire,
+                model,
+                key,
+                config.tuning,
+                probes,
+            )?)
         }
     };
     Ok(provider)
@@ -145,4 +165,7 @@ pub trait Provider: Send + Sync {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
+    /// The model's context window as the server reports it, when it does (llama.cpp, vLLM);
+    /// asked once, before the first request.
+    async fn reported_window(&self) -> Option<u32>;
 }

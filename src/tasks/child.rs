@@ -223,6 +223,8 @@ impl ChildRun<'_> {
             timeout: None,
             max_tokens: self.allowance.tokens,
             max_cost_usd: self.allowance.cost,
+            // The child's model may differ: it finds its own window, from its own config.
+            context_window: None,
             list_tools: false,
             list_specialists: false,
         }

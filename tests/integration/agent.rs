@@ -11,7 +11,10 @@ use zero::agent::{AgentRun, Ending};
 use zero::output::Output;
 use zero::output::OutputFormat;
 use zero::provider::ProviderKind;
-use zero::provider::{self, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning};
+use zero::provider::{
+    self, ContextWindow, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning,
+    WindowSource,
+};
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
@@ -76,6 +79,10 @@ fn run_cancelled_after(
         max_turns: 10,
         tasks: &tasks,
         ledger: &Ledger::new(Limits::default(), None, None),
+        window: ContextWindow {
+            tokens: DEFAULT_CONTEXT_WINDOW,
+            source: WindowSource::Default,
+        },
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

@@ -32,3 +32,4 @@ mod task_tools;
 mod tasks;
 mod tasks_cli;
 mod timeout;
+mod window;

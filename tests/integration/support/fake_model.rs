@@ -336,6 +336,10 @@ impl Route {
 pub struct Script {
     default: VecDeque<Reply>,
     routes: Vec<Route>,
+    /// What `GET /props` answers (llama.cpp's server settings); 404 when unset.
+    props: Option<Value>,
+    /// What `GET /v1/models` answers; 404 when unset.
+    models: Option<Value>,
 }
 
 impl Script {
@@ -354,6 +358,28 @@ impl Script {
     pub fn route(mut self, route: Route) -> Script {
         self.routes.push(route);
         self
+    }
+
+    /// Answers `GET /props` with `props`, as llama.cpp's server does.
+    pub fn props(mut self, props: Value) -> Script {
+        self.props = Some(props);
+        self
+    }
+
+    /// Answers `GET /v1/models` with `models`, as vLLM's server does.
+    pub fn models(mut self, models: Value) -> Script {
+        self.models = Some(models);
+        self
+    }
+
+    /// The answer to a question about the server itself (not a model request), if `request`
+    /// is one: `None` for model requests.
+    fn server_info(&self, request: &RecordedRequest) -> Option<Option<Value>> {
+        match (request.method.as_str(), request.path.as_str()) {
+            ("GET", "/props") => Some(self.props.clone()),
+            ("GET", "/v1/models" | "/models") => Some(self.models.clone()),
+            _ => None,
+        }
     }
 
     fn next_reply(&mut self, request: &RecordedRequest) -> Option<Reply> {
@@ -405,6 +431,8 @@ enum Wire {
 struct Shared {
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// The `GET /props` and `GET /v1/models` requests, apart from the model requests.
+    probes: Mutex<Vec<RecordedRequest>>,
 }
 
 /// A running fake model server. Dropping it stops the server.
@@ -429,6 +457,7 @@ impl FakeModel {
         let shared = Arc::new(Shared {
             script: Mutex::new(script),
             requests: Mutex::new(Vec::new()),
+            probes: Mutex::new(Vec::new()),
         });
         let (shutdown, stop) = oneshot::channel();
         let app = Router::new()
@@ -476,9 +505,14 @@ impl FakeModel {
         format!("http://{}", self.addr)
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every model request received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Every question about the server (`GET /props`, `GET /v1/models`) received so far.
+    pub fn probes(&self) -> Vec<RecordedRequest> {
+        self.shared.probes.lock().unwrap().clone()
     }
 }
 
@@ -528,6 +562,19 @@ async fn handle(
         "/v1/messages" | "/messages" => Some(Wire::Anthropic),
         _ => None,
     };
+    // Questions about the server are answered apart, and never use a scripted reply.
+    let info = shared.script.lock().unwrap().server_info(&recorded);
+    if let Some(info) = info {
+        shared.probes.lock().unwrap().push(recorded);
+        return match info {
+            Some(value) => Response::builder()
+                .status(200)
+                .header("content-type", "application/json")
+                .body(Body::from(value.to_string()))
+                .expect("a response"),
+            None => plain(StatusCode::NOT_FOUND, "fake model: not scripted"),
+        };
+    }
     let reply = shared.script.lock().unwrap().next_reply(&recorded);
     // Only the conversation: tool descriptions may show example ids.
     let conversation = recorded.body["messages"].to_string();

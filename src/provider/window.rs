@@ -1,0 +1,247 @@
+//! How many tokens the model's context window holds, so the agent loop can compact the
+//! conversation before it outgrows it and size tool results to it.
+//!
+//! In order: `--context-window`, `context_window` in config.toml, what the server says
+//! (llama.cpp's `GET /props` → `n_ctx`, vLLM's `GET /v1/models` → `max_model_len`), a table
+//! of known models, and [`DEFAULT_CONTEXT_WINDOW`]. The first two are resolved by `exec`; the
+//! server is asked here, once per run, only for an endpoint that is not an official API
+//! (those neither serve `/props` nor report a window, and the table knows their models).
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::Deserialize;
+
+use super::Provider;
+
+/// The window assumed when nothing says otherwise: what most current hosted models offer at
+/// least, and documented as the default.
+pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
+
+/// The smallest window zero works in: its own system prompt and tools take about this much.
+pub const MIN_CONTEXT_WINDOW: u32 = 1024;
+
+/// How long one question to the server may take; a server that does not answer in this time
+/// leaves the window to the table, and the run goes on.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most of a probe's answer read: `/v1/models` lists can be long, never this long.
+const PROBE_BODY_LIMIT: usize = 1024 * 1024;
+
+/// The context window of the run's model, and where that number came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextWindow {
+    /// Tokens the model can attend to: prompt and response together.
+    pub tokens: u32,
+    /// Where `tokens` came from.
+    pub source: WindowSource,
+}
+
+/// Where a context window's size came from (`run_start.contextWindow.source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowSource {
+    /// `--context-window`.
+    Flag,
+    /// `context_window` in config.toml.
+    ConfigFile,
+    /// The server said (llama.cpp's `/props`, vLLM's `/v1/models`).
+    Server,
+    /// zero's table of known models.
+    KnownModel,
+    /// Nothing said: [`DEFAULT_CONTEXT_WINDOW`].
+    Default,
+}
+
+impl WindowSource {
+    /// The name `run_start` reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WindowSource::Flag => "flag",
+            WindowSource::ConfigFile => "config",
+            WindowSource::Server => "server",
+            WindowSource::KnownModel => "known_model",
+            WindowSource::Default => "default",
+        }
+    }
+}
+
+impl ContextWindow {
+    /// The window of `provider`'s model: `given` (from the flag or config.toml) if set, else
+    /// what its server reports, else the table's, else [`DEFAULT_CONTEXT_WINDOW`].
+    pub async fn resolve(given: Option<ContextWindow>, provider: &dyn Provider) -> ContextWindow {
+        if let Some(given) = given {
+            return given;
+        }
+        if let Some(tokens) = provider.reported_window().await {
+            return ContextWindow {
+                tokens,
+                source: WindowSource::Server,
+            };
+        }
+        match known_window(provider.model()) {
+            Some(tokens) => ContextWindow {
+                tokens,
+                source: WindowSource::KnownModel,
+            },
+            None => ContextWindow {
+                tokens: DEFAULT_CONTEXT_WINDOW,
+                source: WindowSource::Default,
+            },
+        }
+    }
+}
+
+/// Context windows of model families, by name prefix; the longest matching prefix wins. Only
+/// families whose every current model has the window listed: a wrong entry here would make
+/// zero compact too late.
+const KNOWN_MODELS: &[(&str, u32)] = &[
+    ("claude-", 200_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-5", 400_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("qwen2.5-coder", 32_768),
+    ("qwen3", 32_768),
+    ("llama-3.1", 131_072),
+    ("llama-3.3", 131_072),
+    ("deepseek-chat", 128_000),
+    ("gemini-2.5", 1_048_576),
+];
+
+/// The window the table gives `model` (case-insensitive; a `vendor/` prefix, as gateways
+/// name models, is ignored).
+fn known_window(model: &str) -> Option<u32> {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    KNOWN_MODELS
+        .iter()
+        .filter(|(prefix, _)| name.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|&(_, tokens)| tokens)
+}
+
+/// Where to ask a server for its window: llama.cpp's `/props` at its root and the
+/// OpenAI-style model list (vLLM's carries `max_model_len`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Probes {
+    props: Option<String>,
+    models: Option<String>,
+}
+
+impl Probes {
+    /// The probes of the server at `base_url`, whose OpenAI-style API is at `api_root`
+    /// (`base_url` itself for the OpenAI wire, `{base_url}/v1` for Anthropic's); none for an
+    /// official API (`official`).
+    pub(crate) fn new(api_root: &str, official: bool) -> Probes {
+        if official {
+            return Probes::default();
+        }
+        let api_root = api_root.trim_end_matches('/');
+        let server_root = api_root.strip_suffix("/v1").unwrap_or(api_root);
+        Probes {
+            props: Some(format!("{server_root}/props")),
+            models: Some(format!("{api_root}/models")),
+        }
+    }
+
+    /// What the server says `model`'s window is, if it says (both asked at once; `/props`
+    /// wins, since it is the running server's own setting).
+    pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> Option<u32> {
+        let props = async {
+            let props: Props = get_json(client, self.props.as_deref()?).await?;
+            props.n_ctx.or(props.default_generation_settings?.n_ctx)
+        };
+        let models = async {
+            let list: ModelList = get_json(client, self.models.as_deref()?).await?;
+            list.data
+                .into_iter()
+                .find(|entry| entry.id == model)?
+                .max_model_len
+        };
+        let (props, models) = tokio::join!(props, models);
+        props
+            .or(models)
+            .filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW)
+    }
+}
+
+#[derive(Deserialize)]
+struct Props {
+    n_ctx: Option<u32>,
+    default_generation_settings: Option<GenerationSettings>,
+}
+
+#[derive(Deserialize)]
+struct GenerationSettings {
+    n_ctx: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct ModelList {
+    #[serde(default)]
+    data: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+struct ModelEntry {
+    id: String,
+    max_model_len: Option<u32>,
+}
+
+/// `GET url` as JSON of type `T`, or `None` on any failure: a probe is a hint, never an error.
+async fn get_json<T: serde::de::DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &str,
+) -> Option<T> {
+    let read = async {
+        let response = client.get(url).send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let mut body = Vec::new();
+        let mut chunks = response.bytes_stream();
+        while let Some(chunk) = chunks.next().await {
+            body.extend_from_slice(&chunk.ok()?);
+            if body.len() > PROBE_BODY_LIMIT {
+                return None;
+            }
+        }
+        serde_json::from_slice(&body).ok()
+    };
+    tokio::time::timeout(PROBE_TIMEOUT, read).await.ok()?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_knows_model_families_by_their_longest_prefix() {
+        assert_eq!(known_window("gpt-4.1-mini"), Some(1_047_576));
+        assert_eq!(known_window("gpt-4o-mini"), Some(128_000));
+        assert_eq!(known_window("claude-sonnet-4-5"), Some(200_000));
+        assert_eq!(
+            known_window("Qwen/Qwen2.5-Coder-1.5B-Instruct"),
+            Some(32_768)
+        );
+        assert_eq!(known_window("my-own-model"), None);
+    }
+
+    #[test]
+    fn an_official_api_is_not_probed_and_a_server_is_asked_at_its_root() {
+        assert_eq!(
+            Probes::new("https://api.openai.com/v1", true),
+            Probes::default()
+        );
+        let local = Probes::new("http://127.0.0.1:8080/v1/", false);
+        assert_eq!(local.props.as_deref(), Some("http://127.0.0.1:8080/props"));
+        assert_eq!(
+            local.models.as_deref(),
+            Some("http://127.0.0.1:8080/v1/models")
+        );
+    }
+}
