@@ -6,6 +6,7 @@
 //! `exec` maps that to a code.
 
 mod calls;
+mod compaction;
 pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output, UsageTotals};
@@ -14,8 +15,9 @@ use crate::provider::{
     ToolSpec, Usage,
 };
 use crate::runtime::{Runtime, TaskRecord};
-use crate::tools::{ToolContext, Toolset};
+use crate::tools::{PlanStep, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
+use compaction::Estimator;
 
 /// What the model is asked when the turn budget is spent: no tools, just a summary.
 const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows, so you cannot \
@@ -111,15 +113,42 @@ impl AgentRun<'_> {
         // The model is told once about tasks still running when it answers; a second answer
         // ends the run and `exec` stops them.
         let mut told_about_tasks = false;
+        let mut sizes = Estimator::new(&request.tools);
+        let mut plan: Vec<PlanStep> = Vec::new();
+        let threshold = (f64::from(self.window.tokens) * compaction::THRESHOLD) as u64;
         let ending = loop {
             if turns == self.max_turns {
                 break self.final_summary(&mut request, &mut turns).await;
             }
+            if sizes.tokens(&request) > threshold
+                && let Err(ending) = self
+                    .compact(&mut request, &sizes, &plan, Trigger::Threshold)
+                    .await
+            {
+                break ending;
+            }
             turns += 1;
-            let completion = match self.request(&request).await {
+            let completion = match self.request(&request, true).await {
                 Ok(completion) => completion,
+                // Too long after all (the estimate is an estimate): compact once, try again.
+                Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => {
+                    match self
+                        .compact(&mut request, &sizes, &plan, Trigger::ContextLength)
+                        .await
+                    {
+                        Ok(true) => match self.request(&request, true).await {
+                            Ok(completion) => completion,
+                            Err(ending) => break ending,
+                        },
+                        Ok(false) => break Ending::Failed(error),
+                        Err(ending) => break ending,
+                    }
+                }
                 Err(ending) => break ending,
             };
+            if let Some(usage) = completion.usage {
+                sizes.observe(&request, usage.prompt_tokens);
+            }
             if let Some(exceeded) = self.ledger.exceeded() {
                 let answer = completion.tool_calls.is_empty().then_some(completion.text);
                 break Ending::OverBudget(exceeded, answer);
@@ -157,6 +186,7 @@ impl AgentRun<'_> {
             )
             .await;
             while let Ok(steps) = plan_updates.try_recv() {
+                plan.clone_from(&steps);
                 self.output.emit(EventKind::Plan { steps });
             }
             request.messages.push(Message::Assistant {
@@ -171,11 +201,66 @@ impl AgentRun<'_> {
         Report { ending, turns }
     }
 
-    /// One model request, streaming its text and reasoning into events.
-    async fn request(&self, request: &Request) -> Result<crate::provider::Completion, Ending> {
+    /// Replaces the older turns of `request` by the model's summary of them (see
+    /// [`compaction`]) and reports it; `Ok(false)` when there is nothing older to summarise.
+    async fn compact(
+        &self,
+        request: &mut Request,
+        sizes: &Estimator,
+        plan: &[PlanStep],
+        trigger: Trigger,
+    ) -> Result<bool, Ending> {
+        let before = sizes.tokens(request);
+        // A request the provider refused proves the estimate wrong: keep only the newest turn.
+        let (reason, keep) = match trigger {
+            Trigger::Threshold => ("threshold", compaction::KEEP_TURNS),
+            Trigger::ContextLength => ("context_length", 1),
+        };
+        let window = u64::from(self.window.tokens);
+        let Some(split) = compaction::split(&request.messages, keep, sizes, window) else {
+            return Ok(false);
+        };
+        let task = match request.messages.first() {
+            Some(Message::User { content }) => content.clone(),
+            _ => String::new(),
+        };
+        let summary = compaction::summary_request(
+            &request.system,
+            &task,
+            &request.messages[1..split],
+            sizes,
+            self.window.tokens,
+        );
+        let completion = self.request(&summary, false).await?;
+        if completion.text.trim().is_empty() {
+            self.output.emit(EventKind::Warning {
+                message: "the model's summary of the conversation was empty; it was not \
+                          compacted"
+                    .into(),
+            });
+            return Ok(false);
+        }
+        request.messages = compaction::rebuild(&request.messages, split, &completion.text, plan);
+        self.output.emit(EventKind::Compaction {
+            reason: reason.to_string(),
+            tokens_before: before,
+            tokens_after: sizes.tokens(request),
+            messages_summarized: split - 1,
+        });
+        Ok(true)
+    }
+
+    /// One model request, streaming its reasoning and (when `visible`: not for a summary the
+    /// loop asks for itself) its text into events.
+    async fn request(
+        &self,
+        request: &Request,
+        visible: bool,
+    ) -> Result<crate::provider::Completion, Ending> {
         let output = self.output;
         let mut on_delta = |delta: StreamDelta| match delta {
-            StreamDelta::Text(delta) => output.emit(EventKind::Text { delta }),
+            StreamDelta::Text(delta) if visible => output.emit(EventKind::Text { delta }),
+            StreamDelta::Text(_) => {}
             StreamDelta::Reasoning(delta) => output.emit(EventKind::Reasoning { delta }),
         };
         let result = self
@@ -210,7 +295,7 @@ impl AgentRun<'_> {
             content: OUT_OF_TURNS_REQUEST.into(),
         });
         *turns += 1;
-        match self.request(request).await {
+        match self.request(request, true).await {
             Ok(completion) => Ending::OutOfTurns(completion.text),
             Err(Ending::Failed(error)) => {
                 // The run is incomplete either way; the summary was a courtesy.
@@ -222,6 +307,15 @@ impl AgentRun<'_> {
             Err(other) => other,
         }
     }
+}
+
+/// Why the conversation is compacted.
+#[derive(Debug, Clone, Copy)]
+enum Trigger {
+    /// The next request would fill most of the window.
+    Threshold,
+    /// The provider refused a request as longer than the window.
+    ContextLength,
 }
 
 /// What the model is told when it answers while background tasks still run.

@@ -143,6 +143,20 @@ pub(crate) enum EventKind {
     /// Token counts of one model response.
     #[serde(rename_all = "camelCase")]
     Usage(UsageTotals),
+    /// The conversation was compacted to fit the model's context window: the older turns
+    /// were replaced by the model's summary of them.
+    #[serde(rename_all = "camelCase")]
+    Compaction {
+        /// Why: `threshold` (the next request would have filled most of the window) or
+        /// `context_length` (the provider refused a request as too long).
+        reason: String,
+        /// The estimated tokens of the conversation before.
+        tokens_before: u64,
+        /// The estimated tokens after.
+        tokens_after: u64,
+        /// How many messages the summary replaced.
+        messages_summarized: usize,
+    },
     /// Something the caller should know that did not stop the run.
     Warning {
         /// What happened.

@@ -186,6 +186,7 @@ impl Writer for JsonWriter {
             | EventKind::Reasoning { .. }
             | EventKind::PermissionDecision { .. }
             | EventKind::Plan { .. }
+            | EventKind::Compaction { .. }
             | EventKind::Usage(_) => {}
         }
         Ok(())

@@ -126,6 +126,14 @@ impl Writer for TextWriter {
                     one_line(kind.label())
                 ))
             }
+            EventKind::Compaction {
+                tokens_before,
+                tokens_after,
+                ..
+            } => self.stderr_line(&format!(
+                "▸ compacted the conversation to fit the context window: about {tokens_before} \
+                 → {tokens_after} tokens"
+            )),
             EventKind::Warning { message } => {
                 self.stderr_line(&format!("zero: warning: {message}"))
             }

@@ -28,6 +28,17 @@ pub(crate) enum StepStatus {
     Completed,
 }
 
+impl StepStatus {
+    /// The status as the model writes it (`pending`, `in_progress`, `completed`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in_progress",
+            StepStatus::Completed => "completed",
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdatePlanArgs {

@@ -14,6 +14,7 @@ mod background;
 mod budget;
 mod caching;
 mod cli;
+mod compaction;
 mod exec;
 mod generated;
 mod hostile_names;
