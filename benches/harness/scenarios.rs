@@ -61,6 +61,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         bench.turns(turns, rows)?;
     }
     bench.sandbox(rows)?;
+    bench.bounds(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -281,20 +282,58 @@ impl Bench<'_> {
     }
 
     /// What the sandbox costs a tool turn: 20-turn jobs with the sandbox (the default at
-    /// medium) and with `--sandbox off`, interleaved so both see the same machine.
+    /// medium) and with `--sandbox off`.
     fn sandbox(&self, rows: &mut Vec<Row>) -> Result<()> {
+        self.compare_turns(
+            &[
+                ("sandbox on (Landlock + seccomp)", &[]),
+                ("--sandbox off", &["--sandbox", "off"]),
+            ],
+            "difference ≤ 0.3 ms",
+            rows,
+        )
+    }
+
+    /// What the bounds of a run cost a tool turn: a deadline, a token budget (checked after
+    /// every response) and a window the run never comes near (estimated before every
+    /// request), against none of them.
+    fn bounds(&self, rows: &mut Vec<Row>) -> Result<()> {
+        self.compare_turns(
+            &[
+                (
+                    "--timeout, --max-tokens, --context-window",
+                    &[
+                        "--timeout",
+                        "1h",
+                        "--max-tokens",
+                        "100000000",
+                        "--context-window",
+                        "1000000",
+                    ],
+                ),
+                ("no bounds", &[]),
+            ],
+            "no slower",
+            rows,
+        )
+    }
+
+    /// The median tool turn of 20-turn jobs under each case's flags, the cases interleaved so
+    /// all see the same machine.
+    fn compare_turns(
+        &self,
+        cases: &[(&str, &[&str])],
+        target: &'static str,
+        rows: &mut Vec<Row>,
+    ) -> Result<()> {
         const TURNS: usize = 20;
-        let cases: [(&str, &[&str]); 2] = [
-            ("sandbox on (Landlock + seccomp)", &[]),
-            ("--sandbox off", &["--sandbox", "off"]),
-        ];
         let mut per_turn: Vec<Row> = cases
             .iter()
             .map(|(label, _)| {
                 Row::new(
                     format!("{TURNS}-turn job, {label}: per tool turn"),
                     Unit::Ms,
-                    "difference ≤ 0.3 ms",
+                    target,
                 )
             })
             .collect();

@@ -52,37 +52,39 @@ impl ProviderKind {
 /// `cache_key` (the run's id) where the endpoint routes its prompt cache by one.
 pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provider>, ConfigError> {
     config::parse_base_url(&config.base_url)?;
-    let model = config.model.clone();
-    let key = config.api_key.clone();
     let official = config.is_official();
-    let provider: Arc<dyn Provider> = match config.kind {
+    match config.kind {
         ProviderKind::Openai => {
             let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key);
-            let probes = window::Probes::new(&config.base_url, official);
-            Arc::new(http::HttpProvider::new(
+            over_http(
                 wire,
-                model,
-                key,
-                config.tuning,
-                probes,
-            )?)
+                config,
+                window::Probes::new(&config.base_url, official),
+            )
         }
         ProviderKind::Anthropic => {
             let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens);
-            let probes = window::Probes::new(
-                &format!("{}/v1", config.base_url.trim_end_matches('/')),
-                official,
-            );
-            Arc::new(http::HttpProvider::new(
-                wire,
-                model,
-                key,
-                config.tuning,
-                probes,
-            )?)
+            // llama.cpp serves the Anthropic wire too; its OpenAI-style API is under /v1.
+            let api_root = format!("{}/v1", config.base_url.trim_end_matches('/'));
+            over_http(wire, config, window::Probes::new(&api_root, official))
         }
-    };
-    Ok(provider)
+    }
+}
+
+/// `wire` over its own HTTP client, for `config`'s model and key.
+fn over_http<W: http::Wire>(
+    wire: W,
+    config: &ProviderConfig,
+    probes: window::Probes,
+) -> Result<Arc<dyn Provider>, ConfigError> {
+    let provider = http::HttpProvider::new(
+        wire,
+        config.model.clone(),
+        config.api_key.clone(),
+        config.tuning,
+        probes,
+    )?;
+    Ok(Arc::new(provider))
 }
 
 /// How a provider call failed; decides retries, the `error.code` and the exit code.

@@ -148,8 +148,9 @@ impl Probes {
         }
     }
 
-    /// What the server says `model`'s window is, if it says (both asked at once; `/props`
-    /// wins, since it is the running server's own setting).
+    /// What the server says `model`'s window is, if it says: `/props` first (the running
+    /// llama.cpp server's own setting), then the model list. One after the other, so both go
+    /// over the one connection the run's requests then reuse.
     pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> Option<u32> {
         let props = async {
             let props: Props = get_json(client, self.props.as_deref()?).await?;
@@ -162,10 +163,11 @@ impl Probes {
                 .find(|entry| entry.id == model)?
                 .max_model_len
         };
-        let (props, models) = tokio::join!(props, models);
-        props
-            .or(models)
-            .filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW)
+        let tokens = match props.await {
+            Some(tokens) => Some(tokens),
+            None => models.await,
+        };
+        tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW)
     }
 }
 

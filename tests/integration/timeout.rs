@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
 use crate::support::procs::{assert_gone_soon, nonce};
 use crate::support::runs::{Exec, Home, background, stall};
-use crate::support::zero::{Wire, assert_stream_contract, zero, zero_std_with};
+use crate::support::zero::{Wire, assert_flag_rejected, assert_stream_contract, zero_std_with};
 
 #[test]
 fn a_run_past_its_deadline_is_stopped_and_exits_4() {
@@ -66,15 +66,7 @@ fn the_deadline_stops_background_tasks_and_specialists_which_receive_it() {
 
 #[test]
 fn a_timeout_that_is_not_a_positive_duration_is_a_usage_error() {
-    for bad in ["0", "0s", "-1s", "soon", "1 fortnight"] {
-        let output = zero()
-            .args(["exec", &format!("--timeout={bad}"), "hi"])
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(2), "{bad}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("--timeout"), "{bad}: {stderr}");
-    }
+    assert_flag_rejected("--timeout", &["0", "0s", "-1s", "soon", "1 fortnight"]);
 }
 
 #[test]

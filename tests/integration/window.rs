@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::zero::{Wire, events, zero, zero_std_with};
+use crate::support::zero::{Wire, assert_flag_rejected, events, zero_std_with};
 
 /// `zero exec -o stream-json` against `server` in `workspace` with `flags` (and `env`); the
 /// exit code and the events.
@@ -167,13 +167,5 @@ fn a_small_window_gets_small_tool_results() {
 
 #[test]
 fn a_window_below_1024_tokens_is_a_usage_error() {
-    for bad in ["1023", "0", "-5", "big"] {
-        let output = zero()
-            .args(["exec", &format!("--context-window={bad}"), "hi"])
-            .output()
-            .unwrap();
-        assert_eq!(output.status.code(), Some(2), "{bad}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(stderr.contains("--context-window"), "{bad}: {stderr}");
-    }
+    assert_flag_rejected("--context-window", &["1023", "0", "-5", "big"]);
 }

@@ -147,3 +147,17 @@ pub fn assert_stream_contract(events: &[Value], exit_code: i32) {
         }
     }
 }
+
+/// Checks that `zero exec --FLAG=VALUE hi` is a usage error (exit 2) naming the flag, for each
+/// of `values`.
+pub fn assert_flag_rejected(flag: &str, values: &[&str]) {
+    for bad in values {
+        let output = zero()
+            .args(["exec", &format!("{flag}={bad}"), "hi"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{flag}={bad}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(flag), "{flag}={bad}: {stderr}");
+    }
+}
