@@ -11,8 +11,8 @@ pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta,
-    ToolSpec, Usage,
+    ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec,
+    Usage, WindowLookup,
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{PlanStep, ToolContext, Toolset};
@@ -47,7 +47,7 @@ pub struct AgentRun<'a> {
     pub ledger: &'a Ledger,
     /// The model's context window: the conversation is compacted before it outgrows it, and
     /// tool results are sized to it.
-    pub window: ContextWindow,
+    pub window: WindowLookup,
 }
 
 /// How the conversation ended.
@@ -115,12 +115,17 @@ impl AgentRun<'_> {
         let mut told_about_tasks = false;
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
-        let threshold = (f64::from(self.window.tokens) * compaction::THRESHOLD) as u64;
         let ending = loop {
             if turns == self.max_turns {
                 break self.final_summary(&mut request, &mut turns).await;
             }
-            if sizes.tokens(&request) > threshold
+            // Until the window is known there is nothing to compact: only the first request
+            // is sent before it is.
+            let threshold = self
+                .window
+                .now()
+                .map(|window| (f64::from(window.tokens) * compaction::THRESHOLD) as u64);
+            if threshold.is_some_and(|threshold| sizes.tokens(&request) > threshold)
                 && let Err(ending) = self
                     .compact(&mut request, &sizes, &plan, Trigger::Threshold)
                     .await
@@ -179,7 +184,7 @@ impl AgentRun<'_> {
             let results = calls::run_all(
                 &completion.tool_calls,
                 cut_off,
-                calls::result_cap(self.window.tokens, completion.tool_calls.len()),
+                calls::result_cap(self.window.get().await.tokens, completion.tool_calls.len()),
                 self.toolset,
                 &context,
                 self.output,
@@ -216,8 +221,9 @@ impl AgentRun<'_> {
             Trigger::Threshold => ("threshold", compaction::KEEP_TURNS),
             Trigger::ContextLength => ("context_length", 1),
         };
-        let window = u64::from(self.window.tokens);
-        let Some(split) = compaction::split(&request.messages, keep, sizes, window) else {
+        let window = self.window.get().await.tokens;
+        let Some(split) = compaction::split(&request.messages, keep, sizes, u64::from(window))
+        else {
             return Ok(false);
         };
         let task = match request.messages.first() {
@@ -229,7 +235,7 @@ impl AgentRun<'_> {
             &task,
             &request.messages[1..split],
             sizes,
-            self.window.tokens,
+            window,
         );
         let completion = self.request(&summary, false).await?;
         if completion.text.trim().is_empty() {

@@ -23,7 +23,9 @@ use crate::output::{
     EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, WindowInfo,
     stderr_line_if_writable,
 };
-use crate::provider::{self, ContextWindow, ErrorClass, ProviderConfig, ProviderError};
+use crate::provider::{
+    self, ContextWindow, ErrorClass, ProviderConfig, ProviderError, WindowLookup,
+};
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
@@ -175,6 +177,8 @@ impl Failure {
 struct Accounting {
     turns: u32,
     spent: Spent,
+    /// The model's context window, when it was known by the end.
+    window: Option<ContextWindow>,
 }
 
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
@@ -234,6 +238,10 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
         usage: crate::agent::totals(&accounting.spent.total()),
         child_usage: crate::agent::totals(&accounting.spent.children),
         cost_usd: accounting.spent.cost,
+        context_window: accounting.window.map(|window| WindowInfo {
+            tokens: window.tokens,
+            source: window.source.as_str().to_string(),
+        }),
     });
     let dropped = output.drain();
     if dropped > 0 {
@@ -342,10 +350,11 @@ fn run_job(
         .enable_all()
         .build()
         .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
-    let window = runtime.block_on(ContextWindow::resolve(
-        settings.context_window,
-        provider.as_ref(),
-    ));
+    // Found out alongside the first request, which needs no window.
+    let window = {
+        let _entered = runtime.enter();
+        WindowLookup::start(settings.context_window, Arc::clone(&provider))
+    };
     let policy = settings.policy;
     let workspace = settings.workspace;
     output.emit(EventKind::RunStart {
@@ -354,10 +363,6 @@ fn run_job(
         model: Some(provider.model().to_string()),
         sandbox: Some(settings.confinement.in_force()),
         withheld_env: settings.confinement.withheld.clone(),
-        context_window: Some(WindowInfo {
-            tokens: window.tokens,
-            source: window.source.as_str().to_string(),
-        }),
     });
     if let Some(warning) = policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
@@ -389,7 +394,7 @@ fn run_job(
         max_turns: settings.max_turns,
         tasks: &tasks,
         ledger: &ledger,
-        window,
+        window: window.clone(),
     };
     // Tasks can only start inside this block, so closing the task runtime here, right after
     // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
@@ -426,6 +431,7 @@ fn run_job(
     accounting.turns = report.turns;
     // After the close: every specialist has ended and written its last report.
     accounting.spent = ledger.spent();
+    accounting.window = window.now();
     if let Some(stop) = lifecycle::received() {
         return Err(Failure::stopped(stop));
     }
@@ -530,7 +536,6 @@ fn start_listing(output: &Output, workspace: &Path) {
         model: None,
         sandbox: None,
         withheld_env: Vec::new(),
-        context_window: None,
     });
 }
 

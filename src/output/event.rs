@@ -48,9 +48,6 @@ pub(crate) enum EventKind {
         /// The names of the variables no command receives (never their values), sorted.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         withheld_env: Vec<String>,
-        /// The model's context window and where its size came from; absent for the listings.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        context_window: Option<WindowInfo>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -192,6 +189,10 @@ pub(crate) enum EventKind {
         /// What `usage` cost in US dollars, when config.toml prices every model that spent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// The model's context window and where its size came from, when it was known (it is
+        /// found out while the first request runs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context_window: Option<WindowInfo>,
     },
 }
 
@@ -209,7 +210,7 @@ pub(crate) struct ToolInfo {
     pub(crate) input_schema: Value,
 }
 
-/// The model's context window, as `run_start` reports it.
+/// The model's context window, as `run_end` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct WindowInfo {
     /// Its size in tokens.

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CallStatus, EventKind, RunStatus, SpecialistInfo, UsageTotals, Writer};
+use super::{CallStatus, EventKind, RunStatus, SpecialistInfo, UsageTotals, WindowInfo, Writer};
 use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
 
@@ -50,6 +50,8 @@ struct Summary<'a> {
     child_usage: &'a UsageTotals,
     #[serde(skip_serializing_if = "Option::is_none")]
     cost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_window: &'a Option<WindowInfo>,
     tool_calls: &'a [CallSummary],
     tasks: &'a [TaskSummary],
     errors: &'a [Value],
@@ -162,6 +164,7 @@ impl Writer for JsonWriter {
                 usage,
                 child_usage,
                 cost_usd,
+                context_window,
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
@@ -171,6 +174,7 @@ impl Writer for JsonWriter {
                     usage,
                     child_usage,
                     cost_usd: *cost_usd,
+                    context_window,
                     tool_calls: &self.tool_calls,
                     tasks: &self.tasks,
                     errors: &self.errors,

@@ -24,7 +24,9 @@ pub use message::{
     Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
 pub use tuning::{InvalidTuning, Tuning};
-pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowSource};
+pub use window::{
+    ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowLookup, WindowSource,
+};
 
 /// The wire protocol of the model endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]

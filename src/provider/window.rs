@@ -7,9 +7,11 @@
 //! server is asked here, once per run, only for an endpoint that is not an official API
 //! (those neither serve `/props` nor report a window, and the table knows their models).
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::future::{BoxFuture, Shared};
+use futures_util::{FutureExt, StreamExt};
 use serde::Deserialize;
 
 use super::Provider;
@@ -65,20 +67,62 @@ impl WindowSource {
     }
 }
 
-impl ContextWindow {
-    /// The window of `provider`'s model: `given` (from the flag or config.toml) if set, else
-    /// what its server reports, else the table's, else [`DEFAULT_CONTEXT_WINDOW`].
-    pub async fn resolve(given: Option<ContextWindow>, provider: &dyn Provider) -> ContextWindow {
-        if let Some(given) = given {
-            return given;
+/// A context window being found out: the server is asked while the run's first request is
+/// already on its way, so knowing the window costs the run no time. The first request needs no
+/// window (there is nothing to compact yet); everything after it waits for the answer, which
+/// by then has long arrived.
+#[derive(Clone)]
+pub struct WindowLookup {
+    window: Shared<BoxFuture<'static, ContextWindow>>,
+}
+
+impl WindowLookup {
+    /// A window already known.
+    pub fn known(window: ContextWindow) -> WindowLookup {
+        WindowLookup {
+            window: futures_util::future::ready(window).boxed().shared(),
         }
-        if let Some(tokens) = provider.reported_window().await {
+    }
+
+    /// Starts finding the window of `provider`'s model on the current tokio runtime: `given`
+    /// (from the flag or config.toml) if set, else what its server reports, else the table's,
+    /// else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn start(given: Option<ContextWindow>, provider: Arc<dyn Provider>) -> WindowLookup {
+        if let Some(given) = given {
+            return WindowLookup::known(given);
+        }
+        let model = provider.model().to_string();
+        let asking = tokio::spawn(async move { provider.reported_window().await });
+        let window = async move {
+            let reported = asking.await.ok().flatten();
+            ContextWindow::from_report(reported, &model)
+        };
+        WindowLookup {
+            window: window.boxed().shared(),
+        }
+    }
+
+    /// The window, once known.
+    pub async fn get(&self) -> ContextWindow {
+        self.window.clone().await
+    }
+
+    /// The window if it is known by now.
+    pub fn now(&self) -> Option<ContextWindow> {
+        self.window.clone().now_or_never()
+    }
+}
+
+impl ContextWindow {
+    /// The window the server `reported`, else the table's for `model`, else the default.
+    fn from_report(reported: Option<u32>, model: &str) -> ContextWindow {
+        if let Some(tokens) = reported {
             return ContextWindow {
                 tokens,
                 source: WindowSource::Server,
             };
         }
-        match known_window(provider.model()) {
+        match known_window(model) {
             Some(tokens) => ContextWindow {
                 tokens,
                 source: WindowSource::KnownModel,
@@ -149,8 +193,7 @@ impl Probes {
     }
 
     /// What the server says `model`'s window is, if it says: `/props` first (the running
-    /// llama.cpp server's own setting), then the model list. One after the other, so both go
-    /// over the one connection the run's requests then reuse.
+    /// llama.cpp server's own setting), then the model list.
     pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> Option<u32> {
         let props = async {
             let props: Props = get_json(client, self.props.as_deref()?).await?;

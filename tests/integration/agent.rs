@@ -13,7 +13,7 @@ use zero::output::OutputFormat;
 use zero::provider::ProviderKind;
 use zero::provider::{
     self, ContextWindow, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning,
-    WindowSource,
+    WindowLookup, WindowSource,
 };
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
@@ -79,10 +79,10 @@ fn run_cancelled_after(
         max_turns: 10,
         tasks: &tasks,
         ledger: &Ledger::new(Limits::default(), None, None),
-        window: ContextWindow {
+        window: WindowLookup::known(ContextWindow {
             tokens: DEFAULT_CONTEXT_WINDOW,
             source: WindowSource::Default,
-        },
+        }),
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

@@ -28,24 +28,31 @@ fn run(
     (output.status.code().unwrap(), events(&output.stdout))
 }
 
-/// The `contextWindow` of `run_start`.
+/// A turn with a tool call, then an answer: the run waits for its window after the first
+/// response (a one-turn run may end before the server answered, and then reports none).
+fn two_turns(script: Script) -> Script {
+    script
+        .reply(Reply::tool_call("glob", json!({"pattern": "*"})))
+        .reply(Reply::text("hi"))
+}
+
+/// The `contextWindow` of `run_end`.
 fn window_of(events: &[Value]) -> Value {
     events
         .iter()
-        .find(|e| e["type"] == "run_start")
-        .unwrap_or_else(|| panic!("no run_start: {events:?}"))["contextWindow"]
+        .find(|e| e["type"] == "run_end")
+        .unwrap_or_else(|| panic!("no run_end: {events:?}"))["contextWindow"]
         .clone()
 }
 
 #[test]
 fn the_window_comes_from_llama_cpp_props_else_from_vllm_model_list() {
     let workspace = tempfile::tempdir().unwrap();
-    let llama = FakeModel::start(
+    let llama = FakeModel::start(two_turns(
         Script::new()
             .props(json!({"default_generation_settings": {"n_ctx": 4096}}))
-            .models(json!({"data": [{"id": "fake-model", "max_model_len": 9999}]}))
-            .reply(Reply::text("hi")),
-    );
+            .models(json!({"data": [{"id": "fake-model", "max_model_len": 9999}]})),
+    ));
     let (code, events) = run(&llama, workspace.path(), &[], &[]);
     assert_eq!(code, 0, "{events:?}");
     assert_eq!(
@@ -53,14 +60,12 @@ fn the_window_comes_from_llama_cpp_props_else_from_vllm_model_list() {
         json!({"tokens": 4096, "source": "server"})
     );
 
-    let vllm = FakeModel::start(
-        Script::new()
-            .models(json!({"object": "list", "data": [
-                {"id": "other", "max_model_len": 1_000_000},
-                {"id": "fake-model", "max_model_len": 8192},
-            ]}))
-            .reply(Reply::text("hi")),
-    );
+    let vllm = FakeModel::start(two_turns(Script::new().models(
+        json!({"object": "list", "data": [
+            {"id": "other", "max_model_len": 1_000_000},
+            {"id": "fake-model", "max_model_len": 8192},
+        ]}),
+    )));
     let (code, events) = run(&vllm, workspace.path(), &[], &[]);
     assert_eq!(code, 0, "{events:?}");
     assert_eq!(
@@ -73,12 +78,9 @@ fn the_window_comes_from_llama_cpp_props_else_from_vllm_model_list() {
 #[test]
 fn the_flag_and_the_config_file_win_and_the_server_is_not_asked() {
     let workspace = tempfile::tempdir().unwrap();
-    let server = FakeModel::start(
-        Script::new()
-            .props(json!({"default_generation_settings": {"n_ctx": 4096}}))
-            .reply(Reply::text("hi"))
-            .reply(Reply::text("hi")),
-    );
+    let server = FakeModel::start(two_turns(two_turns(
+        Script::new().props(json!({"default_generation_settings": {"n_ctx": 4096}})),
+    )));
     let (_, events) = run(
         &server,
         workspace.path(),
@@ -114,11 +116,7 @@ fn the_flag_and_the_config_file_win_and_the_server_is_not_asked() {
 #[test]
 fn without_a_server_answer_the_table_then_the_default_decide() {
     let workspace = tempfile::tempdir().unwrap();
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("hi"))
-            .reply(Reply::text("hi")),
-    );
+    let server = FakeModel::start(two_turns(two_turns(Script::new())));
     let (_, events) = run(&server, workspace.path(), &[], &[]);
     assert_eq!(
         window_of(&events),
