@@ -11,8 +11,8 @@ pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta, ToolSpec,
-    Usage, WindowLookup,
+    ContextWindow, DEFAULT_CONTEXT_WINDOW, ErrorClass, Message, Provider, ProviderError, Request,
+    StopReason, StreamDelta, ToolSpec, Usage, WindowLookup, WindowSource,
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{PlanStep, ToolContext, Toolset};
@@ -184,7 +184,7 @@ impl AgentRun<'_> {
             let results = calls::run_all(
                 &completion.tool_calls,
                 cut_off,
-                calls::result_cap(self.window.get().await.tokens, completion.tool_calls.len()),
+                calls::result_cap(self.window().await.tokens, completion.tool_calls.len()),
                 self.toolset,
                 &context,
                 self.output,
@@ -206,6 +206,19 @@ impl AgentRun<'_> {
         Report { ending, turns }
     }
 
+    /// The model's context window, waited for (the server is still being asked only right
+    /// after the first response) unless the run is cancelled meanwhile: then the default,
+    /// since the run is ending anyway.
+    async fn window(&self) -> ContextWindow {
+        tokio::select! {
+            window = self.window.get() => window,
+            () = self.context.cancel.cancelled() => ContextWindow {
+                tokens: DEFAULT_CONTEXT_WINDOW,
+                source: WindowSource::Default,
+            },
+        }
+    }
+
     /// Replaces the older turns of `request` by the model's summary of them (see
     /// [`compaction`]) and reports it; `Ok(false)` when there is nothing older to summarise.
     async fn compact(
@@ -221,7 +234,7 @@ impl AgentRun<'_> {
             Trigger::Threshold => ("threshold", compaction::KEEP_TURNS),
             Trigger::ContextLength => ("context_length", 1),
         };
-        let window = self.window.get().await.tokens;
+        let window = self.window().await.tokens;
         let Some(split) = compaction::split(&request.messages, keep, sizes, u64::from(window))
         else {
             return Ok(false);

@@ -1,6 +1,6 @@
-//! Token accounting: what one response cost ([`Usage`]), what tokens cost in money
-//! ([`Prices`]), and what a run and the specialists it launched have spent against the budget
-//! the caller set ([`Ledger`]).
+//! Token accounting: what one response cost ([`Usage`]), what tokens cost in money (the
+//! `[prices]` table of config.toml), and what a run and the specialists it launched have spent
+//! against the budget the caller set ([`Ledger`]).
 //!
 //! A leaf: the provider reports usage, the agent loop records it and stops at the budget,
 //! `tasks` hands a specialist what is left of it and reads back what the specialist spent.
