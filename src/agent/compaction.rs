@@ -305,6 +305,31 @@ mod tests {
     }
 
     #[test]
+    fn the_current_plan_follows_the_summary() {
+        let plan = [
+            PlanStep {
+                step: "read the notes".into(),
+                status: crate::tools::StepStatus::Completed,
+            },
+            PlanStep {
+                step: "fix the test".into(),
+                status: crate::tools::StepStatus::InProgress,
+            },
+        ];
+        let rebuilt = rebuild(&conversation(2, "x"), 3, "read them", &plan);
+        let Message::User { content } = &rebuilt[0] else {
+            panic!("{rebuilt:?}")
+        };
+        assert!(
+            content.ends_with(
+                "read them\n\n## Current plan\n\n- [completed] read the notes\n- \
+                 [in_progress] fix the test"
+            ),
+            "{content}"
+        );
+    }
+
+    #[test]
     fn the_transcript_drops_the_oldest_tool_outputs_first() {
         let older = conversation(3, &"y".repeat(1000))[1..].to_vec();
         let text = transcript(&older, 1500);
