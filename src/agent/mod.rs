@@ -11,8 +11,8 @@ pub(crate) mod system_prompt;
 
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    ContextWindow, DEFAULT_CONTEXT_WINDOW, ErrorClass, Message, Provider, ProviderError, Request,
-    StopReason, StreamDelta, ToolSpec, Usage, WindowLookup, WindowSource,
+    ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta,
+    ToolSpec, Usage, WindowLookup,
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::tools::{PlanStep, ToolContext, Toolset};
@@ -212,10 +212,7 @@ impl AgentRun<'_> {
     async fn window(&self) -> ContextWindow {
         tokio::select! {
             window = self.window.get() => window,
-            () = self.context.cancel.cancelled() => ContextWindow {
-                tokens: DEFAULT_CONTEXT_WINDOW,
-                source: WindowSource::Default,
-            },
+            () = self.context.cancel.cancelled() => ContextWindow::DEFAULT,
         }
     }
 

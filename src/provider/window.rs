@@ -114,6 +114,12 @@ impl WindowLookup {
 }
 
 impl ContextWindow {
+    /// The window assumed when nothing says otherwise.
+    pub const DEFAULT: ContextWindow = ContextWindow {
+        tokens: DEFAULT_CONTEXT_WINDOW,
+        source: WindowSource::Default,
+    };
+
     /// The window the server `reported`, else the table's for `model`, else the default.
     fn from_report(reported: Option<u32>, model: &str) -> ContextWindow {
         if let Some(tokens) = reported {
@@ -127,10 +133,7 @@ impl ContextWindow {
                 tokens,
                 source: WindowSource::KnownModel,
             },
-            None => ContextWindow {
-                tokens: DEFAULT_CONTEXT_WINDOW,
-                source: WindowSource::Default,
-            },
+            None => ContextWindow::DEFAULT,
         }
     }
 }

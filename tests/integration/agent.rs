@@ -12,8 +12,7 @@ use zero::output::Output;
 use zero::output::OutputFormat;
 use zero::provider::ProviderKind;
 use zero::provider::{
-    self, ContextWindow, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning,
-    WindowLookup, WindowSource,
+    self, ContextWindow, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning, WindowLookup,
 };
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
@@ -79,10 +78,7 @@ fn run_cancelled_after(
         max_turns: 10,
         tasks: &tasks,
         ledger: &Ledger::new(Limits::default(), None, None),
-        window: WindowLookup::known(ContextWindow {
-            tokens: DEFAULT_CONTEXT_WINDOW,
-            source: WindowSource::Default,
-        }),
+        window: WindowLookup::known(ContextWindow::DEFAULT),
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);
