@@ -48,6 +48,8 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)')
             [CompletionResult]::new('--input-format', '--input-format', [CompletionResultType]::ParameterName, 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)')
             [CompletionResult]::new('--output-last-message', '--output-last-message', [CompletionResultType]::ParameterName, 'Also write the final answer to this file (atomically), in every output format')
+            [CompletionResult]::new('--output-schema', '--output-schema', [CompletionResultType]::ParameterName, 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4')
+            [CompletionResult]::new('--schema-retries', '--schema-retries', [CompletionResultType]::ParameterName, 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]')
             [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'Model name, as the provider knows it')
             [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'Model name, as the provider knows it')
             [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'Which wire protocol the endpoint speaks')

@@ -83,7 +83,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --output-format --input-format --output-last-message --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,14 @@ _zero() {
                     return 0
                     ;;
                 --output-last-message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schema-retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

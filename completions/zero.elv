@@ -44,6 +44,8 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand -i 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)'
             cand --input-format 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)'
             cand --output-last-message 'Also write the final answer to this file (atomically), in every output format'
+            cand --output-schema 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4'
+            cand --schema-retries 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]'
             cand -m 'Model name, as the provider knows it'
             cand --model 'Model name, as the provider knows it'
             cand --provider 'Which wire protocol the endpoint speaks'

@@ -48,6 +48,8 @@ stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -s i -l input-format -d 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)' -r -f -a "text\t'The prompt is plain text'
 stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'"

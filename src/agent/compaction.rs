@@ -156,6 +156,8 @@ pub(crate) fn summary_request(
             ),
         }],
         tools: Vec::new(),
+        // The summary is prose, whatever shape the final answer must have.
+        answer_format: None,
     }
 }
 
@@ -347,6 +349,7 @@ mod tests {
             system: "s".repeat(1000),
             messages: conversation(1, "z"),
             tools: Vec::new(),
+            answer_format: None,
         };
         let mut estimator = Estimator::new(&[]);
         let first = estimator.tokens(&request);

@@ -9,12 +9,15 @@ mod calls;
 mod compaction;
 pub(crate) mod system_prompt;
 
+use serde_json::Value;
+
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason, StreamDelta,
-    ToolSpec, Usage, WindowLookup,
+    AnswerFormat, ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason,
+    StreamDelta, ToolSpec, Usage, WindowLookup,
 };
 use crate::runtime::{Runtime, TaskRecord};
+use crate::structured::{self, OutputSchema, Violation};
 use crate::tools::{PlanStep, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
 use compaction::Estimator;
@@ -48,18 +51,47 @@ pub struct AgentRun<'a> {
     /// The model's context window: the conversation is compacted before it outgrows it, and
     /// tool results are sized to it.
     pub window: WindowLookup,
+    /// The schema the final answer must satisfy (`--output-schema`), if any.
+    pub schema: Option<SchemaCheck<'a>>,
+}
+
+/// `--output-schema` and `--schema-retries`: the schema, and how many answers that miss it
+/// go back to the model with what is wrong before the run gives up.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaCheck<'a> {
+    /// The schema.
+    pub schema: &'a OutputSchema,
+    /// How many rejected answers are sent back for another try.
+    pub retries: u32,
+}
+
+/// A final answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The model's text.
+    pub text: String,
+    /// The JSON value the text is, when the run has a schema and the text satisfies it.
+    pub structured: Option<Value>,
 }
 
 /// How the conversation ended.
 #[derive(Debug)]
 pub enum Ending {
-    /// The model answered without calling a tool.
-    Answered(String),
+    /// The model answered without calling a tool (and, with a schema, satisfied it).
+    Answered(Answer),
+    /// Every answer missed the schema, the last after `retries` tries with the errors fed
+    /// back; these are the last answer's violations.
+    SchemaUnsatisfied {
+        /// What was wrong with the last answer.
+        violations: Vec<Violation>,
+        /// How many times the errors went back to the model.
+        retries: u32,
+    },
     /// The turn budget ran out; the text is the model's summary (possibly empty).
     OutOfTurns(String),
     /// A response took the run tree past its token or cost budget. Its tool calls were not
-    /// run; the text is its answer when it called none.
-    OverBudget(Exceeded, Option<String>),
+    /// run; the answer is the one it gave when it called none.
+    OverBudget(Exceeded, Option<Answer>),
     /// The provider failed (after its own retries).
     Failed(ProviderError),
     /// The run was cancelled.
@@ -103,6 +135,10 @@ impl AgentRun<'_> {
                     input_schema: tool.input_schema(),
                 })
                 .collect(),
+            answer_format: self.schema.map(|check| AnswerFormat {
+                schema: std::sync::Arc::clone(check.schema.schema()),
+                answer_now: false,
+            }),
         };
         let (plan_sender, mut plan_updates) = tokio::sync::mpsc::unbounded_channel();
         let context = ToolContext {
@@ -113,6 +149,8 @@ impl AgentRun<'_> {
         // The model is told once about tasks still running when it answers; a second answer
         // ends the run and `exec` stops them.
         let mut told_about_tasks = false;
+        // Answers that missed the schema and went back to the model.
+        let mut rejected = 0;
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
         let ending = loop {
@@ -155,7 +193,13 @@ impl AgentRun<'_> {
                 sizes.observe(&request, usage.prompt_tokens);
             }
             if let Some(exceeded) = self.ledger.exceeded() {
-                let answer = completion.tool_calls.is_empty().then_some(completion.text);
+                let answer = completion.tool_calls.is_empty().then(|| {
+                    let structured = self.check(&completion.text).and_then(Result::ok);
+                    Answer {
+                        text: completion.text,
+                        structured,
+                    }
+                });
                 break Ending::OverBudget(exceeded, answer);
             }
             let cut_off = completion.stop == StopReason::MaxTokens;
@@ -179,7 +223,46 @@ impl AgentRun<'_> {
                         continue;
                     }
                 }
-                break Ending::Answered(completion.text);
+                let structured = match self.check(&completion.text) {
+                    None => None,
+                    Some(Ok(value)) => Some(value),
+                    Some(Err(violations)) => {
+                        let retries = self.schema.map_or(0, |check| check.retries);
+                        if rejected == retries {
+                            break Ending::SchemaUnsatisfied {
+                                violations,
+                                retries,
+                            };
+                        }
+                        rejected += 1;
+                        self.output.emit(EventKind::Warning {
+                            message: format!(
+                                "the final answer does not satisfy --output-schema; the errors \
+                                 went back to the model (retry {rejected} of {retries}):\n{}",
+                                structured::list(&violations)
+                            ),
+                        });
+                        request.messages.push(Message::Assistant {
+                            text: completion.text,
+                            tool_calls: Vec::new(),
+                        });
+                        request.messages.push(Message::User {
+                            content: structured::feedback(&violations),
+                        });
+                        if let Some(format) = &mut request.answer_format {
+                            format.answer_now = true;
+                        }
+                        continue;
+                    }
+                };
+                break Ending::Answered(Answer {
+                    text: completion.text,
+                    structured,
+                });
+            }
+            // Tools are wanted after all: the answer is not due yet.
+            if let Some(format) = &mut request.answer_format {
+                format.answer_now = false;
             }
             let results = calls::run_all(
                 &completion.tool_calls,
@@ -204,6 +287,11 @@ impl AgentRun<'_> {
             }
         };
         Report { ending, turns }
+    }
+
+    /// The answer `text` checked against the run's schema; `None` when it has none.
+    fn check(&self, text: &str) -> Option<Result<Value, Vec<Violation>>> {
+        self.schema.map(|check| check.schema.check(text))
     }
 
     /// The model's context window, waited for (the server is still being asked only right
@@ -307,6 +395,8 @@ impl AgentRun<'_> {
     /// The budget is spent: ask once more, without tools, for a summary.
     async fn final_summary(&self, request: &mut Request, turns: &mut u32) -> Ending {
         request.tools.clear();
+        // A summary of what is left, not the answer: prose, whatever the schema.
+        request.answer_format = None;
         request.messages.push(Message::User {
             content: OUT_OF_TURNS_REQUEST.into(),
         });

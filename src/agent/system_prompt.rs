@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
 
 /// Project guidance files, read in this order in each directory.
@@ -19,6 +20,9 @@ pub(crate) struct PromptFacts<'a> {
     pub(crate) autonomy: Autonomy,
     /// The names of the tools on offer.
     pub(crate) tools: Vec<&'a str>,
+    /// The schema the final answer must satisfy (`--output-schema`), stated last so that it
+    /// overrides what the prompt says about answers in general.
+    pub(crate) answer_schema: Option<&'a OutputSchema>,
 }
 
 /// Builds the whole system prompt.
@@ -56,6 +60,10 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
     if let Some(guidance) = project_guidance(facts.workspace) {
         prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
         prompt.push_str(&guidance);
+    }
+    if let Some(schema) = facts.answer_schema {
+        prompt.push('\n');
+        prompt.push_str(&schema.instructions());
     }
     prompt
 }
@@ -150,6 +158,7 @@ mod tests {
             workspace: &sub,
             autonomy: Autonomy::Medium,
             tools: vec!["read_file"],
+            answer_schema: None,
         });
         let outer = prompt.find("outer rule").expect("outer guidance");
         let inner = prompt.find("inner rule").expect("inner guidance");
@@ -167,6 +176,7 @@ mod tests {
             workspace: &sub,
             autonomy: Autonomy::Low,
             tools: vec![],
+            answer_schema: None,
         });
         assert!(!prompt.contains("parent rule"));
         assert!(prompt.contains("read-only"));
@@ -179,12 +189,14 @@ mod tests {
             workspace: dir.path(),
             autonomy: Autonomy::Low,
             tools: vec!["bash", "read_file"],
+            answer_schema: None,
         });
         assert!(with_bash.contains("commands you run are read-only"));
         let without = build(&PromptFacts {
             workspace: dir.path(),
             autonomy: Autonomy::Low,
             tools: vec!["read_file"],
+            answer_schema: None,
         });
         assert!(without.contains("cannot change files or run commands"));
     }

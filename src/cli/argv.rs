@@ -32,6 +32,8 @@ impl ExecArgs {
             output_format,
             input_format,
             output_last_message,
+            output_schema,
+            schema_retries,
             model,
             provider,
             base_url,
@@ -68,6 +70,10 @@ impl ExecArgs {
         argv.choice("--output-format", Some(output_format));
         argv.choice("--input-format", Some(input_format));
         argv.path("--output-last-message", output_last_message.as_deref());
+        argv.path("--output-schema", output_schema.as_deref());
+        if let Some(retries) = schema_retries {
+            argv.value("--schema-retries", &retries.to_string());
+        }
         if let Some(model) = model {
             argv.value("--model", model);
         }
@@ -189,6 +195,8 @@ mod tests {
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::StreamJson,
             output_last_message: Some(PathBuf::from("/tmp/last")),
+            output_schema: Some(PathBuf::from("-schema.json")),
+            schema_retries: Some(0),
             model: Some("-model".into()),
             provider: Some(ProviderKind::Anthropic),
             base_url: Some("http://127.0.0.1:1/v1".into()),

@@ -126,6 +126,16 @@ pub struct ExecArgs {
     #[arg(long = "output-last-message", value_name = "FILE")]
     pub(crate) output_last_message: Option<PathBuf>,
 
+    /// A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then
+    /// one JSON value, printed compact on one line. No valid answer: exit 4.
+    #[arg(long = "output-schema", value_name = "FILE")]
+    pub(crate) output_schema: Option<PathBuf>,
+
+    /// How many times an answer that misses --output-schema goes back to the model with the
+    /// errors [default: 2].
+    #[arg(long = "schema-retries", value_name = "N", requires = "output_schema")]
+    pub(crate) schema_retries: Option<u32>,
+
     /// Model name, as the provider knows it.
     #[arg(short = 'm', long, value_name = "MODEL")]
     pub(crate) model: Option<String>,

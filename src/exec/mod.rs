@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use crate::agent::{AgentRun, Ending, system_prompt};
+use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
@@ -28,6 +28,7 @@ use crate::provider::{
 };
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
+use crate::structured::{self, Violation};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
 use crate::tools::{Registry, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger, Spent};
@@ -52,6 +53,8 @@ pub struct Failure {
     pub(crate) message: String,
     /// Whether running again unchanged could succeed.
     pub(crate) retryable: bool,
+    /// With `schema_unsatisfied`: what was wrong with the last answer.
+    pub(crate) schema_errors: Vec<Violation>,
 }
 
 impl Failure {
@@ -62,6 +65,7 @@ impl Failure {
             code: "usage_error",
             message,
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -72,6 +76,7 @@ impl Failure {
             code: "config_error",
             message,
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -82,6 +87,7 @@ impl Failure {
             code: "sandbox_unavailable",
             message,
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -94,6 +100,7 @@ impl Failure {
                       model gave a final answer; everything it started was stopped"
                 .into(),
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -121,6 +128,7 @@ impl Failure {
             code,
             message,
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -131,6 +139,7 @@ impl Failure {
             code: error.class.as_str(),
             message: error.message.clone(),
             retryable: error.retryable,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -141,6 +150,7 @@ impl Failure {
             code: "internal_error",
             message,
             retryable: false,
+            schema_errors: Vec::new(),
         }
     }
 
@@ -160,6 +170,27 @@ impl Failure {
                 stop.name()
             ),
             retryable: false,
+            schema_errors: Vec::new(),
+        }
+    }
+
+    /// No answer satisfied `--output-schema`, the last after `retries` tries: exit 4.
+    pub(crate) fn schema_unsatisfied(violations: Vec<Violation>, retries: u32) -> Self {
+        let tries = match retries {
+            0 => "its answer".to_string(),
+            1 => "its answer, after 1 retry,".to_string(),
+            n => format!("its answer, after {n} retries,"),
+        };
+        Failure {
+            exit: ExitCode::Incomplete,
+            code: "schema_unsatisfied",
+            message: format!(
+                "the model's final answer does not satisfy --output-schema; {tries} still has \
+                 these errors:\n{}",
+                structured::list(&violations)
+            ),
+            retryable: false,
+            schema_errors: violations,
         }
     }
 
@@ -168,6 +199,7 @@ impl Failure {
             code: self.code.to_string(),
             message: self.message.clone(),
             retryable: self.retryable,
+            schema_errors: self.schema_errors.clone(),
         });
     }
 }
@@ -374,6 +406,7 @@ fn run_job(
         workspace: &workspace,
         autonomy: policy.autonomy(),
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
+        answer_schema: settings.output_schema.as_ref(),
     });
     // Cancelled by a stop signal, by lifeline EOF, or when stdout goes away.
     let cancel = output.stop_token();
@@ -395,6 +428,10 @@ fn run_job(
         tasks: &tasks,
         ledger: &ledger,
         window: window.clone(),
+        schema: settings.output_schema.as_ref().map(|schema| SchemaCheck {
+            schema,
+            retries: settings.schema_retries,
+        }),
     };
     // Tasks can only start inside this block, so closing the task runtime here, right after
     // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
@@ -438,7 +475,12 @@ fn run_job(
     if timed_out.load(Ordering::SeqCst) {
         return Err(Failure::timeout());
     }
-    conclude(report.ending, output, last_message.as_deref())
+    conclude(
+        report.ending,
+        output,
+        last_message.as_deref(),
+        settings.output_schema.is_some(),
+    )
 }
 
 /// Stops whatever tasks are still running and reports what could not be cleaned up; the
@@ -479,16 +521,26 @@ fn conclude(
     ending: Ending,
     output: &Output,
     last_message: Option<&Path>,
+    schema: bool,
 ) -> Result<ExitCode, Failure> {
     match ending {
-        Ending::Answered(text) => {
-            write_last_message(last_message, &text, output.secrets())?;
-            output.emit(EventKind::Final { text });
+        Ending::Answered(answer) => {
+            deliver(answer, output, last_message, schema)?;
             Ok(ExitCode::Success)
         }
         Ending::OutOfTurns(text) => {
-            write_last_message(last_message, &text, output.secrets())?;
-            output.emit(EventKind::Final { text });
+            // A summary of what is left, never an answer in the schema's shape.
+            if !schema {
+                deliver(
+                    Answer {
+                        text,
+                        structured: None,
+                    },
+                    output,
+                    last_message,
+                    schema,
+                )?;
+            }
             Err(Failure {
                 exit: ExitCode::Incomplete,
                 code: "incomplete",
@@ -496,15 +548,19 @@ fn conclude(
                           answer"
                     .into(),
                 retryable: false,
+                schema_errors: Vec::new(),
             })
         }
         Ending::OverBudget(exceeded, answer) => {
-            if let Some(text) = answer {
-                write_last_message(last_message, &text, output.secrets())?;
-                output.emit(EventKind::Final { text });
+            if let Some(answer) = answer {
+                deliver(answer, output, last_message, schema)?;
             }
             Err(Failure::over_budget(exceeded))
         }
+        Ending::SchemaUnsatisfied {
+            violations,
+            retries,
+        } => Err(Failure::schema_unsatisfied(violations, retries)),
         Ending::Failed(error) => Err(Failure::provider(&error)),
         Ending::Cancelled => Err(Failure::provider(&ProviderError {
             class: ErrorClass::Cancelled,
@@ -513,6 +569,30 @@ fn conclude(
             retryable: false,
         })),
     }
+}
+
+/// Emits the `final` event of `answer` and writes it to `--output-last-message`: its JSON
+/// value (compact, one line) when the run has a schema, else its text. With a schema, an
+/// answer that does not satisfy it is not delivered at all: nothing downstream may mistake
+/// it for the object.
+fn deliver(
+    answer: Answer,
+    output: &Output,
+    last_message: Option<&Path>,
+    schema: bool,
+) -> Result<(), Failure> {
+    match (&answer.structured, schema) {
+        (Some(value), _) => {
+            write_last_message(last_message, &format!("{value}\n"), output.secrets())?
+        }
+        (None, false) => write_last_message(last_message, &answer.text, output.secrets())?,
+        (None, true) => return Ok(()),
+    }
+    output.emit(EventKind::Final {
+        text: answer.text,
+        structured: answer.structured,
+    });
+    Ok(())
 }
 
 /// Writes the answer to `--output-last-message`, redacted like everything else zero writes.

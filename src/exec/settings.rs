@@ -23,6 +23,7 @@ use crate::provider::{
 use crate::redact::Secrets;
 use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
+use crate::structured::OutputSchema;
 use crate::tasks::{Parent, SearchPaths};
 use crate::tools::Policy;
 use crate::usage::{Limits, Price, Prices, Usd};
@@ -32,6 +33,10 @@ use super::{Failure, job};
 
 /// The default `--max-turns`.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 80;
+
+/// The default `--schema-retries`: enough for a model to fix a slip, few enough that a model
+/// that cannot produce the shape fails fast.
+pub(crate) const DEFAULT_SCHEMA_RETRIES: u32 = 2;
 
 /// The process environment, read once. Values that are not UTF-8 are kept for the readers of
 /// paths and left out of the readers of text.
@@ -132,6 +137,10 @@ pub(crate) struct Settings {
     pub(crate) usage_report: Option<PathBuf>,
     /// The context window as the flag or config.toml gave it; else the provider finds it.
     pub(crate) context_window: Option<ContextWindow>,
+    /// The schema the final answer must satisfy (`--output-schema`), read and checked.
+    pub(crate) output_schema: Option<OutputSchema>,
+    /// How many answers that miss the schema go back to the model (`--schema-retries`).
+    pub(crate) schema_retries: u32,
 }
 
 /// The `config.toml` keys the settings read themselves.
@@ -189,6 +198,12 @@ impl Settings {
         let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
         let limits = limits(args, &keys)?;
         let context_window = context_window(args, &keys)?;
+        let output_schema = args
+            .output_schema
+            .as_deref()
+            .map(OutputSchema::load)
+            .transpose()
+            .map_err(Failure::usage)?;
         let prices = Prices::new(keys.prices)
             .map_err(|e| Failure::config(format!("in config.toml: {e}")))?;
         let usage_report = match &parent {
@@ -225,6 +240,8 @@ impl Settings {
             prices,
             usage_report,
             context_window,
+            output_schema,
+            schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
         })
     }
 }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::exit::ExitCode;
 use crate::runtime::{TaskKind, TaskStatus};
+use crate::structured::Violation;
 use crate::tools::{PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
@@ -163,8 +164,12 @@ pub(crate) enum EventKind {
     Final {
         /// Its text.
         text: String,
+        /// With `--output-schema`: the JSON value the answer is, checked against the schema.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        structured: Option<Value>,
     },
     /// Why the run did not succeed.
+    #[serde(rename_all = "camelCase")]
     Error {
         /// A stable code (`usage_error`, `auth`, `incomplete`, ...).
         code: String,
@@ -172,6 +177,9 @@ pub(crate) enum EventKind {
         message: String,
         /// Whether running again unchanged could succeed.
         retryable: bool,
+        /// With `schema_unsatisfied`: what was wrong with the last answer.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        schema_errors: Vec<Violation>,
     },
     /// The last event of every run.
     #[serde(rename_all = "camelCase")]

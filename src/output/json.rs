@@ -13,6 +13,7 @@ use crate::runtime::{TaskKind, TaskStatus};
 pub(crate) struct JsonWriter {
     secrets: Secrets,
     final_text: Option<String>,
+    structured_output: Option<Value>,
     tool_calls: Vec<CallSummary>,
     tasks: Vec<TaskSummary>,
     errors: Vec<Value>,
@@ -45,6 +46,8 @@ struct Summary<'a> {
     status: RunStatus,
     exit_code: i32,
     final_text: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_output: &'a Option<Value>,
     turns: u32,
     usage: &'a UsageTotals,
     child_usage: &'a UsageTotals,
@@ -72,6 +75,7 @@ impl JsonWriter {
         JsonWriter {
             secrets,
             final_text: None,
+            structured_output: None,
             tool_calls: Vec::new(),
             tasks: Vec::new(),
             errors: Vec::new(),
@@ -146,17 +150,27 @@ impl Writer for JsonWriter {
                 task.status = *status;
                 task.exit_code = *exit_code;
             }
-            EventKind::Final { text } => self.final_text = Some(text.clone()),
+            EventKind::Final { text, structured } => {
+                self.final_text = Some(text.clone());
+                self.structured_output.clone_from(structured);
+            }
             EventKind::Warning { message } => self.warnings.push(message.clone()),
             EventKind::Error {
                 code,
                 message,
                 retryable,
-            } => self.errors.push(json!({
-                "code": code,
-                "message": message,
-                "retryable": retryable,
-            })),
+                schema_errors,
+            } => {
+                let mut error = json!({
+                    "code": code,
+                    "message": message,
+                    "retryable": retryable,
+                });
+                if !schema_errors.is_empty() {
+                    error["schemaErrors"] = json!(schema_errors);
+                }
+                self.errors.push(error);
+            }
             EventKind::RunEnd {
                 status,
                 exit_code,
@@ -170,6 +184,7 @@ impl Writer for JsonWriter {
                     status: *status,
                     exit_code: *exit_code,
                     final_text: &self.final_text,
+                    structured_output: &self.structured_output,
                     turns: *turns,
                     usage,
                     child_usage,

@@ -140,7 +140,12 @@ impl Writer for TextWriter {
             EventKind::Error { message, .. } => {
                 self.stderr_line(&format!("zero: error: {message}"))
             }
-            EventKind::Final { text } => return self.stdout(text),
+            // With --output-schema stdout is the checked JSON value alone, compact.
+            EventKind::Final {
+                structured: Some(value),
+                ..
+            } => return self.stdout(&value.to_string()),
+            EventKind::Final { text, .. } => return self.stdout(text),
             EventKind::RunEnd { .. } => {
                 if let Some(spinner) = &mut self.spinner {
                     spinner.hide();

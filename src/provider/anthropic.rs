@@ -75,7 +75,7 @@ impl Wire for Anthropic {
         Ok(headers)
     }
 
-    fn body(&self, model: &str, request: &Request) -> Bytes {
+    fn body(&self, model: &str, request: &Request, _constrain: bool) -> Bytes {
         let mut tools: Vec<ToolDefinition<'_>> = request
             .tools
             .iter()
@@ -612,10 +612,12 @@ mod tests {
                 description: "list".into(),
                 input_schema: json!({"type": "object"}),
             }],
+            answer_format: None,
         };
-        let body: Value =
-            serde_json::from_slice(&Anthropic::new("http://h", 321).body("claude", &request))
-                .unwrap();
+        let body: Value = serde_json::from_slice(
+            &Anthropic::new("http://h", 321).body("claude", &request, false),
+        )
+        .unwrap();
         assert_eq!(
             body,
             json!({

@@ -11,6 +11,7 @@
 //!   repeat it, so the failure is reported instead;
 //! - cancellation wins every race and drops the response, which aborts the HTTP request.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -70,8 +71,14 @@ pub(crate) trait Wire: Send + Sync + 'static {
     ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue>;
     /// The JSON body for `request` to `model`, with streaming switched on, as bytes. Built
     /// from borrowed, typed structs (see [`json_body`]), once per request however many
-    /// attempts it takes.
-    fn body(&self, model: &str, request: &Request) -> Bytes;
+    /// attempts it takes. With `constrain`, the body asks the server to hold the answer to
+    /// the request's [`AnswerFormat`](super::AnswerFormat).
+    fn body(&self, model: &str, request: &Request, constrain: bool) -> Bytes;
+    /// Whether this wire would ask the server to constrain `request`'s answer to its schema
+    /// (see [`Wire::body`]). None does by default.
+    fn constrains(&self, _request: &Request) -> bool {
+        false
+    }
     /// A decoder for one response.
     fn decoder(&self) -> Self::Decoder;
 }
@@ -105,6 +112,9 @@ pub(crate) struct HttpProvider<W: Wire> {
     api_key: Option<String>,
     /// Where the server may say how large the model's context window is.
     probes: Probes,
+    /// Set once the server refused a request that asked it to constrain the answer to a
+    /// schema: from then on the schema is checked by the agent loop alone.
+    format_refused: AtomicBool,
 }
 
 impl<W: Wire> HttpProvider<W> {
@@ -134,6 +144,7 @@ impl<W: Wire> HttpProvider<W> {
             tuning,
             api_key,
             probes,
+            format_refused: AtomicBool::new(false),
         })
     }
 
@@ -335,7 +346,9 @@ impl<W: Wire> Provider for HttpProvider<W> {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let body = self.wire.body(&self.model, request);
+        let mut constrain =
+            !self.format_refused.load(Ordering::Relaxed) && self.wire.constrains(request);
+        let mut body = self.wire.body(&self.model, request, constrain);
         let cancelled = || Fault::new(ErrorClass::Cancelled, "cancelled");
         let mut attempt = 1;
         loop {
@@ -349,6 +362,14 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 Ok(()) => return Ok(assembly.finish()),
                 Err(fault) => fault,
             };
+            // A server that copies the API may not take `response_format` (or this schema
+            // in it): ask again without, and leave the schema to the agent loop's check.
+            if constrain && fault.class == ErrorClass::BadRequest && !assembly.has_started() {
+                self.format_refused.store(true, Ordering::Relaxed);
+                constrain = false;
+                body = self.wire.body(&self.model, request, false);
+                continue;
+            }
             let retry = fault.class.is_retryable()
                 && !assembly.has_started()
                 && attempt < self.tuning.max_attempts;

@@ -3,6 +3,8 @@
 //! These types live in `provider` (not `agent`) because both wires translate them; the agent
 //! loop builds them and the wires never see anything else.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 pub use crate::usage::Usage;
@@ -67,6 +69,22 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// The tools the model may call (empty: the model must answer in text).
     pub tools: Vec<ToolSpec>,
+    /// The shape the final answer must take (`--output-schema`), for a wire whose server can
+    /// be held to it; `None` for a free-text answer.
+    pub answer_format: Option<AnswerFormat>,
+}
+
+/// The JSON Schema a final answer must satisfy, as a request carries it to the wire. The
+/// agent loop checks every answer itself; this only lets a server that can constrain its
+/// decoding to a schema do so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerFormat {
+    /// The schema.
+    pub schema: Arc<Value>,
+    /// Whether this request asks for the answer itself (after an answer that missed the
+    /// schema), so the server may be held to the schema even where that rules out tool calls
+    /// (llama.cpp and vLLM then decode only the schema's JSON).
+    pub answer_now: bool,
 }
 
 /// A piece of a streaming response, delivered as it arrives.

@@ -21,7 +21,7 @@ pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
 };
 pub use message::{
-    Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
+    AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
 pub use tuning::{InvalidTuning, Tuning};
 pub use window::{

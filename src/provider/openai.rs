@@ -27,6 +27,10 @@ pub(crate) struct OpenAi {
     /// conversation to the same cache, so each turn reads the last one's prefix from it.
     /// Copies of the API reject fields they do not know, or cache by prefix anyway.
     cache_key: Option<String>,
+    /// Whether this is OpenAI's own API, whose models keep to a `response_format` schema and
+    /// still call tools; servers that copy the API (llama.cpp, vLLM) decode only the schema's
+    /// JSON once given one, so they get it only when the answer is due.
+    official: bool,
 }
 
 /// How a Chat Completions endpoint is told the most tokens one response may have.
@@ -59,6 +63,7 @@ impl OpenAi {
             url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
             cap,
             cache_key: official.then(|| cache_key.to_string()),
+            official,
         }
     }
 }
@@ -87,7 +92,14 @@ impl Wire for OpenAi {
         Ok(headers)
     }
 
-    fn body(&self, model: &str, request: &Request) -> Bytes {
+    fn constrains(&self, request: &Request) -> bool {
+        request
+            .answer_format
+            .as_ref()
+            .is_some_and(|format| self.official || format.answer_now)
+    }
+
+    fn body(&self, model: &str, request: &Request, constrain: bool) -> Bytes {
         let system = (!request.system.is_empty()).then(|| ChatMessage::System {
             content: &request.system,
         });
@@ -95,21 +107,32 @@ impl Wire for OpenAi {
             OutputCap::MaxTokens(tokens) => (Some(tokens), None),
             OutputCap::MaxCompletionTokens(tokens) => (None, Some(tokens)),
         };
-        let body = ChatBody {
-            model,
-            max_tokens,
-            max_completion_tokens,
-            stream: true,
-            stream_options: StreamOptions {
-                include_usage: true,
-            },
-            prompt_cache_key: self.cache_key.as_deref(),
-            messages: system
-                .into_iter()
-                .chain(request.messages.iter().map(ChatMessage::from))
-                .collect(),
-            tools: request.tools.iter().map(ChatTool::from).collect(),
-        };
+        let body =
+            ChatBody {
+                model,
+                max_tokens,
+                max_completion_tokens,
+                stream: true,
+                stream_options: StreamOptions {
+                    include_usage: true,
+                },
+                prompt_cache_key: self.cache_key.as_deref(),
+                messages: system
+                    .into_iter()
+                    .chain(request.messages.iter().map(ChatMessage::from))
+                    .collect(),
+                tools: request.tools.iter().map(ChatTool::from).collect(),
+                response_format: request.answer_format.as_ref().filter(|_| constrain).map(
+                    |format| ResponseFormat {
+                        kind: "json_schema",
+                        json_schema: JsonSchemaFormat {
+                            name: "final_answer",
+                            strict: self.official && strict_compatible(&format.schema),
+                            schema: &format.schema,
+                        },
+                    },
+                ),
+            };
         super::http::json_body(&body)
     }
 
@@ -134,6 +157,60 @@ struct ChatBody<'a> {
     messages: Vec<ChatMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ChatTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+}
+
+/// `response_format` asking for JSON that satisfies a schema.
+#[derive(Serialize)]
+struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'static str,
+    strict: bool,
+    schema: &'a Value,
+}
+
+/// Whether OpenAI's strict mode takes `schema` as it is: an object at the top, and every
+/// object closed (`additionalProperties: false`) with every property required. A schema
+/// that is not gets the non-strict mode, which guides rather than guarantees; the agent
+/// loop's check decides either way, and a schema the API refuses is sent again without.
+fn strict_compatible(schema: &Value) -> bool {
+    fn closed(schema: &Value) -> bool {
+        let Some(object) = schema.as_object() else {
+            return true;
+        };
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            let required: Vec<&str> = object
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| names.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if object.get("additionalProperties") != Some(&Value::Bool(false))
+                || properties
+                    .keys()
+                    .any(|name| !required.contains(&name.as_str()))
+                || !properties.values().all(closed)
+            {
+                return false;
+            }
+        }
+        let items = object.get("items").into_iter();
+        let alternatives = object.get("anyOf").and_then(Value::as_array).into_iter();
+        let definitions = ["$defs", "definitions"]
+            .into_iter()
+            .filter_map(|key| object.get(key)?.as_object());
+        items
+            .chain(alternatives.flatten())
+            .chain(definitions.flat_map(|map| map.values()))
+            .all(closed)
+    }
+    schema.get("type") == Some(&Value::String("object".into())) && closed(schema)
 }
 
 #[derive(Serialize)]
@@ -586,10 +663,12 @@ mod tests {
                 description: "list".into(),
                 input_schema: json!({"type": "object"}),
             }],
+            answer_format: None,
         };
-        let body: Value =
-            serde_json::from_slice(&OpenAi::new("http://h/v1/", 500, "run_1").body("m", &request))
-                .unwrap();
+        let body: Value = serde_json::from_slice(
+            &OpenAi::new("http://h/v1/", 500, "run_1").body("m", &request, false),
+        )
+        .unwrap();
         assert_eq!(
             body,
             json!({
@@ -616,6 +695,7 @@ mod tests {
                     tools: vec![],
                     ..request
                 },
+                false,
             ))
             .unwrap();
         assert!(no_tools.get("tools").is_none());
@@ -627,9 +707,11 @@ mod tests {
             system: String::new(),
             messages: vec![],
             tools: vec![],
+            answer_format: None,
         };
         let body = |base_url: &str| -> Value {
-            serde_json::from_slice(&OpenAi::new(base_url, 77, "run_1").body("m", &request)).unwrap()
+            serde_json::from_slice(&OpenAi::new(base_url, 77, "run_1").body("m", &request, false))
+                .unwrap()
         };
         let official = body("https://api.openai.com/v1");
         assert_eq!(official["max_completion_tokens"], 77);

@@ -41,6 +41,9 @@ pub(super) const PROMPT_FILE: &str = "prompt";
 pub(super) const KEY_FILE: &str = "key";
 /// The private file a child reports its spending to (see [`private_file_name`]).
 pub(super) const USAGE_FILE: &str = "usage";
+/// The private file holding the schema a child's answer must satisfy (see
+/// [`private_file_name`]).
+pub(super) const SCHEMA_FILE: &str = "schema";
 
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +178,9 @@ pub(super) struct ChildRun<'a> {
     pub(crate) specialist: &'a Specialist,
     /// Its prompt, in a private file.
     pub(crate) prompt_file: &'a Path,
+    /// The private file holding the schema the child's answer must satisfy, if the call
+    /// gave one.
+    pub(crate) output_schema: Option<&'a Path>,
     /// Its key, in a private file, when the parent has one.
     pub(crate) key_file: Option<&'a Path>,
     /// The launching call's context: the workspace and the policy the child inherits.
@@ -213,6 +219,8 @@ impl ChildRun<'_> {
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::Text,
             output_last_message: None,
+            output_schema: self.output_schema.map(Path::to_path_buf),
+            schema_retries: None,
             model: self.specialist.model.clone(),
             // The provider travels in the environment, with zero's own variables.
             provider: None,
@@ -283,13 +291,18 @@ fn tool_flags(tools: &[&'static str]) -> (Vec<String>, Vec<String>) {
     (vec![enabled.join(",")], Vec::new())
 }
 
-/// The child's prompt: the specialist's instructions, the task, and how to report.
-pub(super) fn envelope(specialist: &Specialist, task: &str) -> String {
+/// The child's prompt: the specialist's instructions, the task, and how to report (in the
+/// shape of its output schema, when it has one).
+pub(super) fn envelope(specialist: &Specialist, task: &str, typed: bool) -> String {
+    let report = if typed {
+        "End with a final answer that is the JSON value the final answer format asks for"
+    } else {
+        "End with a final answer that summarises what you did and what you found"
+    };
     format!(
         "{instructions}\n\n## Assigned task\n\n{task}\n\n## Reporting\n\nYou run headless: \
-         nobody answers questions, so state your assumptions and carry on. End with a final \
-         answer that summarises what you did and what you found; it is all the agent that \
-         launched you will see.\n",
+         nobody answers questions, so state your assumptions and carry on. {report}; it is all \
+         the agent that launched you will see.\n",
         instructions = specialist.prompt.trim(),
         task = task.trim(),
     )
@@ -298,7 +311,8 @@ pub(super) fn envelope(specialist: &Specialist, task: &str) -> String {
 /// What a finished child's stream-json says about its end.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct ChildEnding {
-    /// The text of its last `final` event.
+    /// Its last `final` event's answer: the JSON value, compact, when it had a schema,
+    /// else the text.
     pub(crate) answer: Option<String>,
     /// The messages of its `error` events.
     pub(crate) errors: Vec<String>,
@@ -311,7 +325,9 @@ impl ChildEnding {
         let mut ending = ChildEnding::default();
         for line in String::from_utf8_lossy(bytes).lines() {
             match serde_json::from_str::<EventKind>(line) {
-                Ok(EventKind::Final { text }) => ending.answer = Some(text),
+                Ok(EventKind::Final { text, structured }) => {
+                    ending.answer = Some(structured.map_or(text, |value| value.to_string()));
+                }
                 Ok(EventKind::Error { message, .. }) => ending.errors.push(message),
                 _ => {}
             }
@@ -362,6 +378,14 @@ mod tests {
                 answer: Some("second".into()),
                 errors: vec!["went wrong".into()],
             }
+        );
+        let typed = concat!(
+            r#"{"type":"final","text":"```json\n{\"ok\": true}\n```","structured":{"ok":true}}"#,
+            "\n"
+        );
+        assert_eq!(
+            ChildEnding::read(typed.as_bytes()).answer.as_deref(),
+            Some(r#"{"ok":true}"#)
         );
     }
 

@@ -240,7 +240,11 @@ fn render_stream_json(bytes: &[u8]) -> String {
                 continue;
             }
             Ok(EventKind::ToolCall { name, args, .. }) => format!("▸ tool_call {name} {args}"),
-            Ok(EventKind::Final { text }) => format!("final: {text}"),
+            Ok(EventKind::Final {
+                structured: Some(value),
+                ..
+            }) => format!("final (JSON): {value}"),
+            Ok(EventKind::Final { text, .. }) => format!("final: {text}"),
             _ => line.to_string(),
         };
         if std::mem::take(&mut in_text) && !out.ends_with('\n') {

@@ -16,9 +16,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::child::{self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE, USAGE_FILE};
+use super::child::{
+    self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
+};
 use super::{Launcher, SearchPaths, Specialist, TASK, discover};
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
+use crate::structured::OutputSchema;
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
 use crate::usage::Ledger;
 
@@ -35,6 +38,7 @@ struct TaskArgs {
     prompt: String,
     description: Option<String>,
     run_in_background: Option<bool>,
+    output_schema: Option<Value>,
 }
 
 /// What discovery found, read once per run on first use.
@@ -219,6 +223,11 @@ impl Tool for TaskTool {
                 "run_in_background": {
                     "type": "boolean",
                     "description": "Return at once with a task id instead of waiting."
+                },
+                "output_schema": {
+                    "type": "object",
+                    "description": "A JSON Schema the specialist's final answer must satisfy: \
+                                    its answer then comes back as that JSON value."
                 }
             },
             "required": ["name", "prompt"],
@@ -237,6 +246,16 @@ impl Tool for TaskTool {
                 "`prompt` must not be empty".into(),
             ));
         }
+        // Checked before anything starts: a schema that is no schema is the caller's to fix.
+        let output_schema = args
+            .output_schema
+            .map(OutputSchema::new)
+            .transpose()
+            .map_err(|e| {
+                ToolError::InvalidArguments(format!(
+                    "`output_schema` is not a valid JSON Schema: {e}"
+                ))
+            })?;
         let catalog = self.catalog().await?;
         let warnings = if self.warned.swap(true, Ordering::Relaxed) {
             String::new()
@@ -269,8 +288,18 @@ impl Tool for TaskTool {
         let usage_report = self.private_path(USAGE_FILE).await?;
         self.ledger.watch_child(usage_report.clone());
         let prompt_file = self
-            .write_private(PROMPT_FILE, child::envelope(specialist, &args.prompt))
+            .write_private(
+                PROMPT_FILE,
+                child::envelope(specialist, &args.prompt, output_schema.is_some()),
+            )
             .await?;
+        let schema_file = match &output_schema {
+            Some(schema) => Some(
+                self.write_private(SCHEMA_FILE, schema.schema().to_string())
+                    .await?,
+            ),
+            None => None,
+        };
         let key_file = match provider.api_key() {
             Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
             None => None,
@@ -279,6 +308,7 @@ impl Tool for TaskTool {
         let launch = ChildRun {
             specialist,
             prompt_file: &prompt_file,
+            output_schema: schema_file.as_deref(),
             key_file: key_file.as_deref(),
             ctx,
             provider,
@@ -313,9 +343,11 @@ impl Tool for TaskTool {
             ))
         } else {
             let followed = self.follow(record, ctx).await;
-            // The child has ended and read its prompt long ago; the run directory need not
-            // keep it until close (best effort: close removes the directory anyway).
-            let _ = tokio::fs::remove_file(&prompt_file).await;
+            // The child has ended and read its prompt and schema long ago; the run directory
+            // need not keep them until close (best effort: close removes the directory anyway).
+            for file in std::iter::once(&prompt_file).chain(&schema_file) {
+                let _ = tokio::fs::remove_file(file).await;
+            }
             followed
         };
         match result {

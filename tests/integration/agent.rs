@@ -79,6 +79,7 @@ fn run_cancelled_after(
         tasks: &tasks,
         ledger: &Ledger::new(Limits::default(), None, None),
         window: WindowLookup::known(ContextWindow::DEFAULT),
+        schema: None,
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

@@ -29,6 +29,7 @@ mod secrets;
 mod special_files;
 mod specialists;
 mod stalled_output;
+mod structured;
 mod task_tools;
 mod tasks;
 mod tasks_cli;

@@ -62,6 +62,7 @@ fn ask(prompt: &str) -> Request {
             content: prompt.into(),
         }],
         tools: vec![],
+        answer_format: None,
     }
 }
 
