@@ -733,6 +733,69 @@ mod tests {
     }
 
     #[test]
+    fn openai_itself_is_held_to_the_schema_on_every_request_and_its_copies_when_it_is_due() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+            "additionalProperties": false
+        });
+        let request = |answer_now| Request {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+            answer_format: Some(crate::provider::AnswerFormat {
+                schema: std::sync::Arc::new(schema.clone()),
+                answer_now,
+            }),
+        };
+        let official = OpenAi::new("https://api.openai.com/v1", 77, "run_1");
+        let copy = OpenAi::new("http://127.0.0.1:8080/v1", 77, "run_1");
+        assert!(official.constrains(&request(false)));
+        assert!(!copy.constrains(&request(false)));
+        assert!(copy.constrains(&request(true)));
+        let body = |wire: &OpenAi, constrain| -> Value {
+            serde_json::from_slice(&wire.body("m", &request(true), constrain)).unwrap()
+        };
+        let format = &body(&official, true)["response_format"];
+        assert_eq!(format["type"], "json_schema");
+        assert_eq!(format["json_schema"]["name"], "final_answer");
+        assert_eq!(format["json_schema"]["schema"], schema);
+        // Strict mode where OpenAI takes the schema as it is; a copy of the API has no such mode.
+        assert_eq!(format["json_schema"]["strict"], true);
+        assert_eq!(body(&copy, true)["response_format"]["json_schema"]["strict"], false);
+        assert!(body(&official, false).get("response_format").is_none());
+    }
+
+    #[test]
+    fn strict_mode_is_only_for_closed_objects_with_every_property_required() {
+        let closed = json!({
+            "type": "object",
+            "properties": {
+                "items": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"n": {"type": "integer"}},
+                    "required": ["n"],
+                    "additionalProperties": false
+                }}
+            },
+            "required": ["items"],
+            "additionalProperties": false
+        });
+        assert!(strict_compatible(&closed));
+        let mut open_inner = closed.clone();
+        open_inner["properties"]["items"]["items"]["additionalProperties"] = json!(true);
+        assert!(!strict_compatible(&open_inner));
+        let mut optional = closed.clone();
+        optional["required"] = json!([]);
+        assert!(!strict_compatible(&optional));
+        let mut loose_definition = closed.clone();
+        loose_definition["$defs"] = json!({"d": {"type": "object", "properties": {"x": {}}}});
+        assert!(!strict_compatible(&loose_definition));
+        assert!(!strict_compatible(&json!({"type": "array"})));
+    }
+
+    #[test]
     fn url_and_auth_header() {
         let wire = OpenAi::new("http://h:1/v1/", 1, "run_1");
         assert_eq!(wire.url(), "http://h:1/v1/chat/completions");
