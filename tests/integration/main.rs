@@ -13,6 +13,7 @@ mod architecture;
 mod background;
 mod budget;
 mod caching;
+mod ci_doc;
 mod cli;
 mod compaction;
 mod exec;
