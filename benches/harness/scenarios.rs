@@ -43,6 +43,13 @@ const STALLED_EXIT_LIMIT: Duration = Duration::from_secs(30);
 /// How long the harness waits for a process tree to disappear before calling it leaked.
 const LEAK_LIMIT: Duration = Duration::from_secs(5);
 
+/// The final answer of a job without a schema.
+const FREE_TEXT_ANSWER: &str = "Appended the lines.";
+
+/// The schema of the structured-output rows, and an answer that satisfies it.
+const VERDICT_SCHEMA: &str = r#"{"type": "object", "properties": {"verdict": {"enum": ["approve", "request_changes"]}, "findings": {"type": "array", "items": {"type": "string"}}}, "required": ["verdict", "findings"], "additionalProperties": false}"#;
+const VERDICT: &str = r#"{"verdict": "approve", "findings": []}"#;
+
 /// Runs every scenario, adding rows as they complete (so a failure still shows what ran). Every
 /// scratch directory is made below `scratch_root`.
 pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> Result<()> {
@@ -62,6 +69,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     }
     bench.sandbox(rows)?;
     bench.bounds(rows)?;
+    bench.structured(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -290,6 +298,7 @@ impl Bench<'_> {
                 ("--sandbox off", &["--sandbox", "off"]),
             ],
             "difference ≤ 0.3 ms",
+            FREE_TEXT_ANSWER,
             rows,
         )
     }
@@ -314,8 +323,60 @@ impl Bench<'_> {
                 ("no bounds", &[]),
             ],
             "no slower",
+            FREE_TEXT_ANSWER,
             rows,
         )
+    }
+
+    /// What `--output-schema` costs: a tool turn (the schema rides in every request), the
+    /// check of the final answer (answer → exit), and a rejected answer's way back to the
+    /// model (answer → the retry request), against the same jobs without a schema.
+    fn structured(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let schema_dir = self.temp_dir()?;
+        let schema = schema_dir.path().join("verdict.json");
+        fs::write(&schema, VERDICT_SCHEMA)?;
+        let schema = schema.to_str().context("a UTF-8 scratch path")?;
+        let with_schema: &[&str] = &["--output-schema", schema];
+        self.compare_turns(
+            &[("--output-schema", with_schema), ("no schema", &[])],
+            "no slower",
+            VERDICT,
+            rows,
+        )?;
+        const TURNS: usize = 5;
+        let mut checked = Row::new(
+            "--output-schema: final answer → exit",
+            Unit::Ms,
+            "≤ no schema + 0.5 ms",
+        );
+        let mut unchecked = Row::new("no schema: final answer → exit", Unit::Ms, "");
+        let mut retry = Row::new(
+            "--output-schema: rejected answer → retry request",
+            Unit::Ms,
+            "≤ 5 ms",
+        );
+        let tool_turns = || {
+            (1..=TURNS)
+                .map(|n| {
+                    Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
+                })
+                .collect::<Vec<_>>()
+        };
+        for _ in 0..self.options.runs {
+            let mut replies = tool_turns();
+            replies.extend([Reply::text("Everything looks fine."), Reply::text(VERDICT)]);
+            let workspace = self.temp_dir()?;
+            let job = self.job_with(replies, workspace.path(), with_schema)?;
+            retry.time(job.turn(TURNS));
+            checked.time(job.launched + job.finished.wall - job.requests[TURNS + 1].at);
+            let mut replies = tool_turns();
+            replies.push(Reply::text(VERDICT));
+            let workspace = self.temp_dir()?;
+            let job = self.job(replies, workspace.path())?;
+            unchecked.time(job.launched + job.finished.wall - job.requests[TURNS].at);
+        }
+        rows.extend([checked, unchecked, retry]);
+        Ok(())
     }
 
     /// The median tool turn of 20-turn jobs under each case's flags, the cases interleaved so
@@ -324,6 +385,7 @@ impl Bench<'_> {
         &self,
         cases: &[(&str, &[&str])],
         target: &'static str,
+        answer: &str,
         rows: &mut Vec<Row>,
     ) -> Result<()> {
         const TURNS: usize = 20;
@@ -343,7 +405,7 @@ impl Bench<'_> {
                     .map(|n| {
                         Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
                     })
-                    .chain([Reply::text("Appended the lines.")])
+                    .chain([Reply::text(answer)])
                     .collect();
                 let workspace = self.temp_dir()?;
                 let job = self.job_with(replies, workspace.path(), flags)?;

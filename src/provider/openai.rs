@@ -763,7 +763,10 @@ mod tests {
         assert_eq!(format["json_schema"]["schema"], schema);
         // Strict mode where OpenAI takes the schema as it is; a copy of the API has no such mode.
         assert_eq!(format["json_schema"]["strict"], true);
-        assert_eq!(body(&copy, true)["response_format"]["json_schema"]["strict"], false);
+        assert_eq!(
+            body(&copy, true)["response_format"]["json_schema"]["strict"],
+            false
+        );
         assert!(body(&official, false).get("response_format").is_none());
     }
 

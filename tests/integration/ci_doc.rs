@@ -19,8 +19,8 @@ const FAKE_KEY: &str = "sk-test-ci-doc-0000000000000000";
 /// docs/CI.md's marked blocks: `<!-- file: PATH -->` or `<!-- commands: NAME -->`, then a
 /// fenced block; the marker's text and the block's body.
 fn marked_blocks() -> BTreeMap<String, String> {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CI.md"))
-        .unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CI.md")).unwrap();
     let mut blocks = BTreeMap::new();
     let mut lines = doc.lines();
     while let Some(line) = lines.next() {
@@ -31,7 +31,10 @@ fn marked_blocks() -> BTreeMap<String, String> {
             continue;
         };
         let fence = lines.next().unwrap();
-        assert!(fence.starts_with("```"), "{marker}: no block after the marker");
+        assert!(
+            fence.starts_with("```"),
+            "{marker}: no block after the marker"
+        );
         let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
         let previous = blocks.insert(marker.to_string(), body.join("\n") + "\n");
         assert!(previous.is_none(), "{marker} appears twice");
@@ -116,6 +119,11 @@ impl Repository {
 /// (`PATH`, and rustup's and cargo's homes), a private home and data directory, and the fake
 /// model in place of the provider the job names.
 fn base_env(repository: &Repository, server: &FakeModel) -> BTreeMap<String, String> {
+    let jq = Command::new("jq").arg("--version").output();
+    assert!(
+        jq.is_ok_and(|out| out.status.success()),
+        "jq is not installed; docs/CI.md's jobs read their verdict with it (apt-get install jq)"
+    );
     let real_home = std::env::var("HOME").unwrap();
     let mut env = BTreeMap::new();
     env.insert("PATH".into(), std::env::var("PATH").unwrap());
@@ -170,8 +178,7 @@ fn bash(name: &str, script: &str, dir: &Path, env: &BTreeMap<String, String>) ->
 /// Puts the zero this test suite built where a restored cache would: `dir/bin/zero`.
 fn restore_cached_zero(dir: &Path) {
     std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero"))
-        .unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero")).unwrap();
 }
 
 /// Whether the cache holds zero when the job starts, and what the install step builds.
@@ -283,16 +290,22 @@ fn run_github_job(repository: &Repository, server: &FakeModel, cache: Cache) -> 
             assert_eq!(step["with"]["fetch-depth"], json!(0));
         } else if uses.starts_with("actions/cache@") {
             let path = step["with"]["path"].as_str().unwrap();
-            let path = repository
-                .home()
-                .join(path.strip_prefix("~/").expect("a path under the home directory"));
+            let path = repository.home().join(
+                path.strip_prefix("~/")
+                    .expect("a path under the home directory"),
+            );
             let key = substitute(step["with"]["key"].as_str().unwrap(), &env);
-            assert!(key.ends_with(&env["ZERO_REV"]), "the cache is per zero commit: {key}");
+            assert!(
+                key.ends_with(&env["ZERO_REV"]),
+                "the cache is per zero commit: {key}"
+            );
             if cache == Cache::Hit {
                 restore_cached_zero(&path);
             }
         } else if uses.starts_with("actions/upload-artifact@") {
-            let path = repository.work().join(step["with"]["path"].as_str().unwrap());
+            let path = repository
+                .work()
+                .join(step["with"]["path"].as_str().unwrap());
             assert!(path.exists(), "the artifact {} was written", path.display());
         } else if let Some(script) = step["run"].as_str() {
             assert!(
@@ -367,27 +380,46 @@ fn verdict(verdict: &str, findings: Value) -> Reply {
 /// Checks that the review request carried the change's diff on stdin.
 fn assert_the_diff_reached_the_model(server: &FakeModel) {
     let request = &server.requests()[0];
-    assert!(request.raw_body.contains("-    a + b"), "{}", request.raw_body);
-    assert!(request.raw_body.contains("+    a - b"), "{}", request.raw_body);
+    assert!(
+        request.raw_body.contains("-    a + b"),
+        "{}",
+        request.raw_body
+    );
+    assert!(
+        request.raw_body.contains("+    a - b"),
+        "{}",
+        request.raw_body
+    );
 }
 
-fn review_step(runs: &[StepRun]) -> &StepRun {
-    runs.iter().find(|r| r.name == "Review the change").unwrap()
+/// The GitHub job's steps, cache restored, against a model that follows `script`; the
+/// review step's run comes last.
+fn github_review(script: Script) -> (Repository, FakeModel, Vec<StepRun>) {
+    let server = FakeModel::start(script);
+    let repository = Repository::new();
+    let runs = run_github_job(&repository, &server, Cache::Hit);
+    let review = runs.iter().position(|r| r.name == "Review the change");
+    assert_eq!(review, Some(runs.len() - 1), "{runs:#?}");
+    (repository, server, runs)
+}
+
+/// The GitLab job, cache restored, against a model that follows `script`.
+fn gitlab_review(script: Script) -> (FakeModel, StepRun) {
+    let server = FakeModel::start(script);
+    let repository = Repository::new();
+    let run = run_gitlab_job(&repository, &server, Cache::Hit);
+    (server, run)
 }
 
 #[test]
 fn an_approving_review_passes_on_both_platforms() {
-    let server = FakeModel::start(Script::new().reply(verdict("approve", json!([]))));
-    let repository = Repository::new();
-    let runs = run_github_job(&repository, &server, Cache::Hit);
+    let approve = || Script::new().reply(verdict("approve", json!([])));
+    let (repository, server, runs) = github_review(approve());
     assert!(runs.iter().all(|r| r.code == 0), "{runs:#?}");
     assert_the_diff_reached_the_model(&server);
     let written = std::fs::read_to_string(repository.work().join("verdict.json")).unwrap();
     assert_eq!(written, "{\"findings\":[],\"verdict\":\"approve\"}\n");
-
-    let server = FakeModel::start(Script::new().reply(verdict("approve", json!([]))));
-    let repository = Repository::new();
-    let run = run_gitlab_job(&repository, &server, Cache::Hit);
+    let (server, run) = gitlab_review(approve());
     assert_eq!(run.code, 0, "{run:#?}");
     assert_the_diff_reached_the_model(&server);
 }
@@ -395,69 +427,44 @@ fn an_approving_review_passes_on_both_platforms() {
 #[test]
 fn a_review_that_requests_changes_fails_the_job_and_annotates_the_line() {
     let finding = json!([{"file": "src/lib.rs", "line": 2, "message": "add subtracts"}]);
-    let server = FakeModel::start(Script::new().reply(verdict("request_changes", finding.clone())));
-    let repository = Repository::new();
-    let runs = run_github_job(&repository, &server, Cache::Hit);
-    let review = review_step(&runs);
+    let request_changes = || Script::new().reply(verdict("request_changes", finding.clone()));
+    let (_, _, runs) = github_review(request_changes());
+    let review = runs.last().unwrap();
     assert_eq!(review.code, 1, "{runs:#?}");
-    assert!(
-        review
-            .output
-            .contains("::warning file=src/lib.rs,line=2::add subtracts"),
-        "{review:#?}"
-    );
-
-    let server = FakeModel::start(Script::new().reply(verdict("request_changes", finding)));
-    let repository = Repository::new();
-    let run = run_gitlab_job(&repository, &server, Cache::Hit);
+    let annotation = "::warning file=src/lib.rs,line=2::add subtracts";
+    assert!(review.output.contains(annotation), "{review:#?}");
+    let (_, run) = gitlab_review(request_changes());
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(run.output.contains("src/lib.rs:2: add subtracts"), "{run:#?}");
+    assert!(
+        run.output.contains("src/lib.rs:2: add subtracts"),
+        "{run:#?}"
+    );
 }
 
 #[test]
 fn no_valid_verdict_is_exit_4_and_the_job_says_why() {
     let wrong = || verdict("looks good", json!([]));
-    let script = || Script::new().reply(wrong()).reply(wrong()).reply(wrong());
-    let server = FakeModel::start(script());
-    let repository = Repository::new();
-    let runs = run_github_job(&repository, &server, Cache::Hit);
-    let review = review_step(&runs);
+    let never_valid = || Script::new().reply(wrong()).reply(wrong()).reply(wrong());
+    let (repository, server, runs) = github_review(never_valid());
+    let review = runs.last().unwrap();
     assert_eq!(review.code, 1, "{runs:#?}");
-    assert!(
-        review
-            .output
-            .contains("::error::zero gave no verdict: schema_unsatisfied: "),
-        "{review:#?}"
-    );
+    let said = "::error::zero gave no verdict: schema_unsatisfied: ";
+    assert!(review.output.contains(said), "{review:#?}");
     // The commands the document gives for reading the kept event stream.
-    let reading = bash(
-        "read the events",
-        &block("commands: read-events"),
-        &repository.work(),
-        &base_env(&repository, &server),
-    );
+    let read = |name: &str| {
+        let env = base_env(&repository, &server);
+        bash(name, &block(name), &repository.work(), &env)
+    };
+    let reading = read("commands: read-events");
     assert_eq!(reading.code, 0, "{reading:#?}");
     assert!(reading.output.contains("\"exitCode\":4"), "{reading:#?}");
-    let pointers = bash(
-        "read the schema errors",
-        &block("commands: read-schema-errors"),
-        &repository.work(),
-        &base_env(&repository, &server),
-    );
-    assert!(
-        pointers.output.contains("/verdict: \"looks good\" is not one of"),
-        "{pointers:#?}"
-    );
-
-    let server = FakeModel::start(script());
-    let repository = Repository::new();
-    let run = run_gitlab_job(&repository, &server, Cache::Hit);
+    let pointers = read("commands: read-schema-errors");
+    let pointer = "/verdict: \"looks good\" is not one of";
+    assert!(pointers.output.contains(pointer), "{pointers:#?}");
+    let (_, run) = gitlab_review(never_valid());
     assert_eq!(run.code, 1, "{run:#?}");
-    assert!(
-        run.output
-            .contains("zero gave no verdict: schema_unsatisfied: "),
-        "{run:#?}"
-    );
+    let said = "zero gave no verdict: schema_unsatisfied: ";
+    assert!(run.output.contains(said), "{run:#?}");
 }
 
 /// The install steps with an empty cache: the document's `cargo install` builds zero from
