@@ -223,42 +223,10 @@ impl AgentRun<'_> {
                         continue;
                     }
                 }
-                let structured = match self.check(&completion.text) {
-                    None => None,
-                    Some(Ok(value)) => Some(value),
-                    Some(Err(violations)) => {
-                        let retries = self.schema.map_or(0, |check| check.retries);
-                        if rejected == retries {
-                            break Ending::SchemaUnsatisfied {
-                                violations,
-                                retries,
-                            };
-                        }
-                        rejected += 1;
-                        self.output.emit(EventKind::Warning {
-                            message: format!(
-                                "the final answer does not satisfy --output-schema; the errors \
-                                 went back to the model (retry {rejected} of {retries}):\n{}",
-                                structured::list(&violations)
-                            ),
-                        });
-                        request.messages.push(Message::Assistant {
-                            text: completion.text,
-                            tool_calls: Vec::new(),
-                        });
-                        request.messages.push(Message::User {
-                            content: structured::feedback(&violations),
-                        });
-                        if let Some(format) = &mut request.answer_format {
-                            format.answer_now = true;
-                        }
-                        continue;
-                    }
-                };
-                break Ending::Answered(Answer {
-                    text: completion.text,
-                    structured,
-                });
+                match self.judge(completion.text, &mut rejected, &mut request) {
+                    Some(ending) => break ending,
+                    None => continue,
+                }
             }
             // Tools are wanted after all: the answer is not due yet.
             if let Some(format) = &mut request.answer_format {
@@ -287,6 +255,46 @@ impl AgentRun<'_> {
             }
         };
         Report { ending, turns }
+    }
+
+    /// Decides on an answer the model gave without calling a tool: the run's ending, or `None`
+    /// when it missed the schema and went back to the model with its violations (while
+    /// retries are left; `rejected` counts them).
+    fn judge(&self, text: String, rejected: &mut u32, request: &mut Request) -> Option<Ending> {
+        let structured = match self.check(&text) {
+            None => None,
+            Some(Ok(value)) => Some(value),
+            Some(Err(violations)) => {
+                let retries = self.schema.map_or(0, |check| check.retries);
+                if *rejected == retries {
+                    return Some(Ending::SchemaUnsatisfied {
+                        violations,
+                        retries,
+                    });
+                }
+                *rejected += 1;
+                self.output.emit(EventKind::Warning {
+                    message: format!(
+                        "the final answer does not satisfy --output-schema; the errors went \
+                         back to the model (retry {rejected} of {retries}):\n{}",
+                        structured::list(&violations)
+                    ),
+                });
+                request.messages.push(Message::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                });
+                request.messages.push(Message::User {
+                    content: structured::feedback(&violations),
+                });
+                // The answer is due: a server that can hold it to the schema is asked to.
+                if let Some(format) = &mut request.answer_format {
+                    format.answer_now = true;
+                }
+                return None;
+            }
+        };
+        Some(Ending::Answered(Answer { text, structured }))
     }
 
     /// The answer `text` checked against the run's schema; `None` when it has none.
