@@ -103,3 +103,33 @@ fn max_turns_holds_against_a_model_that_calls_tools() {
         "one tool turn, then the tool-less summary request"
     );
 }
+
+/// With `--output-schema`, a real llama.cpp server ends with a verdict in the schema's shape:
+/// a prose answer goes back with its errors, and the retry is held to the schema by the
+/// server's own grammar (`response_format`), so even a 0.5B model produces it.
+#[test]
+#[ignore = "needs a local model server: scripts/local-model serve"]
+fn a_real_model_answers_in_the_schemas_shape() {
+    let ws = workspace();
+    let schema = ws.path().join("verdict.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"verdict": {"enum": ["bug", "no_bug"]}},
+            "required": ["verdict"], "additionalProperties": false}"#,
+    )
+    .unwrap();
+    let output = local_zero(&ws)
+        .args(["--max-output-tokens", "300", "--output-schema"])
+        .arg(&schema)
+        .arg("Read src/lib.rs with read_file. Does the function add have a bug?")
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
+    let verdict: Value = serde_json::from_str(stdout.trim_end()).expect("stdout is the JSON");
+    assert!(
+        verdict == serde_json::json!({"verdict": "bug"})
+            || verdict == serde_json::json!({"verdict": "no_bug"}),
+        "{verdict}"
+    );
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+}
