@@ -75,19 +75,23 @@ impl OutputSchema {
             ));
         }
         jsonschema::meta::validate(&schema).map_err(|e| at(&e.instance_path().to_string(), &e))?;
-        let validator = jsonschema::validator_for(&schema).map_err(|e| {
-            if matches!(
-                e.kind(),
-                jsonschema::error::ValidationErrorKind::Referencing(_)
-            ) {
-                format!(
-                    "{e}. zero fetches no schema from a file or the network: put every schema \
+        // `format` is asserted in every draft: a pipeline that asks for a date wants one.
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .map_err(|e| {
+                if matches!(
+                    e.kind(),
+                    jsonschema::error::ValidationErrorKind::Referencing(_)
+                ) {
+                    format!(
+                        "{e}. zero fetches no schema from a file or the network: put every schema \
                      it refers to in this one (under $defs)"
-                )
-            } else {
-                at(&e.instance_path().to_string(), &e)
-            }
-        })?;
+                    )
+                } else {
+                    at(&e.instance_path().to_string(), &e)
+                }
+            })?;
         Ok(OutputSchema {
             schema: Arc::new(schema),
             validator: Arc::new(validator),
@@ -323,6 +327,13 @@ mod tests {
             let error = OutputSchema::new(schema.clone()).unwrap_err();
             assert!(error.contains(expected), "{schema}: {error}");
         }
+    }
+
+    #[test]
+    fn formats_are_checked() {
+        let schema = OutputSchema::new(json!({"type": "string", "format": "date"})).unwrap();
+        assert!(schema.check("\"2026-12-04\"").is_ok());
+        assert!(schema.check("\"yesterday\"").is_err());
     }
 
     #[test]
