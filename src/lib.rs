@@ -21,6 +21,7 @@ pub mod output;
 pub mod provider;
 mod redact;
 pub mod runtime;
+pub mod session;
 pub mod structured;
 mod sync;
 pub mod tasks;

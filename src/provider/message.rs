@@ -5,12 +5,15 @@
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::usage::Usage;
 
-/// One message of the conversation, in order.
-#[derive(Debug, Clone, PartialEq)]
+/// One message of the conversation, in order. Serialised as sessions keep it (one JSON object
+/// per message, tagged by `role`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Message {
     /// What the user asked (the prompt, or a note the loop adds on the user's behalf).
     User {
@@ -22,6 +25,7 @@ pub enum Message {
         /// The visible text of the turn (may be empty when the turn only calls tools).
         text: String,
         /// The tool calls, in the model's order.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
     /// The result of one tool call, answering the call with the same id.
@@ -38,7 +42,8 @@ pub enum Message {
 }
 
 /// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ToolCall {
     /// The provider's id for the call (generated when a server omits it).
     pub id: String,

@@ -1,0 +1,464 @@
+//! Sessions: a run's conversation kept under the data directory, so a later run can resume
+//! it (`--resume`) or start from a copy of it (`--fork`).
+//!
+//! A session is a directory `<data>/sessions/<id>/` (0700) holding
+//!
+//! - `messages.jsonl` (0600): the provider-neutral conversation, one line per message,
+//!   append-only, written and fsync'd as each turn ends ([`Transcript`]);
+//! - `session.json` (0600): what the session is — workspace, provider, model, permissions,
+//!   runs, usage — replaced atomically ([`Meta`]);
+//! - `lease` (0600): the file the run using the session holds an exclusive `flock` on for its
+//!   whole life, exactly as a run holds its own lease; the kernel drops it when the run dies,
+//!   SIGKILL included, so a dead run never blocks a resume.
+//!
+//! Loading repairs what a killed run can leave ([`load`]): a half-written last line is
+//! dropped, and a tool call that never got its result is given an "interrupted" one. Anything
+//! else that does not parse is reported with its line and never rewritten.
+
+mod transcript;
+
+use std::fmt;
+use std::fs::{self, DirBuilder, File};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use crate::usage::Usage;
+
+pub use transcript::{Loaded, Transcript, load};
+
+/// The version of `session.json` this build writes and reads.
+pub const META_SCHEMA_VERSION: u32 = 1;
+
+/// The most characters of a session id.
+const ID_MAX: usize = 64;
+
+/// A session's id: 1 to 64 characters of ASCII letters, digits, `.`, `_` and `-`, starting
+/// with a letter or digit (zero makes `ses_<UTC yyyymmddHHMMSS>_<6 hex>`; `--session-id`
+/// may choose any such id). It names a directory, so it is checked before it becomes a path:
+/// no `/`, no `..`, nothing hidden.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// A fresh id for a session starting now.
+    pub fn generate() -> Self {
+        SessionId(format!(
+            "ses_{}_{:06x}",
+            chrono::Utc::now().format("%Y%m%d%H%M%S"),
+            fastrand::u32(..1 << 24)
+        ))
+    }
+
+    /// Checks that `text` is a session id (see the type's documentation).
+    pub fn parse(text: &str) -> Result<Self, SessionError> {
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+        let well_formed = !text.is_empty()
+            && text.len() <= ID_MAX
+            && text.as_bytes()[0].is_ascii_alphanumeric()
+            && text.bytes().all(allowed);
+        if well_formed {
+            Ok(SessionId(text.to_string()))
+        } else {
+            Err(SessionError::MalformedId(text.to_string()))
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for SessionId {
+    type Error = SessionError;
+
+    fn try_from(text: String) -> Result<Self, SessionError> {
+        SessionId::parse(&text)
+    }
+}
+
+impl From<SessionId> for String {
+    fn from(id: SessionId) -> String {
+        id.0
+    }
+}
+
+/// Why a session could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Not an id zero makes or accepts.
+    #[error(
+        "`{0}` is not a session id (1 to 64 letters, digits, `.`, `_` or `-`, starting with a \
+         letter or digit)"
+    )]
+    MalformedId(String),
+    /// No such session in this data directory.
+    #[error("there is no session `{0}` (zero sessions list shows them)")]
+    Unknown(SessionId),
+    /// `--session-id` names a session that exists.
+    #[error("session `{0}` exists already; continue it with --resume {0}")]
+    Exists(SessionId),
+    /// Another run holds the session's lease.
+    #[error(
+        "session `{id}` is in use by run {run}; wait for it to end, or --fork {id} to start a copy"
+    )]
+    InUse {
+        /// The session.
+        id: SessionId,
+        /// The run holding it, as its record says (`an unknown run` when it does not).
+        run: String,
+    },
+    /// The session belongs to another workspace.
+    #[error(
+        "session `{id}` belongs to workspace {workspace}; run with -C {workspace}, or pass \
+         --any-workspace to continue it here"
+    )]
+    OtherWorkspace {
+        /// The session.
+        id: SessionId,
+        /// Its workspace.
+        workspace: String,
+    },
+    /// A session file does not parse.
+    #[error("{path}:{line}: {message}; the file was left as it is")]
+    Corrupt {
+        /// The file.
+        path: String,
+        /// The line at fault (1-based; 0 for the file as a whole).
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A file operation failed.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The path.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl SessionError {
+    fn io(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> SessionError + use<> {
+        let path = path.display().to_string();
+        move |source| SessionError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
+/// How a session's last run ended, as `session.json` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// A run is using it (or died using it: the lease tells).
+    Running,
+    /// The last run gave its final answer.
+    Completed,
+    /// The last run ended without one.
+    Failed,
+}
+
+/// What a run may do, as a session remembers it: a resumed run is told when its own
+/// differ, and never inherits them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Permissions {
+    /// `--auto`.
+    pub auto: String,
+    /// What confines commands' writes (`landlock` or `none`).
+    pub filesystem: String,
+    /// Whether commands may use the network (`blocked` or `open`).
+    pub network: String,
+}
+
+/// `session.json`: what a session is and how its last run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// [`META_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The session.
+    pub id: SessionId,
+    /// The workspace root its runs worked in.
+    pub workspace: PathBuf,
+    /// The provider wire of the last run.
+    pub provider: String,
+    /// The model of the last run.
+    pub model: String,
+    /// When it was created (RFC 3339).
+    pub created: String,
+    /// When its last run started (RFC 3339).
+    pub updated: String,
+    /// The last run to use it.
+    pub last_run: String,
+    /// How that run ended.
+    pub status: SessionStatus,
+    /// How many runs used it.
+    pub runs: u32,
+    /// What every run of it spent, together.
+    pub usage: Usage,
+    /// The last run's permissions.
+    pub permissions: Permissions,
+    /// The session it was forked from, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<SessionId>,
+}
+
+/// The sessions of one data directory.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    root: PathBuf,
+}
+
+/// A session a run holds: its lease (held until the value is dropped) and its directory.
+#[derive(Debug)]
+pub struct Held {
+    /// The session.
+    pub id: SessionId,
+    dir: PathBuf,
+    _lease: Flock<File>,
+}
+
+impl Sessions {
+    /// The sessions under the data directory `data_dir`.
+    pub fn new(data_dir: &Path) -> Self {
+        Sessions {
+            root: data_dir.join("sessions"),
+        }
+    }
+
+    /// The directory of session `id`.
+    pub fn dir(&self, id: &SessionId) -> PathBuf {
+        self.root.join(id.as_str())
+    }
+
+    /// Whether session `id` exists.
+    pub fn exists(&self, id: &SessionId) -> bool {
+        self.dir(id).join(META_FILE).is_file()
+    }
+
+    /// Creates session `id` and takes its lease. Fails with [`SessionError::Exists`] when it
+    /// exists already.
+    pub fn create(&self, id: &SessionId) -> Result<Held, SessionError> {
+        private_dir(true)
+            .create(&self.root)
+            .map_err(SessionError::io("create", &self.root))?;
+        let dir = self.dir(id);
+        match private_dir(false).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(SessionError::Exists(id.clone()));
+            }
+            Err(e) => return Err(SessionError::io("create", &dir)(e)),
+        }
+        self.take(id, dir)
+    }
+
+    /// Takes the lease of the existing session `id`, or says who holds it.
+    pub fn open(&self, id: &SessionId) -> Result<Held, SessionError> {
+        if !self.exists(id) {
+            return Err(SessionError::Unknown(id.clone()));
+        }
+        self.take(id, self.dir(id))
+    }
+
+    fn take(&self, id: &SessionId, dir: PathBuf) -> Result<Held, SessionError> {
+        let path = dir.join(LEASE_FILE);
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&path)
+            .map_err(SessionError::io("open", &path))?;
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lease) => Ok(Held {
+                id: id.clone(),
+                dir,
+                _lease: lease,
+            }),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(SessionError::InUse {
+                id: id.clone(),
+                run: self
+                    .meta(id)
+                    .map_or_else(|_| "an unknown run".into(), |meta| meta.last_run),
+            }),
+            Err((_, errno)) => Err(SessionError::io("lock", &path)(io::Error::from(errno))),
+        }
+    }
+
+    /// The metadata of session `id`.
+    pub fn meta(&self, id: &SessionId) -> Result<Meta, SessionError> {
+        read_meta(&self.dir(id).join(META_FILE))
+    }
+
+    /// Every session's metadata, most recently used first, and the problems met on the way
+    /// (a directory whose name is not an id, a record that does not parse): reported, never
+    /// removed.
+    pub fn list(&self) -> Result<(Vec<Meta>, Vec<String>), SessionError> {
+        let entries = match fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+            Err(e) => return Err(SessionError::io("read", &self.root)(e)),
+        };
+        let mut found = Vec::new();
+        let mut problems = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(SessionError::io("read", &self.root))?;
+            let name = entry.file_name();
+            let id = match name.to_str().map(SessionId::parse) {
+                Some(Ok(id)) => id,
+                _ => {
+                    problems.push(format!(
+                        "{}: not a session (its name is not a session id); left alone",
+                        entry.path().display()
+                    ));
+                    continue;
+                }
+            };
+            match self.meta(&id) {
+                Ok(meta) if meta.id == id => found.push(meta),
+                Ok(meta) => problems.push(format!(
+                    "{}: names session `{}`; left alone",
+                    entry.path().display(),
+                    meta.id
+                )),
+                Err(error) => problems.push(error.to_string()),
+            }
+        }
+        found.sort_by(|a, b| b.updated.cmp(&a.updated).then(b.id.cmp(&a.id)));
+        Ok((found, problems))
+    }
+
+    /// The most recently used session of `workspace`, if any.
+    pub fn last_of(&self, workspace: &Path) -> Result<Option<SessionId>, SessionError> {
+        let (sessions, _) = self.list()?;
+        Ok(sessions
+            .into_iter()
+            .find(|meta| meta.workspace == workspace)
+            .map(|meta| meta.id))
+    }
+
+    /// Removes session `id`, unless a run holds it.
+    pub fn remove(&self, id: &SessionId) -> Result<(), SessionError> {
+        let held = self.open(id)?;
+        fs::remove_dir_all(&held.dir).map_err(SessionError::io("remove", &held.dir))
+    }
+}
+
+impl Held {
+    /// The session's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Replaces `session.json` with `meta`, atomically.
+    pub fn write_meta(&self, meta: &Meta) -> Result<(), SessionError> {
+        let path = self.dir.join(META_FILE);
+        let json = serde_json::to_vec_pretty(meta).expect("session metadata serialises");
+        crate::fsutil::write_atomic_with_permissions(
+            &path,
+            &json,
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .map_err(SessionError::io("write", &path))
+    }
+}
+
+/// The session record's file name.
+const META_FILE: &str = "session.json";
+/// The lease's file name.
+const LEASE_FILE: &str = "lease";
+/// The conversation's file name.
+pub(crate) const MESSAGES_FILE: &str = "messages.jsonl";
+
+/// The longest `session.json` read.
+const META_LIMIT: u64 = 1024 * 1024;
+
+fn read_meta(path: &Path) -> Result<Meta, SessionError> {
+    let (bytes, _) = crate::fsutil::read_regular(path, META_LIMIT).map_err(|e| match e {
+        crate::fsutil::OpenError::Io(e) if e.kind() == io::ErrorKind::NotFound => {
+            SessionError::io("read", path)(e)
+        }
+        other => SessionError::Corrupt {
+            path: path.display().to_string(),
+            line: 0,
+            message: other.to_string(),
+        },
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
+        path: path.display().to_string(),
+        line: e.line(),
+        message: e.to_string(),
+    })
+}
+
+fn private_dir(recursive: bool) -> DirBuilder {
+    let mut builder = DirBuilder::new();
+    builder.recursive(recursive).mode(0o700);
+    builder
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_could_leave_the_sessions_directory_are_refused() {
+        for bad in [
+            "",
+            "..",
+            ".",
+            "../x",
+            "a/b",
+            ".hidden",
+            "-x",
+            "a b",
+            "é",
+            &"a".repeat(65),
+        ] {
+            assert!(SessionId::parse(bad).is_err(), "{bad:?}");
+        }
+        for good in ["ci-123", "pr_7.review", "A", &"a".repeat(64)] {
+            assert!(SessionId::parse(good).is_ok(), "{good:?}");
+        }
+        let fresh = SessionId::generate();
+        assert_eq!(SessionId::parse(fresh.as_str()).unwrap(), fresh);
+    }
+
+    #[test]
+    fn a_held_session_is_refused_to_a_second_taker() {
+        let data = tempfile::tempdir().unwrap();
+        let sessions = Sessions::new(data.path());
+        let id = SessionId::parse("s1").unwrap();
+        let held = sessions.create(&id).unwrap();
+        assert!(matches!(sessions.create(&id), Err(SessionError::Exists(_))));
+        std::fs::write(held.dir().join(META_FILE), "{}").unwrap();
+        match sessions.open(&id) {
+            Err(SessionError::InUse { run, .. }) => assert_eq!(run, "an unknown run"),
+            other => panic!("{other:?}"),
+        }
+        drop(held);
+        assert!(sessions.open(&id).is_ok());
+    }
+}
