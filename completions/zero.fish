@@ -59,9 +59,14 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l timeout -d 'A wall-cl
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l context-window -d 'The model\'s context window in tokens, when the server does not report it and zero\'s table does not know the model (also `context_window` in config.toml) [default: 128000]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l resume -d 'Continue a session: its conversation, then this prompt. `last` is this workspace\'s most recent session' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'

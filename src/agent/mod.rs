@@ -17,6 +17,7 @@ use crate::provider::{
     StreamDelta, ToolSpec, Usage, WindowLookup,
 };
 use crate::runtime::{Runtime, TaskRecord};
+use crate::session::Transcript;
 use crate::structured::{self, OutputSchema, Violation};
 use crate::tools::{PlanStep, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
@@ -53,6 +54,8 @@ pub struct AgentRun<'a> {
     pub window: WindowLookup,
     /// The schema the final answer must satisfy (`--output-schema`), if any.
     pub schema: Option<SchemaCheck<'a>>,
+    /// Where the conversation is kept as it grows (the run's session), if anywhere.
+    pub transcript: Option<&'a Transcript>,
 }
 
 /// `--output-schema` and `--schema-retries`: the schema, and how many answers that miss it
@@ -120,11 +123,14 @@ pub struct Report {
 }
 
 impl AgentRun<'_> {
-    /// Runs the conversation to its end.
-    pub async fn run(&self, system: String, prompt: String) -> Report {
+    /// Runs the conversation to its end: `history` (a resumed session's messages), then
+    /// `prompt`.
+    pub async fn run(&self, system: String, history: Vec<Message>, prompt: String) -> Report {
+        let mut messages = history;
+        messages.push(Message::User { content: prompt });
         let mut request = Request {
             system,
-            messages: vec![Message::User { content: prompt }],
+            messages,
             tools: self
                 .toolset
                 .visible()
@@ -154,6 +160,7 @@ impl AgentRun<'_> {
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
         let ending = loop {
+            self.record(&request.messages);
             if turns == self.max_turns {
                 break self.final_summary(&mut request, &mut turns).await;
             }
@@ -232,6 +239,13 @@ impl AgentRun<'_> {
             if let Some(format) = &mut request.answer_format {
                 format.answer_now = false;
             }
+            // Kept before its calls run: a run killed meanwhile leaves calls a resume can
+            // give "interrupted" results.
+            request.messages.push(Message::Assistant {
+                text: completion.text,
+                tool_calls: completion.tool_calls.clone(),
+            });
+            self.record(&request.messages);
             let results = calls::run_all(
                 &completion.tool_calls,
                 cut_off,
@@ -245,16 +259,32 @@ impl AgentRun<'_> {
                 plan.clone_from(&steps);
                 self.output.emit(EventKind::Plan { steps });
             }
-            request.messages.push(Message::Assistant {
-                text: completion.text,
-                tool_calls: completion.tool_calls,
-            });
             request.messages.extend(results);
             if self.context.cancel.is_cancelled() {
                 break Ending::Cancelled;
             }
         };
+        // The answer ends the conversation a resume continues.
+        let answer = match &ending {
+            Ending::Answered(answer) | Ending::OverBudget(_, Some(answer)) => Some(&answer.text),
+            Ending::OutOfTurns(text) => Some(text),
+            _ => None,
+        };
+        if let Some(text) = answer {
+            request.messages.push(Message::Assistant {
+                text: text.clone(),
+                tool_calls: Vec::new(),
+            });
+        }
+        self.record(&request.messages);
         Report { ending, turns }
+    }
+
+    /// Hands the conversation's new messages to the run's transcript, if it keeps one.
+    fn record(&self, messages: &[Message]) {
+        if let Some(transcript) = self.transcript {
+            transcript.record(messages);
+        }
     }
 
     /// Decides on an answer the model gave without calling a tool: the run's ending, or `None`
@@ -353,6 +383,9 @@ impl AgentRun<'_> {
             return Ok(false);
         }
         request.messages = compaction::rebuild(&request.messages, split, &completion.text, plan);
+        if let Some(transcript) = self.transcript {
+            transcript.rewrite(&request.messages);
+        }
         self.output.emit(EventKind::Compaction {
             reason: reason.to_string(),
             tokens_before: before,

@@ -43,6 +43,11 @@ impl ExecArgs {
             max_tokens,
             max_cost_usd,
             context_window,
+            resume,
+            fork,
+            session_id,
+            no_session,
+            any_workspace,
             list_tools,
             list_specialists,
         } = self;
@@ -102,6 +107,17 @@ impl ExecArgs {
         if let Some(tokens) = context_window {
             argv.value("--context-window", &tokens.to_string());
         }
+        if let Some(id) = resume {
+            argv.value("--resume", id);
+        }
+        if let Some(id) = fork {
+            argv.value("--fork", id.as_str());
+        }
+        if let Some(id) = session_id {
+            argv.value("--session-id", id.as_str());
+        }
+        argv.switch("--no-session", *no_session);
+        argv.switch("--any-workspace", *any_workspace);
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
         if !prompt_words.is_empty() {
@@ -160,6 +176,7 @@ mod tests {
     use crate::output::{InputFormat, OutputFormat};
     use crate::provider::ProviderKind;
     use crate::runtime::sandbox::SandboxMode;
+    use crate::session::SessionId;
     use crate::tools::policy::Autonomy;
 
     fn parse_back(args: &ExecArgs) -> ExecArgs {
@@ -206,10 +223,30 @@ mod tests {
             max_tokens: Some(2_000_000),
             max_cost_usd: Some(crate::usage::Usd::parse("0.125").unwrap()),
             context_window: Some(16_384),
+            resume: Some("last".into()),
+            fork: None,
+            session_id: None,
+            no_session: false,
+            any_workspace: true,
             list_tools: true,
             list_specialists: false,
         };
         assert_eq!(parse_back(&args), args);
+        let forking = ExecArgs {
+            resume: None,
+            any_workspace: false,
+            fork: Some(SessionId::parse("ses-1").unwrap()),
+            session_id: Some(SessionId::parse("ci-2").unwrap()),
+            ..args.clone()
+        };
+        assert_eq!(parse_back(&forking), forking);
+        let private = ExecArgs {
+            resume: None,
+            any_workspace: false,
+            no_session: true,
+            ..args.clone()
+        };
+        assert_eq!(parse_back(&private), private);
         let listing = ExecArgs {
             list_tools: false,
             list_specialists: true,

@@ -19,6 +19,7 @@ use crate::output::{InputFormat, OutputFormat};
 use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind};
 use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId};
+use crate::session::SessionId;
 use crate::tools::policy::Autonomy;
 use crate::usage::Usd;
 
@@ -173,6 +174,29 @@ pub struct ExecArgs {
     #[arg(long = "context-window", value_name = "TOKENS",
           value_parser = clap::value_parser!(u32).range(i64::from(MIN_CONTEXT_WINDOW)..))]
     pub(crate) context_window: Option<u32>,
+
+    /// Continue a session: its conversation, then this prompt. `last` is this workspace's
+    /// most recent session.
+    #[arg(long, value_name = "ID|last", conflicts_with_all = ["fork", "no_session"])]
+    pub(crate) resume: Option<String>,
+
+    /// Start a new session from a copy of this one's conversation (it is left as it was).
+    #[arg(long, value_name = "ID", value_parser = SessionId::parse,
+          conflicts_with = "no_session")]
+    pub(crate) fork: Option<SessionId>,
+
+    /// The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`).
+    #[arg(long = "session-id", value_name = "ID", value_parser = SessionId::parse,
+          conflicts_with_all = ["resume", "no_session"])]
+    pub(crate) session_id: Option<SessionId>,
+
+    /// Keep no session: nothing of the conversation is written to the data directory.
+    #[arg(long = "no-session")]
+    pub(crate) no_session: bool,
+
+    /// Let --resume continue a session that belongs to another workspace, in this one.
+    #[arg(long = "any-workspace", requires = "resume")]
+    pub(crate) any_workspace: bool,
 
     /// Give up after this many model turns (exit 4).
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

@@ -51,18 +51,10 @@ pub(crate) struct Confinement {
 impl Confinement {
     /// What `run_start` says is in force.
     pub(crate) fn in_force(&self) -> SandboxInForce {
-        let sandbox = &self.commands.sandbox;
+        let (filesystem, network) = crate::tools::policy::confinement_words(&self.commands.sandbox);
         SandboxInForce {
-            filesystem: match sandbox.writes {
-                Writes::Anywhere => "none",
-                Writes::Beneath(_) => "landlock",
-            }
-            .into(),
-            network: match sandbox.network {
-                Network::Open => "open",
-                Network::Blocked => "blocked",
-            }
-            .into(),
+            filesystem: filesystem.into(),
+            network: network.into(),
         }
     }
 }

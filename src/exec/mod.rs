@@ -7,6 +7,7 @@
 mod confinement;
 mod job;
 mod prompt;
+mod session;
 pub(crate) mod settings;
 
 use std::panic::AssertUnwindSafe;
@@ -20,8 +21,8 @@ use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
 use crate::output::{
-    EventKind, Output, OutputFormat, RunStatus, SpecialistInfo, ToolInfo, WindowInfo,
-    stderr_line_if_writable,
+    EventKind, Output, OutputFormat, PermissionsChanged, RunStatus, SpecialistInfo, ToolInfo,
+    WindowInfo, stderr_line_if_writable,
 };
 use crate::provider::{
     self, ContextWindow, ErrorClass, ProviderConfig, ProviderError, WindowLookup,
@@ -30,7 +31,7 @@ use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
 use crate::structured::{self, Violation};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
-use crate::tools::{Registry, ToolContext, Toolset};
+use crate::tools::{Permissions, Registry, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger, Spent};
 use settings::{Inputs, Settings};
 
@@ -211,6 +212,8 @@ struct Accounting {
     spent: Spent,
     /// The model's context window, when it was known by the end.
     window: Option<ContextWindow>,
+    /// What every run of the session spent, this one included.
+    session_usage: Option<crate::output::UsageTotals>,
 }
 
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
@@ -274,6 +277,7 @@ fn finish(output: &Output, exit: ExitCode, accounting: Accounting) -> ExitCode {
             tokens: window.tokens,
             source: window.source.as_str().to_string(),
         }),
+        session_usage: accounting.session_usage,
     });
     let dropped = output.drain();
     if dropped > 0 {
@@ -374,6 +378,42 @@ fn run_job(
     }
     let provider = provider::build(&config, output.run_id().as_str())
         .map_err(|e| Failure::config(e.to_string()))?;
+    let permissions = Permissions::of(
+        settings.policy.autonomy(),
+        &settings.confinement.commands.sandbox,
+    );
+    let mut session = match &settings.runtime.data_dir {
+        Some(data_dir) => session::begin(
+            args,
+            session::RunFacts {
+                data_dir,
+                workspace: &settings.workspace,
+                run_id: output.run_id(),
+                provider: provider.name(),
+                model: provider.model(),
+                permissions: permissions.clone(),
+                secrets: output.secrets().clone(),
+            },
+        )?,
+        None if args.resume.is_some() || args.fork.is_some() || args.session_id.is_some() => {
+            return Err(Failure::usage(
+                "sessions need a data directory: set ZERO_HOME (or HOME)".into(),
+            ));
+        }
+        None => None,
+    };
+    let history = session
+        .as_mut()
+        .map(|session| std::mem::take(&mut session.history))
+        .unwrap_or_default();
+    let notes = session
+        .as_ref()
+        .map_or(&[][..], |session| &session.notes[..]);
+    let prompt = if notes.is_empty() {
+        prompt
+    } else {
+        format!("[zero: {}]\n\n{prompt}", notes.join(". "))
+    };
     // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
     // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
     // one worker to another, and waking an idle vCPU costs up to a millisecond on a VM
@@ -395,7 +435,21 @@ fn run_job(
         model: Some(provider.model().to_string()),
         sandbox: Some(settings.confinement.in_force()),
         withheld_env: settings.confinement.withheld.clone(),
+        session_id: session.as_ref().map(|session| session.id().to_string()),
+        resumed_from: session.as_ref().and_then(|s| s.resumed_from.clone()),
+        permissions_changed: session
+            .as_ref()
+            .and_then(|s| s.permissions_before.clone())
+            .map(|before| PermissionsChanged {
+                before,
+                now: permissions.clone(),
+            }),
     });
+    for note in session.iter().flat_map(|session| &session.notes) {
+        output.emit(EventKind::Warning {
+            message: format!("resuming the session: {note}"),
+        });
+    }
     if let Some(warning) = policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
@@ -432,6 +486,7 @@ fn run_job(
             schema,
             retries: settings.schema_retries,
         }),
+        transcript: session.as_ref().map(|session| &session.transcript),
     };
     // Tasks can only start inside this block, so closing the task runtime here, right after
     // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
@@ -454,7 +509,7 @@ fn run_job(
                 cancel.cancel();
             })
         });
-        let report = agent.run(system, prompt).await;
+        let report = agent.run(system, history, prompt).await;
         if let Some(timer) = timer {
             timer.abort();
         }
@@ -469,7 +524,18 @@ fn run_job(
     // After the close: every specialist has ended and written its last report.
     accounting.spent = ledger.spent();
     accounting.window = window.now();
-    if let Some(stop) = lifecycle::received() {
+    let stopped = lifecycle::received();
+    if let Some(session) = session {
+        let answered = matches!(report.ending, Ending::Answered(_))
+            && stopped.is_none()
+            && !timed_out.load(Ordering::SeqCst);
+        let (total, problems) = session.end(answered, accounting.spent.total());
+        accounting.session_usage = Some(total);
+        for message in problems {
+            output.emit(EventKind::Warning { message });
+        }
+    }
+    if let Some(stop) = stopped {
         return Err(Failure::stopped(stop));
     }
     if timed_out.load(Ordering::SeqCst) {
@@ -616,6 +682,9 @@ fn start_listing(output: &Output, workspace: &Path) {
         model: None,
         sandbox: None,
         withheld_env: Vec::new(),
+        session_id: None,
+        resumed_from: None,
+        permissions_changed: None,
     });
 }
 

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::exit::ExitCode;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::structured::Violation;
-use crate::tools::{PlanStep, SideEffect};
+use crate::tools::{Permissions, PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
 pub(crate) const SCHEMA_VERSION: u32 = 3;
@@ -49,6 +49,17 @@ pub(crate) enum EventKind {
         /// The names of the variables no command receives (never their values), sorted.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         withheld_env: Vec<String>,
+        /// The session the run's conversation is kept in; absent with `--no-session` and for
+        /// the listings.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        /// With `--resume`: the run that used the session last.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resumed_from: Option<String>,
+        /// With `--resume`, when this run's permissions differ from the earlier run's: both
+        /// (this run's come from its own command line, never from the session).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        permissions_changed: Option<PermissionsChanged>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -201,6 +212,9 @@ pub(crate) enum EventKind {
         /// found out while the first request runs).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         context_window: Option<WindowInfo>,
+        /// What every run of the session spent together, this one included.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_usage: Option<UsageTotals>,
     },
 }
 
@@ -225,6 +239,15 @@ pub(crate) struct WindowInfo {
     pub(crate) tokens: u32,
     /// Where that came from: `flag`, `config`, `server`, `known_model` or `default`.
     pub(crate) source: String,
+}
+
+/// A resumed run's permissions against the earlier run's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PermissionsChanged {
+    /// The earlier run's.
+    pub(crate) before: Permissions,
+    /// This run's.
+    pub(crate) now: Permissions,
 }
 
 /// What confines a run's commands, as `run_start` reports it.

@@ -14,6 +14,7 @@ pub(crate) struct JsonWriter {
     secrets: Secrets,
     final_text: Option<String>,
     structured_output: Option<Value>,
+    session_id: Option<String>,
     tool_calls: Vec<CallSummary>,
     tasks: Vec<TaskSummary>,
     errors: Vec<Value>,
@@ -45,6 +46,8 @@ struct TaskSummary {
 struct Summary<'a> {
     status: RunStatus,
     exit_code: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: &'a Option<String>,
     final_text: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     structured_output: &'a Option<Value>,
@@ -55,6 +58,8 @@ struct Summary<'a> {
     cost_usd: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     context_window: &'a Option<WindowInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_usage: &'a Option<UsageTotals>,
     tool_calls: &'a [CallSummary],
     tasks: &'a [TaskSummary],
     errors: &'a [Value],
@@ -76,6 +81,7 @@ impl JsonWriter {
             secrets,
             final_text: None,
             structured_output: None,
+            session_id: None,
             tool_calls: Vec::new(),
             tasks: Vec::new(),
             errors: Vec::new(),
@@ -179,10 +185,12 @@ impl Writer for JsonWriter {
                 child_usage,
                 cost_usd,
                 context_window,
+                session_usage,
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
                     exit_code: *exit_code,
+                    session_id: &self.session_id,
                     final_text: &self.final_text,
                     structured_output: &self.structured_output,
                     turns: *turns,
@@ -190,6 +198,7 @@ impl Writer for JsonWriter {
                     child_usage,
                     cost_usd: *cost_usd,
                     context_window,
+                    session_usage,
                     tool_calls: &self.tool_calls,
                     tasks: &self.tasks,
                     errors: &self.errors,
@@ -200,8 +209,8 @@ impl Writer for JsonWriter {
             EventKind::RunEnd { .. } => {}
             // The summary carries the final answer, not how the run got there: named one by
             // one, so a new event kind has to be decided on here.
-            EventKind::RunStart { .. }
-            | EventKind::Text { .. }
+            EventKind::RunStart { session_id, .. } => self.session_id.clone_from(session_id),
+            EventKind::Text { .. }
             | EventKind::Reasoning { .. }
             | EventKind::PermissionDecision { .. }
             | EventKind::Plan { .. }

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use crate::tools::Permissions;
 use crate::usage::Usage;
 
 pub use transcript::{Loaded, Transcript, load};
@@ -174,19 +175,6 @@ pub enum SessionStatus {
     Completed,
     /// The last run ended without one.
     Failed,
-}
-
-/// What a run may do, as a session remembers it: a resumed run is told when its own
-/// differ, and never inherits them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Permissions {
-    /// `--auto`.
-    pub auto: String,
-    /// What confines commands' writes (`landlock` or `none`).
-    pub filesystem: String,
-    /// Whether commands may use the network (`blocked` or `open`).
-    pub network: String,
 }
 
 /// `session.json`: what a session is and how its last run went.

@@ -60,11 +60,12 @@ pub struct Loaded {
     pub repairs: Vec<String>,
 }
 
-/// Reads the conversation of the session in `dir`. A last line cut by a crash is dropped (and
-/// cut from the file, so appending goes on after whole lines); a tool call without a result
-/// gets an [`INTERRUPTED_RESULT`]. Any other line that does not parse is
-/// [`SessionError::Corrupt`], naming it, and nothing is changed.
-pub fn load(dir: &Path) -> Result<Loaded, SessionError> {
+/// Reads the conversation of the session in `dir`. A last line cut by a crash is dropped
+/// (and, with `repair`, which only the holder of the session's lease may ask for, cut from the
+/// file, so appending goes on after whole lines); a tool call without a result gets an
+/// [`INTERRUPTED_RESULT`]. Any other line that does not parse is [`SessionError::Corrupt`],
+/// naming it, and nothing is changed.
+pub fn load(dir: &Path, repair: bool) -> Result<Loaded, SessionError> {
     let path = dir.join(MESSAGES_FILE);
     let bytes = match crate::fsutil::read_regular(&path, TRANSCRIPT_LIMIT) {
         Ok((bytes, _)) => bytes,
@@ -86,7 +87,9 @@ pub fn load(dir: &Path) -> Result<Loaded, SessionError> {
         .map_or(0, |end| end + 1);
     if whole < bytes.len() {
         // A write the crash cut short; everything before it is whole.
-        truncate(&path, whole as u64)?;
+        if repair {
+            truncate(&path, whole as u64)?;
+        }
         loaded
             .repairs
             .push("dropped the last line of the conversation, which a crash cut short".into());
@@ -333,7 +336,7 @@ mod tests {
         assert!(!text.contains("sk-secret-value-12345"), "{text}");
         // A crash mid-write leaves half a line.
         std::fs::write(&path, format!("{text}{{\"type\":\"mess")).unwrap();
-        let loaded = load(held.dir()).unwrap();
+        let loaded = load(held.dir(), true).unwrap();
         assert_eq!(loaded.on_disk, 3);
         assert_eq!(loaded.messages.len(), 4);
         assert_eq!(
@@ -369,12 +372,12 @@ mod tests {
         }];
         transcript.rewrite(&new);
         transcript.finish().unwrap();
-        assert_eq!(load(held.dir()).unwrap().messages, new);
+        assert_eq!(load(held.dir(), true).unwrap().messages, new);
         let path = held.dir().join(MESSAGES_FILE);
         let mut text = std::fs::read_to_string(&path).unwrap();
         text.push_str("{\"type\":\"message\",\"run\":\"r\",\"message\":{\"role\":\"robot\"}}\n");
         std::fs::write(&path, &text).unwrap();
-        match load(held.dir()) {
+        match load(held.dir(), true) {
             Err(SessionError::Corrupt { line, .. }) => assert_eq!(line, 4),
             other => panic!("{other:?}"),
         }

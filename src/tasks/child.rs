@@ -221,6 +221,12 @@ impl ChildRun<'_> {
             output_last_message: None,
             output_schema: self.output_schema.map(Path::to_path_buf),
             schema_retries: None,
+            // A specialist's conversation lives in its task's output, not in a session.
+            resume: None,
+            fork: None,
+            session_id: None,
+            no_session: true,
+            any_workspace: false,
             model: self.specialist.model.clone(),
             // The provider travels in the environment, with zero's own variables.
             provider: None,

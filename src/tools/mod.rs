@@ -34,7 +34,7 @@ use crate::runtime::{Runtime, RuntimeError};
 
 pub(crate) use args::parse_args;
 pub(crate) use plan::{PlanStep, StepStatus};
-pub use policy::{Access, Policy};
+pub use policy::{Access, Permissions, Policy};
 
 /// What a tool can do to the world; decides which `--auto` level may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -38,6 +38,45 @@ impl Autonomy {
     }
 }
 
+/// What a run may do, in words: its `--auto` level and what confines its commands. A session
+/// keeps its last run's, and a resumed run's `run_start` says when its own differ (a resumed
+/// run never inherits them: they come from its own command line).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Permissions {
+    /// `--auto`: `low`, `medium` or `high`.
+    pub auto: String,
+    /// What confines commands' writes: `landlock`, or `none`.
+    pub filesystem: String,
+    /// Whether commands may use the network: `blocked` or `open`.
+    pub network: String,
+}
+
+impl Permissions {
+    /// The permissions of `autonomy` with commands confined by `sandbox`.
+    pub fn of(autonomy: Autonomy, sandbox: &Sandbox) -> Permissions {
+        let (filesystem, network) = confinement_words(sandbox);
+        Permissions {
+            auto: autonomy.as_str().into(),
+            filesystem: filesystem.into(),
+            network: network.into(),
+        }
+    }
+}
+
+/// How `run_start` and sessions name what confines commands: their writes (`landlock` or
+/// `none`) and their network (`blocked` or `open`).
+pub fn confinement_words(sandbox: &Sandbox) -> (&'static str, &'static str) {
+    let filesystem = match sandbox.writes {
+        Writes::Anywhere => "none",
+        Writes::Beneath(_) => "landlock",
+    };
+    let network = match sandbox.network {
+        Network::Open => "open",
+        Network::Blocked => "blocked",
+    };
+    (filesystem, network)
+}
+
 /// Symlink hops followed before a path is treated as a loop (the kernel's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
 

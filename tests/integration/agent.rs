@@ -80,6 +80,7 @@ fn run_cancelled_after(
         ledger: &Ledger::new(Limits::default(), None, None),
         window: WindowLookup::known(ContextWindow::DEFAULT),
         schema: None,
+        transcript: None,
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);
@@ -98,7 +99,7 @@ fn run_cancelled_after(
                 Instant::now()
             })
         });
-        let report = tokio.block_on(agent.run("system".into(), "go".into()));
+        let report = tokio.block_on(agent.run("system".into(), Vec::new(), "go".into()));
         let returned = Instant::now();
         ended.store(true, Ordering::SeqCst);
         let cancelled_at = watcher

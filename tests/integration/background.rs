@@ -214,9 +214,14 @@ fn the_concurrency_cap_refuses_a_task_beyond_it() {
 }
 
 #[test]
-fn a_run_that_starts_no_task_creates_no_files() {
+fn a_run_that_starts_no_task_creates_nothing_but_its_session() {
     let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
     let run = run(&server, "stream-json", 0, &[]);
-    let entries: Vec<_> = std::fs::read_dir(run.zero_home.path()).unwrap().collect();
-    assert!(entries.is_empty(), "{entries:?}");
+    let entries: Vec<String> = std::fs::read_dir(run.zero_home.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(entries, ["sessions"]);
+    let sessions = std::fs::read_dir(run.zero_home.path().join("sessions")).unwrap();
+    assert_eq!(sessions.count(), 1);
 }

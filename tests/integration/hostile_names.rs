@@ -70,7 +70,8 @@ fn exec_start_up(home: &Home) -> Looked {
     let output = zero_std_with(&server, Wire::OpenAi)
         .env("ZERO_HOME", home.path())
         .current_dir(workspace.path())
-        .args(["exec", "-o", "stream-json", "hi"])
+        // Without a session: the run's own footprint is not what these tests look for.
+        .args(["exec", "--no-session", "-o", "stream-json", "hi"])
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -1,0 +1,205 @@
+//! The run's session: which one the flags ask for (a new one, `--resume`, `--fork`, or none
+//! with `--no-session`), its conversation so far, and its record at the start and the end of
+//! the run.
+
+use std::path::Path;
+
+use crate::cli::ExecArgs;
+use crate::output::UsageTotals;
+use crate::provider::Message;
+use crate::runtime::{RunId, Store, TaskStatus};
+use crate::session::{
+    self, Held, META_SCHEMA_VERSION, Meta, SessionError, SessionId, SessionStatus, Sessions,
+    Transcript,
+};
+use crate::tools::Permissions;
+use crate::usage::Usage;
+
+use super::Failure;
+
+/// A session a run is using.
+pub(crate) struct RunSession {
+    held: Held,
+    meta: Meta,
+    /// The conversation so far (repaired), which the run continues.
+    pub(crate) history: Vec<Message>,
+    /// Where the run's messages go.
+    pub(crate) transcript: Transcript,
+    /// The run that used the session last, when this run resumes it.
+    pub(crate) resumed_from: Option<String>,
+    /// That run's permissions, when they differ from this run's.
+    pub(crate) permissions_before: Option<Permissions>,
+    /// What loading repaired, and how the earlier run's background tasks ended, for the model
+    /// (prefixed to the prompt) and for a warning.
+    pub(crate) notes: Vec<String>,
+}
+
+/// What the run is, for its session record.
+pub(crate) struct RunFacts<'a> {
+    pub(crate) data_dir: &'a Path,
+    pub(crate) workspace: &'a Path,
+    pub(crate) run_id: &'a RunId,
+    pub(crate) provider: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) permissions: Permissions,
+    pub(crate) secrets: crate::redact::Secrets,
+}
+
+fn usage_error(error: SessionError) -> Failure {
+    match error {
+        SessionError::Io { .. } => Failure::internal(error.to_string()),
+        other => Failure::usage(other.to_string()),
+    }
+}
+
+/// Opens the session the flags ask for and records this run in it; `None` with
+/// `--no-session`.
+pub(crate) fn begin(args: &ExecArgs, run: RunFacts<'_>) -> Result<Option<RunSession>, Failure> {
+    if args.no_session {
+        return Ok(None);
+    }
+    let sessions = Sessions::new(run.data_dir);
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (held, earlier, loaded, forked_from) = if let Some(wanted) = &args.resume {
+        let id = match wanted.as_str() {
+            "last" => sessions
+                .last_of(run.workspace)
+                .map_err(usage_error)?
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "--resume last: workspace {} has no session yet",
+                        run.workspace.display()
+                    ))
+                })?,
+            id => SessionId::parse(id).map_err(usage_error)?,
+        };
+        let held = sessions.open(&id).map_err(usage_error)?;
+        let meta = sessions.meta(&id).map_err(usage_error)?;
+        if meta.workspace != run.workspace && !args.any_workspace {
+            return Err(usage_error(SessionError::OtherWorkspace {
+                id,
+                workspace: meta.workspace.display().to_string(),
+            }));
+        }
+        let loaded = session::load(held.dir(), true).map_err(usage_error)?;
+        (held, Some(meta), loaded, None)
+    } else if let Some(source) = &args.fork {
+        let meta = sessions.meta(source).map_err(|e| match e {
+            SessionError::Io { .. } if !sessions.exists(source) => {
+                usage_error(SessionError::Unknown(source.clone()))
+            }
+            other => usage_error(other),
+        })?;
+        // Read as it is, without repairs to the file: a run may be using it.
+        let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
+        loaded.on_disk = 0;
+        let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
+        let held = sessions.create(&id).map_err(usage_error)?;
+        (held, Some(meta), loaded, Some(source.clone()))
+    } else {
+        let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
+        let held = sessions.create(&id).map_err(usage_error)?;
+        (held, None, session::Loaded::default(), None)
+    };
+    let mut notes = loaded.repairs.clone();
+    if let Some(earlier) = &earlier
+        && forked_from.is_none()
+    {
+        notes.extend(earlier_tasks(run.data_dir, &earlier.last_run));
+    }
+    let resuming = forked_from.is_none() && earlier.is_some();
+    let meta = Meta {
+        schema_version: META_SCHEMA_VERSION,
+        id: held.id.clone(),
+        workspace: run.workspace.to_path_buf(),
+        provider: run.provider.into(),
+        model: run.model.into(),
+        created: match (&earlier, resuming) {
+            (Some(earlier), true) => earlier.created.clone(),
+            _ => now.clone(),
+        },
+        updated: now,
+        last_run: run.run_id.to_string(),
+        status: SessionStatus::Running,
+        runs: match (&earlier, resuming) {
+            (Some(earlier), true) => earlier.runs + 1,
+            _ => 1,
+        },
+        usage: match (&earlier, resuming) {
+            (Some(earlier), true) => earlier.usage,
+            _ => Usage::default(),
+        },
+        permissions: run.permissions.clone(),
+        forked_from: forked_from
+            .clone()
+            .or_else(|| earlier.as_ref().and_then(|m| m.forked_from.clone())),
+    };
+    held.write_meta(&meta).map_err(usage_error)?;
+    let transcript = Transcript::open(&held, run.run_id.as_str(), loaded.on_disk, run.secrets)
+        .map_err(usage_error)?;
+    let permissions_before = earlier
+        .as_ref()
+        .filter(|earlier| earlier.permissions != run.permissions)
+        .map(|earlier| earlier.permissions.clone());
+    Ok(Some(RunSession {
+        held,
+        meta,
+        history: loaded.messages,
+        transcript,
+        resumed_from: earlier.filter(|_| resuming).map(|m| m.last_run),
+        permissions_before,
+        notes,
+    }))
+}
+
+/// How the earlier run's background tasks ended: they died with it, and are not resumed.
+fn earlier_tasks(data_dir: &Path, run: &str) -> Vec<String> {
+    let store = Store::new(data_dir, std::time::Duration::ZERO);
+    let Ok(tasks) = store.tasks() else {
+        return Vec::new();
+    };
+    let ended: Vec<String> = tasks
+        .iter()
+        .filter(|task| task.run_id.as_str() == run)
+        .map(|task| {
+            let status = match task.status {
+                TaskStatus::Running => "interrupted",
+                other => other.as_str(),
+            };
+            format!("{} ({}): {status}", task.id, task.kind.label())
+        })
+        .collect();
+    if ended.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "the earlier run's background tasks ended with it and are not running now: {}",
+        ended.join("; ")
+    )]
+}
+
+impl RunSession {
+    /// The session's id.
+    pub(crate) fn id(&self) -> &SessionId {
+        &self.held.id
+    }
+
+    /// Waits for the conversation to be on disk and records how the run ended and what it
+    /// spent; returns the session's running total. Blocking.
+    pub(crate) fn end(mut self, answered: bool, spent: Usage) -> (UsageTotals, Vec<String>) {
+        let mut problems = Vec::new();
+        if let Err(error) = self.transcript.finish() {
+            problems.push(format!("the session's conversation is incomplete: {error}"));
+        }
+        self.meta.status = if answered {
+            SessionStatus::Completed
+        } else {
+            SessionStatus::Failed
+        };
+        self.meta.usage.add(spent);
+        if let Err(error) = self.held.write_meta(&self.meta) {
+            problems.push(format!("the session's record was not updated: {error}"));
+        }
+        (crate::agent::totals(&self.meta.usage), problems)
+    }
+}
