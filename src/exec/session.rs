@@ -59,7 +59,7 @@ pub(crate) fn begin(args: &ExecArgs, run: RunFacts<'_>) -> Result<Option<RunSess
         return Ok(None);
     }
     let sessions = Sessions::new(run.data_dir);
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (held, earlier, loaded, forked_from) = if let Some(wanted) = &args.resume {
         let id = match wanted.as_str() {
             "last" => sessions

@@ -27,6 +27,7 @@ mod reconcile;
 mod runtime;
 mod sandbox;
 mod secrets;
+mod sessions;
 mod special_files;
 mod specialists;
 mod stalled_output;
