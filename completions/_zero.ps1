@@ -27,6 +27,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('exec', 'exec', [CompletionResultType]::ParameterValue, 'Run one agent job headlessly and exit with a code a script can act on')
             [CompletionResult]::new('tasks', 'tasks', [CompletionResultType]::ParameterValue, 'Inspect, follow, stop and clean up background tasks and specialists of every run')
+            [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List, show and clean up the sessions `zero exec --resume` continues')
             [CompletionResult]::new('__generate', '__generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (used to refresh the committed copies)')
             break
         }
@@ -124,6 +125,50 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
         }
         'zero;tasks;gc' {
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be deleted, delete nothing')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The report as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;sessions' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List sessions, most recently used first')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Show one session: its record, then its conversation')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Delete a session (refused while a run uses it)')
+            [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Delete the sessions last used longer ago than a cutoff (never one in use)')
+            break
+        }
+        'zero;sessions;list' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'One JSON array of session records instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;sessions;show' {
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, '`{"session": record, "messages": [...]}` instead of text')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;sessions;rm' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;sessions;gc' {
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only sessions last used longer ago than this (`12h`, `7d`, `2w`)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be deleted, delete nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The report as JSON')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')

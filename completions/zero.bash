@@ -22,8 +22,23 @@ _zero() {
             zero,exec)
                 cmd="zero__subcmd__exec"
                 ;;
+            zero,sessions)
+                cmd="zero__subcmd__sessions"
+                ;;
             zero,tasks)
                 cmd="zero__subcmd__tasks"
+                ;;
+            zero__subcmd__sessions,gc)
+                cmd="zero__subcmd__sessions__subcmd__gc"
+                ;;
+            zero__subcmd__sessions,list)
+                cmd="zero__subcmd__sessions__subcmd__list"
+                ;;
+            zero__subcmd__sessions,rm)
+                cmd="zero__subcmd__sessions__subcmd__rm"
+                ;;
+            zero__subcmd__sessions,show)
+                cmd="zero__subcmd__sessions__subcmd__show"
                 ;;
             zero__subcmd__tasks,gc)
                 cmd="zero__subcmd__tasks__subcmd__gc"
@@ -47,7 +62,7 @@ _zero() {
 
     case "${cmd}" in
         zero)
-            opts="-h -V --help --version exec tasks __generate"
+            opts="-h -V --help --version exec tasks sessions __generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -217,6 +232,80 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__sessions)
+            opts="-h -V --help --version list show rm gc"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__sessions__subcmd__gc)
+            opts="-h -V --older-than --dry-run --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__sessions__subcmd__list)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__sessions__subcmd__rm)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__sessions__subcmd__show)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -24,6 +24,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --version 'Print version'
             cand exec 'Run one agent job headlessly and exit with a code a script can act on'
             cand tasks 'Inspect, follow, stop and clean up background tasks and specialists of every run'
+            cand sessions 'List, show and clean up the sessions `zero exec --resume` continues'
             cand __generate 'Write shell completions and man pages (used to refresh the committed copies)'
         }
         &'zero;exec'= {
@@ -114,6 +115,45 @@ set edit:completion:arg-completer[zero] = {|@words|
         }
         &'zero;tasks;gc'= {
             cand --older-than 'Only tasks that ended longer ago than this (`30m`, `12h`, `7d`, `2w`)'
+            cand --dry-run 'Say what would be deleted, delete nothing'
+            cand --json 'The report as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;sessions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List sessions, most recently used first'
+            cand show 'Show one session: its record, then its conversation'
+            cand rm 'Delete a session (refused while a run uses it)'
+            cand gc 'Delete the sessions last used longer ago than a cutoff (never one in use)'
+        }
+        &'zero;sessions;list'= {
+            cand --json 'One JSON array of session records instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;sessions;show'= {
+            cand --json '`{"session": record, "messages": [...]}` instead of text'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;sessions;rm'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;sessions;gc'= {
+            cand --older-than 'Only sessions last used longer ago than this (`12h`, `7d`, `2w`)'
             cand --dry-run 'Say what would be deleted, delete nothing'
             cand --json 'The report as JSON'
             cand -h 'Print help'

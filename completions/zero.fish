@@ -28,6 +28,7 @@ complete -c zero -n "__fish_zero_needs_command" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
 complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
+complete -c zero -n "__fish_zero_needs_command" -f -a "sessions" -d 'List, show and clean up the sessions `zero exec --resume` continues'
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
@@ -102,6 +103,25 @@ complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcomm
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -f -a "list" -d 'List sessions, most recently used first'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -f -a "show" -d 'Show one session: its record, then its conversation'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -f -a "rm" -d 'Delete a session (refused while a run uses it)'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and not __fish_seen_subcommand_from list show rm gc" -f -a "gc" -d 'Delete the sessions last used longer ago than a cutoff (never one in use)'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from list" -l json -d 'One JSON array of session records instead of a table'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from show" -l json -d '`{"session": record, "messages": [...]}` instead of text'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -l older-than -d 'Only sessions last used longer ago than this (`12h`, `7d`, `2w`)' -r
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -l dry-run -d 'Say what would be deleted, delete nothing'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 'Directory that receives the shell completions' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l man -d 'Directory that receives the man pages' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -s h -l help -d 'Print help'

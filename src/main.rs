@@ -51,6 +51,9 @@ fn main() -> ProcessExitCode {
             lifecycle::exit(exit.code())
         }
         Command::Tasks(args) => zero::operator::run(args, &exec::known_secrets()).into(),
+        Command::Sessions(args) => {
+            zero::operator::sessions::run(args, &exec::known_secrets()).into()
+        }
         Command::Generate(args) => match zero::generate::write_all(&args) {
             Ok(()) => ProcessExitCode::SUCCESS,
             Err(error) => {

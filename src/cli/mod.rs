@@ -54,6 +54,13 @@ pub enum Command {
                       `interrupted`. Exit codes: 0 success, 1 I/O error, 2 usage or unknown task id."
     )]
     Tasks(TasksArgs),
+    /// List, show and clean up the sessions `zero exec --resume` continues.
+    #[command(
+        after_help = "A session recorded `running` whose run is no longer alive is shown as \
+                      `interrupted`. Exit codes: 0 success, 1 I/O error or a damaged session, 2 \
+                      usage, an unknown session id, or a session in use."
+    )]
+    Sessions(SessionsArgs),
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),
@@ -297,6 +304,53 @@ pub struct TasksGcArgs {
     /// The report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// `zero sessions`: the operator's view of the sessions in the data directory.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+/// The subcommands of `zero sessions`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, most recently used first.
+    List {
+        /// One JSON array of session records instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session: its record, then its conversation.
+    Show {
+        /// The session id.
+        #[arg(value_name = "ID", value_parser = SessionId::parse)]
+        id: SessionId,
+        /// `{"session": record, "messages": [...]}` instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a session (refused while a run uses it).
+    Rm {
+        /// The session id.
+        #[arg(value_name = "ID", value_parser = SessionId::parse)]
+        id: SessionId,
+    },
+    /// Delete the sessions last used longer ago than a cutoff (never one in use).
+    Gc {
+        /// Only sessions last used longer ago than this (`12h`, `7d`, `2w`).
+        #[arg(long = "older-than", value_name = "AGE", default_value = "30d",
+              value_parser = duration::parse_duration)]
+        older_than: std::time::Duration,
+        /// Say what would be deleted, delete nothing.
+        #[arg(long = "dry-run")]
+        dry_run: bool,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// A task status, as `--status` takes it.

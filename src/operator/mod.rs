@@ -8,6 +8,7 @@
 //! usage errors and unknown task ids.
 
 mod render;
+pub mod sessions;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -39,19 +39,28 @@ pub(crate) fn table(records: &[TaskRecord], out: &mut impl Write) -> io::Result<
             ]
         })
         .collect();
+    aligned(header, &rows, out)
+}
+
+/// `header` and `rows` as aligned columns, the last one (of unbounded width) unpadded.
+pub(crate) fn aligned<const N: usize>(
+    header: [&str; N],
+    rows: &[[String; N]],
+    out: &mut impl Write,
+) -> io::Result<()> {
     let mut widths = header.map(str::len);
-    for row in &rows {
+    for row in rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
     let header = header.map(str::to_string);
-    for row in std::iter::once(&header).chain(&rows) {
+    for row in std::iter::once(&header).chain(rows) {
         let mut line = String::new();
-        for (cell, width) in row.iter().zip(widths).take(row.len() - 1) {
+        for (cell, width) in row.iter().zip(widths).take(N - 1) {
             line.push_str(&format!("{cell:<width$}  "));
         }
-        line.push_str(&row[row.len() - 1]);
+        line.push_str(&row[N - 1]);
         writeln!(out, "{line}")?;
     }
     Ok(())
@@ -170,7 +179,7 @@ fn started(record: &TaskRecord) -> String {
 }
 
 /// An RFC 3339 time as `YYYY-MM-DD HH:MM:SS` (UTC).
-fn timestamp(text: &str) -> Option<String> {
+pub(crate) fn timestamp(text: &str) -> Option<String> {
     Some(parse(text)?.format("%Y-%m-%d %H:%M:%S").to_string())
 }
 

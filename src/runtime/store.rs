@@ -90,6 +90,11 @@ impl Store {
         Some(Store::new(root, config.kill_grace))
     }
 
+    /// The data directory.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Whether the data directory exists (if not, there is nothing to read or reconcile).
     pub(crate) fn exists(&self) -> bool {
         self.root.is_dir()

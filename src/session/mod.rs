@@ -347,6 +347,20 @@ impl Sessions {
             .map(|meta| meta.id))
     }
 
+    /// Whether a live run holds session `id` (a lease that cannot be checked counts as held:
+    /// the cost of that mistake is showing `running`, never deleting).
+    pub fn in_use(&self, id: &SessionId) -> bool {
+        let lease = File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(self.dir(id).join(LEASE_FILE));
+        match lease {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(_) => true,
+            Ok(file) => Flock::lock(file, FlockArg::LockSharedNonblock).is_err(),
+        }
+    }
+
     /// Removes session `id`, unless a run holds it.
     pub fn remove(&self, id: &SessionId) -> Result<(), SessionError> {
         let held = self.open(id)?;

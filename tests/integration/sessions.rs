@@ -416,3 +416,100 @@ fn session_files_are_private_and_hold_no_secret() {
         assert!(!text.contains(key), "{}: {text}", path.display());
     }
 }
+
+/// `zero sessions ARGS` with the place's data directory.
+fn sessions(place: &Place, args: &[&str]) -> std::process::Output {
+    crate::support::zero::zero_std()
+        .env("ZERO_HOME", place.home.path())
+        .arg("sessions")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn every_sessions_subcommand_in_turn() {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::text("first answer"))
+            .reply(Reply::text("second answer"))
+            .reply(Reply::text("thinking").stall()),
+    );
+    let place = Place::new();
+    place.run(&server, &["--session-id", "one"], "first question");
+    place.run(&server, &["--session-id", "two"], "second question");
+
+    let listed = sessions(&place, &["list"]);
+    assert_eq!(listed.status.code(), Some(0));
+    let table = stdout(&listed);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("ID"), "{table}");
+    assert!(
+        lines[1].starts_with("two ") && lines[2].starts_with("one "),
+        "{table}"
+    );
+    assert!(lines[1].contains("completed"), "{table}");
+    let json: Value =
+        serde_json::from_slice(&sessions(&place, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+    assert_eq!(json[0]["id"], "two");
+    assert_eq!(json[0]["state"], "completed");
+
+    let shown = stdout(&sessions(&place, &["show", "one"]));
+    assert!(shown.contains("user:\nfirst question"), "{shown}");
+    assert!(shown.contains("assistant:\nfirst answer"), "{shown}");
+    let json: Value =
+        serde_json::from_slice(&sessions(&place, &["show", "one", "--json"]).stdout).unwrap();
+    assert_eq!(json["session"]["id"], "one");
+    assert_eq!(
+        json["messages"][0],
+        json!({"role": "user", "content": "first question"})
+    );
+    assert_eq!(sessions(&place, &["show", "nosuch"]).status.code(), Some(2));
+
+    // In use: shown running, and not removed.
+    let holder = Running(
+        place
+            .command(&server, &["--resume", "two"], "more")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the resume to reach the model", DEADLINE, || {
+        (server.requests().len() == 3).then_some(())
+    });
+    let json: Value =
+        serde_json::from_slice(&sessions(&place, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(json[0]["state"], "running", "{json}");
+    let refused = sessions(&place, &["rm", "two"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("in use by run"));
+    drop(holder);
+    let json: Value =
+        serde_json::from_slice(&sessions(&place, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(json[0]["state"], "interrupted", "{json}");
+
+    // gc takes what was last used before the cutoff.
+    let record = place.session_dir("one").join("session.json");
+    let mut meta: Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    meta["updated"] = json!("2020-01-01T00:00:00.000Z");
+    std::fs::write(&record, serde_json::to_vec(&meta).unwrap()).unwrap();
+    let dry = stdout(&sessions(
+        &place,
+        &["gc", "--older-than", "7d", "--dry-run"],
+    ));
+    assert!(dry.contains("would remove session one"), "{dry}");
+    assert!(place.session_dir("one").exists());
+    let done = stdout(&sessions(&place, &["gc", "--older-than", "7d"]));
+    assert!(done.contains("removed 1 session(s)"), "{done}");
+    assert!(!place.session_dir("one").exists());
+    assert!(place.session_dir("two").exists());
+
+    assert_eq!(sessions(&place, &["rm", "two"]).status.code(), Some(0));
+    assert_eq!(stdout(&sessions(&place, &["list"])), "no sessions\n");
+}
