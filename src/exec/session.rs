@@ -134,9 +134,14 @@ pub(crate) fn begin(args: &ExecArgs, run: RunFacts<'_>) -> Result<Option<RunSess
             .clone()
             .or_else(|| earlier.as_ref().and_then(|m| m.forked_from.clone())),
     };
-    held.write_meta(&meta).map_err(usage_error)?;
-    let transcript = Transcript::open(&held, run.run_id.as_str(), loaded.on_disk, run.secrets)
-        .map_err(usage_error)?;
+    let transcript = Transcript::open(
+        &held,
+        run.run_id.as_str(),
+        loaded.on_disk,
+        run.secrets,
+        &meta,
+    )
+    .map_err(usage_error)?;
     let permissions_before = earlier
         .as_ref()
         .filter(|earlier| earlier.permissions != run.permissions)

@@ -376,15 +376,24 @@ impl Held {
 
     /// Replaces `session.json` with `meta`, atomically.
     pub fn write_meta(&self, meta: &Meta) -> Result<(), SessionError> {
-        let path = self.dir.join(META_FILE);
+        let path = self.meta_path();
         let json = serde_json::to_vec_pretty(meta).expect("session metadata serialises");
-        crate::fsutil::write_atomic_with_permissions(
-            &path,
-            &json,
-            std::os::unix::fs::PermissionsExt::from_mode(0o600),
-        )
-        .map_err(SessionError::io("write", &path))
+        write_meta_file(&path, &json).map_err(SessionError::io("write", &path))
     }
+
+    /// Where `session.json` is.
+    fn meta_path(&self) -> PathBuf {
+        self.dir.join(META_FILE)
+    }
+}
+
+/// `json` as the session record at `path`: atomically, 0600.
+fn write_meta_file(path: &Path, json: &[u8]) -> io::Result<()> {
+    crate::fsutil::write_atomic_with_permissions(
+        path,
+        json,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
 }
 
 /// The session record's file name.

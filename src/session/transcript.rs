@@ -19,7 +19,7 @@ use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Held, MESSAGES_FILE, SessionError};
+use super::{Held, MESSAGES_FILE, Meta, SessionError};
 use crate::provider::Message;
 use crate::redact::Secrets;
 use crate::sync::lock;
@@ -186,12 +186,17 @@ struct State {
 impl Transcript {
     /// Opens `held`'s conversation for appending by run `run`; the first `on_disk` messages of
     /// what the run will record are there already. Every line is redacted with `secrets`.
+    /// `meta` is written first, by the writer too: the run's first request need not wait for
+    /// an fsync.
     pub fn open(
         held: &Held,
         run: &str,
         on_disk: usize,
         secrets: Secrets,
+        meta: &Meta,
     ) -> Result<Transcript, SessionError> {
+        let record = held.meta_path();
+        let meta = serde_json::to_vec_pretty(meta).expect("session metadata serialises");
         let path = held.dir().join(MESSAGES_FILE);
         let mut file = File::options()
             .append(true)
@@ -204,6 +209,7 @@ impl Transcript {
         let writer = std::thread::Builder::new()
             .name("zero-session".into())
             .spawn(move || {
+                super::write_meta_file(&record, &meta)?;
                 for batch in received {
                     file.write_all(&batch)?;
                     file.sync_data()?;
@@ -297,6 +303,28 @@ mod tests {
     use crate::provider::ToolCall;
     use crate::session::{SessionId, Sessions};
 
+    fn meta() -> Meta {
+        Meta {
+            schema_version: crate::session::META_SCHEMA_VERSION,
+            id: SessionId::parse("s").unwrap(),
+            workspace: "/w".into(),
+            provider: "openai".into(),
+            model: "m".into(),
+            created: String::new(),
+            updated: String::new(),
+            last_run: "run_1".into(),
+            status: crate::session::SessionStatus::Running,
+            runs: 1,
+            usage: Default::default(),
+            permissions: crate::tools::Permissions {
+                auto: "low".into(),
+                filesystem: "landlock".into(),
+                network: "blocked".into(),
+            },
+            forked_from: None,
+        }
+    }
+
     fn call(id: &str) -> ToolCall {
         ToolCall {
             id: id.into(),
@@ -313,7 +341,7 @@ mod tests {
             .unwrap();
         let secrets = Secrets::default();
         secrets.add("sk-secret-value-12345");
-        let transcript = Transcript::open(&held, "run_1", 0, secrets).unwrap();
+        let transcript = Transcript::open(&held, "run_1", 0, secrets, &meta()).unwrap();
         let mut conversation = vec![Message::User {
             content: "use sk-secret-value-12345".into(),
         }];
@@ -362,7 +390,7 @@ mod tests {
         let held = Sessions::new(data.path())
             .create(&SessionId::parse("s").unwrap())
             .unwrap();
-        let transcript = Transcript::open(&held, "run_1", 0, Secrets::default()).unwrap();
+        let transcript = Transcript::open(&held, "run_1", 0, Secrets::default(), &meta()).unwrap();
         let old = vec![Message::User {
             content: "old".into(),
         }];
