@@ -70,6 +70,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.sandbox(rows)?;
     bench.bounds(rows)?;
     bench.structured(rows)?;
+    bench.sessions(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -323,6 +324,17 @@ impl Bench<'_> {
                 ("no bounds", &[]),
             ],
             "no slower",
+            FREE_TEXT_ANSWER,
+            rows,
+        )
+    }
+
+    /// What keeping the session costs a tool turn: each turn's messages are serialised and
+    /// handed to the session's writer thread, which appends and fsyncs them.
+    fn sessions(&self, rows: &mut Vec<Row>) -> Result<()> {
+        self.compare_turns(
+            &[("session kept", &[]), ("--no-session", &["--no-session"])],
+            "difference ≤ 0.5 ms",
             FREE_TEXT_ANSWER,
             rows,
         )
