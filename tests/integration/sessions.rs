@@ -513,3 +513,83 @@ fn every_sessions_subcommand_in_turn() {
     assert_eq!(sessions(&place, &["rm", "two"]).status.code(), Some(0));
     assert_eq!(stdout(&sessions(&place, &["list"])), "no sessions\n");
 }
+
+#[test]
+fn the_readmes_two_step_example_shares_one_conversation() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let script: String = readme
+        .split("<!-- commands: two-steps -->\n```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("README.md's two-step example")
+        .to_string();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::text("test_parse fails: off by one"))
+            .reply(Reply::text("Fixed the off-by-one; the tests pass.")),
+    );
+    let place = Place::new();
+    let zero = assert_cmd::cargo::cargo_bin("zero");
+    let path = format!(
+        "{}:{}",
+        zero.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    // The environment the tests give zero (private directories, the fake model), for bash.
+    let mut command = Command::new("bash");
+    for (name, value) in zero_std_with(&server, Wire::OpenAi).get_envs() {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &script])
+        .env("PATH", path)
+        .env("CI_PIPELINE_ID", "1234")
+        .env("ZERO_HOME", place.home.path())
+        .current_dir(place.workspace.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Fixed the off-by-one"), "{stdout}");
+    let second = conversation(&server.requests()[1]);
+    assert_eq!(second[1].1, "test_parse fails: off by one", "{second:?}");
+    assert!(place.session_dir("fix-1234").is_dir());
+}
+
+#[test]
+fn the_earlier_runs_background_tasks_are_not_resumed_but_reported() {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(crate::support::runs::background("sleep 30"))
+            .reply(Reply::text("started it"))
+            // Told the task still runs, the model answers again, and the close stops it.
+            .reply(Reply::text("leaving it running"))
+            .reply(Reply::text("it is gone")),
+    );
+    let place = Place::new();
+    let (code, first) = place.run(&server, &["--session-id", "bg"], "start a server");
+    assert_eq!(code, 0, "{first:?}");
+    let task = first
+        .iter()
+        .find(|e| e["type"] == "task_finished")
+        .expect("the task was stopped at close");
+    let task_id = task["taskId"].as_str().unwrap();
+    let (code, events) = place.run(&server, &["--resume", "bg"], "is it running?");
+    assert_eq!(code, 0, "{events:?}");
+    let sent = conversation(&server.requests()[3]);
+    let prompt = &sent.last().unwrap().1;
+    assert!(
+        prompt.starts_with("[zero: the earlier run's background tasks"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(&format!("{task_id} (sleep 30): killed")),
+        "{prompt}"
+    );
+    assert!(prompt.ends_with("is it running?"), "{prompt}");
+}
