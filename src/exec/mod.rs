@@ -382,8 +382,10 @@ fn run_job(
         settings.policy.autonomy(),
         &settings.confinement.commands.sandbox,
     );
+    let asked_for_session =
+        args.resume.is_some() || args.fork.is_some() || args.session_id.is_some();
     let mut session = match &settings.runtime.data_dir {
-        Some(data_dir) => session::begin(
+        Some(data_dir) => match session::begin(
             args,
             session::RunFacts {
                 data_dir,
@@ -394,8 +396,17 @@ fn run_job(
                 permissions: permissions.clone(),
                 secrets: output.secrets().clone(),
             },
-        )?,
-        None if args.resume.is_some() || args.fork.is_some() || args.session_id.is_some() => {
+        ) {
+            // A session nobody asked for is not worth the job: say so and run without.
+            Err(failure) if !asked_for_session && failure.exit == ExitCode::Internal => {
+                output.emit(EventKind::Warning {
+                    message: format!("this run keeps no session: {}", failure.message),
+                });
+                None
+            }
+            other => other?,
+        },
+        None if asked_for_session => {
             return Err(Failure::usage(
                 "sessions need a data directory: set ZERO_HOME (or HOME)".into(),
             ));

@@ -593,3 +593,39 @@ fn the_earlier_runs_background_tasks_are_not_resumed_but_reported() {
     );
     assert!(prompt.ends_with("is it running?"), "{prompt}");
 }
+
+#[test]
+fn a_session_that_cannot_be_kept_is_a_warning_unless_it_was_asked_for() {
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let place = Place::new();
+    // A file where the data directory should be: nothing can be created in it.
+    let blocked = place.workspace.path().join("not-a-dir");
+    std::fs::write(&blocked, "").unwrap();
+    let output = place
+        .command(&server, &[], "hi")
+        .env("ZERO_HOME", &blocked)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let events = events(&output.stdout);
+    assert!(run_start(&events).get("sessionId").is_none());
+    let warning = events.iter().find(|e| e["type"] == "warning").unwrap();
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("keeps no session"),
+        "{warning}"
+    );
+    let output = place
+        .command(&server, &["--session-id", "wanted"], "hi")
+        .env("ZERO_HOME", &blocked)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the failed run asked the model nothing"
+    );
+}
