@@ -52,6 +52,14 @@ pub(crate) fn write_atomic_with_permissions(
     replace(path, contents, Some(permissions))
 }
 
+/// A builder of directories only their owner may enter (0700), for everything zero keeps in
+/// its data directory; `recursive` creates missing ancestors too (with the same mode).
+pub(crate) fn private_dir(recursive: bool) -> fs::DirBuilder {
+    let mut builder = fs::DirBuilder::new();
+    std::os::unix::fs::DirBuilderExt::mode(builder.recursive(recursive), 0o700);
+    builder
+}
+
 /// Creates the missing ancestors of `path` and returns the ones it created, outermost first, so
 /// a caller that must undo its work can remove them again (innermost first). If one cannot be
 /// created, those it did create are removed before the error is returned.

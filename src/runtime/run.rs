@@ -1,9 +1,9 @@
 //! The run's footprint in the data directory: where everything lives, the lease that says the
 //! run is alive, and the private run directory.
 
-use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
@@ -215,7 +215,7 @@ impl Run {
     pub(crate) fn open(layout: &Layout, run_id: &RunId) -> Result<Run, RuntimeError> {
         let runs = layout.runs_dir();
         for dir in [&runs, &layout.tasks_dir()] {
-            private_dir(true)
+            crate::fsutil::private_dir(true)
                 .create(dir)
                 .map_err(RuntimeError::io("create", dir.as_path()))?;
         }
@@ -241,7 +241,7 @@ impl Run {
         let dir = layout.run_dir(run_id);
         let temp_dir = dir.join(TEMP_DIR);
         for dir in [&dir, &temp_dir] {
-            private_dir(false)
+            crate::fsutil::private_dir(false)
                 .create(dir)
                 .map_err(RuntimeError::io("create", dir.as_path()))?;
         }
@@ -387,12 +387,6 @@ impl Lease {
     pub(crate) fn is_held(path: &Path) -> bool {
         !matches!(Lease::try_take(path), Ok(Lease::Taken(_) | Lease::Absent))
     }
-}
-
-fn private_dir(recursive: bool) -> DirBuilder {
-    let mut builder = DirBuilder::new();
-    builder.recursive(recursive).mode(0o700);
-    builder
 }
 
 #[cfg(test)]

@@ -18,9 +18,9 @@
 mod transcript;
 
 use std::fmt;
-use std::fs::{self, DirBuilder, File};
+use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
@@ -246,11 +246,11 @@ impl Sessions {
     /// Creates session `id` and takes its lease. Fails with [`SessionError::Exists`] when it
     /// exists already.
     pub fn create(&self, id: &SessionId) -> Result<Held, SessionError> {
-        private_dir(true)
+        crate::fsutil::private_dir(true)
             .create(&self.root)
             .map_err(SessionError::io("create", &self.root))?;
         let dir = self.dir(id);
-        match private_dir(false).create(&dir) {
+        match crate::fsutil::private_dir(false).create(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 return Err(SessionError::Exists(id.clone()));
@@ -422,12 +422,6 @@ fn read_meta(path: &Path) -> Result<Meta, SessionError> {
         line: e.line(),
         message: e.to_string(),
     })
-}
-
-fn private_dir(recursive: bool) -> DirBuilder {
-    let mut builder = DirBuilder::new();
-    builder.recursive(recursive).mode(0o700);
-    builder
 }
 
 #[cfg(test)]
