@@ -238,9 +238,12 @@ impl Sessions {
         self.root.join(id.as_str())
     }
 
-    /// Whether session `id` exists.
+    /// Whether session `id` exists: a real directory (a symbolic link in its place is not
+    /// zero's and is never followed) with a record in it.
     pub fn exists(&self, id: &SessionId) -> bool {
-        self.dir(id).join(META_FILE).is_file()
+        let dir = self.dir(id);
+        fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir())
+            && fs::symlink_metadata(dir.join(META_FILE)).is_ok_and(|meta| meta.is_file())
     }
 
     /// Creates session `id` and takes its lease. Fails with [`SessionError::Exists`] when it
@@ -314,8 +317,16 @@ impl Sessions {
         for entry in entries {
             let entry = entry.map_err(SessionError::io("read", &self.root))?;
             let name = entry.file_name();
+            let real_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
             let id = match name.to_str().map(SessionId::parse) {
-                Some(Ok(id)) => id,
+                Some(Ok(id)) if real_dir => id,
+                Some(Ok(_)) => {
+                    problems.push(format!(
+                        "{}: not a directory zero made (a link or a file); left alone",
+                        entry.path().display()
+                    ));
+                    continue;
+                }
                 _ => {
                     problems.push(format!(
                         "{}: not a session (its name is not a session id); left alone",
@@ -449,6 +460,28 @@ mod tests {
         }
         let fresh = SessionId::generate();
         assert_eq!(SessionId::parse(fresh.as_str()).unwrap(), fresh);
+    }
+
+    #[test]
+    fn a_link_in_place_of_a_session_is_never_followed() {
+        let data = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join(META_FILE), "{}").unwrap();
+        let sessions = Sessions::new(data.path());
+        std::fs::create_dir_all(data.path().join("sessions")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), data.path().join("sessions/linked")).unwrap();
+        let id = SessionId::parse("linked").unwrap();
+        assert!(!sessions.exists(&id));
+        assert!(matches!(sessions.open(&id), Err(SessionError::Unknown(_))));
+        assert!(matches!(
+            sessions.remove(&id),
+            Err(SessionError::Unknown(_))
+        ));
+        let (found, problems) = sessions.list().unwrap();
+        assert!(found.is_empty());
+        assert!(problems[0].contains("left alone"), "{problems:?}");
+        assert!(elsewhere.path().join(META_FILE).exists());
+        assert!(!elsewhere.path().join(LEASE_FILE).exists());
     }
 
     #[test]
