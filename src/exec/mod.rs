@@ -382,48 +382,22 @@ fn run_job(
         settings.policy.autonomy(),
         &settings.confinement.commands.sandbox,
     );
-    let asked_for_session =
-        args.resume.is_some() || args.fork.is_some() || args.session_id.is_some();
-    let mut session = match &settings.runtime.data_dir {
-        Some(data_dir) => match session::begin(
-            args,
-            session::RunFacts {
-                data_dir,
-                workspace: &settings.workspace,
-                run_id: output.run_id(),
-                provider: provider.name(),
-                model: provider.model(),
-                permissions: permissions.clone(),
-                secrets: output.secrets().clone(),
-            },
-        ) {
-            // A session nobody asked for is not worth the job: say so and run without.
-            Err(failure) if !asked_for_session && failure.exit == ExitCode::Internal => {
-                output.emit(EventKind::Warning {
-                    message: format!("this run keeps no session: {}", failure.message),
-                });
-                None
-            }
-            other => other?,
+    let mut session = session::for_run(
+        args,
+        settings.runtime.data_dir.as_deref(),
+        session::RunFacts {
+            workspace: &settings.workspace,
+            run_id: output.run_id(),
+            provider: provider.name(),
+            model: provider.model(),
+            permissions: permissions.clone(),
+            secrets: output.secrets().clone(),
         },
-        None if asked_for_session => {
-            return Err(Failure::usage(
-                "sessions need a data directory: set ZERO_HOME (or HOME)".into(),
-            ));
-        }
-        None => None,
-    };
-    let history = session
-        .as_mut()
-        .map(|session| std::mem::take(&mut session.history))
-        .unwrap_or_default();
-    let notes = session
-        .as_ref()
-        .map_or(&[][..], |session| &session.notes[..]);
-    let prompt = if notes.is_empty() {
-        prompt
-    } else {
-        format!("[zero: {}]\n\n{prompt}", notes.join(". "))
+        output,
+    )?;
+    let (history, prompt) = match &mut session {
+        Some(session) => session.start(prompt),
+        None => (Vec::new(), prompt),
     };
     // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
     // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use crate::cli::ExecArgs;
-use crate::output::UsageTotals;
+use crate::exit::ExitCode;
+use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::Message;
 use crate::runtime::{RunId, Store, TaskStatus};
 use crate::session::{
@@ -22,7 +23,7 @@ pub(crate) struct RunSession {
     held: Held,
     meta: Meta,
     /// The conversation so far (repaired), which the run continues.
-    pub(crate) history: Vec<Message>,
+    history: Vec<Message>,
     /// Where the run's messages go.
     pub(crate) transcript: Transcript,
     /// The run that used the session last, when this run resumes it.
@@ -36,7 +37,6 @@ pub(crate) struct RunSession {
 
 /// What the run is, for its session record.
 pub(crate) struct RunFacts<'a> {
-    pub(crate) data_dir: &'a Path,
     pub(crate) workspace: &'a Path,
     pub(crate) run_id: &'a RunId,
     pub(crate) provider: &'a str,
@@ -52,13 +52,46 @@ fn usage_error(error: SessionError) -> Failure {
     }
 }
 
+/// The run's session in the data directory `data_dir` (see [`begin`]). A run that asked for
+/// a session (`--resume`, `--fork`, `--session-id`) fails without one; a run that did not is
+/// told, with a warning, that it keeps none, and goes on.
+pub(crate) fn for_run(
+    args: &ExecArgs,
+    data_dir: Option<&Path>,
+    run: RunFacts<'_>,
+    output: &Output,
+) -> Result<Option<RunSession>, Failure> {
+    let asked_for = args.resume.is_some() || args.fork.is_some() || args.session_id.is_some();
+    let Some(data_dir) = data_dir else {
+        if asked_for {
+            return Err(Failure::usage(
+                "sessions need a data directory: set ZERO_HOME (or HOME)".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    match begin(args, data_dir, run) {
+        Err(failure) if !asked_for && failure.exit == ExitCode::Internal => {
+            output.emit(EventKind::Warning {
+                message: format!("this run keeps no session: {}", failure.message),
+            });
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
 /// Opens the session the flags ask for and records this run in it; `None` with
 /// `--no-session`.
-pub(crate) fn begin(args: &ExecArgs, run: RunFacts<'_>) -> Result<Option<RunSession>, Failure> {
+fn begin(
+    args: &ExecArgs,
+    data_dir: &Path,
+    run: RunFacts<'_>,
+) -> Result<Option<RunSession>, Failure> {
     if args.no_session {
         return Ok(None);
     }
-    let sessions = Sessions::new(run.data_dir);
+    let sessions = Sessions::new(data_dir);
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (held, earlier, loaded, forked_from) = if let Some(wanted) = &args.resume {
         let id = match wanted.as_str() {
@@ -105,7 +138,7 @@ pub(crate) fn begin(args: &ExecArgs, run: RunFacts<'_>) -> Result<Option<RunSess
     if let Some(earlier) = &earlier
         && forked_from.is_none()
     {
-        notes.extend(earlier_tasks(run.data_dir, &earlier.last_run));
+        notes.extend(earlier_tasks(data_dir, &earlier.last_run));
     }
     let resuming = forked_from.is_none() && earlier.is_some();
     let meta = Meta {
@@ -184,6 +217,19 @@ fn earlier_tasks(data_dir: &Path, run: &str) -> Vec<String> {
 }
 
 impl RunSession {
+    /// What the run starts from: the conversation so far, and `prompt` with the notes about
+    /// the session (repairs, the earlier run's tasks) in front, for the model.
+    pub(crate) fn start(&mut self, prompt: String) -> (Vec<Message>, String) {
+        let history = std::mem::take(&mut self.history);
+        if self.notes.is_empty() {
+            return (history, prompt);
+        }
+        (
+            history,
+            format!("[zero: {}]\n\n{prompt}", self.notes.join(". ")),
+        )
+    }
+
     /// The session's id.
     pub(crate) fn id(&self) -> &SessionId {
         &self.held.id
