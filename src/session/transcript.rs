@@ -63,7 +63,7 @@ pub struct Loaded {
 /// Reads the conversation of the session in `dir`. A last line cut by a crash is dropped
 /// (and, with `repair`, which only the holder of the session's lease may ask for, cut from the
 /// file, so appending goes on after whole lines); a tool call without a result gets an
-/// [`INTERRUPTED_RESULT`]. Any other line that does not parse is [`SessionError::Corrupt`],
+/// "interrupted" result. Any other line that does not parse is [`SessionError::Corrupt`],
 /// naming it, and nothing is changed.
 pub fn load(dir: &Path, repair: bool) -> Result<Loaded, SessionError> {
     let path = dir.join(MESSAGES_FILE);
