@@ -629,3 +629,46 @@ fn a_session_that_cannot_be_kept_is_a_warning_unless_it_was_asked_for() {
         "the failed run asked the model nothing"
     );
 }
+
+#[test]
+fn of_two_resumes_started_together_exactly_one_runs() {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::text("first"))
+            // Long enough that the second resume starts while the first holds the session.
+            .reply(Reply::text("resumed").delay(std::time::Duration::from_secs(3))),
+    );
+    let place = Place::new();
+    place.run(&server, &["--session-id", "race"], "start");
+    let spawn = |prompt: &str| {
+        place
+            .command(&server, &["--resume", "race"], prompt)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    let mut codes: Vec<i32> = [a, b]
+        .into_iter()
+        .map(|child| child.wait_with_output().unwrap().status.code().unwrap())
+        .collect();
+    codes.sort();
+    assert_eq!(codes, [0, 2]);
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "only one of them reached the model"
+    );
+    let loaded: Vec<Value> =
+        std::fs::read_to_string(place.session_dir("race").join("messages.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    assert_eq!(
+        loaded.len(),
+        4,
+        "start, first, one prompt, resumed: {loaded:?}"
+    );
+}
