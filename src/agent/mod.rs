@@ -297,6 +297,11 @@ impl AgentRun<'_> {
             Some(Err(violations)) => {
                 let retries = self.schema.map_or(0, |check| check.retries);
                 if *rejected == retries {
+                    // Kept in the conversation: a resumed session shows what was refused.
+                    request.messages.push(Message::Assistant {
+                        text,
+                        tool_calls: Vec::new(),
+                    });
                     return Some(Ending::SchemaUnsatisfied {
                         violations,
                         retries,

@@ -672,3 +672,27 @@ fn of_two_resumes_started_together_exactly_one_runs() {
         "start, first, one prompt, resumed: {loaded:?}"
     );
 }
+
+#[test]
+fn an_answer_refused_by_the_schema_stays_in_the_session() {
+    let server = FakeModel::start(Script::new().reply(Reply::text("not json")));
+    let place = Place::new();
+    let schema = place.workspace.path().join("schema.json");
+    std::fs::write(&schema, r#"{"type": "object"}"#).unwrap();
+    let (code, _) = place.run(
+        &server,
+        &[
+            "--session-id",
+            "refused",
+            "--schema-retries",
+            "0",
+            "--output-schema",
+            schema.to_str().unwrap(),
+        ],
+        "answer in JSON",
+    );
+    assert_eq!(code, 4);
+    let kept =
+        std::fs::read_to_string(place.session_dir("refused").join("messages.jsonl")).unwrap();
+    assert!(kept.contains(r#""text":"not json""#), "{kept}");
+}
