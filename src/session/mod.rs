@@ -132,7 +132,7 @@ pub enum SessionError {
         workspace: String,
     },
     /// A session file does not parse.
-    #[error("{path}:{line}: {message}; the file was left as it is")]
+    #[error("{}: {message}; the file was left as it is", located(.path, *.line))]
     Corrupt {
         /// The file.
         path: String,
@@ -152,6 +152,14 @@ pub enum SessionError {
         #[source]
         source: io::Error,
     },
+}
+
+/// `path:line`, or `path` alone for the file as a whole (line 0).
+fn located(path: &str, line: usize) -> String {
+    match line {
+        0 => path.to_string(),
+        line => format!("{path}:{line}"),
+    }
 }
 
 impl SessionError {
@@ -428,11 +436,22 @@ fn read_meta(path: &Path) -> Result<Meta, SessionError> {
             message: other.to_string(),
         },
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
+    let meta: Meta = serde_json::from_slice(&bytes).map_err(|e| SessionError::Corrupt {
         path: path.display().to_string(),
         line: e.line(),
         message: e.to_string(),
-    })
+    })?;
+    if meta.schema_version != META_SCHEMA_VERSION {
+        return Err(SessionError::Corrupt {
+            path: path.display().to_string(),
+            line: 0,
+            message: format!(
+                "schemaVersion {} is not the {META_SCHEMA_VERSION} this zero reads",
+                meta.schema_version
+            ),
+        });
+    }
+    Ok(meta)
 }
 
 #[cfg(test)]
