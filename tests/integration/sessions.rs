@@ -56,6 +56,19 @@ impl Place {
     fn session_dir(&self, id: &str) -> PathBuf {
         self.home.path().join("sessions").join(id)
     }
+
+    /// Session `id`'s `session.json`, parsed.
+    fn meta(&self, id: &str) -> Value {
+        let record = std::fs::read(self.session_dir(id).join("session.json")).unwrap();
+        serde_json::from_slice(&record).unwrap()
+    }
+}
+
+/// A model that answers each request with the next of `answers`.
+fn answers(answers: &[&str]) -> Script {
+    answers.iter().fold(Script::new(), |script, answer| {
+        script.reply(Reply::text(answer))
+    })
 }
 
 fn run_start(events: &[Value]) -> &Value {
@@ -125,10 +138,7 @@ fn a_resumed_run_sends_the_earlier_conversation_then_the_new_prompt() {
     let end = second.last().unwrap();
     assert_eq!(end["usage"]["totalTokens"], 203);
     assert_eq!(end["sessionUsage"]["totalTokens"], 438);
-    let meta: Value = serde_json::from_slice(
-        &std::fs::read(place.session_dir("ci-42").join("session.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: Value = place.meta("ci-42");
     assert_eq!(meta["runs"], 2);
     assert_eq!(meta["status"], "completed");
     assert_eq!(meta["lastRun"], second[0]["runId"]);
@@ -136,12 +146,7 @@ fn a_resumed_run_sends_the_earlier_conversation_then_the_new_prompt() {
 
 #[test]
 fn resume_last_picks_this_workspaces_newest_session() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("one"))
-            .reply(Reply::text("two"))
-            .reply(Reply::text("three")),
-    );
+    let server = FakeModel::start(answers(&["one", "two", "three"]));
     let place = Place::new();
     // `older` sorts after `newer` by name: only the time of use can order them right.
     place.run(&server, &["--session-id", "older"], "first");
@@ -160,11 +165,7 @@ fn resume_last_picks_this_workspaces_newest_session() {
 
 #[test]
 fn a_fork_starts_from_a_copy_and_leaves_the_original_as_it_was() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("original answer"))
-            .reply(Reply::text("forked answer")),
-    );
+    let server = FakeModel::start(answers(&["original answer", "forked answer"]));
     let place = Place::new();
     place.run(&server, &["--session-id", "base"], "start");
     let original = place.session_dir("base").join("messages.jsonl");
@@ -188,20 +189,13 @@ fn a_fork_starts_from_a_copy_and_leaves_the_original_as_it_was() {
     assert_eq!(sent[1].1, "original answer");
     let copy = std::fs::read_to_string(place.session_dir(&forked).join("messages.jsonl")).unwrap();
     assert!(copy.contains("original answer") && copy.contains("forked answer"));
-    let meta: Value = serde_json::from_slice(
-        &std::fs::read(place.session_dir(&forked).join("session.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: Value = place.meta(&forked);
     assert_eq!(meta["forkedFrom"], "base");
 }
 
 #[test]
 fn a_session_in_use_is_refused_to_a_second_run_at_once() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("first"))
-            .reply(Reply::text("thinking").stall()),
-    );
+    let server = FakeModel::start(answers(&["first"]).reply(Reply::text("thinking").stall()));
     let place = Place::new();
     place.run(&server, &["--session-id", "shared"], "start");
     let holder = Running(
@@ -215,10 +209,7 @@ fn a_session_in_use_is_refused_to_a_second_run_at_once() {
     wait_for("the first resume to reach the model", DEADLINE, || {
         (server.requests().len() == 2).then_some(())
     });
-    let meta: Value = serde_json::from_slice(
-        &std::fs::read(place.session_dir("shared").join("session.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: Value = place.meta("shared");
     let holder_run = meta["lastRun"].as_str().unwrap();
     let (code, events) = place.run(&server, &["--resume", "shared"], "me too");
     assert_eq!(code, 2, "{events:?}");
@@ -234,7 +225,7 @@ fn a_session_in_use_is_refused_to_a_second_run_at_once() {
     );
     drop(holder);
     // The killed holder left a session that loads.
-    let server = FakeModel::start(Script::new().reply(Reply::text("after")));
+    let server = FakeModel::start(answers(&["after"]));
     let (code, events) = place.run(&server, &["--resume", "shared"], "again");
     assert_eq!(code, 0, "{events:?}");
 }
@@ -259,7 +250,7 @@ fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
         marker.exists().then_some(())
     });
     drop(killed);
-    let server = FakeModel::start(Script::new().reply(Reply::text("recovered")));
+    let server = FakeModel::start(answers(&["recovered"]));
     let (code, events) = place.run(&server, &["--resume", "crash"], "what happened?");
     assert_eq!(code, 0, "{events:?}");
     let sent = conversation(&server.requests()[0]);
@@ -274,7 +265,7 @@ fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
 
 #[test]
 fn no_session_leaves_nothing_behind() {
-    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let server = FakeModel::start(answers(&["done"]));
     let place = Place::new();
     let (code, events) = place.run(&server, &["--no-session"], "hi");
     assert_eq!(code, 0);
@@ -304,7 +295,7 @@ fn ids_that_are_not_session_ids_never_become_paths() {
 
 #[test]
 fn an_unknown_session_and_a_taken_id_are_usage_errors_naming_them() {
-    let server = FakeModel::start(Script::new().reply(Reply::text("one")));
+    let server = FakeModel::start(answers(&["one"]));
     let place = Place::new();
     let (code, events) = place.run(&server, &["--resume", "nosuch"], "hi");
     assert_eq!(code, 2);
@@ -323,12 +314,7 @@ fn an_unknown_session_and_a_taken_id_are_usage_errors_naming_them() {
 
 #[test]
 fn another_workspaces_session_needs_its_workspace_or_the_flag() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("one"))
-            .reply(Reply::text("two"))
-            .reply(Reply::text("three")),
-    );
+    let server = FakeModel::start(answers(&["one", "two", "three"]));
     let place = Place::new();
     place.run(&server, &["--session-id", "mine"], "hi");
     let other = tempfile::tempdir().unwrap();
@@ -351,21 +337,14 @@ fn another_workspaces_session_needs_its_workspace_or_the_flag() {
         "hi",
     );
     assert_eq!(code, 0);
-    let meta: Value = serde_json::from_slice(
-        &std::fs::read(place.session_dir("mine").join("session.json")).unwrap(),
-    )
-    .unwrap();
+    let meta: Value = place.meta("mine");
     let moved = Path::new(meta["workspace"].as_str().unwrap());
     assert_eq!(moved, other.path().canonicalize().unwrap());
 }
 
 #[test]
 fn a_resumed_run_has_its_own_permissions_and_says_when_they_differ() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("a"))
-            .reply(Reply::text("b")),
-    );
+    let server = FakeModel::start(answers(&["a", "b"]));
     let place = Place::new();
     place.run(&server, &["--session-id", "perm", "--auto", "low"], "hi");
     let (code, events) = place.run(&server, &["--resume", "perm"], "hi");
@@ -377,7 +356,7 @@ fn a_resumed_run_has_its_own_permissions_and_says_when_they_differ() {
 
 #[test]
 fn a_session_file_corrupted_by_hand_is_reported_with_its_line_and_left_alone() {
-    let server = FakeModel::start(Script::new().reply(Reply::text("fine")));
+    let server = FakeModel::start(answers(&["fine"]));
     let place = Place::new();
     place.run(&server, &["--session-id", "broken"], "hi");
     let file = place.session_dir("broken").join("messages.jsonl");
@@ -434,10 +413,7 @@ fn stdout(output: &std::process::Output) -> String {
 #[test]
 fn every_sessions_subcommand_in_turn() {
     let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("first answer"))
-            .reply(Reply::text("second answer"))
-            .reply(Reply::text("thinking").stall()),
+        answers(&["first answer", "second answer"]).reply(Reply::text("thinking").stall()),
     );
     let place = Place::new();
     place.run(&server, &["--session-id", "one"], "first question");
@@ -524,11 +500,10 @@ fn the_readmes_two_step_example_shares_one_conversation() {
         .and_then(|rest| rest.split("\n```").next())
         .expect("README.md's two-step example")
         .to_string();
-    let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("test_parse fails: off by one"))
-            .reply(Reply::text("Fixed the off-by-one; the tests pass.")),
-    );
+    let server = FakeModel::start(answers(&[
+        "test_parse fails: off by one",
+        "Fixed the off-by-one; the tests pass.",
+    ]));
     let place = Place::new();
     let zero = assert_cmd::cargo::cargo_bin("zero");
     let path = format!(
@@ -596,7 +571,7 @@ fn the_earlier_runs_background_tasks_are_not_resumed_but_reported() {
 
 #[test]
 fn a_session_that_cannot_be_kept_is_a_warning_unless_it_was_asked_for() {
-    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let server = FakeModel::start(answers(&["done"]));
     let place = Place::new();
     // A file where the data directory should be: nothing can be created in it.
     let blocked = place.workspace.path().join("not-a-dir");
@@ -633,8 +608,7 @@ fn a_session_that_cannot_be_kept_is_a_warning_unless_it_was_asked_for() {
 #[test]
 fn of_two_resumes_started_together_exactly_one_runs() {
     let server = FakeModel::start(
-        Script::new()
-            .reply(Reply::text("first"))
+        answers(&["first"])
             // Long enough that the second resume starts while the first holds the session.
             .reply(Reply::text("resumed").delay(std::time::Duration::from_secs(3))),
     );
@@ -675,7 +649,7 @@ fn of_two_resumes_started_together_exactly_one_runs() {
 
 #[test]
 fn an_answer_refused_by_the_schema_stays_in_the_session() {
-    let server = FakeModel::start(Script::new().reply(Reply::text("not json")));
+    let server = FakeModel::start(answers(&["not json"]));
     let place = Place::new();
     let schema = place.workspace.path().join("schema.json");
     std::fs::write(&schema, r#"{"type": "object"}"#).unwrap();
