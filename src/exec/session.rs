@@ -140,28 +140,20 @@ fn begin(
     {
         notes.extend(earlier_tasks(data_dir, &earlier.last_run));
     }
-    let resuming = forked_from.is_none() && earlier.is_some();
+    // The session this run continues (a fork starts a new one from a copy).
+    let continued = earlier.as_ref().filter(|_| forked_from.is_none());
     let meta = Meta {
         schema_version: META_SCHEMA_VERSION,
         id: held.id.clone(),
         workspace: run.workspace.to_path_buf(),
         provider: run.provider.into(),
         model: run.model.into(),
-        created: match (&earlier, resuming) {
-            (Some(earlier), true) => earlier.created.clone(),
-            _ => now.clone(),
-        },
+        created: continued.map_or_else(|| now.clone(), |earlier| earlier.created.clone()),
         updated: now,
         last_run: run.run_id.to_string(),
         status: SessionStatus::Running,
-        runs: match (&earlier, resuming) {
-            (Some(earlier), true) => earlier.runs + 1,
-            _ => 1,
-        },
-        usage: match (&earlier, resuming) {
-            (Some(earlier), true) => earlier.usage,
-            _ => Usage::default(),
-        },
+        runs: continued.map_or(1, |earlier| earlier.runs + 1),
+        usage: continued.map_or_else(Usage::default, |earlier| earlier.usage),
         permissions: run.permissions.clone(),
         forked_from: forked_from
             .clone()
@@ -184,7 +176,7 @@ fn begin(
         meta,
         history: loaded.messages,
         transcript,
-        resumed_from: earlier.filter(|_| resuming).map(|m| m.last_run),
+        resumed_from: continued.map(|earlier| earlier.last_run.clone()),
         permissions_before,
         notes,
     }))
