@@ -43,6 +43,7 @@ off\t'Apply nothing (the file tools stay confined)'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l env-keep -d 'Pass this variable to commands although its name looks like a secret (repeatable; `env_keep` in config.toml adds more)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l enabled-tools -d 'Only these tools are offered to the model (comma or space separated)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l disabled-tools -d 'These tools are never offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-config -d 'Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their tools are offered as `mcp__SERVER__TOOL`' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
@@ -66,6 +67,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l session-id -d 'The id
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'

@@ -87,6 +87,11 @@ impl ConfigFile {
         }))
     }
 
+    /// Where the file is.
+    pub(crate) fn location(&self) -> &Path {
+        &self.path
+    }
+
     /// The keys `T` describes (other keys belong to other parts of zero and are ignored,
     /// unless `T` denies unknown fields).
     pub(crate) fn keys<T: DeserializeOwned>(&self) -> Result<T, ConfigFileError> {

@@ -83,6 +83,7 @@ fn run_guardian() -> ProcessExitCode {
             args.write_roots,
             args.block_network,
         ),
+        stdin_from_stdout: args.stdin_from_stdout,
         program,
         args: command.collect(),
     }))

@@ -369,11 +369,37 @@ fn is_continuation(byte: u8) -> bool {
     byte & 0b1100_0000 == 0b1000_0000
 }
 
+/// The words that make a variable's name look like it holds a secret (matched without regard
+/// to case, anywhere in the name).
+const SECRET_WORDS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
+
+/// Whether a variable's name says it holds a secret.
+pub(crate) fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_WORDS.iter().any(|word| upper.contains(word))
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn secret_looking_names_are_matched_without_regard_to_case() {
+        for name in [
+            "GITHUB_TOKEN",
+            "aws_secret_access_key",
+            "DbPassword",
+            "GCP_CREDENTIALS",
+            "keyring",
+        ] {
+            assert!(looks_secret(name), "{name}");
+        }
+        for name in ["PATH", "HOME", "TERM", "LANG", "CARGO_HOME"] {
+            assert!(!looks_secret(name), "{name}");
+        }
+    }
 
     #[test]
     fn configured_secret_is_removed_verbatim() {

@@ -29,6 +29,9 @@ impl ExecArgs {
             env_keep,
             enabled_tools,
             disabled_tools,
+            mcp_config,
+            mcp_project,
+            strict_mcp_config,
             output_format,
             input_format,
             output_last_message,
@@ -72,6 +75,11 @@ impl ExecArgs {
         for list in disabled_tools {
             argv.value("--disabled-tools", list);
         }
+        for file in mcp_config {
+            argv.path("--mcp-config", Some(file));
+        }
+        argv.switch("--mcp-project", *mcp_project);
+        argv.switch("--strict-mcp-config", *strict_mcp_config);
         argv.choice("--output-format", Some(output_format));
         argv.choice("--input-format", Some(input_format));
         argv.path("--output-last-message", output_last_message.as_deref());
@@ -209,6 +217,9 @@ mod tests {
             env_keep: vec!["GITHUB_TOKEN".into(), "-X".into()],
             enabled_tools: vec!["bash,read_file".into(), "grep".into()],
             disabled_tools: vec!["write_file".into()],
+            mcp_config: vec![PathBuf::from("a.json"), PathBuf::from("-b.json")],
+            mcp_project: true,
+            strict_mcp_config: true,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::StreamJson,
             output_last_message: Some(PathBuf::from("/tmp/last")),

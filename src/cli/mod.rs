@@ -122,6 +122,21 @@ pub struct ExecArgs {
     #[arg(long = "disabled-tools", value_name = "LIST")]
     pub(crate) disabled_tools: Vec<String>,
 
+    /// Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their
+    /// tools are offered as `mcp__SERVER__TOOL`.
+    #[arg(long = "mcp-config", value_name = "FILE")]
+    pub(crate) mcp_config: Vec<PathBuf>,
+
+    /// Also start the servers of the workspace's own `.mcp.json` (never read without this:
+    /// a checkout must not start the processes it names).
+    #[arg(long = "mcp-project")]
+    pub(crate) mcp_project: bool,
+
+    /// Start only the servers of the --mcp-config files, none from config.toml or the
+    /// workspace.
+    #[arg(long = "strict-mcp-config")]
+    pub(crate) strict_mcp_config: bool,
+
     /// What goes to stdout: the final answer, one JSON summary, or a JSON event per line.
     #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub(crate) output_format: OutputFormat,
@@ -399,6 +414,10 @@ pub struct GuardArgs {
     /// Refuse the command IPv4 and IPv6 sockets (with seccomp).
     #[arg(long = "block-network")]
     pub block_network: bool,
+    /// Give the command the guardian's stdout as its stdin too: a service's socket, which the
+    /// runtime both writes and reads.
+    #[arg(long = "stdin-from-stdout")]
+    pub stdin_from_stdout: bool,
     /// The program to run, then its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<OsString>,

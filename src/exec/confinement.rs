@@ -22,12 +22,9 @@ use crate::cli::ExecArgs;
 use crate::config_file::ConfigFile;
 use crate::output::SandboxInForce;
 use crate::redact::KEY_VARIABLES;
+use crate::redact::looks_secret;
 use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Support, Writes};
 use crate::tools::policy::{Autonomy, Commands};
-
-/// The words that make a variable's name look like it holds a secret (matched without regard
-/// to case, anywhere in the name).
-const SECRET_WORDS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
 
 /// The `config.toml` keys this module owns.
 #[derive(Debug, Default, Deserialize)]
@@ -179,31 +176,9 @@ fn withheld_names(env: &Environment, autonomy: Autonomy, keep: &[String]) -> Vec
     names
 }
 
-/// Whether a variable's name says it holds a secret.
-fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_WORDS.iter().any(|word| upper.contains(word))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_looking_names_are_matched_without_regard_to_case() {
-        for name in [
-            "GITHUB_TOKEN",
-            "aws_secret_access_key",
-            "DbPassword",
-            "GCP_CREDENTIALS",
-            "keyring",
-        ] {
-            assert!(looks_secret(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "TERM", "LANG", "CARGO_HOME"] {
-            assert!(!looks_secret(name), "{name}");
-        }
-    }
 
     #[test]
     fn what_the_kernel_cannot_enforce_is_dropped_and_named() {

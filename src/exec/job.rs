@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cli::ExecArgs;
+use crate::mcp::{self, ServerConfig};
 use crate::tools::{Policy, Registry, ToolFilter};
 
 use super::Failure;
@@ -32,10 +33,16 @@ pub(crate) fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failur
     Ok(Policy::new(args.auto, args.skip_permissions_unsafe, roots))
 }
 
-/// The tool filters, each name checked against the registry.
-pub(crate) fn tool_filter(args: &ExecArgs, registry: &Registry) -> Result<ToolFilter, Failure> {
-    let enabled = tool_names(&args.enabled_tools, registry, "--enabled-tools")?;
-    let disabled = tool_names(&args.disabled_tools, registry, "--disabled-tools")?;
+/// The tool filters, each name checked against the registry, or naming a configured MCP
+/// server (`mcp__SERVER__TOOL`, `mcp__SERVER__*`: its tools are known only once it started).
+pub(crate) fn tool_filter(
+    args: &ExecArgs,
+    registry: &Registry,
+    mcp_servers: &[ServerConfig],
+) -> Result<ToolFilter, Failure> {
+    let known = |name: &str| registry.contains(name) || mcp::names_a_server(name, mcp_servers);
+    let enabled = tool_names(&args.enabled_tools, &known, registry, "--enabled-tools")?;
+    let disabled = tool_names(&args.disabled_tools, &known, registry, "--disabled-tools")?;
     if let Some(both) = enabled.iter().find(|name| disabled.contains(name)) {
         return Err(Failure::usage(format!(
             "tool `{both}` is in both --enabled-tools and --disabled-tools; keep it in one"
@@ -45,16 +52,29 @@ pub(crate) fn tool_filter(args: &ExecArgs, registry: &Registry) -> Result<ToolFi
 }
 
 /// Splits repeated comma/space separated lists, dropping duplicates, keeping first order.
-fn tool_names(lists: &[String], registry: &Registry, flag: &str) -> Result<Vec<String>, Failure> {
+fn tool_names(
+    lists: &[String],
+    known: &dyn Fn(&str) -> bool,
+    registry: &Registry,
+    flag: &str,
+) -> Result<Vec<String>, Failure> {
     let mut names: Vec<String> = Vec::new();
     for name in lists
         .iter()
         .flat_map(|list| list.split(|c: char| c == ',' || c.is_whitespace()))
         .filter(|name| !name.is_empty())
     {
-        if !registry.contains(name) {
+        if !known(name) {
+            let mcp = match mcp::server_of(name) {
+                Some(server) => format!(
+                    " (`{name}` would be a tool of MCP server `{server}`, which this run has \
+                     not configured)"
+                ),
+                None => String::new(),
+            };
             return Err(Failure::usage(format!(
-                "unknown tool `{name}` in {flag}; valid names: {}",
+                "unknown tool `{name}` in {flag}{mcp}; valid names: {}, or \
+                 mcp__SERVER__TOOL and mcp__SERVER__* for a configured MCP server",
                 registry.names().join(", ")
             )));
         }

@@ -6,6 +6,7 @@
 
 mod confinement;
 mod job;
+mod mcp_servers;
 mod prompt;
 mod session;
 pub(crate) mod settings;
@@ -20,9 +21,10 @@ use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
+use crate::mcp;
 use crate::output::{
-    EventKind, Output, OutputFormat, PermissionsChanged, RunStatus, SpecialistInfo, ToolInfo,
-    WindowInfo, stderr_line_if_writable,
+    EventKind, McpServerInfo, Output, OutputFormat, PermissionsChanged, RunStatus, SpecialistInfo,
+    ToolInfo, WindowInfo, stderr_line_if_writable,
 };
 use crate::provider::{
     self, ContextWindow, ErrorClass, ProviderConfig, ProviderError, WindowLookup,
@@ -170,6 +172,17 @@ impl Failure {
                 "the run was stopped by {}; everything it started was stopped",
                 stop.name()
             ),
+            retryable: false,
+            schema_errors: Vec::new(),
+        }
+    }
+
+    /// An MCP server the run cannot go without (`"required": true`) did not start: exit 3.
+    pub(crate) fn mcp_required(error: &str) -> Self {
+        Failure {
+            exit: ExitCode::Provider,
+            code: "mcp_server_failed",
+            message: format!("{error} (the server is marked required)"),
             retryable: false,
             schema_errors: Vec::new(),
         }
@@ -342,12 +355,39 @@ fn run_job(
         ledger: Arc::clone(&ledger),
     });
     tasks::register(&mut registry, &tasks, launcher);
-    let filter = job::tool_filter(args, &registry)?;
-    let toolset = registry
-        .select(&filter, &settings.policy)
-        .redacting(output.secrets().clone());
+    let filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
+    // The registry with the MCP servers' tools, as the run's flags and policy select it.
+    let toolset_with = |started: &mcp::Started| {
+        let mut registry = registry.clone();
+        for tool in &started.tools {
+            registry.register(Arc::clone(tool));
+        }
+        registry
+            .select(&filter, &settings.policy)
+            .redacting(output.secrets().clone())
+    };
     if args.list_tools {
-        list_tools(output, workspace, &toolset);
+        let runtime = async_runtime()?;
+        // Closes the runtime (and with it every server started) on every way out.
+        let _guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
+        let cancel = output.stop_token();
+        lifecycle::watch(cancel.clone());
+        let servers = settings.mcp_servers.clone();
+        let started = runtime.block_on(mcp_servers::start(
+            servers,
+            &tasks,
+            workspace,
+            &settings.env,
+            output,
+            &cancel,
+        ))?;
+        start_listing(output, workspace, mcp_servers::infos(&started.states));
+        mcp_servers::warn(&started.states, settings.project_mcp_unread, output);
+        list_tools(output, &toolset_with(&started));
+        runtime.block_on(async {
+            started.servers.close().await;
+            close_tasks(&tasks, output).await;
+        });
         return Ok(ExitCode::Success);
     }
     let last_message = args
@@ -382,6 +422,27 @@ fn run_job(
         settings.policy.autonomy(),
         &settings.confinement.commands.sandbox,
     );
+    let runtime = async_runtime()?;
+    // Tasks, services and commands can only start from here on, so closing the task runtime
+    // right after the loop below covers every way out of the job — a signal or a closed
+    // stdout cancels the loop and lands there too: each task's end is reported before
+    // `run_end` and nothing the run started outlives it. An error before the loop (a
+    // required MCP server that failed) or a panic skips that close; this guard does it.
+    let guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
+    // Cancelled by a stop signal, by lifeline EOF, or when stdout goes away.
+    let cancel = output.stop_token();
+    lifecycle::watch(cancel.clone());
+    let reader_gone = Arc::clone(output);
+    lifecycle::watch_stdout(move || reader_gone.stdout_closed());
+    let mcp = runtime.block_on(mcp_servers::start(
+        settings.mcp_servers.clone(),
+        &tasks,
+        &settings.workspace,
+        &settings.env,
+        output,
+        &cancel,
+    ))?;
+    let toolset = toolset_with(&mcp);
     let mut session = session::for_run(
         args,
         settings.runtime.data_dir.as_deref(),
@@ -399,14 +460,6 @@ fn run_job(
         Some(session) => session.start(prompt),
         None => (Vec::new(), prompt),
     };
-    // One thread drives the run, and blocking work (files, fsync, handshakes) goes to the
-    // blocking pool, as it must anyway. A multi-thread runtime hands each step of a turn from
-    // one worker to another, and waking an idle vCPU costs up to a millisecond on a VM
-    // (docs/PERFORMANCE.md).
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
     // Found out alongside the first request, which needs no window.
     let window = {
         let _entered = runtime.enter();
@@ -429,7 +482,9 @@ fn run_job(
                 before,
                 now: permissions.clone(),
             }),
+        mcp_servers: mcp_servers::infos(&mcp.states),
     });
+    mcp_servers::warn(&mcp.states, settings.project_mcp_unread, output);
     for note in session.iter().flat_map(|session| &session.notes) {
         output.emit(EventKind::Warning {
             message: format!("resuming the session: {note}"),
@@ -447,11 +502,6 @@ fn run_job(
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
         answer_schema: settings.output_schema.as_ref(),
     });
-    // Cancelled by a stop signal, by lifeline EOF, or when stdout goes away.
-    let cancel = output.stop_token();
-    lifecycle::watch(cancel.clone());
-    let reader_gone = Arc::clone(output);
-    lifecycle::watch_stdout(move || reader_gone.stdout_closed());
     let context = ToolContext {
         workspace: workspace.clone(),
         policy: Arc::new(policy),
@@ -473,11 +523,6 @@ fn run_job(
         }),
         transcript: session.as_ref().map(|session| &session.transcript),
     };
-    // Tasks can only start inside this block, so closing the task runtime here, right after
-    // the loop, covers every way out of the job — a signal or a closed stdout cancels the loop
-    // and lands here too: each task's end is reported before `run_end` and nothing the run
-    // started outlives it. A panic skips the close here; the guard does it instead.
-    let guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
     let deadline = settings.deadline;
     let timed_out = Arc::new(AtomicBool::new(false));
     let report = runtime.block_on(async {
@@ -498,6 +543,8 @@ fn run_job(
         if let Some(timer) = timer {
             timer.abort();
         }
+        // The servers first: each stdio server's stdin closes before its process is stopped.
+        mcp.servers.close().await;
         close_tasks(&tasks, output).await;
         report
     });
@@ -659,8 +706,9 @@ fn write_last_message(path: Option<&Path>, text: &str, secrets: &Secrets) -> Res
     })
 }
 
-/// The `run_start` of a listing: the workspace, and no provider or model.
-fn start_listing(output: &Output, workspace: &Path) {
+/// The `run_start` of a listing: the workspace and the MCP servers started for it, and no
+/// provider or model.
+fn start_listing(output: &Output, workspace: &Path, mcp_servers: Vec<McpServerInfo>) {
     output.emit(EventKind::RunStart {
         cwd: workspace.display().to_string(),
         provider: None,
@@ -670,11 +718,12 @@ fn start_listing(output: &Output, workspace: &Path) {
         session_id: None,
         resumed_from: None,
         permissions_changed: None,
+        mcp_servers,
     });
 }
 
-fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
-    start_listing(output, workspace);
+/// Lists the tools the model would see.
+fn list_tools(output: &Output, toolset: &Toolset) {
     output.emit(EventKind::Tools {
         tools: toolset
             .visible()
@@ -692,7 +741,7 @@ fn list_tools(output: &Output, workspace: &Path, toolset: &Toolset) {
 /// Discovers the specialists under this workspace and lists them. Broken manifests are
 /// warnings, emitted before the listing so `-o json` can carry them in it.
 fn list_specialists(output: &Output, workspace: &Path, search: &SearchPaths) {
-    start_listing(output, workspace);
+    start_listing(output, workspace, Vec::new());
     let found = tasks::discover(search);
     for warning in &found.warnings {
         output.emit(EventKind::Warning {
@@ -712,6 +761,17 @@ fn list_specialists(output: &Output, workspace: &Path, search: &SearchPaths) {
             })
             .collect(),
     });
+}
+
+/// The async runtime a job runs on. One thread drives the run, and blocking work (files,
+/// fsync, handshakes) goes to the blocking pool, as it must anyway. A multi-thread runtime
+/// hands each step of a turn from one worker to another, and waking an idle vCPU costs up to
+/// a millisecond on a VM (docs/PERFORMANCE.md).
+fn async_runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))
 }
 
 /// Makes this process's memory and initial environment unreadable to other processes of the

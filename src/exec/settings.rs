@@ -16,6 +16,7 @@ use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::mcp::{ServerConfig, config as mcp_config};
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
     WindowSource,
@@ -141,6 +142,12 @@ pub(crate) struct Settings {
     pub(crate) output_schema: Option<OutputSchema>,
     /// How many answers that miss the schema go back to the model (`--schema-retries`).
     pub(crate) schema_retries: u32,
+    /// The MCP servers the run starts (config.toml, `--mcp-project`, `--mcp-config`).
+    pub(crate) mcp_servers: Vec<ServerConfig>,
+    /// Whether the workspace has a `.mcp.json` this run does not read (no `--mcp-project`).
+    pub(crate) project_mcp_unread: bool,
+    /// The process environment, which `${VAR}` in an MCP server's entry is expanded from.
+    pub(crate) env: Environment,
 }
 
 /// The `config.toml` keys the settings read themselves.
@@ -195,6 +202,16 @@ impl Settings {
             Support::probe(),
         )?;
         let keys = FileKeys::read(file.as_ref().ok().and_then(Option::as_ref))?;
+        let project_mcp = workspace.join(".mcp.json");
+        let mcp_servers = mcp_config::load(mcp_config::Sources {
+            config_file: file.as_ref().ok().and_then(Option::as_ref),
+            files: &args.mcp_config,
+            project: args.mcp_project.then_some(project_mcp.as_path()),
+            strict: args.strict_mcp_config,
+        })
+        .map_err(Failure::usage)?;
+        let project_mcp_unread =
+            !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file();
         let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
         let limits = limits(args, &keys)?;
         let context_window = context_window(args, &keys)?;
@@ -242,6 +259,9 @@ impl Settings {
             context_window,
             output_schema,
             schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
+            mcp_servers,
+            project_mcp_unread,
+            env,
         })
     }
 }

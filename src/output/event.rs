@@ -60,6 +60,9 @@ pub(crate) enum EventKind {
         /// (this run's come from its own command line, never from the session).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         permissions_changed: Option<PermissionsChanged>,
+        /// The MCP servers the run configured, each with how its start went.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mcp_servers: Vec<McpServerInfo>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -230,6 +233,23 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// An MCP server as `run_start` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct McpServerInfo {
+    /// The server's name (its tools are `mcp__NAME__TOOL`).
+    pub(crate) name: String,
+    /// `stdio` or `http`.
+    pub(crate) transport: String,
+    /// `ready`, or `failed` (then `error` says why, and the run has none of its tools).
+    pub(crate) state: String,
+    /// How many tools it offers.
+    pub(crate) tools: usize,
+    /// Why it failed to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
 }
 
 /// The model's context window, as `run_end` reports it.

@@ -25,8 +25,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use event::{
-    CallStatus, Decision, EventKind, PermissionsChanged, RunStatus, SCHEMA_VERSION, SandboxInForce,
-    SpecialistInfo, ToolInfo, UsageTotals, WindowInfo,
+    CallStatus, Decision, EventKind, McpServerInfo, PermissionsChanged, RunStatus, SCHEMA_VERSION,
+    SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WindowInfo,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

@@ -68,10 +68,10 @@ impl Assembly {
         if let Some(id) = id.filter(|id| !id.is_empty()) {
             call.id.get_or_insert_with(|| id.to_owned());
         }
-        if let Some(name) = name.filter(|name| !name.is_empty()) {
-            if call.name.is_empty() {
-                call.name = name.to_owned();
-            }
+        if let Some(name) = name.filter(|name| !name.is_empty())
+            && call.name.is_empty()
+        {
+            call.name = name.to_owned();
         }
         call.arguments.push_str(arguments);
     }

@@ -129,9 +129,8 @@ impl<W: Wire> HttpProvider<W> {
         let headers = wire
             .headers(api_key.as_deref())
             .map_err(|_| BuildError::KeyNotHeaderSafe)?;
-        let client = reqwest::Client::builder()
+        let client = crate::http_client::builder()
             .default_headers(headers)
-            .user_agent(concat!("zero/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(tuning.connect_timeout)
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .tcp_keepalive(Duration::from_secs(30))

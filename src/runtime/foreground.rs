@@ -130,6 +130,16 @@ impl Foreground {
         }
     }
 
+    /// The time between SIGTERM and SIGKILL when a command is stopped.
+    pub(super) fn grace(&self) -> Duration {
+        self.grace
+    }
+
+    /// Cancelled when the runtime closes.
+    pub(super) fn closing(&self) -> &CancellationToken {
+        &self.closing
+    }
+
     /// Refuses new commands from now on and asks every running one to stop.
     pub(crate) fn close(&self) {
         self.closing.cancel();
@@ -145,12 +155,12 @@ impl Foreground {
     }
 }
 
-/// One command counted in [`Foreground::running`] for as long as this lives.
-struct Entered(Arc<Foreground>);
+/// One command (or service) counted in [`Foreground::running`] for as long as this lives.
+pub(super) struct Entered(pub(super) Arc<Foreground>);
 
 impl Entered {
     /// Counts a command in, unless the runtime has closed.
-    fn new(foreground: &Arc<Foreground>) -> Option<Self> {
+    pub(super) fn new(foreground: &Arc<Foreground>) -> Option<Self> {
         let mut entered = false;
         // Checked under the count's lock: a close that cancels first and then finds nothing
         // running cannot miss a command that counted itself in meanwhile.
@@ -275,17 +285,7 @@ async fn supervise(
                 () = stop.cancelled() => Termination::Cancelled,
                 () = foreground.closing.cancelled() => Termination::Cancelled,
             };
-            let mut end = ChildEnd {
-                child: &mut child,
-                status: None,
-            };
-            // A stop that could not be carried through leaves nothing to do but wait: the
-            // guardian is our child, and it ends once SIGKILL reaches it.
-            let _ = stop::stop_guarded(guarded, grace, &stopper.request, &mut end).await;
-            let status = match end.status {
-                Some(status) => status,
-                None => child.wait().await,
-            };
+            let status = stop_child(&mut child, guarded, grace, &stopper.request).await;
             (status, Some(stopped))
         };
         tokio::pin!(reading, ending);
@@ -317,6 +317,27 @@ async fn supervise(
     })
 }
 
+/// Stops the guarded command whose guardian is our `child` (the runtime's ladder, with
+/// `request` as its stop request) and returns the guardian's exit status. A stop that could
+/// not be carried through leaves nothing to do but wait: the guardian is our child, and it
+/// ends once SIGKILL reaches it.
+pub(super) async fn stop_child(
+    child: &mut tokio::process::Child,
+    guarded: Guarded,
+    grace: Duration,
+    request: &StopRequest,
+) -> std::io::Result<ExitStatus> {
+    let mut end = ChildEnd {
+        child,
+        status: None,
+    };
+    let _ = stop::stop_guarded(guarded, grace, request, &mut end).await;
+    match end.status {
+        Some(status) => status,
+        None => end.child.wait().await,
+    }
+}
+
 /// The guardian's end as a foreground command observes it: by waiting for its own child.
 struct ChildEnd<'a> {
     child: &'a mut tokio::process::Child,
@@ -326,16 +347,17 @@ struct ChildEnd<'a> {
 
 impl GuardianEnd for ChildEnd<'_> {
     async fn within(&mut self, limit: Duration) -> bool {
-        if self.status.is_none() {
-            if let Ok(status) = tokio::time::timeout(limit, self.child.wait()).await {
-                self.status = Some(status);
-            }
+        if self.status.is_none()
+            && let Ok(status) = tokio::time::timeout(limit, self.child.wait()).await
+        {
+            self.status = Some(status);
         }
         self.status.is_some()
     }
 }
 
-fn shutting_down() -> StartError {
+/// The error of a start cut short by the async runtime's shutdown.
+pub(super) fn shutting_down() -> StartError {
     StartError::Guardian(std::io::Error::other("the async runtime is shutting down"))
 }
 

@@ -3,8 +3,9 @@
 //! with it.
 //!
 //! A guardian:
-//! 1. starts the command in a new process group, with stdin from `/dev/null`, the stdout,
-//!    stderr and working directory the runtime gave the guardian and the lifeline on fd 3, and
+//! 1. starts the command in a new process group, with stdin from `/dev/null` (a service's
+//!    from its socket, the guardian's stdout), the stdout, stderr and working directory the
+//!    runtime gave the guardian and the lifeline on fd 3, and
 //!    reports its pid and start time (or a typed startup error) on the report pipe (the
 //!    guardian's stdin) — the handshake;
 //! 2. is a child subreaper (Linux), so descendants that daemonize (`setsid cmd &`, double
@@ -68,6 +69,9 @@ pub struct GuardianArgs {
     pub grace: Duration,
     /// What the command is confined by.
     pub sandbox: Sandbox,
+    /// Whether the command reads its stdin from the guardian's stdout (a service's socket,
+    /// see `runtime::service`) rather than from `/dev/null`.
+    pub stdin_from_stdout: bool,
     /// The program to run.
     pub program: OsString,
     /// Its arguments.
@@ -154,11 +158,13 @@ fn spawn_command(
     args: &GuardianArgs,
     lifeline: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
+    let stdin = if args.stdin_from_stdout {
+        Stdio::from(std::io::stdout().as_fd().try_clone_to_owned()?)
+    } else {
+        Stdio::null()
+    };
     let mut command = std::process::Command::new(&args.program);
-    command
-        .args(&args.args)
-        .stdin(Stdio::null())
-        .process_group(0);
+    command.args(&args.args).stdin(stdin).process_group(0);
     match lifeline {
         Some(_) => command.env(LIFELINE_FD_VAR, CHILD_LIFELINE_FD.to_string()),
         None => command.env_remove(LIFELINE_FD_VAR),
@@ -239,13 +245,13 @@ fn watch(
                 .get(1)
                 .and_then(|fd| fd.revents())
                 .is_some_and(|events| !events.is_empty());
-            if ready > 0 && lifeline_ready {
-                if let Some(lifeline) = lifeline {
-                    if lifeline::read_pulse(lifeline.as_fd()) == Pulse::ParentDied {
-                        lifeline_open = false;
-                        requested = true;
-                    }
-                }
+            if ready > 0
+                && lifeline_ready
+                && let Some(lifeline) = lifeline
+                && lifeline::read_pulse(lifeline.as_fd()) == Pulse::ParentDied
+            {
+                lifeline_open = false;
+                requested = true;
             }
         }
         wakeups.drain();
@@ -301,10 +307,10 @@ fn reap_children(command: Pid, end: &mut Option<ProcessEnd>) -> bool {
         match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::StillAlive) => return true,
             Ok(status) => {
-                if status.pid() == Some(command) {
-                    if let Some(ended) = ProcessEnd::from_status(status) {
-                        *end = Some(ended);
-                    }
+                if status.pid() == Some(command)
+                    && let Some(ended) = ProcessEnd::from_status(status)
+                {
+                    *end = Some(ended);
                 }
             }
             Err(Errno::EINTR) => {}

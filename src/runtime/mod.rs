@@ -35,6 +35,7 @@ mod reconcile;
 mod record;
 mod run;
 pub mod sandbox;
+mod service;
 mod spawn;
 mod stop;
 mod store;
@@ -60,6 +61,7 @@ pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use ids::{RunId, TaskId};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
+pub use service::{Service, ServiceSpec};
 pub use spawn::{Launch, this_binary, use_guardian_program};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
@@ -184,18 +186,24 @@ impl Runtime {
         command: ShellCommand<'_>,
         cancel: &CancellationToken,
     ) -> Result<CommandOutput, StartError> {
-        let confinement = self
-            .shared
-            .confinement()
-            .await
-            .map_err(|error| match error {
-                RuntimeError::Closed => StartError::Closed,
-                error => StartError::Guardian(std::io::Error::other(error.to_string())),
-            })?;
+        let confinement = self.shared.start_confinement().await?;
         self.shared
             .foreground
             .run(command, confinement, cancel)
             .await
+    }
+
+    /// Starts a service (see [`Service`]): a long-lived command confined like every command
+    /// (its network open only if `spec` says so), whose stdin and stdout are the returned
+    /// socket. It ends when it exits, when its [`Service`] is stopped or dropped, or at
+    /// [`Runtime::close`], which waits for it. Fails when it cannot start, or once the runtime
+    /// is closed.
+    pub async fn start_service(
+        &self,
+        spec: ServiceSpec,
+    ) -> Result<(Service, tokio::net::UnixStream), StartError> {
+        let confinement = self.shared.start_confinement().await?;
+        service::start(&self.shared.foreground, spec, confinement).await
     }
 
     /// Starts a task and returns its `running` record once that is persisted. Fails when the
@@ -305,6 +313,14 @@ impl Shared {
         let mut state = self.state.lock().await;
         let run = self.open(&mut state).await?;
         Ok(self.confinement_in(run))
+    }
+
+    /// [`Shared::confinement`], its failure as a command's start failure.
+    async fn start_confinement(&self) -> Result<Confinement, StartError> {
+        self.confinement().await.map_err(|error| match error {
+            RuntimeError::Closed => StartError::Closed,
+            error => StartError::Guardian(std::io::Error::other(error.to_string())),
+        })
     }
 
     /// The rules every command starts with, the temporary directory of the open `run`

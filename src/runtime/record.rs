@@ -214,13 +214,13 @@ pub(crate) fn read(path: &Path) -> Result<TaskRecord, RecordError> {
         })?;
     // Checked before the shape: a newer zero may have changed the meaning of fields this one
     // would otherwise read (and then rewrite) without complaint.
-    if let Some(found) = value["schemaVersion"].as_u64() {
-        if found > u64::from(RECORD_SCHEMA_VERSION) {
-            return Err(RecordError::Newer {
-                path: path.to_path_buf(),
-                found,
-            });
-        }
+    if let Some(found) = value["schemaVersion"].as_u64()
+        && found > u64::from(RECORD_SCHEMA_VERSION)
+    {
+        return Err(RecordError::Newer {
+            path: path.to_path_buf(),
+            found,
+        });
     }
     serde_json::from_value(value).map_err(|source| RecordError::Incompatible {
         path: path.to_path_buf(),

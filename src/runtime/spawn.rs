@@ -102,6 +102,22 @@ impl fmt::Debug for Launch {
 }
 
 impl Launch {
+    /// `program` with `args` in `cwd`, with `env` set on top of what commands inherit.
+    pub fn program(
+        program: PathBuf,
+        args: Vec<OsString>,
+        cwd: PathBuf,
+        env: Vec<(OsString, OsString)>,
+    ) -> Self {
+        Launch {
+            program,
+            args,
+            cwd,
+            env,
+            confined: true,
+        }
+    }
+
     /// `command` run by the platform shell (bash when there is one) in `cwd`.
     pub(crate) fn shell(command: &str, cwd: &Path) -> Self {
         Launch {
@@ -134,6 +150,14 @@ pub(crate) enum Stdio<'a> {
     Piped,
     /// Appended to this file: a background task's output file.
     File(&'a File),
+    /// A service's: stdout is this socket, which the command also reads as its stdin; stderr
+    /// is appended to the log file.
+    Duplex {
+        /// The guardian's end of the service's socket pair.
+        socket: &'a std::os::unix::net::UnixStream,
+        /// The service's stderr log.
+        log: &'a File,
+    },
 }
 
 /// The command line a guardian for `launch` is started with. The one place that decides what
@@ -177,6 +201,9 @@ impl<'a> GuardianCommand<'a> {
         if self.launch.confined {
             args.extend(self.confinement.sandbox.guard_flags());
         }
+        if let Stdio::Duplex { .. } = self.stdio {
+            args.push("--stdin-from-stdout".into());
+        }
         args.push("--".into());
         args.push(self.launch.program.clone().into());
         args.extend(self.launch.args.iter().cloned());
@@ -207,6 +234,11 @@ impl<'a> GuardianCommand<'a> {
                 command
                     .stdout(output.try_clone()?)
                     .stderr(output.try_clone()?);
+            }
+            Stdio::Duplex { socket, log } => {
+                command
+                    .stdout(std::os::fd::OwnedFd::from(socket.try_clone()?))
+                    .stderr(log.try_clone()?);
             }
         }
         // No command ever receives the provider's key, nor the files a parent handed this

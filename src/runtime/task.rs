@@ -329,10 +329,11 @@ fn commit(
     if record.status == TaskStatus::Running {
         // Unreadable or foreign-looking disk state is ignored: this process owns the task and
         // its in-memory record is the best there is.
-        if let Ok(on_disk) = record::read(path) {
-            if on_disk.id == record.id && on_disk.status.is_terminal() {
-                record = on_disk;
-            }
+        if let Ok(on_disk) = record::read(path)
+            && on_disk.id == record.id
+            && on_disk.status.is_terminal()
+        {
+            record = on_disk;
         }
     }
     let before = record.clone();

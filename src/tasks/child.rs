@@ -216,6 +216,11 @@ impl ChildRun<'_> {
             env_keep: self.ctx.policy.commands().env_keep.clone(),
             enabled_tools,
             disabled_tools,
+            // A specialist starts no MCP server of its own, from config.toml or the
+            // workspace: its tools are the manifest's, and a manifest names core tools.
+            mcp_config: Vec::new(),
+            mcp_project: false,
+            strict_mcp_config: true,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::Text,
             output_last_message: None,

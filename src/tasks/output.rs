@@ -210,11 +210,12 @@ fn append_output(report: &mut String, read: &OutputWindow, text: &str, next_offs
 fn whole_lines(read: &OutputWindow, read_early: bool) -> (&[u8], u64) {
     let mut bytes = read.bytes.as_slice();
     let mut start = read.start;
-    if read_early && read.start > 0 {
-        if let Some(newline) = bytes.iter().position(|b| *b == b'\n') {
-            bytes = &bytes[newline + 1..];
-            start += newline as u64 + 1;
-        }
+    if read_early
+        && read.start > 0
+        && let Some(newline) = bytes.iter().position(|b| *b == b'\n')
+    {
+        bytes = &bytes[newline + 1..];
+        start += newline as u64 + 1;
     }
     let end = bytes
         .iter()

@@ -46,6 +46,9 @@ pub enum SideEffect {
     Write,
     /// Runs arbitrary commands.
     Shell,
+    /// Acts through a program zero does not know (an MCP server's tool not marked
+    /// read-only): whatever that program can do.
+    External,
     /// Touches nothing outside the run (e.g. the plan).
     None,
 }
@@ -57,6 +60,7 @@ impl SideEffect {
             SideEffect::Read => "read",
             SideEffect::Write => "write",
             SideEffect::Shell => "shell",
+            SideEffect::External => "external",
             SideEffect::None => "none",
         }
     }
@@ -122,9 +126,9 @@ impl ToolContext {
 #[async_trait]
 pub trait Tool: Send + Sync {
     /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// What it does and how to use it well, written for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// The JSON Schema of its arguments object.
     fn input_schema(&self) -> Value;
     /// Its effect on the world.
@@ -151,7 +155,7 @@ pub(crate) const CORE_TOOL_NAMES: [&str; 9] = [
 /// Every tool this build knows, by name.
 #[derive(Clone)]
 pub struct Registry {
-    tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    tools: BTreeMap<String, Arc<dyn Tool>>,
 }
 
 impl Registry {
@@ -176,12 +180,12 @@ impl Registry {
 
     /// Adds a tool (a later registration of the same name replaces the earlier one).
     pub(crate) fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.tools.insert(tool.name(), tool);
+        self.tools.insert(tool.name().to_string(), tool);
     }
 
     /// All known tool names, sorted.
-    pub(crate) fn names(&self) -> Vec<&'static str> {
-        self.tools.keys().copied().collect()
+    pub(crate) fn names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
     }
 
     /// Whether a tool of this name exists.
@@ -196,12 +200,12 @@ impl Registry {
         for (name, tool) in &self.tools {
             match filter.hides(name) {
                 Some(reason) => {
-                    hidden.insert(*name, (Arc::clone(tool), reason));
+                    hidden.insert(name.clone(), (Arc::clone(tool), reason));
                 }
                 None => match policy.permits(tool.side_effect()) {
                     Ok(()) => visible.push(Arc::clone(tool)),
                     Err(reason) => {
-                        hidden.insert(*name, (Arc::clone(tool), Hidden::Policy(reason)));
+                        hidden.insert(name.clone(), (Arc::clone(tool), Hidden::Policy(reason)));
                     }
                 },
             }
@@ -225,13 +229,22 @@ pub struct ToolFilter {
 
 impl ToolFilter {
     fn hides(&self, name: &str) -> Option<Hidden> {
-        if self.disabled.iter().any(|d| d == name) {
+        if self.disabled.iter().any(|d| names(d, name)) {
             Some(Hidden::Disabled)
-        } else if !self.enabled.is_empty() && !self.enabled.iter().any(|e| e == name) {
+        } else if !self.enabled.is_empty() && !self.enabled.iter().any(|e| names(e, name)) {
             Some(Hidden::NotEnabled)
         } else {
             None
         }
+    }
+}
+
+/// Whether a filter entry names `tool`: the same name, or a pattern `PREFIX__*` (an MCP
+/// server's `mcp__SERVER__*`) that `tool` starts with.
+fn names(entry: &str, tool: &str) -> bool {
+    match entry.strip_suffix('*') {
+        Some(prefix) if prefix.ends_with("__") => tool.starts_with(prefix),
+        _ => entry == tool,
     }
 }
 
@@ -247,7 +260,7 @@ enum Hidden {
 #[derive(Clone)]
 pub struct Toolset {
     visible: Vec<Arc<dyn Tool>>,
-    hidden: BTreeMap<&'static str, (Arc<dyn Tool>, Hidden)>,
+    hidden: BTreeMap<String, (Arc<dyn Tool>, Hidden)>,
     /// Masked in every result and error before the model sees it.
     secrets: Secrets,
 }

@@ -200,13 +200,14 @@ impl Policy {
     pub(crate) fn permits(&self, effect: SideEffect) -> Result<(), String> {
         let needed = match effect {
             SideEffect::Read | SideEffect::None => Autonomy::Low,
-            SideEffect::Write | SideEffect::Shell => Autonomy::Medium,
+            SideEffect::Write | SideEffect::Shell | SideEffect::External => Autonomy::Medium,
         };
         if self.autonomy >= needed || (effect == SideEffect::Shell && self.read_only_commands()) {
             return Ok(());
         }
         let what = match effect {
             SideEffect::Write => "tools that change files",
+            SideEffect::External => "MCP tools not marked read-only",
             _ => "tools that run commands",
         };
         Err(format!(

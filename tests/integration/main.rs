@@ -21,6 +21,7 @@ mod generated;
 mod hostile_names;
 mod lifecycle;
 mod local_model;
+mod mcp;
 mod output_limit;
 mod provider;
 mod reconcile;

@@ -1,0 +1,101 @@
+//! Starting a run's MCP servers and reporting how that went: a warning for each server that
+//! failed, exit 3 when a required one did, and the `run_start` entries. A run without MCP
+//! configuration starts nothing and opens nothing here.
+
+use std::path::Path;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::lifecycle::{self, Stop};
+use crate::mcp::{self, Place, ServerConfig, ServerState, Started};
+use crate::output::{EventKind, McpServerInfo, Output};
+use crate::runtime::Runtime;
+
+use super::Failure;
+use super::settings::Environment;
+
+/// Starts `servers` (all at once, each within its start-up time), unless the run is stopped
+/// first. A failed server its entry says is required is exit 3, naming it and why; the
+/// others' failures are for [`warn`] once `run_start` is out. On an error the servers that
+/// did start are the caller's to close (the runtime's close stops them).
+pub(crate) async fn start(
+    servers: Vec<ServerConfig>,
+    runtime: &Runtime,
+    workspace: &Path,
+    env: &Environment,
+    output: &Output,
+    cancel: &CancellationToken,
+) -> Result<Started, Failure> {
+    if servers.is_empty() {
+        return Ok(Started::default());
+    }
+    let stdio = servers.iter().any(ServerConfig::is_stdio);
+    // The logs of stdio servers go to the run directory, which exists only when needed.
+    let log_dir = match stdio {
+        true => runtime.run_dir().await.map_err(|error| {
+            Failure::internal(format!(
+                "cannot open the run directory for MCP logs: {error}"
+            ))
+        })?,
+        false => std::env::temp_dir(),
+    };
+    let var = |name: &str| env.var(name);
+    let place = Place {
+        runtime,
+        workspace,
+        log_dir: &log_dir,
+        var: &var,
+        secrets: output.secrets(),
+    };
+    let started = tokio::select! {
+        started = mcp::start(servers, &place) => started,
+        () = cancel.cancelled() => {
+            return Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)));
+        }
+    };
+    if let Some(error) = started
+        .states
+        .iter()
+        .filter(|state| state.required)
+        .find_map(|state| state.error.as_ref())
+    {
+        return Err(Failure::mcp_required(error));
+    }
+    Ok(started)
+}
+
+/// A warning for each server that failed to start, and one when the workspace's own
+/// `.mcp.json` went unread.
+pub(crate) fn warn(states: &[ServerState], project_unread: bool, output: &Output) {
+    for error in states.iter().filter_map(|state| state.error.as_ref()) {
+        output.emit(EventKind::Warning {
+            message: format!("{error}; the run goes on without its tools"),
+        });
+    }
+    if project_unread {
+        output.emit(EventKind::Warning {
+            message: "the workspace's .mcp.json was not read: its servers start only with \
+                      --mcp-project"
+                .into(),
+        });
+    }
+}
+
+/// The `run_start` entries of the servers' states.
+pub(crate) fn infos(states: &[ServerState]) -> Vec<McpServerInfo> {
+    states
+        .iter()
+        .map(|state| McpServerInfo {
+            name: state.name.clone(),
+            transport: state.transport.to_string(),
+            state: if state.error.is_some() {
+                "failed"
+            } else {
+                "ready"
+            }
+            .to_string(),
+            tools: state.tools,
+            error: state.error.clone(),
+        })
+        .collect()
+}

@@ -1,0 +1,286 @@
+//! One MCP server, connected: started (a stdio server through the runtime, as a service; an
+//! HTTP server over its URL), initialized, its tools listed — all within its start-up time —
+//! and then called, each call bounded by its tool timeout and cancelled by the protocol's
+//! notice when the run stops.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{Peer, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerConfig, Transport};
+use crate::redact::Secrets;
+use crate::runtime::{Launch, Runtime, Service, ServiceSpec, Termination};
+
+/// How long a stdio server whose stdin closed may take to exit on its own before it is
+/// stopped (TERM, grace, KILL), as the protocol's shutdown asks.
+const EXIT_ON_EOF: Duration = Duration::from_millis(500);
+
+/// How much of a failed server's stderr log a message quotes, from its end.
+const LOG_TAIL: usize = 2000;
+
+/// A server that is up: its tools listed, ready for calls.
+pub(crate) struct Connected {
+    /// The server's configuration.
+    pub(crate) config: ServerConfig,
+    /// Its tools, as it listed them.
+    pub(crate) tools: Vec<Tool>,
+    /// The connection, for calls.
+    peer: Peer<RoleClient>,
+    /// The calls sent and not yet answered or cancelled: a call the agent loop dropped (the
+    /// run stopping) is still here, and [`Connected::close`] sends its cancellation notice.
+    in_flight: std::sync::Mutex<Vec<RequestId>>,
+    /// The connection's service loop, until [`Connected::close`] ends it.
+    running: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    /// The process of a stdio server.
+    process: Option<Service>,
+    /// Its stderr log, for messages about its end.
+    log: Option<PathBuf>,
+}
+
+/// How one call ended, when it did not give a result.
+#[derive(Debug)]
+pub(crate) enum CallError {
+    /// The run is stopping; the server was told.
+    Cancelled,
+    /// The call took longer than the server's tool timeout; the server was told.
+    TimedOut,
+    /// The server failed the call, or is gone.
+    Failed(String),
+}
+
+/// Where one server runs: the run's runtime, the workspace and the directory for its log.
+pub(crate) struct Place<'a> {
+    /// The runtime stdio servers are started through.
+    pub(crate) runtime: &'a Runtime,
+    /// The workspace: a stdio server's working directory unless its entry names another.
+    pub(crate) workspace: &'a Path,
+    /// Where a stdio server's stderr log goes.
+    pub(crate) log_dir: &'a Path,
+    /// What zero's own environment holds, for `${VAR}`.
+    pub(crate) var: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The run's secrets: values of secret-looking variables a server's entry used join them.
+    pub(crate) secrets: &'a Secrets,
+}
+
+impl Connected {
+    /// Starts `config`'s server and lists its tools. Not bounded by itself: the caller
+    /// bounds it by the server's start-up time, and dropping the future stops what it
+    /// started.
+    pub(crate) async fn start(config: ServerConfig, place: &Place<'_>) -> Result<Self, String> {
+        let (transport, used) = config.expanded(place.var)?;
+        for (name, value) in &used {
+            if crate::redact::looks_secret(name) {
+                place.secrets.add(value);
+            }
+        }
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("zero", env!("CARGO_PKG_VERSION")),
+        );
+        let (client, process, log) = match transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let log = place.log_dir.join(format!("mcp-{}.log", config.name));
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
+                let cwd = match cwd {
+                    Some(dir) => place.workspace.join(dir),
+                    None => place.workspace.to_path_buf(),
+                };
+                let launch = Launch::program(
+                    command.into(),
+                    args.into_iter().map(OsString::from).collect(),
+                    cwd,
+                    env.into_iter()
+                        .map(|(name, value)| (name.into(), value.into()))
+                        .collect(),
+                );
+                let (process, stream) = place
+                    .runtime
+                    .start_service(ServiceSpec {
+                        launch,
+                        network: config.network,
+                        log: file,
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let (read, write) = stream.into_split();
+                let client = match info.serve((read, write)).await {
+                    Ok(client) => client,
+                    Err(error) => {
+                        let ended = process.termination();
+                        return Err(with_log(
+                            &format!("it did not initialize: {error}{}", end_words(ended)),
+                            Some(&log),
+                        ));
+                    }
+                };
+                (client, Some(process), Some(log))
+            }
+            Transport::Http { url, headers } => {
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let header = HeaderName::try_from(name.as_str())
+                        .map_err(|_| format!("`{name}` is not a valid header name"))?;
+                    let value = HeaderValue::try_from(value.as_str())
+                        .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+                    custom.insert(header, value);
+                }
+                let http = crate::http_client::builder()
+                    .build()
+                    .map_err(|e| format!("cannot build its HTTP client: {e}"))?;
+                let transport = StreamableHttpClientTransport::with_client(
+                    http,
+                    StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
+                );
+                let client = info
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("it did not initialize: {e}"))?;
+                (client, None, None)
+            }
+        };
+        let tools = client.peer().list_all_tools().await.map_err(|error| {
+            with_log(
+                &format!("it did not list its tools: {error}"),
+                log.as_deref(),
+            )
+        })?;
+        Ok(Connected {
+            config,
+            tools,
+            peer: client.peer().clone(),
+            in_flight: std::sync::Mutex::new(Vec::new()),
+            running: tokio::sync::Mutex::new(Some(client)),
+            process,
+            log,
+        })
+    }
+
+    /// Calls `tool` with `arguments`, within the server's tool timeout. When `cancel` fires
+    /// or the time is up, the server gets the protocol's cancellation notice before this
+    /// returns.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Option<serde_json::Map<String, Value>>,
+        cancel: &CancellationToken,
+    ) -> Result<CallToolResult, CallError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = arguments;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|error| CallError::Failed(self.gone(&error.to_string())))?;
+        let id = handle.id.clone();
+        crate::sync::lock(&self.in_flight).push(id.clone());
+        let (reason, error) = tokio::select! {
+            response = &mut handle.rx => {
+                self.settled(&id);
+                return match response {
+                    Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+                    Ok(Ok(_)) => Err(CallError::Failed(
+                        "the server answered the call with something other than a tool result"
+                            .into(),
+                    )),
+                    Ok(Err(error)) => Err(CallError::Failed(self.gone(&error.to_string()))),
+                    Err(_) => Err(CallError::Failed(self.gone("the connection closed"))),
+                };
+            }
+            () = cancel.cancelled() => ("the run is stopping", CallError::Cancelled),
+            () = tokio::time::sleep(self.config.tool_timeout) => {
+                ("the call took too long", CallError::TimedOut)
+            }
+        };
+        let _ = handle.cancel(Some(reason.to_string())).await;
+        self.settled(&id);
+        Err(error)
+    }
+
+    /// `id` needs no cancellation notice any more.
+    fn settled(&self, id: &RequestId) {
+        crate::sync::lock(&self.in_flight).retain(|call| call != id);
+    }
+
+    /// What a failed call says: `what` went wrong, and when the server's process has ended,
+    /// how, with the end of its log.
+    fn gone(&self, what: &str) -> String {
+        match self.process.as_ref().and_then(Service::termination) {
+            Some(ended) => with_log(
+                &format!(
+                    "MCP server `{}` is gone{}; its tools cannot be called any more",
+                    self.config.name,
+                    end_words(Some(ended))
+                ),
+                self.log.as_deref(),
+            ),
+            None => format!("MCP server `{}`: {what}", self.config.name),
+        }
+    }
+
+    /// Ends the connection — the calls still in flight get their cancellation notices, a
+    /// stdio server's stdin closes, then its process is stopped (TERM, grace, KILL) — and
+    /// waits until its process is over.
+    pub(crate) async fn close(&self) {
+        let unanswered = std::mem::take(&mut *crate::sync::lock(&self.in_flight));
+        for id in unanswered {
+            let notice =
+                CancelledNotificationParam::new(Some(id), Some("the run is stopping".into()));
+            let _ = self.peer.notify_cancelled(notice).await;
+        }
+        if let Some(mut running) = self.running.lock().await.take() {
+            let _ = running.close().await;
+        }
+        if let Some(process) = &self.process {
+            // The protocol's shutdown: stdin closed, a moment to exit, then the signals.
+            let _ = tokio::time::timeout(EXIT_ON_EOF, process.ended()).await;
+            process.stop();
+            process.ended().await;
+        }
+    }
+}
+
+/// How a process ended, as words after "it …".
+fn end_words(ended: Option<Termination>) -> String {
+    match ended {
+        Some(Termination::Exited(code)) => format!(" (it exited with status {code})"),
+        Some(Termination::Signalled(signal)) => format!(" (it was ended by signal {signal})"),
+        Some(Termination::TimedOut | Termination::Cancelled) | None => String::new(),
+    }
+}
+
+/// `message`, with the end of the server's stderr log when it has anything in it.
+pub(crate) fn with_log(message: &str, log: Option<&Path>) -> String {
+    let Some(text) = log.and_then(|log| std::fs::read(log).ok()) else {
+        return message.to_string();
+    };
+    let text = String::from_utf8_lossy(&text);
+    let tail = crate::tools::text::suffix_at_boundary(text.trim_end(), LOG_TAIL);
+    if tail.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message}; its stderr ended with:\n{tail}")
+    }
+}

@@ -1,0 +1,650 @@
+//! MCP servers as tools, end to end: the real binary, the fake model, and a real MCP server
+//! process (`tests/mcp-server`, built on `rmcp`'s server side, which `cargo test` builds as the
+//! example `mcp-test-server`). Each test has its own workspace, data directory and record
+//! file, in which the server notes its pid, every call and every cancellation notice.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::procs::{KillOnDrop, stat};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{Wire, events, zero_std_with};
+
+/// The test server, next to the integration test binary's directory.
+fn test_server() -> PathBuf {
+    let deps = std::env::current_exe().unwrap();
+    let server = deps
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("examples/mcp-test-server");
+    assert!(
+        server.exists(),
+        "{} is missing: `cargo test` builds it; alone, run `cargo build --example \
+         mcp-test-server` first",
+        server.display()
+    );
+    server
+}
+
+/// One test's directories: the workspace, the MCP config file and the server's record.
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("workspace")).unwrap();
+        Fixture { dir }
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+
+    /// In the workspace, where a stdio server at `--auto medium` may write.
+    fn record_path(&self) -> PathBuf {
+        self.workspace().join("record")
+    }
+
+    /// What the servers recorded, line by line.
+    fn record(&self) -> Vec<String> {
+        std::fs::read_to_string(self.record_path())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The pid the (one) stdio server recorded at its start.
+    fn server_pid(&self) -> i32 {
+        wait_for("the MCP server to record its pid", DEADLINE, || {
+            self.record()
+                .iter()
+                .find_map(|line| line.strip_prefix("pid ")?.parse().ok())
+        })
+    }
+
+    /// A stdio entry for the test server, with `args` after the record flag.
+    fn stdio(&self, args: &[&str]) -> Value {
+        let mut all = vec![
+            "--record".to_string(),
+            self.record_path().display().to_string(),
+        ];
+        all.extend(args.iter().map(|arg| arg.to_string()));
+        json!({"command": test_server(), "args": all})
+    }
+
+    /// Writes `{"mcpServers": servers}` and returns its path.
+    fn config(&self, servers: Value) -> PathBuf {
+        let path = self.dir.path().join("mcp.json");
+        std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
+        path
+    }
+
+    /// `zero exec -o stream-json` in the workspace, with `args`.
+    fn zero(&self, server: &FakeModel, args: &[&str]) -> std::process::Command {
+        let mut cmd = zero_std_with(server, Wire::OpenAi);
+        cmd.args(["exec", "-o", "stream-json"])
+            .args(args)
+            .current_dir(self.workspace())
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs zero to its end; its exit code and events.
+    fn run(&self, server: &FakeModel, args: &[&str]) -> (i32, Vec<Value>) {
+        let output = self.zero(server, args).output().unwrap();
+        (output.status.code().unwrap_or(-1), events(&output.stdout))
+    }
+}
+
+/// The events of `kind`.
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The tool result the model was sent in `request` (the last message).
+fn last_tool_result(request: &RecordedRequest) -> String {
+    let messages = request.body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+    last["content"].as_str().unwrap().to_string()
+}
+
+/// The names of the tools a request offered.
+fn offered(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| tool["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Whether the process `pid` is gone (or a zombie nobody has reaped yet).
+fn gone(pid: i32) -> bool {
+    stat(pid).is_none_or(|stat| stat.zombie())
+}
+
+fn assert_gone_within_3s(pid: i32) {
+    wait_for("the MCP server to be gone", Duration::from_secs(3), || {
+        gone(pid).then_some(())
+    });
+}
+
+#[test]
+fn a_server_tool_is_listed_and_called_end_to_end() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "mcp__t__echo",
+                json!({"text": "hello from mcp"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let start = &of_type(&events, "run_start")[0];
+    assert_eq!(
+        start["mcpServers"],
+        json!([{"name": "t", "transport": "stdio", "state": "ready", "tools": 5}])
+    );
+    let requests = server.requests();
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"mcp__t__echo".to_string()), "{tools:?}");
+    let echo = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["function"]["name"] == "mcp__t__echo")
+        .unwrap();
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["text"]["type"],
+        "string"
+    );
+    assert_eq!(last_tool_result(&requests[1]), "hello from mcp");
+    assert!(fixture.record().contains(&"call echo".to_string()));
+    // The server died with the run.
+    assert_gone_within_3s(fixture.server_pid());
+}
+
+#[test]
+fn a_read_only_tool_is_offered_at_low_and_the_others_from_medium() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(Script::new());
+    let listed = |auto: &str| -> Vec<(String, String)> {
+        let (code, events) = fixture.run(
+            &server,
+            &[
+                "--list-tools",
+                "--auto",
+                auto,
+                "--mcp-config",
+                config.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 0, "{events:?}");
+        of_type(&events, "tools")[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|tool| tool["name"].as_str().unwrap().starts_with("mcp__"))
+            .map(|tool| {
+                let effect = tool["sideEffect"].as_str().unwrap().to_string();
+                (tool["name"].as_str().unwrap().to_string(), effect)
+            })
+            .collect()
+    };
+    assert_eq!(listed("low"), [("mcp__t__echo".into(), "read".into())]);
+    let medium = listed("medium");
+    assert_eq!(medium.len(), 5, "{medium:?}");
+    assert!(medium.contains(&("mcp__t__env".into(), "external".into())));
+}
+
+#[test]
+fn the_tool_filters_take_server_patterns_and_an_unknown_server_is_a_usage_error() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(Script::new());
+    let config = config.to_str().unwrap();
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--list-tools",
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config,
+            "--enabled-tools",
+            "mcp__t__*,read_file",
+            "--disabled-tools",
+            "mcp__t__slow",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let names: Vec<&str> = of_type(&events, "tools")[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "mcp__t__crash",
+            "mcp__t__echo",
+            "mcp__t__env",
+            "mcp__t__picture",
+            "read_file"
+        ]
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--list-tools",
+            "--mcp-config",
+            config,
+            "--enabled-tools",
+            "mcp__other__*",
+        ],
+    );
+    assert_eq!(code, 2);
+    let error = &of_type(&events, "error")[0]["message"];
+    assert!(
+        error.as_str().unwrap().contains("MCP server `other`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_server_that_never_initializes_is_a_warning_and_when_required_exit_3() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&["--hang-initialize"]);
+    entry["startup_timeout_ms"] = json!(500);
+    let config = fixture.config(json!({"slow": entry.clone()}));
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let start = &of_type(&events, "run_start")[0];
+    assert_eq!(start["mcpServers"][0]["state"], "failed");
+    assert_eq!(start["mcpServers"][0]["tools"], 0);
+    let warning = of_type(&events, "warning")[0]["message"].as_str().unwrap();
+    assert!(
+        warning.contains("`slow`") && warning.contains("within 500ms"),
+        "{warning}"
+    );
+    assert!(
+        !offered(&server.requests()[0])
+            .iter()
+            .any(|t| t.starts_with("mcp__"))
+    );
+    assert_gone_within_3s(fixture.server_pid());
+
+    std::fs::remove_file(fixture.record_path()).unwrap();
+    entry["required"] = json!(true);
+    let config = fixture.config(json!({"slow": entry}));
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 3, "{events:?}");
+    let error = &of_type(&events, "error")[0];
+    assert_eq!(error["code"], "mcp_server_failed");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("`slow`") && message.contains("required"),
+        "{message}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no model request for the required failure"
+    );
+    assert_gone_within_3s(fixture.server_pid());
+}
+
+#[test]
+fn a_server_that_crashes_mid_call_turns_its_calls_into_error_results() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__crash", json!({})))
+            .reply(Reply::tool_call("mcp__t__echo", json!({"text": "again"})))
+            .reply(Reply::text("carried on")),
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let requests = server.requests();
+    let crashed = last_tool_result(&requests[1]);
+    assert!(crashed.contains("MCP server `t`"), "{crashed}");
+    let after = last_tool_result(&requests[2]);
+    assert!(after.contains("is gone"), "{after}");
+    assert!(after.contains("exited with status 3"), "{after}");
+    assert!(
+        after.contains("mcp-test-server: started"),
+        "the log's end: {after}"
+    );
+    assert_eq!(of_type(&events, "final")[0]["text"], "carried on");
+}
+
+#[test]
+fn content_that_is_not_text_is_described_by_type_and_size() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__picture", json!({})))
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let result = last_tool_result(&server.requests()[1]);
+    assert_eq!(
+        result,
+        "[image content: image/png, 8 bytes, not shown]\na picture"
+    );
+}
+
+#[test]
+fn a_call_past_its_timeout_is_cancelled_with_the_protocols_notice() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&[]);
+    entry["tool_timeout_ms"] = json!(300);
+    let config = fixture.config(json!({"t": entry}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__slow", json!({})))
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let result = last_tool_result(&server.requests()[1]);
+    assert!(result.contains("did not answer within 300ms"), "{result}");
+    let record = fixture.record();
+    assert!(
+        record.contains(&"cancelled the call took too long".to_string()),
+        "{record:?}"
+    );
+}
+
+/// A run stopped by `signal` while a call is in flight: the server is gone within 3 s, and a
+/// SIGINT or SIGTERM sent the cancellation notice first.
+fn stopped_mid_call(signal: Signal) {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__slow", json!({})))
+            .reply(Reply::text("too late")),
+    );
+    let mut child = fixture
+        .zero(
+            &server,
+            &[
+                "--auto",
+                "medium",
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "go",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _cleanup = KillOnDrop(fixture.record_path().display().to_string());
+    wait_for("the call to reach the server", DEADLINE, || {
+        fixture
+            .record()
+            .contains(&"call slow".to_string())
+            .then_some(())
+    });
+    let pid = fixture.server_pid();
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+    let status = wait_for("zero to exit", Duration::from_secs(5), || {
+        child.try_wait().unwrap()
+    });
+    assert_gone_within_3s(pid);
+    if signal != Signal::SIGKILL {
+        assert_eq!(status.code(), Some(128 + signal as i32));
+        let record = fixture.record();
+        assert!(
+            record.contains(&"cancelled the run is stopping".to_string()),
+            "{record:?}"
+        );
+    }
+}
+
+#[test]
+fn sigint_mid_call_cancels_the_call_and_the_server_is_gone() {
+    stopped_mid_call(Signal::SIGINT);
+}
+
+#[test]
+fn sigterm_mid_call_cancels_the_call_and_the_server_is_gone() {
+    stopped_mid_call(Signal::SIGTERM);
+}
+
+#[test]
+fn sigkill_of_zero_mid_call_leaves_no_server_behind() {
+    stopped_mid_call(Signal::SIGKILL);
+}
+
+#[test]
+fn an_http_server_on_localhost_with_expanded_headers() {
+    let fixture = Fixture::new();
+    let port_file = fixture.dir.path().join("url");
+    let mut http = std::process::Command::new(test_server())
+        .args(["--record", fixture.record_path().to_str().unwrap()])
+        .arg("--http")
+        .arg(&port_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = wait_for("the HTTP server's URL", DEADLINE, || {
+        std::fs::read_to_string(&port_file).ok()
+    });
+    let config = fixture.config(json!({"web": {
+        "type": "http", "url": url, "headers": {"X-Test": "${ZERO_TEST_HEADER}"}
+    }}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "mcp__web__echo",
+                json!({"text": "over http"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let output = fixture
+        .zero(
+            &server,
+            &[
+                "--auto",
+                "low",
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "go",
+            ],
+        )
+        .env("ZERO_TEST_HEADER", "yes")
+        .output()
+        .unwrap();
+    let _ = http.kill();
+    let _ = http.wait();
+    let events = events(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{events:?}");
+    assert_eq!(
+        of_type(&events, "run_start")[0]["mcpServers"][0]["transport"],
+        "http"
+    );
+    assert_eq!(last_tool_result(&server.requests()[1]), "over http");
+}
+
+#[test]
+fn variables_are_expanded_into_a_servers_environment_and_withheld_ones_stay_out() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&[]);
+    entry["env"] = json!({"GREETING": "${ZERO_TEST_GREETING}", "FALLBACK": "${NOT_SET:-plan b}"});
+    let config = fixture.config(json!({"t": entry}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__env", json!({"name": "GREETING"})))
+            .reply(Reply::tool_call("mcp__t__env", json!({"name": "FALLBACK"})))
+            .reply(Reply::tool_call(
+                "mcp__t__env",
+                json!({"name": "SERVICE_TOKEN"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let output = fixture
+        .zero(
+            &server,
+            &[
+                "--auto",
+                "medium",
+                "--mcp-config",
+                config.to_str().unwrap(),
+                "go",
+            ],
+        )
+        .env("ZERO_TEST_GREETING", "hello there")
+        .env("SERVICE_TOKEN", "tok-123")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let requests = server.requests();
+    assert_eq!(last_tool_result(&requests[1]), "hello there");
+    assert_eq!(last_tool_result(&requests[2]), "plan b");
+    assert_eq!(
+        last_tool_result(&requests[3]),
+        "<unset>",
+        "a secret-looking variable is withheld below --auto high"
+    );
+
+    // An unset variable without a default fails that server, naming the variable.
+    let mut entry = fixture.stdio(&[]);
+    entry["env"] = json!({"X": "${ZERO_TEST_NEVER_SET}"});
+    let config = fixture.config(json!({"t": entry}));
+    let (code, events) = fixture.run(
+        &server,
+        &["--list-tools", "--mcp-config", config.to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    let warning = of_type(&events, "warning")[0]["message"].as_str().unwrap();
+    assert!(
+        warning.contains("ZERO_TEST_NEVER_SET is not set"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_projects_mcp_json_is_read_only_with_mcp_project() {
+    let fixture = Fixture::new();
+    std::fs::write(
+        fixture.workspace().join(".mcp.json"),
+        json!({"mcpServers": {"proj": fixture.stdio(&[])}}).to_string(),
+    )
+    .unwrap();
+    let server = FakeModel::start(Script::new());
+    let (code, events) = fixture.run(&server, &["--list-tools"]);
+    assert_eq!(code, 0, "{events:?}");
+    let tools = of_type(&events, "tools")[0]["tools"].to_string();
+    assert!(!tools.contains("mcp__proj"), "{tools}");
+    let warning = of_type(&events, "warning")[0]["message"].as_str().unwrap();
+    assert!(warning.contains("--mcp-project"), "{warning}");
+    assert!(fixture.record().is_empty(), "the server was never started");
+
+    let (code, events) = fixture.run(&server, &["--list-tools", "--mcp-project"]);
+    assert_eq!(code, 0, "{events:?}");
+    let tools = of_type(&events, "tools")[0]["tools"].to_string();
+    assert!(tools.contains("mcp__proj__echo"), "{tools}");
+}
+
+#[test]
+fn a_broken_config_is_a_usage_error_naming_the_file_and_the_server() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(Script::new());
+    let bad = fixture.dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"mcpServers\": {\"a\": {\"command\": 1}}}").unwrap();
+    let (code, events) = fixture.run(&server, &["--mcp-config", bad.to_str().unwrap(), "go"]);
+    assert_eq!(code, 2);
+    let message = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("bad.json") && message.contains("line 1"),
+        "{message}"
+    );
+    let config = fixture.config(json!({"bad name": {"command": "x"}}));
+    let (code, events) = fixture.run(&server, &["--mcp-config", config.to_str().unwrap(), "go"]);
+    assert_eq!(code, 2);
+    let message = of_type(&events, "error")[0]["message"].as_str().unwrap();
+    assert!(message.contains("`bad name`"), "{message}");
+    let missing = fixture.dir.path().join("none.json");
+    let (code, _) = fixture.run(&server, &["--mcp-config", missing.to_str().unwrap(), "go"]);
+    assert_eq!(code, 2);
+    assert!(server.requests().is_empty());
+}
