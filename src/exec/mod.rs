@@ -353,6 +353,14 @@ fn run_job(
             .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
         search: settings.specialists.clone(),
         ledger: Arc::clone(&ledger),
+        mcp_servers: settings
+            .mcp_servers
+            .iter()
+            .map(|server| {
+                let entry = server.handed_entry(&|name| settings.env.var(name));
+                (server.name.clone(), entry)
+            })
+            .collect(),
     });
     tasks::register(&mut registry, &tasks, launcher);
     let filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
@@ -756,7 +764,12 @@ fn list_specialists(output: &Output, workspace: &Path, search: &SearchPaths) {
                 name: s.name,
                 description: s.description,
                 source: s.source.to_string(),
-                tools: s.tools.into_iter().map(str::to_string).collect(),
+                tools: s
+                    .tools
+                    .into_iter()
+                    .map(str::to_string)
+                    .chain(s.mcp_tools)
+                    .collect(),
                 model: s.model,
             })
             .collect(),

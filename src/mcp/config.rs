@@ -324,6 +324,37 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// Its entry as a specialist gets it: every `${VAR}` expanded from `var` (a child's
+    /// environment lacks the variables withheld from commands), or, when that fails, as
+    /// written, so the child reports the same error.
+    pub(crate) fn handed_entry(&self, var: &dyn Fn(&str) -> Option<String>) -> Entry {
+        let mut entry = self.entry.clone();
+        match self.expanded(var) {
+            Ok((
+                Transport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                },
+                _,
+            )) => {
+                entry.command = Some(command);
+                entry.args = args;
+                entry.env = env;
+                entry.cwd = cwd;
+            }
+            Ok((Transport::Http { url, headers }, _)) => {
+                entry.url = Some(url);
+                entry.headers = headers;
+            }
+            Err(_) => {}
+        }
+        entry
+    }
+}
+
 /// A server name is what its tools are called by: letters, digits, `-` and `_`, no `__`
 /// (which separates the parts of `mcp__NAME__TOOL`), at most [`MAX_NAME`] characters.
 fn check_name(name: &str) -> Result<(), String> {

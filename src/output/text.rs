@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::{CallStatus, EventKind, SandboxInForce, SpecialistInfo, Writer};
+use super::{CallStatus, EventKind, McpServerInfo, SandboxInForce, SpecialistInfo, Writer};
 use crate::redact::Secrets;
 use crate::runtime::TaskStatus;
 
@@ -61,20 +61,29 @@ impl Writer for TextWriter {
             EventKind::RunStart {
                 sandbox,
                 withheld_env,
+                mcp_servers,
                 ..
             } => {
                 if let Some(sandbox) = sandbox {
                     self.stderr_line(&sandbox_banner(sandbox, withheld_env));
                 }
+                if !mcp_servers.is_empty() {
+                    self.stderr_line(&mcp_banner(mcp_servers));
+                }
                 self.waiting_for_model();
             }
             EventKind::Tools { tools } => {
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+                let effects = tools
+                    .iter()
+                    .map(|t| t.side_effect.as_str().len() + 2)
+                    .max()
+                    .unwrap_or(0);
                 let mut listing = String::new();
                 for tool in tools {
                     let effect = format!("[{}]", tool.side_effect.as_str());
                     listing.push_str(&format!(
-                        "{:width$}  {effect:7}  {}\n",
+                        "{:width$}  {effect:effects$}  {}\n",
                         tool.name,
                         first_sentence(&tool.description),
                     ));
@@ -276,6 +285,18 @@ fn first_sentence(description: &str) -> String {
         }
     }
     flat
+}
+
+/// The stderr line naming the run's MCP servers and how each start went.
+fn mcp_banner(servers: &[McpServerInfo]) -> String {
+    let states: Vec<String> = servers
+        .iter()
+        .map(|server| match server.state.as_str() {
+            "ready" => format!("{} ({} tools)", server.name, server.tools),
+            state => format!("{} {state}", server.name),
+        })
+        .collect();
+    format!("zero: MCP servers: {}", states.join(", "))
 }
 
 /// The one line that says what confines the run's commands.

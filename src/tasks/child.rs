@@ -44,6 +44,8 @@ pub(super) const USAGE_FILE: &str = "usage";
 /// The private file holding the schema a child's answer must satisfy (see
 /// [`private_file_name`]).
 pub(super) const SCHEMA_FILE: &str = "schema";
+/// The private file holding the MCP servers a child starts (see [`private_file_name`]).
+pub(super) const MCP_FILE: &str = "mcp";
 
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +183,8 @@ pub(super) struct ChildRun<'a> {
     /// The private file holding the schema the child's answer must satisfy, if the call
     /// gave one.
     pub(crate) output_schema: Option<&'a Path>,
+    /// The MCP servers its tools name, in a private file (`.mcp.json` format), if any.
+    pub(crate) mcp_config: Option<&'a Path>,
     /// Its key, in a private file, when the parent has one.
     pub(crate) key_file: Option<&'a Path>,
     /// The launching call's context: the workspace and the policy the child inherits.
@@ -201,7 +205,8 @@ impl ChildRun<'_> {
     /// roots, sandbox, network and kept variables, never more, its specialist's tools and
     /// model, and stream-json on stdout.
     fn args(&self) -> ExecArgs {
-        let (enabled_tools, disabled_tools) = tool_flags(&self.specialist.tools);
+        let (enabled_tools, disabled_tools) =
+            tool_flags(&self.specialist.tools, &self.specialist.mcp_tools);
         ExecArgs {
             prompt_words: Vec::new(),
             prompt: Vec::new(),
@@ -216,9 +221,9 @@ impl ChildRun<'_> {
             env_keep: self.ctx.policy.commands().env_keep.clone(),
             enabled_tools,
             disabled_tools,
-            // A specialist starts no MCP server of its own, from config.toml or the
-            // workspace: its tools are the manifest's, and a manifest names core tools.
-            mcp_config: Vec::new(),
+            // A specialist starts only the MCP servers its tools name, from the launching
+            // run's configuration; none from config.toml or the workspace of its own.
+            mcp_config: self.mcp_config.map(Path::to_path_buf).into_iter().collect(),
             mcp_project: false,
             strict_mcp_config: true,
             output_format: OutputFormat::StreamJson,
@@ -285,10 +290,10 @@ impl ChildRun<'_> {
 
 /// The tool filters for a child, as `--enabled-tools` and `--disabled-tools` lists: its tools
 /// (plus `TaskOutput` and `TaskStop` when it has `bash`, so it can manage its own background
-/// shells). With no tools at all every tool is disabled, since an empty `--enabled-tools`
-/// would mean "no filter".
-fn tool_flags(tools: &[&'static str]) -> (Vec<String>, Vec<String>) {
-    if tools.is_empty() {
+/// shells) and its MCP tools. With no tools at all every tool is disabled, since an empty
+/// `--enabled-tools` would mean "no filter".
+fn tool_flags(tools: &[&'static str], mcp_tools: &[String]) -> (Vec<String>, Vec<String>) {
+    if tools.is_empty() && mcp_tools.is_empty() {
         let all = crate::tools::CORE_TOOL_NAMES
             .into_iter()
             .chain([TASK_OUTPUT, TASK_STOP])
@@ -299,6 +304,7 @@ fn tool_flags(tools: &[&'static str]) -> (Vec<String>, Vec<String>) {
     if tools.contains(&"bash") {
         enabled.extend([TASK_OUTPUT, TASK_STOP]);
     }
+    enabled.extend(mcp_tools.iter().map(String::as_str));
     (vec![enabled.join(",")], Vec::new())
 }
 
@@ -403,17 +409,21 @@ mod tests {
     #[test]
     fn a_child_gets_its_tools_and_task_tools_only_with_bash() {
         assert_eq!(
-            tool_flags(&["glob", "read_file"]),
+            tool_flags(&["glob", "read_file"], &[]),
             (vec!["glob,read_file".to_string()], vec![])
         );
         assert_eq!(
-            tool_flags(&["bash", "read_file"]),
+            tool_flags(&[], &["mcp__gh__*".to_string()]),
+            (vec!["mcp__gh__*".to_string()], vec![])
+        );
+        assert_eq!(
+            tool_flags(&["bash", "read_file"], &[]),
             (
                 vec!["bash,read_file,TaskOutput,TaskStop".to_string()],
                 vec![]
             )
         );
-        let (enabled, disabled) = tool_flags(&[]);
+        let (enabled, disabled) = tool_flags(&[], &[]);
         assert!(enabled.is_empty());
         assert!(disabled[0].contains("read_file") && disabled[0].contains("TaskStop"));
     }

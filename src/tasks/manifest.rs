@@ -31,6 +31,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use super::{Source, Specialist};
+use crate::mcp;
 
 /// The read-only core tools: the whole of `read-only`, and part of `edit` and `execute`.
 const READ_TOOLS: [&str; 4] = ["read_file", "list_directory", "glob", "grep"];
@@ -161,8 +162,8 @@ pub(crate) enum ManifestError {
     MissingDescription,
     /// `tools` names something that is neither a category nor a tool.
     #[error(
-        "unknown tool or category `{0}` in `tools`; use a category ({categories}) or a tool \
-         ({tools})",
+        "unknown tool or category `{0}` in `tools`; use a category ({categories}), a tool \
+         ({tools}), or an MCP server's tools (mcp__SERVER__TOOL, mcp__SERVER__*)",
         categories = category_names(),
         tools = tool_names()
     )]
@@ -291,7 +292,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
     let words = front
         .tools
         .map_or_else(|| vec![Category::ReadOnly.name().to_string()], |t| t.0);
-    let tools = resolve_tools(&words, dialect, &mut ignored)?;
+    let (tools, mcp_tools) = resolve_tools(&words, dialect, &mut ignored)?;
     let model = resolve_model(front.model, dialect, &mut ignored);
     let prompt = body.trim();
     if prompt.is_empty() {
@@ -302,6 +303,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
             name,
             description,
             tools,
+            mcp_tools,
             model,
             prompt: prompt.to_string(),
             source,
@@ -337,18 +339,22 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
-/// Turns the words of `tools` into zero tool names, sorted and de-duplicated.
+/// Turns the words of `tools` into zero tool names and MCP tool names (`mcp__SERVER__TOOL`,
+/// `mcp__SERVER__*`, as Claude Code writes them too), each sorted and de-duplicated.
 fn resolve_tools(
     words: &[String],
     dialect: Dialect,
     ignored: &mut Vec<Ignored>,
-) -> Result<Vec<&'static str>, ManifestError> {
+) -> Result<(Vec<&'static str>, Vec<String>), ManifestError> {
     let mut tools = BTreeSet::new();
+    let mut mcp_tools = BTreeSet::new();
     for word in words {
         if TASK_TOOLS.contains(&word.as_str()) {
             return Err(ManifestError::ForbiddenTool(word.clone()));
         }
-        if let Some(category) = Category::from_name(word) {
+        if mcp::server_of(word).is_some() {
+            mcp_tools.insert(word.clone());
+        } else if let Some(category) = Category::from_name(word) {
             tools.extend(category.tools());
         } else if let Some(tool) = zero_tool(word) {
             tools.insert(tool);
@@ -363,7 +369,7 @@ fn resolve_tools(
             return Err(ManifestError::UnknownTool(word.clone()));
         }
     }
-    Ok(tools.into_iter().collect())
+    Ok((tools.into_iter().collect(), mcp_tools.into_iter().collect()))
 }
 
 /// The specialist's own model, if it names one a zero provider could know.
@@ -506,12 +512,27 @@ mod tests {
                     "read_file",
                     "write_file"
                 ],
+                mcp_tools: Vec::new(),
                 model: Some("gpt-4.1-mini".into()),
                 prompt: "You fix failing tests.\n\nRun them first.".into(),
                 source: Source::Builtin,
             }
         );
         assert!(parsed.ignored.is_empty());
+    }
+
+    #[test]
+    fn mcp_tool_names_are_kept_apart_from_the_core_tools() {
+        let parsed = zero(&manifest(
+            "name: t\ndescription: d\ntools: grep, mcp__gh__*, mcp__db__query, mcp__gh__*",
+        ))
+        .unwrap();
+        assert_eq!(parsed.specialist.tools, ["grep"]);
+        assert_eq!(
+            parsed.specialist.mcp_tools,
+            ["mcp__db__query", "mcp__gh__*"]
+        );
+        assert!(zero(&manifest("name: t\ndescription: d\ntools: mcp__")).is_err());
     }
 
     #[test]

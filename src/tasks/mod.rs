@@ -24,6 +24,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::mcp;
+
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
 use crate::usage::Ledger;
@@ -49,6 +51,10 @@ pub struct Launcher {
     pub(crate) search: SearchPaths,
     /// The run's spending: each child gets what is left of the budget and reports back to it.
     pub(crate) ledger: Arc<Ledger>,
+    /// The run's MCP servers, as a child reads them (`${VAR}` already expanded, since a
+    /// child's environment may lack the variables): a specialist whose tools name a server
+    /// gets its entry, and starts its own copy.
+    pub(crate) mcp_servers: Vec<(String, mcp::config::Entry)>,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
@@ -71,6 +77,9 @@ pub(crate) struct Specialist {
     pub(crate) description: String,
     /// The zero tools it may use, sorted and without duplicates.
     pub(crate) tools: Vec<&'static str>,
+    /// The MCP tools it may use (`mcp__SERVER__TOOL`, `mcp__SERVER__*`), sorted and without
+    /// duplicates: the launching run hands it those servers' configuration.
+    pub(crate) mcp_tools: Vec<String>,
     /// The model it runs on; `None` means the model of the run that launches it.
     pub(crate) model: Option<String>,
     /// Its system prompt: the manifest's body, trimmed.

@@ -17,9 +17,10 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::child::{
-    self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
+    self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
 };
 use super::{Launcher, SearchPaths, Specialist, TASK, discover};
+use crate::mcp;
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
 use crate::structured::OutputSchema;
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
@@ -58,6 +59,8 @@ pub(super) struct TaskTool {
     search: SearchPaths,
     /// The run's spending, which each child's is counted in.
     ledger: Arc<Ledger>,
+    /// The run's MCP servers, as a child reads them.
+    mcp_servers: Vec<(String, mcp::config::Entry)>,
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
@@ -74,6 +77,7 @@ impl TaskTool {
             provider: launcher.provider,
             search: launcher.search,
             ledger: launcher.ledger,
+            mcp_servers: launcher.mcp_servers,
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
@@ -126,6 +130,39 @@ impl TaskTool {
             ))
         })?;
         Ok(path)
+    }
+
+    /// The `.mcp.json` text a child of `specialist` gets: the entries of the servers its MCP
+    /// tools name, or `None` when it names none. A server this run has not configured is the
+    /// model's (or the manifest's) to fix.
+    fn mcp_config_of(&self, specialist: &Specialist) -> Result<Option<String>, ToolError> {
+        let mut servers = std::collections::BTreeMap::new();
+        for tool in &specialist.mcp_tools {
+            let Some(server) = mcp::server_of(tool) else {
+                continue;
+            };
+            let entry = self
+                .mcp_servers
+                .iter()
+                .find(|(name, _)| name == server)
+                .map(|(_, entry)| entry.clone())
+                .ok_or_else(|| {
+                    ToolError::Failed(format!(
+                        "specialist `{}` uses `{tool}`, but this run has no MCP server \
+                         `{server}` (give it with --mcp-config or [mcp_servers.{server}] in \
+                         config.toml)",
+                        specialist.name
+                    ))
+                })?;
+            servers.insert(server.to_string(), entry);
+        }
+        if servers.is_empty() {
+            return Ok(None);
+        }
+        let file = mcp::config::McpFile { servers };
+        Ok(Some(serde_json::to_string(&file).map_err(|e| {
+            ToolError::Failed(format!("cannot write the MCP configuration: {e}"))
+        })?))
     }
 
     /// Waits for a foreground child and reports how it ended. Stops the child if this call is
@@ -300,6 +337,10 @@ impl Tool for TaskTool {
             ),
             None => None,
         };
+        let mcp_file = match self.mcp_config_of(specialist)? {
+            Some(config) => Some(self.write_private(MCP_FILE, config).await?),
+            None => None,
+        };
         let key_file = match provider.api_key() {
             Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
             None => None,
@@ -309,6 +350,7 @@ impl Tool for TaskTool {
             specialist,
             prompt_file: &prompt_file,
             output_schema: schema_file.as_deref(),
+            mcp_config: mcp_file.as_deref(),
             key_file: key_file.as_deref(),
             ctx,
             provider,
@@ -345,7 +387,10 @@ impl Tool for TaskTool {
             let followed = self.follow(record, ctx).await;
             // The child has ended and read its prompt and schema long ago; the run directory
             // need not keep them until close (best effort: close removes the directory anyway).
-            for file in std::iter::once(&prompt_file).chain(&schema_file) {
+            for file in std::iter::once(&prompt_file)
+                .chain(&schema_file)
+                .chain(&mcp_file)
+            {
                 let _ = tokio::fs::remove_file(file).await;
             }
             followed

@@ -11,7 +11,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::fake_model::{CHILD, FakeModel, RecordedRequest, Reply, Route, Script};
 use crate::support::procs::{KillOnDrop, stat};
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, events, zero_std_with};
@@ -647,4 +647,120 @@ fn a_broken_config_is_a_usage_error_naming_the_file_and_the_server() {
     let (code, _) = fixture.run(&server, &["--mcp-config", missing.to_str().unwrap(), "go"]);
     assert_eq!(code, 2);
     assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_specialist_starts_the_servers_its_tools_name_and_no_others() {
+    let fixture = Fixture::new();
+    let agents = fixture.workspace().join(".zero/specialists");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("echoer.md"),
+        "---\nname: echoer\ndescription: Echoes.\ntools: mcp__t__echo\n---\nEcho what you are told.\n",
+    )
+    .unwrap();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(Reply::tool_call(
+                        "mcp__t__echo",
+                        json!({"text": "from the child"}),
+                    ))
+                    .reply(Reply::text("the child echoed"))
+                    .reply(Reply::text("nothing to see")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "echoer", "prompt": "Echo something."}),
+            ))
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "explorer", "prompt": "Look around."}),
+            ))
+            .reply(Reply::text("all done")),
+    );
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(of_type(&events, "final")[0]["text"], "all done");
+    let requests = server.requests();
+    let child: Vec<&RecordedRequest> = requests
+        .iter()
+        .filter(|request| request.raw_body.contains(CHILD))
+        .collect();
+    // The echoer's own requests offer exactly its MCP tool; the explorer's offer none.
+    let echoer = child
+        .iter()
+        .find(|request| request.raw_body.contains("Echo what you are told"))
+        .unwrap();
+    assert_eq!(offered(echoer), ["mcp__t__echo"]);
+    let explorer = child
+        .iter()
+        .find(|request| request.raw_body.contains("Look around"))
+        .unwrap();
+    assert!(
+        !offered(explorer)
+            .iter()
+            .any(|tool| tool.starts_with("mcp__"))
+    );
+    assert!(
+        child
+            .iter()
+            .any(|request| request.raw_body.contains("from the child")),
+        "the child's call reached its own copy of the server"
+    );
+    let pids = fixture
+        .record()
+        .iter()
+        .filter(|line| line.starts_with("pid "))
+        .count();
+    assert_eq!(
+        pids, 2,
+        "the parent's server and the echoer's copy, none for the explorer"
+    );
+}
+
+#[test]
+fn config_toml_servers_start_unless_strict_mcp_config_says_only_the_files() {
+    let fixture = Fixture::new();
+    let config_home = fixture.dir.path().join("config");
+    std::fs::create_dir_all(config_home.join("zero")).unwrap();
+    let entry = fixture.stdio(&[]);
+    let args: Vec<String> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| format!("{arg}"))
+        .collect();
+    std::fs::write(
+        config_home.join("zero/config.toml"),
+        format!(
+            "[mcp_servers.fromtoml]\ncommand = {}\nargs = [{}]\n",
+            entry["command"],
+            args.join(", ")
+        ),
+    )
+    .unwrap();
+    let server = FakeModel::start(Script::new());
+    let list = |extra: &[&str]| {
+        let output = fixture
+            .zero(&server, &[&["--list-tools"], extra].concat())
+            .env("XDG_CONFIG_HOME", &config_home)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        of_type(&events(&output.stdout), "tools")[0]["tools"].to_string()
+    };
+    assert!(list(&[]).contains("mcp__fromtoml__echo"));
+    assert!(!list(&["--strict-mcp-config"]).contains("mcp__fromtoml"));
 }
