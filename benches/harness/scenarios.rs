@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -71,6 +71,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.bounds(rows)?;
     bench.structured(rows)?;
     bench.sessions(rows)?;
+    bench.mcp(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -388,6 +389,73 @@ impl Bench<'_> {
             unchecked.time(job.launched + job.finished.wall - job.requests[TURNS].at);
         }
         rows.extend([checked, unchecked, retry]);
+        Ok(())
+    }
+
+    /// What MCP costs: nothing for a run without MCP configuration (its rows against the
+    /// same rows of a build before MCP, in docs/PERFORMANCE.md), and for a run with one stdio
+    /// server (the tests' `mcp-test-server`) its start before the first request and a tool
+    /// turn through it, against `bash` turns of the same job shape, interleaved.
+    fn mcp(&self, rows: &mut Vec<Row>) -> Result<()> {
+        const TURNS: usize = 20;
+        let Some(server) = mcp_test_server() else {
+            rows.push(Row::not_measured(
+                "one stdio MCP server: launch → first request",
+                "",
+                "no mcp-test-server: cargo build --release --example mcp-test-server, or \
+                 ZERO_BENCH_MCP_SERVER",
+            ));
+            return Ok(());
+        };
+        let config_dir = self.temp_dir()?;
+        let config = config_dir.path().join("mcp.json");
+        fs::write(
+            &config,
+            json!({"mcpServers": {"t": {"command": server}}}).to_string(),
+        )?;
+        let config = config.to_str().context("a UTF-8 scratch path")?;
+        let mut plain_first = Row::new("no MCP config: launch → first request", Unit::Ms, "");
+        let mut mcp_first = Row::new(
+            "one stdio MCP server: launch → first request",
+            Unit::Ms,
+            "≤ no MCP + server start",
+        );
+        let mut plain_turn = Row::new(
+            format!("{TURNS}-turn job, bash echo: per tool turn"),
+            Unit::Ms,
+            "",
+        );
+        let mut mcp_turn = Row::new(
+            format!("{TURNS}-turn job, MCP tool (stdio echo): per tool turn"),
+            Unit::Ms,
+            "≤ 5 ms",
+        );
+        let median_turn = |job: &Job| {
+            let mut gaps: Vec<Duration> = (0..TURNS).map(|from| job.turn(from)).collect();
+            gaps.sort();
+            gaps[gaps.len() / 2]
+        };
+        for _ in 0..self.options.runs {
+            let replies = |call: &dyn Fn(usize) -> Reply| {
+                (1..=TURNS)
+                    .map(call)
+                    .chain([Reply::text(FREE_TEXT_ANSWER)])
+                    .collect::<Vec<_>>()
+            };
+            let workspace = self.temp_dir()?;
+            let bash = |n: usize| {
+                Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
+            };
+            let job = self.job(replies(&bash), workspace.path())?;
+            plain_first.time(job.requests[0].at - job.launched);
+            plain_turn.time(median_turn(&job));
+            let workspace = self.temp_dir()?;
+            let echo = |n: usize| Reply::tool_call("mcp__t__echo", json!({"text": n.to_string()}));
+            let job = self.job_with(replies(&echo), workspace.path(), &["--mcp-config", config])?;
+            mcp_first.time(job.requests[0].at - job.launched);
+            mcp_turn.time(median_turn(&job));
+        }
+        rows.extend([plain_first, mcp_first, plain_turn, mcp_turn]);
         Ok(())
     }
 
@@ -762,6 +830,17 @@ impl Bench<'_> {
 
 /// Writes `files` small files in directories of 100, one in 1000 holding a needle; returns
 /// how many needles there are.
+/// The tests' MCP server: `ZERO_BENCH_MCP_SERVER`, else the example cargo built in the
+/// harness's own profile (`cargo test` builds the debug one, `cargo build --release --example
+/// mcp-test-server` the release one).
+fn mcp_test_server() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("ZERO_BENCH_MCP_SERVER") {
+        return Some(PathBuf::from(path));
+    }
+    let profile_dir = Path::new(env!("CARGO_BIN_EXE_zero")).parent()?;
+    Some(profile_dir.join("examples/mcp-test-server")).filter(|path| path.exists())
+}
+
 fn generate_tree(root: &Path, files: usize) -> Result<usize> {
     let mut needles = 0;
     for n in 0..files {

@@ -2,7 +2,7 @@
 //! failed, exit 3 when a required one did, and the `run_start` entries. A run without MCP
 //! configuration starts nothing and opens nothing here.
 
-use std::path::Path;
+use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
@@ -12,45 +12,52 @@ use crate::output::{EventKind, McpServerInfo, Output};
 use crate::runtime::Runtime;
 
 use super::Failure;
-use super::settings::Environment;
+use super::settings::Settings;
 
-/// Starts `servers` (all at once, each within its start-up time), unless the run is stopped
-/// first. A failed server its entry says is required is exit 3, naming it and why; the
-/// others' failures are for [`warn`] once `run_start` is out. On an error the servers that
-/// did start are the caller's to close (the runtime's close stops them).
+/// Starts the run's MCP servers (all at once, each within its start-up time), unless the run
+/// is stopped or its deadline passes first. A failed server its entry says is required is
+/// exit 3, naming it and why; the others' failures are for [`warn`] once `run_start` is out.
+/// On an error the servers that did start are the caller's to close (the runtime's close
+/// stops them).
 pub(crate) async fn start(
-    servers: Vec<ServerConfig>,
+    settings: &Settings,
     runtime: &Runtime,
-    workspace: &Path,
-    env: &Environment,
     output: &Output,
     cancel: &CancellationToken,
 ) -> Result<Started, Failure> {
+    let servers = settings.mcp_servers.clone();
     if servers.is_empty() {
         return Ok(Started::default());
     }
-    let stdio = servers.iter().any(ServerConfig::is_stdio);
-    // The logs of stdio servers go to the run directory, which exists only when needed.
-    let log_dir = match stdio {
-        true => runtime.run_dir().await.map_err(|error| {
+    // The logs of stdio servers go to the run directory, opened only when one is configured.
+    let log_dir = match servers.iter().any(ServerConfig::is_stdio) {
+        true => Some(runtime.run_dir().await.map_err(|error| {
             Failure::internal(format!(
                 "cannot open the run directory for MCP logs: {error}"
             ))
-        })?,
-        false => std::env::temp_dir(),
+        })?),
+        false => None,
     };
-    let var = |name: &str| env.var(name);
+    let var = |name: &str| settings.env.var(name);
     let place = Place {
         runtime,
-        workspace,
-        log_dir: &log_dir,
+        workspace: &settings.workspace,
+        log_dir: log_dir.as_deref(),
         var: &var,
         secrets: output.secrets(),
     };
+    let left = settings.deadline.map(|deadline| {
+        deadline
+            .duration_since(SystemTime::now())
+            .unwrap_or_default()
+    });
     let started = tokio::select! {
         started = mcp::start(servers, &place) => started,
         () = cancel.cancelled() => {
             return Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)));
+        }
+        () = tokio::time::sleep(left.unwrap_or_default()), if left.is_some() => {
+            return Err(Failure::timeout());
         }
     };
     if let Some(error) = started

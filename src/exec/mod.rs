@@ -380,15 +380,7 @@ fn run_job(
         let _guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
         let cancel = output.stop_token();
         lifecycle::watch(cancel.clone());
-        let servers = settings.mcp_servers.clone();
-        let started = runtime.block_on(mcp_servers::start(
-            servers,
-            &tasks,
-            workspace,
-            &settings.env,
-            output,
-            &cancel,
-        ))?;
+        let started = runtime.block_on(mcp_servers::start(&settings, &tasks, output, &cancel))?;
         start_listing(output, workspace, mcp_servers::infos(&started.states));
         mcp_servers::warn(&started.states, settings.project_mcp_unread, output);
         list_tools(output, &toolset_with(&started));
@@ -414,7 +406,9 @@ fn run_job(
     )?;
     let config = settings
         .provider
-        .map_err(|e| Failure::config(e.to_string()))?;
+        .as_ref()
+        .map_err(|e| Failure::config(e.to_string()))?
+        .clone();
     if let Some(limit) = settings.limits.cost
         && price.is_none()
     {
@@ -442,14 +436,7 @@ fn run_job(
     lifecycle::watch(cancel.clone());
     let reader_gone = Arc::clone(output);
     lifecycle::watch_stdout(move || reader_gone.stdout_closed());
-    let mcp = runtime.block_on(mcp_servers::start(
-        settings.mcp_servers.clone(),
-        &tasks,
-        &settings.workspace,
-        &settings.env,
-        output,
-        &cancel,
-    ))?;
+    let mcp = runtime.block_on(mcp_servers::start(&settings, &tasks, output, &cancel))?;
     let toolset = toolset_with(&mcp);
     let mut session = session::for_run(
         args,

@@ -283,12 +283,15 @@ impl ServerConfig {
 
     /// Its transport with every `${VAR}` and `${VAR:-default}` in the command, arguments,
     /// environment, working directory, URL and headers replaced from `var`, and the values
-    /// of the variables used. Fails on an unset variable without a default.
+    /// that must be kept out of everything zero writes: those of variables whose names look
+    /// secret, and every value put into a header (which is where tokens go). Fails on an
+    /// unset variable without a default.
     pub(crate) fn expanded(
         &self,
         var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(Transport, Vec<(String, String)>), String> {
+    ) -> Result<(Transport, Vec<String>), String> {
         let mut used = Vec::new();
+        let mut in_headers = Vec::new();
         let mut expand = |text: &str, place: &str| {
             expand(text, var, &mut used).map_err(|problem| format!("in {place}: {problem}"))
         };
@@ -310,17 +313,29 @@ impl ServerConfig {
                     .collect::<Result<_, String>>()?,
                 cwd: cwd.as_deref().map(|cwd| expand(cwd, "`cwd`")).transpose()?,
             },
-            Transport::Http { url, headers } => Transport::Http {
-                url: expand(url, "`url`")?,
-                headers: headers
-                    .iter()
-                    .map(|(name, value)| {
-                        Ok((name.clone(), expand(value, &format!("headers.{name}"))?))
-                    })
-                    .collect::<Result<_, String>>()?,
-            },
+            Transport::Http { url, headers } => {
+                let url = expand(url, "`url`")?;
+                let mut expanded = BTreeMap::new();
+                for (name, value) in headers {
+                    let mut header_vars = Vec::new();
+                    let value = crate::mcp::config::expand(value, var, &mut header_vars)
+                        .map_err(|problem| format!("in headers.{name}: {problem}"))?;
+                    in_headers.extend(header_vars.into_iter().map(|(_, value)| value));
+                    expanded.insert(name.clone(), value);
+                }
+                Transport::Http {
+                    url,
+                    headers: expanded,
+                }
+            }
         };
-        Ok((transport, used))
+        let secrets = used
+            .into_iter()
+            .filter(|(name, _)| crate::redact::looks_secret(name))
+            .map(|(_, value)| value)
+            .chain(in_headers)
+            .collect();
+        Ok((transport, secrets))
     }
 }
 
@@ -448,6 +463,38 @@ mod tests {
         assert!(expand("${TOKEN", &env, &mut used).is_err());
         assert!(expand("${1X}", &env, &mut used).is_err());
         assert!(expand("${A B}", &env, &mut used).is_err());
+    }
+
+    #[test]
+    fn header_values_and_secret_looking_variables_are_kept_secret() {
+        let entry: Entry = serde_json::from_value(serde_json::json!({
+            "url": "https://x/${PLAIN}",
+            "headers": {"Authorization": "Bearer ${PLAIN}"}
+        }))
+        .unwrap();
+        let server = ServerConfig::check("web".into(), entry, "f")
+            .unwrap()
+            .unwrap();
+        let var = |name: &str| match name {
+            "PLAIN" => Some("p1".to_string()),
+            "TOKEN" => Some("t1".to_string()),
+            _ => None,
+        };
+        let (transport, secrets) = server.expanded(&var).unwrap();
+        assert!(matches!(&transport, Transport::Http { url, .. } if url == "https://x/p1"));
+        assert_eq!(
+            secrets,
+            ["p1"],
+            "the header's variable, though its name looks plain"
+        );
+        let entry: Entry = serde_json::from_value(
+            serde_json::json!({"command": "x", "args": ["${TOKEN}", "${PLAIN}"]}),
+        )
+        .unwrap();
+        let server = ServerConfig::check("s".into(), entry, "f")
+            .unwrap()
+            .unwrap();
+        assert_eq!(server.expanded(&var).unwrap().1, ["t1"]);
     }
 
     #[test]

@@ -67,11 +67,12 @@ pub(crate) struct Place<'a> {
     pub(crate) runtime: &'a Runtime,
     /// The workspace: a stdio server's working directory unless its entry names another.
     pub(crate) workspace: &'a Path,
-    /// Where a stdio server's stderr log goes.
-    pub(crate) log_dir: &'a Path,
+    /// Where a stdio server's stderr log goes (the run directory; `None` when the run has
+    /// no stdio server).
+    pub(crate) log_dir: Option<&'a Path>,
     /// What zero's own environment holds, for `${VAR}`.
     pub(crate) var: &'a (dyn Fn(&str) -> Option<String> + Sync),
-    /// The run's secrets: values of secret-looking variables a server's entry used join them.
+    /// The run's secrets, which the values a server's entry must keep hidden join.
     pub(crate) secrets: &'a Secrets,
 }
 
@@ -80,11 +81,9 @@ impl Connected {
     /// bounds it by the server's start-up time, and dropping the future stops what it
     /// started.
     pub(crate) async fn start(config: ServerConfig, place: &Place<'_>) -> Result<Self, String> {
-        let (transport, used) = config.expanded(place.var)?;
-        for (name, value) in &used {
-            if crate::redact::looks_secret(name) {
-                place.secrets.add(value);
-            }
+        let (transport, secrets) = config.expanded(place.var)?;
+        for secret in &secrets {
+            place.secrets.add(secret);
         }
         let info = ClientConfig::new(
             ClientCapabilities::default(),
@@ -97,7 +96,10 @@ impl Connected {
                 env,
                 cwd,
             } => {
-                let log = place.log_dir.join(format!("mcp-{}.log", config.name));
+                let log = place
+                    .log_dir
+                    .ok_or("no directory for its log")?
+                    .join(format!("mcp-{}.log", config.name));
                 let file = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)

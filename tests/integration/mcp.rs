@@ -100,6 +100,19 @@ impl Fixture {
         cmd
     }
 
+    /// `zero exec --auto medium --mcp-config CONFIG go`: a run that may call every tool of
+    /// the servers in `config`, whose stdio servers may write their record.
+    fn medium(&self, server: &FakeModel, config: &Path) -> std::process::Command {
+        let config = config.to_str().unwrap();
+        self.zero(server, &["--auto", "medium", "--mcp-config", config, "go"])
+    }
+
+    /// [`Fixture::medium`] run to its end; its exit code and events.
+    fn run_medium(&self, server: &FakeModel, config: &Path) -> (i32, Vec<Value>) {
+        let output = self.medium(server, config).output().unwrap();
+        (output.status.code().unwrap_or(-1), events(&output.stdout))
+    }
+
     /// Runs zero to its end; its exit code and events.
     fn run(&self, server: &FakeModel, args: &[&str]) -> (i32, Vec<Value>) {
         let output = self.zero(server, args).output().unwrap();
@@ -153,16 +166,7 @@ fn a_server_tool_is_listed_and_called_end_to_end() {
             ))
             .reply(Reply::text("done")),
     );
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     let start = &of_type(&events, "run_start")[0];
     assert_eq!(
@@ -284,16 +288,7 @@ fn a_server_that_never_initializes_is_a_warning_and_when_required_exit_3() {
     entry["startup_timeout_ms"] = json!(500);
     let config = fixture.config(json!({"slow": entry.clone()}));
     let server = FakeModel::start(Script::new().reply(Reply::text("done")));
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     let start = &of_type(&events, "run_start")[0];
     assert_eq!(start["mcpServers"][0]["state"], "failed");
@@ -313,16 +308,7 @@ fn a_server_that_never_initializes_is_a_warning_and_when_required_exit_3() {
     std::fs::remove_file(fixture.record_path()).unwrap();
     entry["required"] = json!(true);
     let config = fixture.config(json!({"slow": entry}));
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 3, "{events:?}");
     let error = &of_type(&events, "error")[0];
     assert_eq!(error["code"], "mcp_server_failed");
@@ -349,16 +335,7 @@ fn a_server_that_crashes_mid_call_turns_its_calls_into_error_results() {
             .reply(Reply::tool_call("mcp__t__echo", json!({"text": "again"})))
             .reply(Reply::text("carried on")),
     );
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     let requests = server.requests();
     let crashed = last_tool_result(&requests[1]);
@@ -382,16 +359,7 @@ fn content_that_is_not_text_is_described_by_type_and_size() {
             .reply(Reply::tool_call("mcp__t__picture", json!({})))
             .reply(Reply::text("done")),
     );
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     let result = last_tool_result(&server.requests()[1]);
     assert_eq!(
@@ -411,16 +379,7 @@ fn a_call_past_its_timeout_is_cancelled_with_the_protocols_notice() {
             .reply(Reply::tool_call("mcp__t__slow", json!({})))
             .reply(Reply::text("done")),
     );
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     let result = last_tool_result(&server.requests()[1]);
     assert!(result.contains("did not answer within 300ms"), "{result}");
@@ -442,16 +401,7 @@ fn stopped_mid_call(signal: Signal) {
             .reply(Reply::text("too late")),
     );
     let mut child = fixture
-        .zero(
-            &server,
-            &[
-                "--auto",
-                "medium",
-                "--mcp-config",
-                config.to_str().unwrap(),
-                "go",
-            ],
-        )
+        .medium(&server, &config)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -562,16 +512,7 @@ fn variables_are_expanded_into_a_servers_environment_and_withheld_ones_stay_out(
             .reply(Reply::text("done")),
     );
     let output = fixture
-        .zero(
-            &server,
-            &[
-                "--auto",
-                "medium",
-                "--mcp-config",
-                config.to_str().unwrap(),
-                "go",
-            ],
-        )
+        .medium(&server, &config)
         .env("ZERO_TEST_GREETING", "hello there")
         .env("SERVICE_TOKEN", "tok-123")
         .output()
@@ -681,16 +622,7 @@ fn a_specialist_starts_the_servers_its_tools_name_and_no_others() {
             ))
             .reply(Reply::text("all done")),
     );
-    let (code, events) = fixture.run(
-        &server,
-        &[
-            "--auto",
-            "medium",
-            "--mcp-config",
-            config.to_str().unwrap(),
-            "go",
-        ],
-    );
+    let (code, events) = fixture.run_medium(&server, &config);
     assert_eq!(code, 0, "{events:?}");
     assert_eq!(of_type(&events, "final")[0]["text"], "all done");
     let requests = server.requests();
@@ -763,4 +695,125 @@ fn config_toml_servers_start_unless_strict_mcp_config_says_only_the_files() {
     };
     assert!(list(&[]).contains("mcp__fromtoml__echo"));
     assert!(!list(&["--strict-mcp-config"]).contains("mcp__fromtoml"));
+}
+
+#[test]
+fn sigint_while_servers_start_ends_the_run_and_the_servers() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&["--hang-initialize"]);
+    entry["startup_timeout_ms"] = json!(600_000);
+    let config = fixture.config(json!({"slow": entry}));
+    let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
+    let mut child = fixture
+        .medium(&server, &config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _cleanup = KillOnDrop(fixture.record_path().display().to_string());
+    let pid = fixture.server_pid();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = wait_for("zero to exit", Duration::from_secs(5), || {
+        child.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(130));
+    assert_gone_within_3s(pid);
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let events = events(&stdout);
+    assert_eq!(of_type(&events, "error")[0]["code"], "interrupted");
+    assert_eq!(events.last().unwrap()["type"], "run_end");
+    assert!(server.requests().is_empty());
+}
+
+/// The README's MCP example, as written, against the reference filesystem server
+/// (`@modelcontextprotocol/server-filesystem`, a Node program: `.ci/run` installs it). Ignored
+/// in `cargo test`, which needs nothing from the network.
+#[test]
+#[ignore = "needs mcp-server-filesystem from npm; .ci/run installs it and runs this"]
+fn the_readme_example_runs_the_reference_filesystem_server() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let block = |marker: &str, fence: &str| -> String {
+        readme
+            .split(&format!("{marker}\n```{fence}\n"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n```").next())
+            .unwrap_or_else(|| panic!("README.md's {marker} block"))
+            .to_string()
+    };
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace();
+    std::fs::write(
+        workspace.join("mcp.json"),
+        block("<!-- file: mcp.json -->", "json"),
+    )
+    .unwrap();
+    std::fs::create_dir(workspace.join("src")).unwrap();
+    std::fs::write(
+        workspace.join("src/lib.rs"),
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    )
+    .unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "mcp__files__read_text_file",
+                json!({"path": workspace.join("src/lib.rs")}),
+            ))
+            .reply(Reply::text("Yes: add subtracts.")),
+    );
+    let zero = assert_cmd::cargo::cargo_bin("zero");
+    let path = format!(
+        "{}:{}",
+        zero.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut command = std::process::Command::new("bash");
+    for (name, value) in zero_std_with(&server, Wire::OpenAi).get_envs() {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let output = command
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
+        .arg(block("<!-- commands: mcp -->", "sh"))
+        .env("PATH", path)
+        .current_dir(&workspace)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("add subtracts"));
+    let result = last_tool_result(&server.requests()[1]);
+    assert!(
+        result.contains("a - b"),
+        "the server read the file: {result}"
+    );
+}
+
+#[test]
+fn the_runs_deadline_bounds_the_servers_start_too() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&["--hang-initialize"]);
+    entry["startup_timeout_ms"] = json!(600_000);
+    let config = fixture.config(json!({"slow": entry}));
+    let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
+    let (code, events) = fixture.run(
+        &server,
+        &[
+            "--auto",
+            "medium",
+            "--timeout",
+            "1s",
+            "--mcp-config",
+            config.to_str().unwrap(),
+            "go",
+        ],
+    );
+    assert_eq!(code, 4, "{events:?}");
+    assert_eq!(of_type(&events, "error")[0]["code"], "timeout");
+    assert_gone_within_3s(fixture.server_pid());
+    assert!(server.requests().is_empty());
 }
