@@ -3,8 +3,9 @@
 //! and then called, each call bounded by its tool timeout and cancelled by the protocol's
 //! notice when the run stops.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -31,6 +32,9 @@ const EXIT_ON_EOF: Duration = Duration::from_millis(500);
 /// How much of a failed server's stderr log a message quotes, from its end.
 const LOG_TAIL: usize = 2000;
 
+/// An initialized connection's service loop.
+type Client = RunningService<RoleClient, ClientConfig>;
+
 /// A server that is up: its tools listed, ready for calls.
 pub(crate) struct Connected {
     /// The server's configuration.
@@ -43,7 +47,7 @@ pub(crate) struct Connected {
     /// run stopping) is still here, and [`Connected::close`] sends its cancellation notice.
     in_flight: std::sync::Mutex<Vec<RequestId>>,
     /// The connection's service loop, until [`Connected::close`] ends it.
-    running: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    running: tokio::sync::Mutex<Option<Client>>,
     /// The process of a stdio server.
     process: Option<Service>,
     /// Its stderr log, for messages about its end.
@@ -96,71 +100,21 @@ impl Connected {
                 env,
                 cwd,
             } => {
-                let log = place
-                    .log_dir
-                    .ok_or("no directory for its log")?
-                    .join(format!("mcp-{}.log", config.name));
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&log)
-                    .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
-                let cwd = match cwd {
-                    Some(dir) => place.workspace.join(dir),
-                    None => place.workspace.to_path_buf(),
-                };
                 let launch = Launch::program(
                     command.into(),
                     args.into_iter().map(OsString::from).collect(),
-                    cwd,
+                    match cwd {
+                        Some(dir) => place.workspace.join(dir),
+                        None => place.workspace.to_path_buf(),
+                    },
                     env.into_iter()
                         .map(|(name, value)| (name.into(), value.into()))
                         .collect(),
                 );
-                let (process, stream) = place
-                    .runtime
-                    .start_service(ServiceSpec {
-                        launch,
-                        network: config.network,
-                        log: file,
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let (read, write) = stream.into_split();
-                let client = match info.serve((read, write)).await {
-                    Ok(client) => client,
-                    Err(error) => {
-                        let ended = process.termination();
-                        return Err(with_log(
-                            &format!("it did not initialize: {error}{}", end_words(ended)),
-                            Some(&log),
-                        ));
-                    }
-                };
+                let (client, process, log) = start_stdio(&config, launch, info, place).await?;
                 (client, Some(process), Some(log))
             }
-            Transport::Http { url, headers } => {
-                let mut custom = HashMap::new();
-                for (name, value) in headers {
-                    let header = HeaderName::try_from(name.as_str())
-                        .map_err(|_| format!("`{name}` is not a valid header name"))?;
-                    let value = HeaderValue::try_from(value.as_str())
-                        .map_err(|_| format!("the value of header `{name}` is not valid"))?;
-                    custom.insert(header, value);
-                }
-                let http = crate::http_client::builder()
-                    .build()
-                    .map_err(|e| format!("cannot build its HTTP client: {e}"))?;
-                let transport = StreamableHttpClientTransport::with_client(
-                    http,
-                    StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
-                );
-                let client = info
-                    .serve(transport)
-                    .await
-                    .map_err(|e| format!("it did not initialize: {e}"))?;
-                (client, None, None)
-            }
+            Transport::Http { url, headers } => (start_http(url, headers, info).await?, None, None),
         };
         let tools = client.peer().list_all_tools().await.map_err(|error| {
             with_log(
@@ -262,6 +216,71 @@ impl Connected {
             process.ended().await;
         }
     }
+}
+
+/// Starts a stdio server's process through the runtime, its stderr appended to a private
+/// log in the run directory, and initializes the connection over its stdin and stdout.
+async fn start_stdio(
+    config: &ServerConfig,
+    launch: Launch,
+    info: ClientConfig,
+    place: &Place<'_>,
+) -> Result<(Client, Service, PathBuf), String> {
+    let log = place
+        .log_dir
+        .ok_or("no directory for its log")?
+        .join(format!("mcp-{}.log", config.name));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&log)
+        .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
+    let (process, stream) = place
+        .runtime
+        .start_service(ServiceSpec {
+            launch,
+            network: config.network,
+            log: file,
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    match info.serve(stream.into_split()).await {
+        Ok(client) => Ok((client, process, log)),
+        Err(error) => {
+            let ended = end_words(process.termination());
+            Err(with_log(
+                &format!("it did not initialize: {error}{ended}"),
+                Some(&log),
+            ))
+        }
+    }
+}
+
+/// Connects to a streamable HTTP server at `url`, `headers` sent with every request.
+async fn start_http(
+    url: String,
+    headers: BTreeMap<String, String>,
+    info: ClientConfig,
+) -> Result<Client, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::try_from(name.as_str())
+            .map_err(|_| format!("`{name}` is not a valid header name"))?;
+        let value = HeaderValue::try_from(value.as_str())
+            .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+        custom.insert(header, value);
+    }
+    let http = crate::http_client::builder()
+        .build()
+        .map_err(|e| format!("cannot build its HTTP client: {e}"))?;
+    let transport = StreamableHttpClientTransport::with_client(
+        http,
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
+    );
+    info.serve(transport)
+        .await
+        .map_err(|e| format!("it did not initialize: {e}"))
 }
 
 /// How a process ended, as words after "it …".

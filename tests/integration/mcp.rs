@@ -817,3 +817,20 @@ fn the_runs_deadline_bounds_the_servers_start_too() {
     assert_gone_within_3s(fixture.server_pid());
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_server_whose_command_does_not_exist_is_named_in_the_warning() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"ghost": {"command": "zero-no-such-mcp-server"}}));
+    let server = FakeModel::start(Script::new());
+    let (code, events) = fixture.run(
+        &server,
+        &["--list-tools", "--mcp-config", config.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let warning = of_type(&events, "warning")[0]["message"].as_str().unwrap();
+    assert!(
+        warning.contains("`ghost`") && warning.contains("zero-no-such-mcp-server"),
+        "{warning}"
+    );
+}
