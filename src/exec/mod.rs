@@ -375,19 +375,33 @@ fn run_job(
             .redacting(output.secrets().clone())
     };
     if args.list_tools {
-        let runtime = async_runtime()?;
+        // An async runtime only when there are servers to start: a plain listing stays as
+        // cheap as it was before MCP.
+        let runtime = match settings.mcp_servers.is_empty() {
+            true => None,
+            false => Some(async_runtime()?),
+        };
         // Closes the runtime (and with it every server started) on every way out.
-        let _guard = CloseOnDrop::new(Arc::clone(&tasks), &runtime);
-        let cancel = output.stop_token();
-        lifecycle::watch(cancel.clone());
-        let started = runtime.block_on(mcp_servers::start(&settings, &tasks, output, &cancel))?;
+        let _guard = runtime
+            .as_ref()
+            .map(|runtime| CloseOnDrop::new(Arc::clone(&tasks), runtime));
+        let started = match &runtime {
+            Some(runtime) => {
+                let cancel = output.stop_token();
+                lifecycle::watch(cancel.clone());
+                runtime.block_on(mcp_servers::start(&settings, &tasks, output, &cancel))?
+            }
+            None => mcp::Started::default(),
+        };
         start_listing(output, workspace, mcp_servers::infos(&started.states));
         mcp_servers::warn(&started.states, settings.project_mcp_unread, output);
         list_tools(output, &toolset_with(&started));
-        runtime.block_on(async {
-            started.servers.close().await;
-            close_tasks(&tasks, output).await;
-        });
+        if let Some(runtime) = &runtime {
+            runtime.block_on(async {
+                started.servers.close().await;
+                close_tasks(&tasks, output).await;
+            });
+        }
         return Ok(ExitCode::Success);
     }
     let last_message = args
