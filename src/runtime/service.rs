@@ -37,17 +37,11 @@ pub struct ServiceSpec {
 /// A running service, as its user holds it. Dropping it stops the service.
 #[derive(Debug)]
 pub struct Service {
-    pid: u32,
     stop: CancellationToken,
     ended: watch::Receiver<Option<Termination>>,
 }
 
 impl Service {
-    /// The service's process id (the command's, not its guardian's).
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-
     /// Asks the service to stop (TERM, grace, KILL, as every command) and returns at once;
     /// [`Service::ended`] says when it is over.
     pub fn stop(&self) {
@@ -133,7 +127,6 @@ pub(super) async fn start(
         let stop = CancellationToken::new();
         let (ended_tx, ended) = watch::channel(None);
         let service = Service {
-            pid: command.pid,
             stop: stop.clone(),
             ended,
         };

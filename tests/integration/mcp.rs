@@ -171,7 +171,7 @@ fn a_server_tool_is_listed_and_called_end_to_end() {
     let start = &of_type(&events, "run_start")[0];
     assert_eq!(
         start["mcpServers"],
-        json!([{"name": "t", "transport": "stdio", "state": "ready", "tools": 5}])
+        json!([{"name": "t", "transport": "stdio", "state": "ready", "tools": 6}])
     );
     let requests = server.requests();
     let tools = offered(&requests[0]);
@@ -222,7 +222,7 @@ fn a_read_only_tool_is_offered_at_low_and_the_others_from_medium() {
     };
     assert_eq!(listed("low"), [("mcp__t__echo".into(), "read".into())]);
     let medium = listed("medium");
-    assert_eq!(medium.len(), 5, "{medium:?}");
+    assert_eq!(medium.len(), 6, "{medium:?}");
     assert!(medium.contains(&("mcp__t__env".into(), "external".into())));
 }
 
@@ -256,6 +256,7 @@ fn the_tool_filters_take_server_patterns_and_an_unknown_server_is_a_usage_error(
     assert_eq!(
         names,
         [
+            "mcp__t__connect",
             "mcp__t__crash",
             "mcp__t__echo",
             "mcp__t__env",
@@ -833,4 +834,29 @@ fn a_server_whose_command_does_not_exist_is_named_in_the_warning() {
         warning.contains("`ghost`") && warning.contains("zero-no-such-mcp-server"),
         "{warning}"
     );
+}
+
+#[test]
+fn a_stdio_server_reaches_the_network_only_when_its_entry_says_so() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(Script::new());
+    // The fake model's own port: something on 127.0.0.1 that accepts.
+    let addr = server
+        .base_url_openai()
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let connect = || Reply::tool_call("mcp__t__connect", json!({ "addr": addr }));
+    for (network, expected) in [(false, "refused"), (true, "connected")] {
+        let mut entry = fixture.stdio(&[]);
+        entry["network"] = json!(network);
+        let config = fixture.config(json!({ "t": entry }));
+        let model = FakeModel::start(Script::new().reply(connect()).reply(Reply::text("done")));
+        let (code, events) = fixture.run_medium(&model, &config);
+        assert_eq!(code, 0, "{events:?}");
+        let result = last_tool_result(&model.requests()[1]);
+        assert!(result.starts_with(expected), "network {network}: {result}");
+    }
 }

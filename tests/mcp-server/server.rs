@@ -12,7 +12,7 @@
 //!
 //! Tools: `echo` (read-only: returns its `text`), `env` (returns the variable `name`),
 //! `slow` (waits until cancelled), `crash` (the process exits mid-call), `picture` (returns
-//! an image and a text).
+//! an image and a text), `connect` (opens a TCP connection to `addr`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -90,6 +90,8 @@ impl ServerHandler for TestServer {
              "inputSchema": object(json!({}))},
             {"name": "picture", "description": "Returns a picture.",
              "inputSchema": object(json!({}))},
+            {"name": "connect", "description": "Opens a TCP connection to `addr`.",
+             "inputSchema": object(json!({"addr": {"type": "string"}}))},
         ]}))
         .expect("a valid tool list"))
     }
@@ -124,6 +126,13 @@ impl ServerHandler for TestServer {
                 {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
                 {"type": "text", "text": "a picture"},
             ]})),
+            "connect" => {
+                let outcome = match std::net::TcpStream::connect(argument("addr")) {
+                    Ok(_) => "connected".to_string(),
+                    Err(error) => format!("refused: {error}"),
+                };
+                result(json!({"content": [{"type": "text", "text": outcome}]}))
+            }
             other => result(json!({
                 "content": [{"type": "text", "text": format!("no tool {other}")}],
                 "isError": true
