@@ -17,6 +17,7 @@ mod fsutil;
 pub mod generate;
 mod http_client;
 pub mod lifecycle;
+mod local_model;
 pub mod mcp;
 pub mod operator;
 pub mod output;

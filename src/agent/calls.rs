@@ -108,6 +108,44 @@ pub(crate) async fn run_all(
     results
 }
 
+/// One turn's calls as comparable values (name and decoded arguments), when every one of
+/// them is a read: a turn that repeats the last one exactly can only get the same results.
+/// `None` when any call changes something or has invalid arguments.
+pub(crate) fn reads_of(calls: &[ToolCall], toolset: &Toolset) -> Option<Vec<(String, Value)>> {
+    calls
+        .iter()
+        .map(|call| {
+            let prepared = prepare(call, false, toolset);
+            match (prepared.parallel, prepared.args) {
+                (true, Ok(args)) => Some((call.name.clone(), args)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Answers each of `calls` with the error `reason` without running them, with the events a
+/// call that ran would have.
+pub(crate) fn refuse_all(
+    calls: &[ToolCall],
+    reason: &str,
+    toolset: &Toolset,
+    output: &Output,
+) -> Vec<Message> {
+    calls
+        .iter()
+        .map(|call| {
+            announce(&prepare(call, false, toolset), toolset, output);
+            report(
+                call,
+                Err(ToolError::Failed(reason.to_owned())),
+                usize::MAX,
+                output,
+            )
+        })
+        .collect()
+}
+
 /// Whether two calls of one read-only batch would give the same result: same tool, equal
 /// arguments (as JSON values, so spacing and key order do not matter).
 fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {

@@ -28,6 +28,19 @@ const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows,
      call any more tools. Reply now, without tools: summarize what you did, what is left to do, \
      and anything the person running you should check.";
 
+/// The result of each call of a turn that asks only for reads it already made, with nothing
+/// changed since (no call that writes or runs a command): they would return what they
+/// returned, and a small model at temperature 0 otherwise asks again and again, alone or in
+/// a cycle, until its turns run out.
+const REPEATED_CALL: &str = "not run again: you made exactly this call before, and nothing has \
+     changed since, so its result (above) is still the answer. Use it: answer the question now \
+     in plain text, or call a different tool.";
+
+/// What the model is asked when it repeats itself a second time after [`REPEATED_CALL`]: its
+/// answer, with no tools on offer for that request.
+const ANSWER_NOW_REQUEST: &str = "You keep asking for tool results you already have. No more \
+     tools: answer the original question now, in plain text, from the tool results above.";
+
 /// The warning of a response that ended at the output token limit (`--max-output-tokens`):
 /// its text is incomplete, and so may be its last tool call, which then gets an error result.
 const CUT_OFF_WARNING: &str = "the response was cut off at the output token limit \
@@ -159,6 +172,10 @@ impl AgentRun<'_> {
         let mut rejected = 0;
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
+        // The reads made since the last call that could change something, and how many turns
+        // asked only for reads among them.
+        let mut reads_seen: Vec<(String, serde_json::Value)> = Vec::new();
+        let mut repeats = 0;
         let ending = loop {
             self.record(&request.messages);
             if turns == self.max_turns {
@@ -239,6 +256,20 @@ impl AgentRun<'_> {
             if let Some(format) = &mut request.answer_format {
                 format.answer_now = false;
             }
+            let repeated = match calls::reads_of(&completion.tool_calls, self.toolset) {
+                Some(reads) if reads.iter().all(|read| reads_seen.contains(read)) => true,
+                Some(reads) => {
+                    reads_seen.extend(reads);
+                    false
+                }
+                None => {
+                    reads_seen.clear();
+                    false
+                }
+            };
+            if repeated {
+                repeats += 1;
+            }
             // Kept before its calls run: a run killed meanwhile leaves calls a resume can
             // give "interrupted" results.
             request.messages.push(Message::Assistant {
@@ -246,6 +277,25 @@ impl AgentRun<'_> {
                 tool_calls: completion.tool_calls.clone(),
             });
             self.record(&request.messages);
+            if repeated {
+                let refused = calls::refuse_all(
+                    &completion.tool_calls,
+                    REPEATED_CALL,
+                    self.toolset,
+                    self.output,
+                );
+                request.messages.extend(refused);
+                if repeats == 1 {
+                    continue;
+                }
+                match self.answer_now(&mut request, &mut turns).await {
+                    Ok(text) => match self.judge(text, &mut rejected, &mut request) {
+                        Some(ending) => break ending,
+                        None => continue,
+                    },
+                    Err(ending) => break ending,
+                }
+            }
             let results = calls::run_all(
                 &completion.tool_calls,
                 cut_off,
@@ -436,6 +486,19 @@ impl AgentRun<'_> {
             Err(error) if error.class == ErrorClass::Cancelled => Err(Ending::Cancelled),
             Err(error) => Err(Ending::Failed(error)),
         }
+    }
+
+    /// The model repeats itself: ask for its answer with no tools on offer for this one
+    /// request (they are back for any turn after it, should the answer miss the schema).
+    async fn answer_now(&self, request: &mut Request, turns: &mut u32) -> Result<String, Ending> {
+        request.messages.push(Message::User {
+            content: ANSWER_NOW_REQUEST.into(),
+        });
+        let tools = std::mem::take(&mut request.tools);
+        *turns += 1;
+        let answered = self.request(request, true).await;
+        request.tools = tools;
+        answered.map(|completion| completion.text)
     }
 
     /// The budget is spent: ask once more, without tools, for a summary.

@@ -23,11 +23,48 @@ pub(crate) struct PromptFacts<'a> {
     /// The schema the final answer must satisfy (`--output-schema`), stated last so that it
     /// overrides what the prompt says about answers in general.
     pub(crate) answer_schema: Option<&'a OutputSchema>,
+    /// Whether to say only what a small model needs (the local provider's compact style):
+    /// every token of the prompt is read again at every turn, slowly, on a CPU.
+    pub(crate) compact: bool,
 }
 
 /// Builds the whole system prompt.
 pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
-    let mut prompt = format!(
+    let mut prompt = match facts.compact {
+        true => compact_intro(facts),
+        false => full_intro(facts),
+    };
+    prompt.push_str(autonomy_note(facts.autonomy, facts.tools.contains(&"bash")));
+    if let Some(guidance) = project_guidance(facts.workspace) {
+        prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
+        prompt.push_str(&guidance);
+    }
+    if let Some(schema) = facts.answer_schema {
+        prompt.push('\n');
+        prompt.push_str(&schema.instructions());
+    }
+    prompt
+}
+
+/// The short version, for a small model on a CPU: where it is, that it must look before it
+/// answers, and what the answer is for.
+fn compact_intro(facts: &PromptFacts<'_>) -> String {
+    format!(
+        "You are zero, a coding agent. Nobody will answer questions during this run.\n\
+         Workspace root: {workspace}\n\
+         - Before you answer a question about code, read the files it is about with read_file: \
+         grep finds words, it does not understand code.\n\
+         - Judge code by what its lines do, not by its names or comments.\n\
+         - Paths are relative to the workspace root.\n\
+         - Once you have read enough, answer in plain text: what you found, naming the file \
+         and the line.\n",
+        workspace = facts.workspace.display(),
+    )
+}
+
+/// The whole introduction: who the agent is, where it works and how to use its tools.
+fn full_intro(facts: &PromptFacts<'_>) -> String {
+    format!(
         "You are zero, a coding agent running headless: nobody will answer questions or approve \
          anything during this run, so make reasonable assumptions, do the work, and finish with \
          a final answer that stands on its own.\n\n\
@@ -55,17 +92,7 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
         } else {
             facts.tools.join(", ")
         },
-    );
-    prompt.push_str(autonomy_note(facts.autonomy, facts.tools.contains(&"bash")));
-    if let Some(guidance) = project_guidance(facts.workspace) {
-        prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
-        prompt.push_str(&guidance);
-    }
-    if let Some(schema) = facts.answer_schema {
-        prompt.push('\n');
-        prompt.push_str(&schema.instructions());
-    }
-    prompt
+    )
 }
 
 fn autonomy_note(level: Autonomy, commands: bool) -> &'static str {
@@ -159,6 +186,7 @@ mod tests {
             autonomy: Autonomy::Medium,
             tools: vec!["read_file"],
             answer_schema: None,
+            compact: false,
         });
         let outer = prompt.find("outer rule").expect("outer guidance");
         let inner = prompt.find("inner rule").expect("inner guidance");
@@ -177,6 +205,7 @@ mod tests {
             autonomy: Autonomy::Low,
             tools: vec![],
             answer_schema: None,
+            compact: false,
         });
         assert!(!prompt.contains("parent rule"));
         assert!(prompt.contains("read-only"));
@@ -190,6 +219,7 @@ mod tests {
             autonomy: Autonomy::Low,
             tools: vec!["bash", "read_file"],
             answer_schema: None,
+            compact: false,
         });
         assert!(with_bash.contains("commands you run are read-only"));
         let without = build(&PromptFacts {
@@ -197,6 +227,7 @@ mod tests {
             autonomy: Autonomy::Low,
             tools: vec!["read_file"],
             answer_schema: None,
+            compact: false,
         });
         assert!(without.contains("cannot change files or run commands"));
     }

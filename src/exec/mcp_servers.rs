@@ -2,17 +2,14 @@
 //! failed, exit 3 when a required one did, and the `run_start` entries. A run without MCP
 //! configuration starts nothing and opens nothing here.
 
-use std::time::SystemTime;
-
 use tokio_util::sync::CancellationToken;
 
-use crate::lifecycle::{self, Stop};
 use crate::mcp::{self, Place, ServerConfig, ServerState, Started};
 use crate::output::{EventKind, McpServerInfo, Output};
 use crate::runtime::Runtime;
 
-use super::Failure;
 use super::settings::Settings;
+use super::{Failure, before_stop};
 
 /// Starts the run's MCP servers (all at once, each within its start-up time), unless the run
 /// is stopped or its deadline passes first. A failed server its entry says is required is
@@ -46,20 +43,7 @@ pub(crate) async fn start(
         var: &var,
         secrets: output.secrets(),
     };
-    let left = settings.deadline.map(|deadline| {
-        deadline
-            .duration_since(SystemTime::now())
-            .unwrap_or_default()
-    });
-    let started = tokio::select! {
-        started = mcp::start(servers, &place) => started,
-        () = cancel.cancelled() => {
-            return Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)));
-        }
-        () = tokio::time::sleep(left.unwrap_or_default()), if left.is_some() => {
-            return Err(Failure::timeout());
-        }
-    };
+    let started = before_stop(mcp::start(servers, &place), cancel, settings.deadline).await?;
     if let Some(error) = started
         .states
         .iter()

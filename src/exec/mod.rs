@@ -6,6 +6,7 @@
 
 mod confinement;
 mod job;
+mod local_server;
 mod mcp_servers;
 mod prompt;
 mod session;
@@ -17,10 +18,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use tokio_util::sync::CancellationToken;
+
 use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
+use crate::local_model::{COMPACT_LEAVES_OUT, PromptStyle};
 use crate::mcp;
 use crate::output::{
     EventKind, McpServerInfo, Output, OutputFormat, PermissionsChanged, RunStatus, SpecialistInfo,
@@ -363,7 +367,12 @@ fn run_job(
             .collect(),
     });
     tasks::register(&mut registry, &tasks, launcher);
-    let filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
+    let local = local_server::settings(&settings)?;
+    let compact = local.is_some_and(|local| local.prompt == PromptStyle::Compact);
+    let mut filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
+    if compact {
+        filter.leave_out(COMPACT_LEAVES_OUT);
+    }
     // The registry with the MCP servers' tools, as the run's flags and policy select it.
     let toolset_with = |started: &mcp::Started| {
         let mut registry = registry.clone();
@@ -432,8 +441,6 @@ fn run_job(
             model = config.model
         )));
     }
-    let provider = provider::build(&config, output.run_id().as_str())
-        .map_err(|e| Failure::config(e.to_string()))?;
     let permissions = Permissions::of(
         settings.policy.autonomy(),
         &settings.confinement.commands.sandbox,
@@ -450,6 +457,17 @@ fn run_job(
     lifecycle::watch(cancel.clone());
     let reader_gone = Arc::clone(output);
     lifecycle::watch_stdout(move || reader_gone.stdout_closed());
+    let mut config = config;
+    // Held until the run is over; the runtime's close below stops it.
+    let _local_server = runtime.block_on(local_server::start(
+        &settings,
+        local,
+        &mut config,
+        &tasks,
+        &cancel,
+    ))?;
+    let provider = provider::build(&config, output.run_id().as_str())
+        .map_err(|e| Failure::config(e.to_string()))?;
     let mcp = runtime.block_on(mcp_servers::start(&settings, &tasks, output, &cancel))?;
     let toolset = toolset_with(&mcp);
     let mut session = session::for_run(
@@ -510,6 +528,7 @@ fn run_job(
         autonomy: policy.autonomy(),
         tools: toolset.visible().iter().map(|t| t.name()).collect(),
         answer_schema: settings.output_schema.as_ref(),
+        compact,
     });
     let context = ToolContext {
         workspace: workspace.clone(),
@@ -588,6 +607,30 @@ fn run_job(
         last_message.as_deref(),
         settings.output_schema.is_some(),
     )
+}
+
+/// `work`, unless the run is stopped first (a signal, the lifeline, a closed stdout) or its
+/// `deadline` passes: then that ending's failure, and `work` is dropped half-way (whatever it
+/// started belongs to the runtime, whose close stops it).
+pub(crate) async fn before_stop<T>(
+    work: impl Future<Output = T>,
+    cancel: &CancellationToken,
+    deadline: Option<SystemTime>,
+) -> Result<T, Failure> {
+    let left = deadline.map(|deadline| {
+        deadline
+            .duration_since(SystemTime::now())
+            .unwrap_or_default()
+    });
+    tokio::select! {
+        done = work => Ok(done),
+        () = cancel.cancelled() => {
+            Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)))
+        }
+        () = tokio::time::sleep(left.unwrap_or_default()), if left.is_some() => {
+            Err(Failure::timeout())
+        }
+    }
 }
 
 /// Stops whatever tasks are still running and reports what could not be cleaned up; the

@@ -23,14 +23,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
 use crate::redact::Secrets;
-use crate::runtime::{Launch, Runtime, Service, ServiceSpec, Termination};
+use crate::runtime::{
+    Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, with_log_tail,
+};
 
 /// How long a stdio server whose stdin closed may take to exit on its own before it is
 /// stopped (TERM, grace, KILL), as the protocol's shutdown asks.
 const EXIT_ON_EOF: Duration = Duration::from_millis(500);
-
-/// How much of a failed server's stderr log a message quotes, from its end.
-const LOG_TAIL: usize = 2000;
 
 /// An initialized connection's service loop.
 type Client = RunningService<RoleClient, ClientConfig>;
@@ -117,7 +116,7 @@ impl Connected {
             Transport::Http { url, headers } => (start_http(url, headers, info).await?, None, None),
         };
         let tools = client.peer().list_all_tools().await.map_err(|error| {
-            with_log(
+            with_log_tail(
                 &format!("it did not list its tools: {error}"),
                 log.as_deref(),
             )
@@ -184,7 +183,7 @@ impl Connected {
     /// how, with the end of its log.
     fn gone(&self, what: &str) -> String {
         match self.process.as_ref().and_then(Service::termination) {
-            Some(ended) => with_log(
+            Some(ended) => with_log_tail(
                 &format!(
                     "MCP server `{}` is gone{}; its tools cannot be called any more",
                     self.config.name,
@@ -240,7 +239,10 @@ async fn start_stdio(
         .runtime
         .start_service(ServiceSpec {
             launch,
-            network: config.network,
+            network: match config.network {
+                true => ServiceNetwork::Open,
+                false => ServiceNetwork::AsCommands,
+            },
             log: file,
         })
         .await
@@ -249,7 +251,7 @@ async fn start_stdio(
         Ok(client) => Ok((client, process, log)),
         Err(error) => {
             let ended = end_words(process.termination());
-            Err(with_log(
+            Err(with_log_tail(
                 &format!("it did not initialize: {error}{ended}"),
                 Some(&log),
             ))
@@ -281,27 +283,4 @@ async fn start_http(
     info.serve(transport)
         .await
         .map_err(|e| format!("it did not initialize: {e}"))
-}
-
-/// How a process ended, as words after "it …".
-fn end_words(ended: Option<Termination>) -> String {
-    match ended {
-        Some(Termination::Exited(code)) => format!(" (it exited with status {code})"),
-        Some(Termination::Signalled(signal)) => format!(" (it was ended by signal {signal})"),
-        Some(Termination::TimedOut | Termination::Cancelled) | None => String::new(),
-    }
-}
-
-/// `message`, with the end of the server's stderr log when it has anything in it.
-pub(crate) fn with_log(message: &str, log: Option<&Path>) -> String {
-    let Some(text) = log.and_then(|log| std::fs::read(log).ok()) else {
-        return message.to_string();
-    };
-    let text = String::from_utf8_lossy(&text);
-    let tail = crate::tools::text::suffix_at_boundary(text.trim_end(), LOG_TAIL);
-    if tail.is_empty() {
-        message.to_string()
-    } else {
-        format!("{message}; its stderr ended with:\n{tail}")
-    }
 }

@@ -10,6 +10,11 @@
 //! 4. the config file `$XDG_CONFIG_HOME/zero/config.toml` (else `~/.config/zero/config.toml`),
 //!    keys `provider`, `model`, `base_url`, `api_key`, `max_output_tokens`.
 //!
+//! With `--provider local` (or `provider = "local"`), zero runs a model on this machine: the
+//! model is `--model`, `ZERO_MODEL` or the file's `model` when its `provider` is `local` too,
+//! else [`LocalModel::DEFAULT`]; no key is sent, and no URL applies (zero starts the server and
+//! finds its socket itself; a parent run hands its own down in `ZERO_LOCAL_SOCKET`).
+//!
 //! The wire is the explicit provider when one is named (flag, `ZERO_PROVIDER`, file); otherwise
 //! Anthropic when only Anthropic variables are set, else OpenAI. Empty variables count as unset.
 //!
@@ -18,6 +23,7 @@
 
 use std::fmt;
 use std::net::IpAddr;
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -25,6 +31,7 @@ use super::ProviderKind;
 use super::http::BuildError;
 use super::tuning::{InvalidTuning, Tuning};
 use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::local_model::{LocalModel, SOCKET_VARIABLE};
 
 /// The official OpenAI endpoint.
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -44,9 +51,14 @@ pub(crate) const LOCAL_MODEL: &str = "local";
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
 
 /// What the user is told to set when nothing at all is configured.
-const NOT_CONFIGURED_HELP: &str = "set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KEY (Anthropic), or \
-     OPENAI_BASE_URL=http://127.0.0.1:8080/v1 for a local server; or use --provider/--base-url/--model, \
-     ZERO_* variables or ~/.config/zero/config.toml";
+const NOT_CONFIGURED_HELP: &str = "use --provider local for a model on this machine (after \
+     scripts/local-model build), or set OPENAI_API_KEY (OpenAI), ANTHROPIC_API_KEY (Anthropic), or \
+     OPENAI_BASE_URL=http://127.0.0.1:8080/v1 for a server of your own; or use \
+     --provider/--base-url/--model, ZERO_* variables or ~/.config/zero/config.toml";
+
+/// The base URL of the local provider's requests: its connections go to a Unix socket, so
+/// the host is only a name in the request line.
+const LOCAL_BASE_URL: &str = "http://localhost/v1";
 
 /// The provider flags of `zero exec`, apart from the rest of its arguments.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,6 +88,9 @@ pub struct ProviderConfig {
     pub max_output_tokens: u32,
     /// Timeouts and retries (from the `ZERO_*` tuning variables; see [`Tuning`]).
     pub tuning: Tuning,
+    /// The Unix socket every request goes to instead of the URL's host: the local server's,
+    /// once it runs (a run with the local provider starts it and fills this in).
+    pub socket: Option<PathBuf>,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -90,6 +105,7 @@ impl fmt::Debug for ProviderConfig {
             .field("model", &self.model)
             .field("max_output_tokens", &self.max_output_tokens)
             .field("tuning", &self.tuning)
+            .field("socket", &self.socket)
             .finish()
     }
 }
@@ -98,13 +114,18 @@ impl ProviderConfig {
     /// The variables that make a child `zero exec` resolve exactly this configuration, key
     /// aside (a parent hands that over privately): zero's own variables beat every other
     /// source, so the child talks to exactly the parent's endpoint.
+    /// A local provider's child also gets the socket of the server already running.
     pub(crate) fn child_variables(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut variables = vec![
             ("ZERO_PROVIDER", self.kind.as_str().to_string()),
             ("ZERO_BASE_URL", self.base_url.clone()),
             ("ZERO_MODEL", self.model.clone()),
             ("ZERO_MAX_OUTPUT_TOKENS", self.max_output_tokens.to_string()),
-        ]
+        ];
+        if let Some(socket) = &self.socket {
+            variables.push((SOCKET_VARIABLE, socket.display().to_string()));
+        }
+        variables
     }
 }
 
@@ -115,7 +136,7 @@ pub enum ConfigError {
     #[error("no model provider configured: {NOT_CONFIGURED_HELP}")]
     NotConfigured,
     /// `ZERO_PROVIDER` names no known wire.
-    #[error("{variable}={value:?} is not a provider: use openai or anthropic")]
+    #[error("{variable}={value:?} is not a provider: use openai, anthropic or local")]
     UnknownProvider {
         /// Where the value came from.
         variable: &'static str,
@@ -144,6 +165,15 @@ pub enum ConfigError {
         /// The conventional variable for this wire.
         variable: &'static str,
     },
+    /// The local provider was given a model that is not one of its own.
+    #[error("model {model:?} is not a local model: use {}", LocalModel::names())]
+    NotALocalModel {
+        /// The model as given.
+        model: String,
+    },
+    /// `--base-url` was given with the local provider, whose server zero starts itself.
+    #[error("--base-url does not apply to --provider local: zero starts the local server itself")]
+    LocalBaseUrl,
     /// The config file could not be read, or its provider keys are not of the right shape.
     #[error(transparent)]
     ConfigFile(#[from] ConfigFileError),
@@ -200,6 +230,9 @@ pub fn resolve(
         (None, None) => file.provider,
     };
     let kind = explicit_kind.unwrap_or_else(|| infer_kind(&var));
+    if kind == ProviderKind::Local {
+        return resolve_local(flags, &var, file, env);
+    }
     let wire = WireDefaults::of(kind);
 
     let api_key = var("ZERO_API_KEY")
@@ -247,6 +280,42 @@ pub fn resolve(
         model,
         max_output_tokens,
         tuning: Tuning::from_env(env)?,
+        socket: None,
+    })
+}
+
+/// The local provider's configuration (see the module documentation).
+fn resolve_local(
+    flags: &ProviderFlags,
+    var: &dyn Fn(&str) -> Option<String>,
+    file: FileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderConfig, ConfigError> {
+    if flags.base_url.is_some() {
+        return Err(ConfigError::LocalBaseUrl);
+    }
+    let file_model = file
+        .model
+        .filter(|_| file.provider == Some(ProviderKind::Local));
+    let model = match flags
+        .model
+        .clone()
+        .or_else(|| var("ZERO_MODEL"))
+        .or(file_model)
+    {
+        Some(name) => {
+            LocalModel::parse(&name).ok_or(ConfigError::NotALocalModel { model: name })?
+        }
+        None => LocalModel::DEFAULT,
+    };
+    Ok(ProviderConfig {
+        kind: ProviderKind::Local,
+        base_url: LOCAL_BASE_URL.to_owned(),
+        api_key: None,
+        model: model.name(),
+        max_output_tokens: max_output_tokens(flags, var, file.max_output_tokens)?,
+        tuning: Tuning::from_env(env)?,
+        socket: var(SOCKET_VARIABLE).map(PathBuf::from),
     })
 }
 
@@ -280,12 +349,14 @@ fn max_output_tokens(
 impl ProviderConfig {
     /// Whether requests go to the wire's official API (not a server or gateway copying it).
     pub(crate) fn is_official(&self) -> bool {
-        reqwest::Url::parse(&self.base_url)
-            .is_ok_and(|url| url.host_str() == Some(WireDefaults::of(self.kind).host))
+        self.kind != ProviderKind::Local
+            && reqwest::Url::parse(&self.base_url)
+                .is_ok_and(|url| url.host_str() == Some(WireDefaults::of(self.kind).host))
     }
 }
 
-/// What each wire brings: its conventional variables and its official endpoint.
+/// What each wire brings: its conventional variables and its official endpoint. The local
+/// provider's requests are the OpenAI wire's.
 struct WireDefaults {
     key_var: &'static str,
     url_var: &'static str,
@@ -297,7 +368,7 @@ struct WireDefaults {
 impl WireDefaults {
     fn of(kind: ProviderKind) -> WireDefaults {
         match kind {
-            ProviderKind::Openai => WireDefaults {
+            ProviderKind::Openai | ProviderKind::Local => WireDefaults {
                 key_var: "OPENAI_API_KEY",
                 url_var: "OPENAI_BASE_URL",
                 url: OPENAI_BASE_URL,
@@ -330,6 +401,7 @@ fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "openai" => Ok(ProviderKind::Openai),
         "anthropic" => Ok(ProviderKind::Anthropic),
+        "local" => Ok(ProviderKind::Local),
         _ => Err(ConfigError::UnknownProvider {
             variable: "ZERO_PROVIDER",
             value: value.to_owned(),

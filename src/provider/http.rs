@@ -102,6 +102,17 @@ pub enum BuildError {
     Client(#[source] reqwest::Error),
 }
 
+/// Where a provider's requests go, apart from the wire: the model, the key, and the Unix
+/// socket a local server answers on (TCP to the wire's URL when there is none).
+pub(crate) struct Endpoint {
+    /// The model requests name.
+    pub(crate) model: String,
+    /// The API key, if any.
+    pub(crate) api_key: Option<String>,
+    /// The Unix socket every connection goes to, if any.
+    pub(crate) socket: Option<std::path::PathBuf>,
+}
+
 /// A [`Provider`] speaking wire `W` over HTTP.
 pub(crate) struct HttpProvider<W: Wire> {
     wire: W,
@@ -118,24 +129,30 @@ pub(crate) struct HttpProvider<W: Wire> {
 }
 
 impl<W: Wire> HttpProvider<W> {
-    /// A provider for `model` behind `wire`, with its own client (and connection pool).
+    /// A provider for `endpoint` behind `wire`, with its own client (and connection pool).
     pub(crate) fn new(
         wire: W,
-        model: String,
-        api_key: Option<String>,
+        endpoint: Endpoint,
         tuning: Tuning,
         probes: Probes,
     ) -> Result<Self, BuildError> {
+        let Endpoint {
+            model,
+            api_key,
+            socket,
+        } = endpoint;
         let headers = wire
             .headers(api_key.as_deref())
             .map_err(|_| BuildError::KeyNotHeaderSafe)?;
-        let client = crate::http_client::builder()
+        let mut builder = crate::http_client::builder()
             .default_headers(headers)
             .connect_timeout(tuning.connect_timeout)
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .tcp_keepalive(Duration::from_secs(30))
-            .build()
-            .map_err(BuildError::Client)?;
+            .tcp_keepalive(Duration::from_secs(30));
+        if let Some(socket) = socket {
+            builder = builder.unix_socket(socket);
+        }
+        let client = builder.build().map_err(BuildError::Client)?;
         Ok(HttpProvider {
             wire,
             model,

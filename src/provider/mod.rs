@@ -1,5 +1,6 @@
 //! Model providers: the [`Provider`] trait and its two wires (OpenAI Chat Completions and
-//! Anthropic Messages), streaming over SSE, with retries and classified errors.
+//! Anthropic Messages), streaming over SSE, with retries and classified errors. The local
+//! provider is the OpenAI wire over a Unix socket to the server `local_model` starts.
 
 mod anthropic;
 mod assembly;
@@ -36,6 +37,9 @@ pub enum ProviderKind {
     Openai,
     /// Anthropic Messages.
     Anthropic,
+    /// A model on this machine: zero starts llama.cpp's server itself (built by
+    /// `scripts/local-model build`) and speaks the OpenAI wire to it over a Unix socket.
+    Local,
 }
 
 impl ProviderKind {
@@ -44,6 +48,7 @@ impl ProviderKind {
         match self {
             ProviderKind::Openai => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Local => "local",
         }
     }
 }
@@ -56,7 +61,7 @@ pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
     config::parse_base_url(&config.base_url)?;
     let official = config.is_official();
     match config.kind {
-        ProviderKind::Openai => {
+        ProviderKind::Openai | ProviderKind::Local => {
             let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key);
             over_http(
                 wire,
@@ -81,8 +86,11 @@ fn over_http<W: http::Wire>(
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     let provider = http::HttpProvider::new(
         wire,
-        config.model.clone(),
-        config.api_key.clone(),
+        http::Endpoint {
+            model: config.model.clone(),
+            api_key: config.api_key.clone(),
+            socket: config.socket.clone(),
+        },
         config.tuning,
         probes,
     )?;

@@ -61,7 +61,7 @@ pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use ids::{RunId, TaskId};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
-pub use service::{Service, ServiceSpec};
+pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, with_log_tail};
 pub use spawn::{Launch, this_binary, use_guardian_program};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
@@ -221,6 +221,18 @@ impl Runtime {
             let mut state = shared.state.lock().await;
             let run = shared.open(&mut state).await?;
             Ok(run.dir().to_path_buf())
+        })
+        .await?
+    }
+
+    /// The run's temporary directory (inside [`Runtime::run_dir`]): every confined command's
+    /// `TMPDIR`, and the one place a service confined like them may always write.
+    pub async fn temp_dir(&self) -> Result<PathBuf, RuntimeError> {
+        let shared = Arc::clone(&self.shared);
+        detached(async move {
+            let mut state = shared.state.lock().await;
+            let run = shared.open(&mut state).await?;
+            Ok(run.temp_dir())
         })
         .await?
     }

@@ -1,5 +1,5 @@
-//! Services: long-lived commands the run talks to over their stdin and stdout while they run
-//! (MCP stdio servers). A service is a command like any other: it runs under a guardian, in
+//! Services: long-lived commands the run talks to while they run, over their stdin and stdout
+//! (MCP stdio servers) or over a socket of their own (the local model's server). A service is a command like any other: it runs under a guardian, in
 //! the run's sandbox, with the run's environment rules, and its whole subtree dies with the
 //! run — also when zero is SIGKILLed, through the lifeline. What differs is its wiring: its
 //! stdin and stdout are one end of a socket pair whose other end the caller gets (the
@@ -10,7 +10,9 @@
 //! [`super::Runtime::close`] stops it (if its user has not already) and waits until it is over.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::{oneshot, watch};
@@ -19,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::foreground::{self, Entered, Foreground, Termination};
 use super::guardian_report::StartError;
 use super::identity::ProcessIdentity;
-use super::sandbox::Network;
+use super::sandbox::{Network, Support};
 use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{Guarded, StopRequest};
 
@@ -28,11 +30,26 @@ use super::stop::{Guarded, StopRequest};
 pub struct ServiceSpec {
     /// The program, its arguments, working directory and extra variables.
     pub launch: Launch,
-    /// Whether it may use the network even where the run's commands may not.
-    pub network: bool,
+    /// Whether it may use the network.
+    pub network: ServiceNetwork,
     /// Where its stderr goes.
     pub log: File,
 }
+
+/// Whether a service may use the network, apart from what the run's commands may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceNetwork {
+    /// As the run's commands may.
+    AsCommands,
+    /// Always (an MCP server configured with `"network": true`).
+    Open,
+    /// Never, where the kernel can block it (seccomp), whatever the run's commands may: a
+    /// server that needs only Unix sockets (the local model's).
+    Blocked,
+}
+
+/// The most of a service's log quoted when it failed.
+const LOG_TAIL: u64 = 2000;
 
 /// A running service, as its user holds it. Dropping it stops the service.
 #[derive(Debug)]
@@ -79,8 +96,13 @@ pub(super) async fn start(
     mut confinement: Confinement,
 ) -> Result<(Service, tokio::net::UnixStream), StartError> {
     let entered = Entered::new(foreground).ok_or(StartError::Closed)?;
-    if spec.network {
-        confinement.sandbox.network = Network::Open;
+    match spec.network {
+        ServiceNetwork::AsCommands => {}
+        ServiceNetwork::Open => confinement.sandbox.network = Network::Open,
+        ServiceNetwork::Blocked if Support::probe().network => {
+            confinement.sandbox.network = Network::Blocked;
+        }
+        ServiceNetwork::Blocked => {}
     }
     let (ours, theirs) = UnixStream::pair().map_err(StartError::Guardian)?;
     let (started, taken) = oneshot::channel();
@@ -165,4 +187,39 @@ pub(super) async fn start(
         Ok(started) => started,
         Err(_) => Err(foreground::shutting_down()),
     }
+}
+
+/// How a service ended, as words after "it …" (empty when it was stopped or is still running).
+pub fn end_words(ended: Option<Termination>) -> String {
+    match ended {
+        Some(Termination::Exited(code)) => format!(" (it exited with status {code})"),
+        Some(Termination::Signalled(signal)) => format!(" (it was ended by signal {signal})"),
+        Some(Termination::TimedOut | Termination::Cancelled) | None => String::new(),
+    }
+}
+
+/// `message`, with the end of the service's stderr `log` when it has anything in it: what a
+/// server that failed to start says about why is nearly always in its last lines.
+pub fn with_log_tail(message: &str, log: Option<&Path>) -> String {
+    let tail = log.and_then(|log| log_tail(log).ok()).unwrap_or_default();
+    let tail = tail.trim();
+    if tail.is_empty() {
+        message.to_string()
+    } else {
+        format!("{message}; its stderr ended with:\n{tail}")
+    }
+}
+
+/// The last [`LOG_TAIL`] bytes of `log` as text, a character cut in two at the start dropped.
+fn log_tail(log: &Path) -> std::io::Result<String> {
+    let mut file = File::open(log)?;
+    let length = file.seek(SeekFrom::End(0))?;
+    let start = length.saturating_sub(LOG_TAIL);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text
+        .trim_start_matches(char::REPLACEMENT_CHARACTER)
+        .to_string())
 }

@@ -228,6 +228,15 @@ pub struct ToolFilter {
 }
 
 impl ToolFilter {
+    /// Also hides `names`, but for those the filter enables by name.
+    pub(crate) fn leave_out(&mut self, names: &[&str]) {
+        for name in names {
+            if !self.enabled.iter().any(|enabled| enabled == name) {
+                self.disabled.push((*name).to_string());
+            }
+        }
+    }
+
     fn hides(&self, name: &str) -> Option<Hidden> {
         if self.disabled.iter().any(|d| names(d, name)) {
             Some(Hidden::Disabled)

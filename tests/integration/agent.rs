@@ -51,6 +51,7 @@ fn run_cancelled_after(
             model: "fake".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             tuning: Tuning::default(),
+            socket: None,
         },
         "run_agent_test",
     )

@@ -4,7 +4,8 @@
 //!
 //! `cargo test --locked` runs them all; `cargo test --test integration <module>::` runs one
 //! area (for example `lifecycle::`). The tests against a real local model are `#[ignore]`d:
-//! `cargo test --test integration -- --ignored local_model::` with `ZERO_LOCAL_MODEL_URL` set.
+//! `cargo test --test integration -- --ignored local_model::` once `scripts/local-model build`
+//! has filled the cache.
 
 mod support;
 
@@ -21,6 +22,7 @@ mod generated;
 mod hostile_names;
 mod lifecycle;
 mod local_model;
+mod local_provider;
 mod mcp;
 mod output_limit;
 mod provider;

@@ -34,7 +34,7 @@ fn fast() -> Tuning {
 
 fn base_url(kind: ProviderKind, server: &FakeModel) -> String {
     match kind {
-        ProviderKind::Openai => server.base_url_openai(),
+        ProviderKind::Openai | ProviderKind::Local => server.base_url_openai(),
         ProviderKind::Anthropic => server.base_url_anthropic(),
     }
 }
@@ -47,6 +47,7 @@ fn provider_with(kind: ProviderKind, server: &FakeModel, tuning: Tuning) -> Arc<
         model: "fake-model".to_owned(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning,
+        socket: None,
     };
     build(&config, "run_provider_test").expect("a provider")
 }
@@ -290,6 +291,7 @@ async fn without_a_key_no_auth_header_is_sent() {
         model: "local".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: fast(),
+        socket: None,
     };
     complete(&*build(&config, "run_provider_test").unwrap(), &ask("q"))
         .await
@@ -623,6 +625,7 @@ async fn connection_refused_is_a_retryable_network_error() {
             max_attempts: 2,
             ..fast()
         },
+        socket: None,
     };
     let err = complete(&*build(&config, "run_provider_test").unwrap(), &ask("q"))
         .await
@@ -674,6 +677,7 @@ async fn routes_can_match_a_header() {
         model: "m".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: fast(),
+        socket: None,
     };
     assert_eq!(
         complete(&*build(&child, "run_provider_test").unwrap(), &ask("q"))
@@ -702,6 +706,7 @@ fn building_with_an_invalid_base_url_is_a_config_error() {
         model: "m".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         tuning: Tuning::default(),
+        socket: None,
     };
     assert!(matches!(
         build(&config, "run_provider_test"),
