@@ -108,20 +108,14 @@ pub(crate) async fn run_all(
     results
 }
 
-/// One turn's calls as comparable values (name and decoded arguments), when every one of
-/// them is a read: a turn that repeats the last one exactly can only get the same results.
-/// `None` when any call changes something or has invalid arguments.
-pub(crate) fn reads_of(calls: &[ToolCall], toolset: &Toolset) -> Option<Vec<(String, Value)>> {
-    calls
-        .iter()
-        .map(|call| {
-            let prepared = prepare(call, false, toolset);
-            match (prepared.parallel, prepared.args) {
-                (true, Ok(args)) => Some((call.name.clone(), args)),
-                _ => None,
-            }
-        })
-        .collect()
+/// A call as a comparable value: its tool's name and its decoded arguments (the raw text when
+/// they are not JSON), with whether the tool only reads.
+pub(crate) fn identity(call: &ToolCall, toolset: &Toolset) -> (String, Value, bool) {
+    let prepared = prepare(call, false, toolset);
+    let args = prepared
+        .args
+        .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+    (call.name.clone(), args, prepared.parallel)
 }
 
 /// Answers each of `calls` with the error `reason` without running them, with the events a

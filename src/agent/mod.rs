@@ -7,6 +7,7 @@
 
 mod calls;
 mod compaction;
+mod repeats;
 pub(crate) mod system_prompt;
 
 use serde_json::Value;
@@ -23,18 +24,29 @@ use crate::tools::{PlanStep, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
 use compaction::Estimator;
 
+/// Whether `text` is a tool call written out (`{"name": …, "arguments": …}`, fenced or not)
+/// rather than an answer: what a small model gives when asked to answer without tools after
+/// a conversation of calls.
+fn looks_like_a_tool_call(text: &str) -> bool {
+    let body = text.trim();
+    let body = body
+        .strip_prefix("```json")
+        .or_else(|| body.strip_prefix("```"))
+        .map_or(body, |rest| rest.trim_end().trim_end_matches("```"));
+    serde_json::from_str::<serde_json::Value>(body.trim())
+        .is_ok_and(|value| value.get("name").is_some() && value.get("arguments").is_some())
+}
+
 /// What the model is asked when the turn budget is spent: no tools, just a summary.
 const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows, so you cannot \
      call any more tools. Reply now, without tools: summarize what you did, what is left to do, \
      and anything the person running you should check.";
 
-/// The result of each call of a turn that asks only for reads it already made, with nothing
-/// changed since (no call that writes or runs a command): they would return what they
-/// returned, and a small model at temperature 0 otherwise asks again and again, alone or in
-/// a cycle, until its turns run out.
+/// The result of each call of a turn that asks only for results the model already has, with
+/// nothing changed since (see [`repeats`]).
 const REPEATED_CALL: &str = "not run again: you made exactly this call before, and nothing has \
-     changed since, so its result (above) is still the answer. Use it: answer the question now \
-     in plain text, or call a different tool.";
+     changed since, so its result (above) would be the same. Use it: answer the question now \
+     in plain text, or do something different.";
 
 /// What the model is asked when it repeats itself a second time after [`REPEATED_CALL`]: its
 /// answer, with no tools on offer for that request.
@@ -172,10 +184,7 @@ impl AgentRun<'_> {
         let mut rejected = 0;
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
-        // The reads made since the last call that could change something, and how many turns
-        // asked only for reads among them.
-        let mut reads_seen: Vec<(String, serde_json::Value)> = Vec::new();
-        let mut repeats = 0;
+        let mut repeats = repeats::Repeats::default();
         let ending = loop {
             self.record(&request.messages);
             if turns == self.max_turns {
@@ -256,20 +265,7 @@ impl AgentRun<'_> {
             if let Some(format) = &mut request.answer_format {
                 format.answer_now = false;
             }
-            let repeated = match calls::reads_of(&completion.tool_calls, self.toolset) {
-                Some(reads) if reads.iter().all(|read| reads_seen.contains(read)) => true,
-                Some(reads) => {
-                    reads_seen.extend(reads);
-                    false
-                }
-                None => {
-                    reads_seen.clear();
-                    false
-                }
-            };
-            if repeated {
-                repeats += 1;
-            }
+            let repeated = repeats.check(&completion.tool_calls, self.toolset);
             // Kept before its calls run: a run killed meanwhile leaves calls a resume can
             // give "interrupted" results.
             request.messages.push(Message::Assistant {
@@ -277,7 +273,7 @@ impl AgentRun<'_> {
                 tool_calls: completion.tool_calls.clone(),
             });
             self.record(&request.messages);
-            if repeated {
+            if let Some(strikes) = repeated {
                 let refused = calls::refuse_all(
                     &completion.tool_calls,
                     REPEATED_CALL,
@@ -285,10 +281,19 @@ impl AgentRun<'_> {
                     self.output,
                 );
                 request.messages.extend(refused);
-                if repeats == 1 {
+                if strikes == 1 {
                     continue;
                 }
                 match self.answer_now(&mut request, &mut turns).await {
+                    // Still a call, written out as text: the model has no answer to give.
+                    Ok(text) if looks_like_a_tool_call(&text) => {
+                        self.output.emit(EventKind::Warning {
+                            message: "the model kept asking for results it already had and \
+                                      gave no answer"
+                                .into(),
+                        });
+                        break Ending::OutOfTurns(text);
+                    }
                     Ok(text) => match self.judge(text, &mut rejected, &mut request) {
                         Some(ending) => break ending,
                         None => continue,
@@ -305,6 +310,7 @@ impl AgentRun<'_> {
                 self.output,
             )
             .await;
+            repeats.ran(&completion.tool_calls, &results, self.toolset);
             while let Ok(steps) = plan_updates.try_recv() {
                 plan.clone_from(&steps);
                 self.output.emit(EventKind::Plan { steps });
@@ -545,4 +551,26 @@ fn still_running_notice(running: &[TaskRecord]) -> String {
          with TaskStop, or answer again to finish (they will be stopped).",
         ids.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::looks_like_a_tool_call;
+
+    #[test]
+    fn a_call_written_out_is_no_answer_but_prose_about_one_is() {
+        for call in [
+            "```json\n{\"name\": \"grep\", \"arguments\": {\"pattern\": \"bug\"}}\n```",
+            "{\"name\": \"read_file\", \"arguments\": {}}",
+        ] {
+            assert!(looks_like_a_tool_call(call), "{call}");
+        }
+        for answer in [
+            "add returns a - b: it subtracts",
+            "```json\n{\"verdict\": \"bug\"}\n```",
+            "Call read_file with {\"name\": 1, \"arguments\": 2} to see.",
+        ] {
+            assert!(!looks_like_a_tool_call(answer), "{answer}");
+        }
+    }
 }

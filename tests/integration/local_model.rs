@@ -1,12 +1,15 @@
-//! End-to-end against a real model server nobody here wrote: llama.cpp's `llama-server` with
-//! Qwen2.5-Coder-0.5B (see `scripts/local-model`). Ignored by the default `cargo test`; `.ci/run`
-//! starts the server and runs these with `--ignored`, pointing `ZERO_LOCAL_MODEL_URL` at it.
+//! End-to-end against a real model server nobody here wrote: `--provider local`, which starts
+//! llama.cpp's `llama-server` with the default Qwen2.5-Coder model from the cache
+//! `scripts/local-model build` fills. Ignored by the default `cargo test`; `.ci/run` builds
+//! the cache and runs these with `--ignored`.
 //!
-//! A 0.5B model's wording varies, so these assert structure only: which tools were called with
-//! which argument types, that there is a final answer, and the exit codes.
+//! A small model's wording varies, so most of these assert structure: which tools were called
+//! with which argument types, that there is a final answer, the exit codes, and that the server
+//! is gone after the run. One asserts the answer itself: the README's first job.
 
 use serde_json::Value;
 
+use crate::support::procs::assert_gone_soon;
 use crate::support::zero::{assert_stream_contract, events, zero};
 
 /// A workspace with one small file whose content the model must read to answer.
@@ -21,28 +24,52 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
-/// `zero` pointed at the local server, offered only `read_file` (a short prompt keeps the
-/// small model's first turn fast and its choices few).
-fn local_zero(workspace: &tempfile::TempDir) -> assert_cmd::Command {
-    let url = std::env::var("ZERO_LOCAL_MODEL_URL")
-        .expect("set ZERO_LOCAL_MODEL_URL to the server's /v1 URL (scripts/local-model serve)");
+/// `zero exec --provider local` in `workspace`, with its own data directory `home` (so the
+/// test can look for its server's processes by that path), offered only `read_file` (a short
+/// prompt keeps the first turn fast and the small model's choices few).
+fn local_zero(workspace: &tempfile::TempDir, home: &tempfile::TempDir) -> assert_cmd::Command {
     let mut cmd = zero();
-    cmd.env("OPENAI_BASE_URL", url)
-        .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "120000")
+    cmd.env("ZERO_HOME", home.path())
+        .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "300000")
         .current_dir(workspace.path())
-        .args(["exec", "--enabled-tools", "read_file"]);
+        .args(["exec", "--provider", "local", "--enabled-tools", "read_file"]);
     cmd
 }
 
-/// A 0.5B model calls a tool reliably only when told which one and with what argument.
+/// A small model calls a tool reliably only when told which one and with what argument.
 const QUESTION: &str = "Call the read_file tool with path src/lib.rs, then tell me what the \
                         function add in that file computes.";
 
+/// The README's first command: the default local model on `examples/hello`, whose answer names
+/// the subtraction where an addition was meant; and the server is gone once the run is.
 #[test]
-#[ignore = "needs a local model server: scripts/local-model serve"]
+#[ignore = "needs the local model: scripts/local-model build"]
+fn the_readme_job_on_the_hello_example_names_the_subtraction() {
+    let home = tempfile::tempdir().unwrap();
+    let hello = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello");
+    let output = zero()
+        .env("ZERO_HOME", home.path())
+        .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "300000")
+        .args(["exec", "--provider", "local", "-C"])
+        .arg(&hello)
+        .arg("Is there a bug in src/lib.rs?")
+        .assert()
+        .code(0);
+    let answer = String::from_utf8_lossy(&output.get_output().stdout).to_lowercase();
+    assert!(
+        ["subtract", "a - b", "difference", "minus"]
+            .iter()
+            .any(|word| answer.contains(word)),
+        "the answer does not name the subtraction: {answer}"
+    );
+    assert_gone_soon(home.path().to_str().unwrap());
+}
+
+#[test]
+#[ignore = "needs the local model: scripts/local-model build"]
 fn a_real_model_reads_a_file_to_answer() {
-    let ws = workspace();
-    let output = local_zero(&ws)
+    let (ws, home) = (workspace(), tempfile::tempdir().unwrap());
+    let output = local_zero(&ws, &home)
         .args(["-o", "stream-json", QUESTION])
         .assert()
         .code(0);
@@ -61,13 +88,14 @@ fn a_real_model_reads_a_file_to_answer() {
         .and_then(|e| e["text"].as_str())
         .unwrap_or_default();
     assert!(!final_text.trim().is_empty(), "an empty final answer");
+    assert_gone_soon(home.path().to_str().unwrap());
 }
 
 #[test]
-#[ignore = "needs a local model server: scripts/local-model serve"]
+#[ignore = "needs the local model: scripts/local-model build"]
 fn in_text_mode_stdout_is_only_the_answer() {
-    let ws = workspace();
-    let output = local_zero(&ws).arg(QUESTION).assert().code(0);
+    let (ws, home) = (workspace(), tempfile::tempdir().unwrap());
+    let output = local_zero(&ws, &home).arg(QUESTION).assert().code(0);
     let stdout = String::from_utf8(output.get_output().stdout.clone()).unwrap();
     assert!(!stdout.trim().is_empty());
     assert!(stdout.ends_with('\n'));
@@ -85,10 +113,10 @@ fn in_text_mode_stdout_is_only_the_answer() {
 }
 
 #[test]
-#[ignore = "needs a local model server: scripts/local-model serve"]
+#[ignore = "needs the local model: scripts/local-model build"]
 fn max_turns_holds_against_a_model_that_calls_tools() {
-    let ws = workspace();
-    let output = local_zero(&ws)
+    let (ws, home) = (workspace(), tempfile::tempdir().unwrap());
+    let output = local_zero(&ws, &home)
         .args(["-o", "stream-json", "--max-turns", "1", QUESTION])
         .assert()
         .code(4);
@@ -106,11 +134,11 @@ fn max_turns_holds_against_a_model_that_calls_tools() {
 
 /// With `--output-schema`, a real llama.cpp server ends with a verdict in the schema's shape:
 /// a prose answer goes back with its errors, and the retry is held to the schema by the
-/// server's own grammar (`response_format`), so even a 0.5B model produces it.
+/// server's own grammar (`response_format`), so even a small model produces it.
 #[test]
-#[ignore = "needs a local model server: scripts/local-model serve"]
+#[ignore = "needs the local model: scripts/local-model build"]
 fn a_real_model_answers_in_the_schemas_shape() {
-    let ws = workspace();
+    let (ws, home) = (workspace(), tempfile::tempdir().unwrap());
     let schema = ws.path().join("verdict.schema.json");
     std::fs::write(
         &schema,
@@ -118,7 +146,7 @@ fn a_real_model_answers_in_the_schemas_shape() {
             "required": ["verdict"], "additionalProperties": false}"#,
     )
     .unwrap();
-    let output = local_zero(&ws)
+    let output = local_zero(&ws, &home)
         .args(["--max-output-tokens", "300", "--output-schema"])
         .arg(&schema)
         .arg("Read src/lib.rs with read_file. Does the function add have a bug?")

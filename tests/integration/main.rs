@@ -27,6 +27,7 @@ mod mcp;
 mod output_limit;
 mod provider;
 mod reconcile;
+mod repeats;
 mod runtime;
 mod sandbox;
 mod secrets;

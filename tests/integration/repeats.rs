@@ -1,0 +1,134 @@
+//! A model that asks again for what it already has: the repeat is answered with a note rather
+//! than run, the second repeat gets a request for the answer with no tools on offer, and a
+//! call written out as that answer is no success.
+
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::zero::{assert_stream_contract, events, zero_openai};
+
+fn run(server: &FakeModel, ws: &tempfile::TempDir, auto: &str, code: i32) -> Vec<Value> {
+    let output = zero_openai(server)
+        .current_dir(ws.path())
+        .args(["exec", "--auto", auto, "-o", "stream-json", "what does a.txt say?"])
+        .assert()
+        .code(code);
+    let events = events(&output.get_output().stdout);
+    assert_stream_contract(&events, code);
+    events
+}
+
+fn results(events: &[Value]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| {
+            (
+                e["status"].as_str().unwrap().to_string(),
+                e["output"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn read_a() -> Reply {
+    Reply::tool_call("read_file", json!({"path": "a.txt"}))
+}
+
+#[test]
+fn repeated_reads_are_not_run_again_and_then_the_answer_is_asked_for_without_tools() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let list = Reply::tool_call("list_directory", json!({}));
+    // A cycle, not only a run of one call: read, list, read (known), list (known).
+    let server = FakeModel::start(
+        Script::new()
+            .reply(read_a())
+            .reply(list.clone())
+            .reply(read_a())
+            .reply(list)
+            .reply(Reply::text("a.txt says alpha")),
+    );
+    let events = run(&server, &ws, "low", 0);
+    let results = results(&events);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(results[0].0, "ok");
+    assert!(results[0].1.contains("alpha"));
+    for (status, output) in &results[2..] {
+        assert_eq!(status, "error");
+        assert!(output.contains("not run again"), "{output}");
+    }
+    let final_event = events.iter().find(|e| e["type"] == "final").unwrap();
+    assert_eq!(final_event["text"], "a.txt says alpha");
+    let requests = server.requests();
+    let last = &requests.last().unwrap().body;
+    assert!(
+        last["tools"].as_array().is_none_or(Vec::is_empty),
+        "the answer is asked for with no tools: {last}"
+    );
+    let earlier = &requests[requests.len() - 2].body;
+    assert!(!earlier["tools"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_change_in_between_makes_the_same_read_new_again() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(read_a())
+            .reply(Reply::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "beta\n"}),
+            ))
+            .reply(read_a())
+            .reply(Reply::text("a.txt says beta")),
+    );
+    let events = run(&server, &ws, "medium", 0);
+    let results = results(&events);
+    assert!(results.iter().all(|(status, _)| status == "ok"), "{results:?}");
+    assert!(results[2].1.contains("beta"), "{results:?}");
+}
+
+#[test]
+fn the_same_failing_edit_is_not_run_a_third_time() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let edit = Reply::tool_call(
+        "edit_file",
+        json!({"path": "a.txt", "old_string": "missing", "new_string": "x"}),
+    );
+    let server = FakeModel::start(
+        Script::new()
+            .reply(edit.clone())
+            .reply(edit.clone())
+            .reply(edit)
+            .reply(Reply::text("I could not find the text to replace.")),
+    );
+    let events = run(&server, &ws, "medium", 0);
+    let results = results(&events);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(!results[0].1.contains("not run again"), "{results:?}");
+    assert!(results[1].1.contains("not run again"), "{results:?}");
+    assert!(results[2].1.contains("not run again"), "{results:?}");
+}
+
+#[test]
+fn a_call_written_out_as_the_answer_is_incomplete_not_success() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(read_a())
+            .reply(read_a())
+            .reply(read_a())
+            .reply(Reply::text(
+                "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n```",
+            )),
+    );
+    let events = run(&server, &ws, "low", 4);
+    let warning = events
+        .iter()
+        .find(|e| e["type"] == "warning" && e["message"].as_str().unwrap().contains("no answer"));
+    assert!(warning.is_some(), "{events:?}");
+}
