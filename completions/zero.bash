@@ -193,7 +193,7 @@ _zero() {
                     return 0
                     ;;
                 --provider)
-                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic local" -- "${cur}"))
                     return 0
                     ;;
                 --base-url)

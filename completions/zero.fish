@@ -54,7 +54,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l output-schema -d 'A J
 complete -c zero -n "__fish_zero_using_subcommand exec" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
-anthropic\t'Anthropic Messages'"
+anthropic\t'Anthropic Messages'
+local\t'A model on this machine: zero starts llama.cpp\'s server itself (built by `scripts/local-model build`) and speaks the OpenAI wire to it over a Unix socket'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l timeout -d 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4' -r

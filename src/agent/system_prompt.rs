@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
+use crate::tools::workspace_files;
 
 /// Project guidance files, read in this order in each directory.
 const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];
@@ -46,14 +47,27 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
     prompt
 }
 
-/// The short version, for a small model on a CPU: where it is, that it must look before it
-/// answers, and what the answer is for.
+/// The most file names the compact prompt lists.
+const COMPACT_FILES: usize = 40;
+
+/// The short version, for a small model on a CPU: where it is and which files are there (a
+/// small model guesses paths it has seen elsewhere rather than look), that it must look before
+/// it answers, and what the answer is for.
 fn compact_intro(facts: &PromptFacts<'_>) -> String {
+    let (files, more) = workspace_files(facts.workspace, COMPACT_FILES);
+    let mut listing: String = files.iter().map(|file| format!("  {file}\n")).collect();
+    if more > 0 {
+        listing.push_str(&format!("  (and {more} more)\n"));
+    }
+    if files.is_empty() {
+        listing.push_str("  (none)\n");
+    }
     format!(
         "You are zero, a coding agent. Nobody will answer questions during this run.\n\
          Workspace root: {workspace}\n\
-         - Before you answer a question about code, read the files it is about with read_file: \
-         grep finds words, it does not understand code.\n\
+         Files in the workspace:\n{listing}\
+         - Before you answer a question about code, read the files it is about with read_file; \
+         never guess what a file says or which files there are.\n\
          - Judge code by what its lines do, not by its names or comments.\n\
          - Paths are relative to the workspace root.\n\
          - Once you have read enough, answer in plain text: what you found, naming the file \
@@ -230,5 +244,32 @@ mod tests {
             compact: false,
         });
         assert!(without.contains("cannot change files or run commands"));
+    }
+
+    #[test]
+    fn the_compact_prompt_is_short_but_keeps_the_rules_and_the_guidance() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "house rule").unwrap();
+        std::fs::write(dir.path().join("odd\nname.py"), "").unwrap();
+        let facts = |compact| PromptFacts {
+            workspace: dir.path(),
+            autonomy: Autonomy::Low,
+            tools: vec!["read_file"],
+            answer_schema: None,
+            compact,
+        };
+        let (full, compact) = (build(&facts(false)), build(&facts(true)));
+        assert!(compact.len() * 3 < full.len() * 2, "{compact}");
+        for needle in [
+            "house rule",
+            "read-only",
+            "read_file",
+            &dir.path().display().to_string(),
+            "  AGENTS.md\n",
+            "  odd\\nname.py\n",
+        ] {
+            assert!(compact.contains(needle), "{needle}: {compact}");
+        }
+        assert!(!full.contains("odd"), "only the compact prompt lists files");
     }
 }

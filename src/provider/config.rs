@@ -684,6 +684,75 @@ mod tests {
     }
 
     #[test]
+    fn the_local_provider_needs_no_key_and_takes_only_local_models() {
+        let local = ProviderFlags {
+            provider: Some(ProviderKind::Local),
+            ..ProviderFlags::default()
+        };
+        // A key set for another wire is never sent to the local server.
+        let config = resolve_in(&local, &env_of(&[("ZERO_API_KEY", "sk-z")])).unwrap();
+        assert_eq!(
+            summary(&config),
+            (ProviderKind::Local, LOCAL_BASE_URL, None, "local:1.5b")
+        );
+        assert_eq!(config.socket, None);
+        assert!(!config.is_official());
+
+        let env = env_of(&[
+            ("ZERO_PROVIDER", "local"),
+            ("ZERO_MODEL", "LOCAL:0.5B"),
+            (SOCKET_VARIABLE, "/run/x/llama.sock"),
+        ]);
+        let child = resolve_in(&ProviderFlags::default(), &env).unwrap();
+        assert_eq!(child.model, "local:0.5b");
+        assert_eq!(child.socket, Some(PathBuf::from("/run/x/llama.sock")));
+        let handed = child.child_variables();
+        assert!(handed.contains(&("ZERO_PROVIDER", "local".to_string())));
+        assert!(handed.contains(&(SOCKET_VARIABLE, "/run/x/llama.sock".to_string())));
+
+        let not_local = ProviderFlags {
+            model: Some("gpt-4.1".into()),
+            ..local.clone()
+        };
+        let error = resolve_in(&not_local, &env_of(&[])).unwrap_err();
+        assert!(
+            matches!(error, ConfigError::NotALocalModel { .. }),
+            "{error}"
+        );
+        let with_url = ProviderFlags {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            ..local
+        };
+        let error = resolve_in(&with_url, &env_of(&[])).unwrap_err();
+        assert!(matches!(error, ConfigError::LocalBaseUrl), "{error}");
+    }
+
+    #[test]
+    fn a_config_files_model_applies_to_the_local_provider_only_when_it_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let xdg = dir.path().to_str().unwrap();
+        std::fs::create_dir_all(dir.path().join("zero")).unwrap();
+        let file = dir.path().join("zero/config.toml");
+        let local = ProviderFlags {
+            provider: Some(ProviderKind::Local),
+            ..ProviderFlags::default()
+        };
+        std::fs::write(&file, "provider = \"openai\"\nmodel = \"gpt-4.1\"\n").unwrap();
+        let config = resolve_in(&local, &env_of(&[("XDG_CONFIG_HOME", xdg)])).unwrap();
+        assert_eq!(config.model, "local:1.5b");
+        std::fs::write(&file, "provider = \"local\"\nmodel = \"local:0.5b\"\n").unwrap();
+        let config = resolve_in(
+            &ProviderFlags::default(),
+            &env_of(&[("XDG_CONFIG_HOME", xdg)]),
+        )
+        .unwrap();
+        assert_eq!(
+            (config.kind, config.model.as_str()),
+            (ProviderKind::Local, "local:0.5b")
+        );
+    }
+
+    #[test]
     fn config_file_is_the_lowest_layer() {
         let dir = tempfile::tempdir().unwrap();
         let xdg = dir.path().to_str().unwrap();

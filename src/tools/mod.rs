@@ -15,6 +15,7 @@ mod patch;
 mod plan;
 pub mod policy;
 mod search;
+pub(crate) use search::workspace_files;
 mod shell;
 #[cfg(test)]
 mod testing;

@@ -32,7 +32,13 @@ fn local_zero(workspace: &tempfile::TempDir, home: &tempfile::TempDir) -> assert
     cmd.env("ZERO_HOME", home.path())
         .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "300000")
         .current_dir(workspace.path())
-        .args(["exec", "--provider", "local", "--enabled-tools", "read_file"]);
+        .args([
+            "exec",
+            "--provider",
+            "local",
+            "--enabled-tools",
+            "read_file",
+        ]);
     cmd
 }
 

@@ -10,7 +10,14 @@ use crate::support::zero::{assert_stream_contract, events, zero_openai};
 fn run(server: &FakeModel, ws: &tempfile::TempDir, auto: &str, code: i32) -> Vec<Value> {
     let output = zero_openai(server)
         .current_dir(ws.path())
-        .args(["exec", "--auto", auto, "-o", "stream-json", "what does a.txt say?"])
+        .args([
+            "exec",
+            "--auto",
+            auto,
+            "-o",
+            "stream-json",
+            "what does a.txt say?",
+        ])
         .assert()
         .code(code);
     let events = events(&output.get_output().stdout);
@@ -86,7 +93,10 @@ fn a_change_in_between_makes_the_same_read_new_again() {
     );
     let events = run(&server, &ws, "medium", 0);
     let results = results(&events);
-    assert!(results.iter().all(|(status, _)| status == "ok"), "{results:?}");
+    assert!(
+        results.iter().all(|(status, _)| status == "ok"),
+        "{results:?}"
+    );
     assert!(results[2].1.contains("beta"), "{results:?}");
 }
 

@@ -37,6 +37,31 @@ fn walker(root: &Path) -> WalkBuilder {
     builder
 }
 
+/// The first `limit` files beneath `workspace` as the search tools see it (ignore files
+/// honoured, hidden entries skipped, sorted by name), workspace-relative, with how many more
+/// there are. A name with control characters is shown escaped, so that no file name can add a
+/// line of its own to a prompt.
+pub(crate) fn workspace_files(workspace: &Path, limit: usize) -> (Vec<String>, usize) {
+    let mut shown = Vec::new();
+    let mut more = 0;
+    let files = walker(workspace)
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()));
+    for entry in files {
+        if shown.len() == limit {
+            more += 1;
+            continue;
+        }
+        let path = display_path(workspace, entry.path());
+        shown.push(match path.chars().any(char::is_control) {
+            true => path.escape_debug().to_string(),
+            false => path,
+        });
+    }
+    (shown, more)
+}
+
 /// `path` as the model should write it: relative to `workspace` when inside it (`.` for the
 /// root itself), absolute otherwise.
 fn display_path(workspace: &Path, path: &Path) -> String {
