@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -72,6 +73,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.structured(rows)?;
     bench.sessions(rows)?;
     bench.mcp(rows)?;
+    bench.local(rows)?;
     bench.specialist(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
@@ -456,6 +458,57 @@ impl Bench<'_> {
             mcp_turn.time(median_turn(&job));
         }
         rows.extend([plain_first, mcp_first, plain_turn, mcp_turn]);
+        Ok(())
+    }
+
+    /// `--provider local` against the tests' stand-in llama-server (a Python script serving
+    /// the socket, `tests/integration/support/fake_llama_server.py`): what zero adds to a local
+    /// run — a service started, its `/health` awaited, one request over the Unix socket, the
+    /// service stopped — beside the same one-answer job over TCP. The real model's load and
+    /// turns are in docs/LOCAL_MODEL.md.
+    fn local(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let mut tcp = Row::new("one-answer job over TCP: launch → exit", Unit::Ms, "");
+        let mut local = Row::new(
+            "--provider local, stand-in server: launch → exit",
+            Unit::Ms,
+            "≤ TCP + server start + 100 ms",
+        );
+        for _ in 0..self.options.runs {
+            let workspace = self.temp_dir()?;
+            let job = self.job(vec![Reply::text(FREE_TEXT_ANSWER)], workspace.path())?;
+            tcp.time(job.finished.wall);
+
+            let cache = self.temp_dir()?;
+            fs::create_dir(cache.path().join("bin"))?;
+            let record = workspace.path().join("record.json");
+            let server = cache.path().join("bin/llama-server");
+            fs::write(
+                &server,
+                include_str!("../../tests/integration/support/fake_llama_server.py")
+                    .replace("@MODE@", "serve")
+                    .replace("@RECORD@", record.to_str().context("a UTF-8 scratch path")?),
+            )?;
+            fs::set_permissions(&server, fs::Permissions::from_mode(0o755))?;
+            fs::write(
+                cache.path().join("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"),
+                "stand-in",
+            )?;
+            let scratch = self.temp_dir()?;
+            let mut command = self.zero(scratch.path())?;
+            command
+                .args(["exec", "--provider", "local", "--auto", "medium", "go"])
+                .env("ZERO_LOCAL_MODEL_CACHE", cache.path())
+                .current_dir(workspace.path());
+            let finished = process::start(&mut command)?.wait()?;
+            ensure!(
+                finished.code == 0,
+                "the local job exited {}; stderr:\n{}",
+                finished.code,
+                tail(&scratch.path().join("stderr")),
+            );
+            local.time(finished.wall);
+        }
+        rows.extend([tcp, local]);
         Ok(())
     }
 

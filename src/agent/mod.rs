@@ -117,6 +117,9 @@ pub enum Ending {
     },
     /// The turn budget ran out; the text is the model's summary (possibly empty).
     OutOfTurns(String),
+    /// The model kept asking for results it already had and, asked for its answer, wrote
+    /// out another call instead.
+    Stuck,
     /// A response took the run tree past its token or cost budget. Its tool calls were not
     /// run; the answer is the one it gave when it called none.
     OverBudget(Exceeded, Option<Answer>),
@@ -286,14 +289,7 @@ impl AgentRun<'_> {
                 }
                 match self.answer_now(&mut request, &mut turns).await {
                     // Still a call, written out as text: the model has no answer to give.
-                    Ok(text) if looks_like_a_tool_call(&text) => {
-                        self.output.emit(EventKind::Warning {
-                            message: "the model kept asking for results it already had and \
-                                      gave no answer"
-                                .into(),
-                        });
-                        break Ending::OutOfTurns(text);
-                    }
+                    Ok(text) if looks_like_a_tool_call(&text) => break Ending::Stuck,
                     Ok(text) => match self.judge(text, &mut rejected, &mut request) {
                         Some(ending) => break ending,
                         None => continue,

@@ -701,6 +701,15 @@ fn conclude(
                 schema_errors: Vec::new(),
             })
         }
+        Ending::Stuck => Err(Failure {
+            exit: ExitCode::Incomplete,
+            code: "incomplete",
+            message: "the model kept asking for tool results it already had, and gave no answer \
+                      when asked for one"
+                .into(),
+            retryable: false,
+            schema_errors: Vec::new(),
+        }),
         Ending::OverBudget(exceeded, answer) => {
             if let Some(answer) = answer {
                 deliver(answer, output, last_message, schema)?;

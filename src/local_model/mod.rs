@@ -286,37 +286,19 @@ impl LocalServer {
         settings: LocalSettings,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<LocalServer, String> {
-        let failed = |message: String| message;
-        let cache = cache_dir(env).ok_or_else(|| {
-            failed(format!(
-                "no cache directory for the local model: set {CACHE_VARIABLE} or HOME"
-            ))
-        })?;
-        let server = cache.join("bin").join("llama-server");
-        let weights = cache.join(model.file());
-        for (path, what) in [(&server, "llama-server"), (&weights, "the model")] {
-            if !path.is_file() {
-                return Err(failed(format!(
-                    "{} is not built ({what} is missing: {}); build it with `{}` in zero's \
-                     source checkout",
-                    model.name(),
-                    path.display(),
-                    model.build_command()
-                )));
-            }
-        }
+        let (server, weights) = installed(model, env)?;
         let temp = runtime
             .temp_dir()
             .await
-            .map_err(|e| failed(format!("cannot open the run directory: {e}")))?;
+            .map_err(|e| format!("cannot open the run directory: {e}"))?;
         let socket = temp.join("llama.sock");
         if socket.as_os_str().len() > SOCKET_PATH_MAX {
-            return Err(failed(format!(
+            return Err(format!(
                 "the local server's socket path {} is longer than a Unix socket takes ({} \
                  bytes, at most {SOCKET_PATH_MAX}): set ZERO_HOME to a shorter directory",
                 socket.display(),
                 socket.as_os_str().len()
-            )));
+            ));
         }
         let log_path = temp.with_file_name("llama-server.log");
         let log = std::fs::OpenOptions::new()
@@ -324,7 +306,7 @@ impl LocalServer {
             .append(true)
             .mode(0o600)
             .open(&log_path)
-            .map_err(|e| failed(format!("cannot create {}: {e}", log_path.display())))?;
+            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
         let launch = Launch::program(
             server,
             server_args(&weights, &socket, settings),
@@ -338,7 +320,7 @@ impl LocalServer {
                 log,
             })
             .await
-            .map_err(|e| failed(format!("cannot start llama-server: {e}")))?;
+            .map_err(|e| format!("cannot start llama-server: {e}"))?;
         // The server's stdout is the service's socket; read it so a chatty server never blocks.
         tokio::spawn(async move {
             let mut stream = stream;
@@ -378,6 +360,30 @@ impl LocalServer {
             )),
         }
     }
+}
+
+/// The server and `model`'s weights in the cache `env` names, or what to run to build them.
+fn installed(
+    model: LocalModel,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(PathBuf, PathBuf), String> {
+    let cache = cache_dir(env).ok_or_else(|| {
+        format!("no cache directory for the local model: set {CACHE_VARIABLE} or HOME")
+    })?;
+    let server = cache.join("bin").join("llama-server");
+    let weights = cache.join(model.file());
+    for (path, what) in [(&server, "llama-server"), (&weights, "the model")] {
+        if !path.is_file() {
+            return Err(format!(
+                "{} is not built ({what} is missing: {}); build it with `{}` in zero's source \
+                 checkout",
+                model.name(),
+                path.display(),
+                model.build_command()
+            ));
+        }
+    }
+    Ok((server, weights))
 }
 
 /// llama-server's arguments: the model, the socket, every core, one slot, greedy decoding
@@ -451,14 +457,10 @@ mod tests {
         );
     }
 
-    fn env_of(pairs: &[(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> + use<> {
-        let pairs = pairs.to_vec();
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| value.to_string())
-        }
+    /// An environment of `pairs`, as the lookup the code under test takes.
+    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        let vars: std::collections::HashMap<&str, &str> = pairs.iter().copied().collect();
+        move |name| vars.get(name).map(|value| value.to_string())
     }
 
     #[test]

@@ -38,14 +38,20 @@ fn results(events: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A workspace with `a.txt`, which says "alpha".
+fn workspace() -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    ws
+}
+
 fn read_a() -> Reply {
     Reply::tool_call("read_file", json!({"path": "a.txt"}))
 }
 
 #[test]
 fn repeated_reads_are_not_run_again_and_then_the_answer_is_asked_for_without_tools() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let ws = workspace();
     let list = Reply::tool_call("list_directory", json!({}));
     // A cycle, not only a run of one call: read, list, read (known), list (known).
     let server = FakeModel::start(
@@ -79,8 +85,7 @@ fn repeated_reads_are_not_run_again_and_then_the_answer_is_asked_for_without_too
 
 #[test]
 fn a_change_in_between_makes_the_same_read_new_again() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let ws = workspace();
     let server = FakeModel::start(
         Script::new()
             .reply(read_a())
@@ -102,8 +107,7 @@ fn a_change_in_between_makes_the_same_read_new_again() {
 
 #[test]
 fn the_same_failing_edit_is_not_run_a_third_time() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let ws = workspace();
     let edit = Reply::tool_call(
         "edit_file",
         json!({"path": "a.txt", "old_string": "missing", "new_string": "x"}),
@@ -125,8 +129,7 @@ fn the_same_failing_edit_is_not_run_a_third_time() {
 
 #[test]
 fn a_call_written_out_as_the_answer_is_incomplete_not_success() {
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let ws = workspace();
     let server = FakeModel::start(
         Script::new()
             .reply(read_a())
@@ -137,8 +140,17 @@ fn a_call_written_out_as_the_answer_is_incomplete_not_success() {
             )),
     );
     let events = run(&server, &ws, "low", 4);
-    let warning = events
-        .iter()
-        .find(|e| e["type"] == "warning" && e["message"].as_str().unwrap().contains("no answer"));
-    assert!(warning.is_some(), "{events:?}");
+    let error = events.iter().find(|e| e["type"] == "error").unwrap();
+    assert_eq!(error["code"], "incomplete");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("gave no answer"),
+        "{error}"
+    );
+    assert!(
+        events.iter().all(|e| e["type"] != "final"),
+        "a written-out call is never delivered as the answer: {events:?}"
+    );
 }
