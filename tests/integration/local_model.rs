@@ -24,11 +24,23 @@ fn workspace() -> tempfile::TempDir {
     dir
 }
 
+/// [`zero`] with this machine's model cache: `zero` gives each command a private `HOME`, so
+/// the cache beneath the real one is named (`ZERO_LOCAL_MODEL_CACHE`, when set, passes through).
+fn local_provider_zero() -> assert_cmd::Command {
+    let mut cmd = zero();
+    let cache_home = std::env::var_os("XDG_CACHE_HOME").map_or_else(
+        || std::path::Path::new(&std::env::var_os("HOME").unwrap()).join(".cache"),
+        std::path::PathBuf::from,
+    );
+    cmd.env("XDG_CACHE_HOME", cache_home);
+    cmd
+}
+
 /// `zero exec --provider local` in `workspace`, with its own data directory `home` (so the
 /// test can look for its server's processes by that path), offered only `read_file` (a short
 /// prompt keeps the first turn fast and the small model's choices few).
 fn local_zero(workspace: &tempfile::TempDir, home: &tempfile::TempDir) -> assert_cmd::Command {
-    let mut cmd = zero();
+    let mut cmd = local_provider_zero();
     cmd.env("ZERO_HOME", home.path())
         .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "300000")
         .current_dir(workspace.path())
@@ -53,7 +65,7 @@ const QUESTION: &str = "Call the read_file tool with path src/lib.rs, then tell 
 fn the_readme_job_on_the_hello_example_names_the_subtraction() {
     let home = tempfile::tempdir().unwrap();
     let hello = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hello");
-    let output = zero()
+    let output = local_provider_zero()
         .env("ZERO_HOME", home.path())
         .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "300000")
         .args(["exec", "--provider", "local", "-C"])
