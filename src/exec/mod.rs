@@ -367,8 +367,9 @@ fn run_job(
             .collect(),
     });
     tasks::register(&mut registry, &tasks, launcher);
-    let local = local_server::settings(&settings)?;
-    let compact = local.is_some_and(|local| local.prompt == PromptStyle::Compact);
+    // Reported with the provider's own errors, once the prompt is known.
+    let local = local_server::settings(&settings);
+    let compact = matches!(&local, Ok(Some(local)) if local.prompt == PromptStyle::Compact);
     let mut filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
     if compact {
         filter.leave_out(COMPACT_LEAVES_OUT);
@@ -432,6 +433,7 @@ fn run_job(
         .as_ref()
         .map_err(|e| Failure::config(e.to_string()))?
         .clone();
+    let local = local?;
     if let Some(limit) = settings.limits.cost
         && price.is_none()
     {

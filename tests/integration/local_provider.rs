@@ -152,6 +152,18 @@ fn the_local_provider_refuses_what_does_not_apply_to_it() {
 }
 
 #[test]
+fn a_missing_prompt_is_reported_before_a_bad_local_setting() {
+    let cache = Cache::empty();
+    let output = cache
+        .zero("medium")
+        .env("ZERO_LOCAL_TEMPLATE", "fancy")
+        .assert()
+        .code(2);
+    let stderr = stderr_of(output.get_output());
+    assert!(stderr.contains("no prompt given"), "{stderr}");
+}
+
+#[test]
 fn a_server_that_fails_to_start_is_exit_3_with_the_end_of_its_stderr() {
     let cache = Cache::with_fake("fail");
     let output = cache.zero("medium").arg("hi").assert().code(3);
