@@ -12,12 +12,11 @@
 //! `scripts/local-eval` (docs/LOCAL_MODEL.md): [`Template`] and [`PromptStyle`].
 
 use std::ffi::OsString;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::runtime::{
-    Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, with_log_tail,
+    Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail,
 };
 
 /// The variable a run hands its specialists the path of its local server's socket in, so they
@@ -301,11 +300,7 @@ impl LocalServer {
             ));
         }
         let log_path = temp.with_file_name("llama-server.log");
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&log_path)
+        let log = open_log(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
         let launch = Launch::program(
             server,

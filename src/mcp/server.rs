@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{ServerConfig, Transport};
 use crate::redact::Secrets;
 use crate::runtime::{
-    Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, with_log_tail,
+    Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail,
 };
 
 /// How long a stdio server whose stdin closed may take to exit on its own before it is
@@ -229,12 +228,8 @@ async fn start_stdio(
         .log_dir
         .ok_or("no directory for its log")?
         .join(format!("mcp-{}.log", config.name));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&log)
-        .map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
+    let file =
+        open_log(&log).map_err(|e| format!("cannot create its log {}: {e}", log.display()))?;
     let (process, stream) = place
         .runtime
         .start_service(ServiceSpec {

@@ -61,7 +61,7 @@ pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use ids::{RunId, TaskId};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
-pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, with_log_tail};
+pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
 pub use spawn::{Launch, this_binary, use_guardian_program};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};

@@ -11,6 +11,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::Arc;
@@ -187,6 +188,16 @@ pub(super) async fn start(
         Ok(started) => started,
         Err(_) => Err(foreground::shutting_down()),
     }
+}
+
+/// Opens (creating it if need be) the file a service's stderr is appended to, readable by
+/// this user only: a server's log can hold what it was sent.
+pub fn open_log(path: &Path) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
 }
 
 /// How a service ended, as words after "it …" (empty when it was stopped or is still running).
