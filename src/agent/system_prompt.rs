@@ -56,8 +56,8 @@ const COMPACT_FILES: usize = 40;
 fn compact_intro(facts: &PromptFacts<'_>) -> String {
     let (files, more) = workspace_files(facts.workspace, COMPACT_FILES);
     let mut listing: String = files.iter().map(|file| format!("  {file}\n")).collect();
-    if more > 0 {
-        listing.push_str(&format!("  (and {more} more)\n"));
+    if more {
+        listing.push_str("  (and more)\n");
     }
     if files.is_empty() {
         listing.push_str("  (none)\n");

@@ -38,28 +38,27 @@ fn walker(root: &Path) -> WalkBuilder {
 }
 
 /// The first `limit` files beneath `workspace` as the search tools see it (ignore files
-/// honoured, hidden entries skipped, sorted by name), workspace-relative, with how many more
-/// there are. A name with control characters is shown escaped, so that no file name can add a
-/// line of its own to a prompt.
-pub(crate) fn workspace_files(workspace: &Path, limit: usize) -> (Vec<String>, usize) {
-    let mut shown = Vec::new();
-    let mut more = 0;
-    let files = walker(workspace)
+/// honoured, hidden entries skipped, sorted by name), workspace-relative, and whether there are
+/// more. The walk stops there: this runs before a run's first request, in any size of tree. A
+/// name with control characters is shown escaped, so that no file name can add a line of its
+/// own to a prompt.
+pub(crate) fn workspace_files(workspace: &Path, limit: usize) -> (Vec<String>, bool) {
+    let mut files: Vec<String> = walker(workspace)
         .build()
         .flatten()
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()));
-    for entry in files {
-        if shown.len() == limit {
-            more += 1;
-            continue;
-        }
-        let path = display_path(workspace, entry.path());
-        shown.push(match path.chars().any(char::is_control) {
-            true => path.escape_debug().to_string(),
-            false => path,
-        });
-    }
-    (shown, more)
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .take(limit + 1)
+        .map(|entry| {
+            let path = display_path(workspace, entry.path());
+            match path.chars().any(char::is_control) {
+                true => path.escape_debug().to_string(),
+                false => path,
+            }
+        })
+        .collect();
+    let more = files.len() > limit;
+    files.truncate(limit);
+    (files, more)
 }
 
 /// `path` as the model should write it: relative to `workspace` when inside it (`.` for the
