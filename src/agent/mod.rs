@@ -306,7 +306,7 @@ impl AgentRun<'_> {
                 self.output,
             )
             .await;
-            repeats.ran(&completion.tool_calls, &results, self.toolset);
+            repeats.ran(&results);
             while let Ok(steps) = plan_updates.try_recv() {
                 plan.clone_from(&steps);
                 self.output.emit(EventKind::Plan { steps });

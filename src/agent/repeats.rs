@@ -16,34 +16,40 @@ use super::calls;
 pub(crate) struct Repeats {
     known: Vec<(String, Value)>,
     strikes: u32,
+    /// The calls of the turn being checked, with whether each only reads, for [`Repeats::ran`].
+    turn: Vec<(String, Value, bool)>,
 }
 
 impl Repeats {
     /// Before a turn's calls run: when every one of them is known, how many such turns there
     /// have been, this one included.
     pub(crate) fn check(&mut self, calls: &[ToolCall], toolset: &Toolset) -> Option<u32> {
-        let all_known = !calls.is_empty()
-            && calls.iter().all(|call| {
-                let (name, args, _) = calls::identity(call, toolset);
-                self.known.iter().any(|(n, a)| *n == name && *a == args)
-            });
+        self.turn = calls
+            .iter()
+            .map(|call| calls::identity(call, toolset))
+            .collect();
+        let all_known = !self.turn.is_empty()
+            && self
+                .turn
+                .iter()
+                .all(|(name, args, _)| self.known.iter().any(|(n, a)| n == name && a == args));
         all_known.then(|| {
             self.strikes += 1;
             self.strikes
         })
     }
 
-    /// After a turn's calls ran, with their `results` in the same order: a call that may have
-    /// changed something and succeeded makes everything known stale; otherwise the turn's
-    /// reads and failed calls are known from now on.
-    pub(crate) fn ran(&mut self, calls: &[ToolCall], results: &[Message], toolset: &Toolset) {
-        let mut turn = Vec::with_capacity(calls.len());
+    /// After the checked turn's calls ran, with their `results` in the same order: a call that
+    /// may have changed something and succeeded makes everything known stale; otherwise the
+    /// turn's reads and failed calls are known from now on.
+    pub(crate) fn ran(&mut self, results: &[Message]) {
+        let mut known = Vec::with_capacity(self.turn.len());
         let mut changed = false;
-        for (call, result) in calls.iter().zip(results) {
+        for ((name, args, read), result) in std::mem::take(&mut self.turn).into_iter().zip(results)
+        {
             let failed = matches!(result, Message::ToolResult { is_error: true, .. });
-            let (name, args, read) = calls::identity(call, toolset);
             if read || failed {
-                turn.push((name, args));
+                known.push((name, args));
             } else {
                 changed = true;
             }
@@ -51,7 +57,7 @@ impl Repeats {
         if changed {
             self.known.clear();
         } else {
-            self.known.extend(turn);
+            self.known.extend(known);
         }
     }
 }
