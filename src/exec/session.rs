@@ -106,7 +106,9 @@ fn begin(
                 })?,
             id => SessionId::parse(id).map_err(usage_error)?,
         };
-        let held = sessions.open(&id).map_err(usage_error)?;
+        let held = sessions
+            .open(&id, run.run_id.as_str())
+            .map_err(usage_error)?;
         let meta = sessions.meta(&id).map_err(usage_error)?;
         if meta.workspace != run.workspace && !args.any_workspace {
             return Err(usage_error(SessionError::OtherWorkspace {
@@ -127,11 +129,15 @@ fn begin(
         let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
         loaded.on_disk = 0;
         let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
-        let held = sessions.create(&id).map_err(usage_error)?;
+        let held = sessions
+            .create(&id, run.run_id.as_str())
+            .map_err(usage_error)?;
         (held, Some(meta), loaded, Some(source.clone()))
     } else {
         let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
-        let held = sessions.create(&id).map_err(usage_error)?;
+        let held = sessions
+            .create(&id, run.run_id.as_str())
+            .map_err(usage_error)?;
         (held, None, session::Loaded::default(), None)
     };
     let mut notes = loaded.repairs.clone();

@@ -20,7 +20,7 @@ mod transcript;
 use std::fmt;
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
@@ -254,9 +254,9 @@ impl Sessions {
             && fs::symlink_metadata(dir.join(META_FILE)).is_ok_and(|meta| meta.is_file())
     }
 
-    /// Creates session `id` and takes its lease. Fails with [`SessionError::Exists`] when it
-    /// exists already.
-    pub fn create(&self, id: &SessionId) -> Result<Held, SessionError> {
+    /// Creates session `id` and takes its lease for run `run`. Fails with
+    /// [`SessionError::Exists`] when it exists already.
+    pub fn create(&self, id: &SessionId, run: &str) -> Result<Held, SessionError> {
         crate::fsutil::private_dir(true)
             .create(&self.root)
             .map_err(SessionError::io("create", &self.root))?;
@@ -268,18 +268,21 @@ impl Sessions {
             }
             Err(e) => return Err(SessionError::io("create", &dir)(e)),
         }
-        self.take(id, dir)
+        self.take(id, dir, run)
     }
 
-    /// Takes the lease of the existing session `id`, or says who holds it.
-    pub fn open(&self, id: &SessionId) -> Result<Held, SessionError> {
+    /// Takes the lease of the existing session `id` for run `run`, or says which run holds it.
+    pub fn open(&self, id: &SessionId, run: &str) -> Result<Held, SessionError> {
         if !self.exists(id) {
             return Err(SessionError::Unknown(id.clone()));
         }
-        self.take(id, self.dir(id))
+        self.take(id, self.dir(id), run)
     }
 
-    fn take(&self, id: &SessionId, dir: PathBuf) -> Result<Held, SessionError> {
+    /// Locks the lease of the session in `dir` and writes `holder` into it (empty for a taker
+    /// that is not a run). The lease, not `session.json`, names the holder: the record is
+    /// written off the run's thread, so a second run refused at once would read the run before.
+    fn take(&self, id: &SessionId, dir: PathBuf, holder: &str) -> Result<Held, SessionError> {
         let path = dir.join(LEASE_FILE);
         let file = File::options()
             .read(true)
@@ -291,16 +294,24 @@ impl Sessions {
             .open(&path)
             .map_err(SessionError::io("open", &path))?;
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lease) => Ok(Held {
+            Ok(lease) => {
+                // The name is for messages only; the lock is what holds the session, so no
+                // fsync.
+                lease
+                    .set_len(0)
+                    .and_then(|()| lease.write_all_at(holder.as_bytes(), 0))
+                    .map_err(SessionError::io("write", &path))?;
+                Ok(Held {
+                    id: id.clone(),
+                    dir,
+                    _lease: lease,
+                })
+            }
+            Err((file, nix::errno::Errno::EWOULDBLOCK)) => Err(SessionError::InUse {
                 id: id.clone(),
-                dir,
-                _lease: lease,
-            }),
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Err(SessionError::InUse {
-                id: id.clone(),
-                run: self
-                    .meta(id)
-                    .map_or_else(|_| "an unknown run".into(), |meta| meta.last_run),
+                run: lease_holder(&file)
+                    .or_else(|| self.meta(id).ok().map(|meta| meta.last_run))
+                    .unwrap_or_else(|| "an unknown run".into()),
             }),
             Err((_, errno)) => Err(SessionError::io("lock", &path)(io::Error::from(errno))),
         }
@@ -382,7 +393,10 @@ impl Sessions {
 
     /// Removes session `id`, unless a run holds it.
     pub fn remove(&self, id: &SessionId) -> Result<(), SessionError> {
-        let held = self.open(id)?;
+        if !self.exists(id) {
+            return Err(SessionError::Unknown(id.clone()));
+        }
+        let held = self.take(id, self.dir(id), "")?;
         fs::remove_dir_all(&held.dir).map_err(SessionError::io("remove", &held.dir))
     }
 }
@@ -405,6 +419,20 @@ impl Held {
         self.dir.join(META_FILE)
     }
 }
+
+/// The run a lease names, when it names one: at most [`HOLDER_LIMIT`] bytes of letters,
+/// digits and `_` (the file is in the data directory, and its text goes into a message).
+fn lease_holder(lease: &File) -> Option<String> {
+    let mut name = [0; HOLDER_LIMIT + 1];
+    let read = lease.read_at(&mut name, 0).ok()?;
+    let name = std::str::from_utf8(&name[..read]).ok()?;
+    let plausible = (1..=HOLDER_LIMIT).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    plausible.then(|| name.to_string())
+}
+
+/// The longest run name a lease is trusted to hold.
+const HOLDER_LIMIT: usize = 64;
 
 /// `json` as the session record at `path`: atomically, 0600.
 fn write_meta_file(path: &Path, json: &[u8]) -> io::Result<()> {
@@ -491,7 +519,10 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path(), data.path().join("sessions/linked")).unwrap();
         let id = SessionId::parse("linked").unwrap();
         assert!(!sessions.exists(&id));
-        assert!(matches!(sessions.open(&id), Err(SessionError::Unknown(_))));
+        assert!(matches!(
+            sessions.open(&id, "run_1"),
+            Err(SessionError::Unknown(_))
+        ));
         assert!(matches!(
             sessions.remove(&id),
             Err(SessionError::Unknown(_))
@@ -504,18 +535,46 @@ mod tests {
     }
 
     #[test]
-    fn a_held_session_is_refused_to_a_second_taker() {
+    fn a_held_session_is_refused_to_a_second_taker_with_the_holders_name() {
         let data = tempfile::tempdir().unwrap();
         let sessions = Sessions::new(data.path());
         let id = SessionId::parse("s1").unwrap();
-        let held = sessions.create(&id).unwrap();
-        assert!(matches!(sessions.create(&id), Err(SessionError::Exists(_))));
-        std::fs::write(held.dir().join(META_FILE), "{}").unwrap();
-        match sessions.open(&id) {
-            Err(SessionError::InUse { run, .. }) => assert_eq!(run, "an unknown run"),
+        let held = sessions.create(&id, "run_holder").unwrap();
+        std::fs::write(held_meta(&sessions, &id), "{}").unwrap();
+        assert!(matches!(
+            sessions.create(&id, "run_2"),
+            Err(SessionError::Exists(_))
+        ));
+        // The record is not written yet (a run writes it off its thread): the lease tells.
+        let refused_run = |sessions: &Sessions| match sessions.open(&id, "run_2") {
+            Err(SessionError::InUse { run, .. }) => run,
             other => panic!("{other:?}"),
-        }
+        };
+        assert_eq!(refused_run(&sessions), "run_holder");
         drop(held);
-        assert!(sessions.open(&id).is_ok());
+        let held = sessions.open(&id, "run_next").unwrap();
+        assert_eq!(refused_run(&sessions), "run_next", "the name is replaced");
+        drop(held);
+    }
+
+    #[test]
+    fn a_lease_that_names_no_run_is_not_quoted() {
+        let data = tempfile::tempdir().unwrap();
+        let sessions = Sessions::new(data.path());
+        let id = SessionId::parse("s1").unwrap();
+        let lease = data.path().join("sessions/s1").join(LEASE_FILE);
+        let _held = sessions.create(&id, "").unwrap();
+        std::fs::write(held_meta(&sessions, &id), "{}").unwrap();
+        for written in ["", "run\n\u{1b}[31mforged", &"r".repeat(HOLDER_LIMIT + 1)] {
+            std::fs::write(&lease, written).unwrap();
+            match sessions.open(&id, "run_2") {
+                Err(SessionError::InUse { run, .. }) => assert_eq!(run, "an unknown run"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    fn held_meta(sessions: &Sessions, id: &SessionId) -> PathBuf {
+        sessions.dir(id).join(META_FILE)
     }
 }

@@ -337,7 +337,7 @@ mod tests {
     fn what_is_recorded_loads_back_and_a_crash_is_repaired() {
         let data = tempfile::tempdir().unwrap();
         let held = Sessions::new(data.path())
-            .create(&SessionId::parse("s").unwrap())
+            .create(&SessionId::parse("s").unwrap(), "run_1")
             .unwrap();
         let secrets = Secrets::default();
         secrets.add("sk-secret-value-12345");
@@ -388,7 +388,7 @@ mod tests {
     fn a_reset_replaces_what_came_before_and_a_bad_line_is_named() {
         let data = tempfile::tempdir().unwrap();
         let held = Sessions::new(data.path())
-            .create(&SessionId::parse("s").unwrap())
+            .create(&SessionId::parse("s").unwrap(), "run_1")
             .unwrap();
         let transcript = Transcript::open(&held, "run_1", 0, Secrets::default(), &meta()).unwrap();
         let old = vec![Message::User {

@@ -197,7 +197,8 @@ fn a_fork_starts_from_a_copy_and_leaves_the_original_as_it_was() {
 fn a_session_in_use_is_refused_to_a_second_run_at_once() {
     let server = FakeModel::start(answers(&["first"]).reply(Reply::text("thinking").stall()));
     let place = Place::new();
-    place.run(&server, &["--session-id", "shared"], "start");
+    let (_, started) = place.run(&server, &["--session-id", "shared"], "start");
+    let first_run = started[0]["runId"].as_str().unwrap().to_string();
     let holder = Running(
         place
             .command(&server, &["--resume", "shared"], "continue")
@@ -209,8 +210,12 @@ fn a_session_in_use_is_refused_to_a_second_run_at_once() {
     wait_for("the first resume to reach the model", DEADLINE, || {
         (server.requests().len() == 2).then_some(())
     });
-    let meta: Value = place.meta("shared");
-    let holder_run = meta["lastRun"].as_str().unwrap();
+    // The holder records itself off its thread; its record is read once it is there.
+    let holder_run = wait_for("the holder's record", DEADLINE, || {
+        let meta: Value = place.meta("shared");
+        let last = meta["lastRun"].as_str().unwrap().to_string();
+        (last != first_run).then_some(last)
+    });
     let (code, events) = place.run(&server, &["--resume", "shared"], "me too");
     assert_eq!(code, 2, "{events:?}");
     let message = error_message(&events);
