@@ -9,6 +9,7 @@ mod calls;
 mod compaction;
 mod repeats;
 pub(crate) mod system_prompt;
+mod written_calls;
 
 use serde_json::Value;
 
@@ -23,19 +24,6 @@ use crate::structured::{self, OutputSchema, Violation};
 use crate::tools::{PlanStep, ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
 use compaction::Estimator;
-
-/// Whether `text` is a tool call written out (`{"name": …, "arguments": …}`, fenced or not)
-/// rather than an answer: what a small model gives when asked to answer without tools after
-/// a conversation of calls.
-fn looks_like_a_tool_call(text: &str) -> bool {
-    let body = text.trim();
-    let body = body
-        .strip_prefix("```json")
-        .or_else(|| body.strip_prefix("```"))
-        .map_or(body, |rest| rest.trim_end().trim_end_matches("```"));
-    serde_json::from_str::<serde_json::Value>(body.trim())
-        .is_ok_and(|value| value.get("name").is_some() && value.get("arguments").is_some())
-}
 
 /// What the model is asked when the turn budget is spent: no tools, just a summary.
 const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows, so you cannot \
@@ -52,6 +40,24 @@ const REPEATED_CALL: &str = "not run again: you made exactly this call before, a
 /// answer, with no tools on offer for that request.
 const ANSWER_NOW_REQUEST: &str = "You keep asking for tool results you already have. No more \
      tools: answer the original question now, in plain text, from the tool results above.";
+
+/// What the model is told when its answer is a call written out as text (see
+/// [`written_calls`]): the call of `tool` was not run, and how to make it.
+fn written_call_note(tool: &str) -> String {
+    format!(
+        "That was not run: it is a call of `{tool}` written as text, and only calls made \
+         through the tool-calling interface run. Make the call that way, or, if you have what \
+         you need, answer in plain text."
+    )
+}
+
+/// The warning of an answer that was a call written out as text, sent back to the model.
+fn written_call_warning(tool: &str) -> String {
+    format!(
+        "the model wrote a call of `{tool}` as text instead of making it; it was not run, and \
+         the model was told"
+    )
+}
 
 /// The warning of a response that ended at the output token limit (`--max-output-tokens`):
 /// its text is incomplete, and so may be its last tool call, which then gets an error result.
@@ -117,9 +123,8 @@ pub enum Ending {
     },
     /// The turn budget ran out; the text is the model's summary (possibly empty).
     OutOfTurns(String),
-    /// The model kept asking for results it already had and, asked for its answer, wrote
-    /// out another call instead.
-    Stuck,
+    /// The model gave no answer, and asking it again would not bring one.
+    Stuck(Stuck),
     /// A response took the run tree past its token or cost budget. Its tool calls were not
     /// run; the answer is the one it gave when it called none.
     OverBudget(Exceeded, Option<Answer>),
@@ -127,6 +132,17 @@ pub enum Ending {
     Failed(ProviderError),
     /// The run was cancelled.
     Cancelled,
+}
+
+/// Why a model is stuck (see [`Ending::Stuck`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stuck {
+    /// It kept asking for results it already had and, asked for its answer, wrote out
+    /// another call instead.
+    Repeating,
+    /// It wrote a call (of this tool) out as text again after it was told such calls are
+    /// not run.
+    WritingCalls(String),
 }
 
 /// Token counts as the events report them.
@@ -185,6 +201,8 @@ impl AgentRun<'_> {
         let mut told_about_tasks = false;
         // Answers that missed the schema and went back to the model.
         let mut rejected = 0;
+        // Answers in a row that were calls written out as text.
+        let mut written = 0;
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
         let mut repeats = repeats::Repeats::default();
@@ -245,17 +263,26 @@ impl AgentRun<'_> {
                 });
             }
             if completion.tool_calls.is_empty() {
+                if let Some(tool) = self.written_call(&completion.text, &request) {
+                    written += 1;
+                    if written > 1 {
+                        break Ending::Stuck(Stuck::WritingCalls(tool));
+                    }
+                    self.output.emit(EventKind::Warning {
+                        message: written_call_warning(&tool),
+                    });
+                    send_back(&mut request, completion.text, written_call_note(&tool));
+                    continue;
+                }
                 if !told_about_tasks {
                     let running = self.tasks.running().await;
                     if !running.is_empty() {
                         told_about_tasks = true;
-                        request.messages.push(Message::Assistant {
-                            text: completion.text,
-                            tool_calls: Vec::new(),
-                        });
-                        request.messages.push(Message::User {
-                            content: still_running_notice(&running),
-                        });
+                        send_back(
+                            &mut request,
+                            completion.text,
+                            still_running_notice(&running),
+                        );
                         continue;
                     }
                 }
@@ -264,6 +291,7 @@ impl AgentRun<'_> {
                     None => continue,
                 }
             }
+            written = 0;
             // Tools are wanted after all: the answer is not due yet.
             if let Some(format) = &mut request.answer_format {
                 format.answer_now = false;
@@ -289,7 +317,9 @@ impl AgentRun<'_> {
                 }
                 match self.answer_now(&mut request, &mut turns).await {
                     // Still a call, written out as text: the model has no answer to give.
-                    Ok(text) if looks_like_a_tool_call(&text) => break Ending::Stuck,
+                    Ok(text) if self.written_call(&text, &request).is_some() => {
+                        break Ending::Stuck(Stuck::Repeating);
+                    }
                     Ok(text) => match self.judge(text, &mut rejected, &mut request) {
                         Some(ending) => break ending,
                         None => continue,
@@ -367,13 +397,7 @@ impl AgentRun<'_> {
                         structured::list(&violations)
                     ),
                 });
-                request.messages.push(Message::Assistant {
-                    text,
-                    tool_calls: Vec::new(),
-                });
-                request.messages.push(Message::User {
-                    content: structured::feedback(&violations),
-                });
+                send_back(request, text, structured::feedback(&violations));
                 // The answer is due: a server that can hold it to the schema is asked to.
                 if let Some(format) = &mut request.answer_format {
                     format.answer_now = true;
@@ -387,6 +411,19 @@ impl AgentRun<'_> {
     /// The answer `text` checked against the run's schema; `None` when it has none.
     fn check(&self, text: &str) -> Option<Result<Value, Vec<Violation>>> {
         self.schema.map(|check| check.schema.check(text))
+    }
+
+    /// The tool `text` calls, when it is a call of a tool `request` offers written out as
+    /// text — unless `--output-schema` accepts it: then it is the answer asked for, whatever
+    /// it looks like.
+    fn written_call(&self, text: &str, request: &Request) -> Option<String> {
+        let offered: Vec<&str> = request
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect();
+        written_calls::called_tool(text, &offered)
+            .filter(|_| !matches!(self.check(text), Some(Ok(_))))
     }
 
     /// The model's context window, waited for (the server is still being asked only right
@@ -526,6 +563,16 @@ impl AgentRun<'_> {
     }
 }
 
+/// An answer that is not taken goes back to the model, kept in the conversation with the
+/// `note` that says why.
+fn send_back(request: &mut Request, answer: String, note: String) {
+    request.messages.push(Message::Assistant {
+        text: answer,
+        tool_calls: Vec::new(),
+    });
+    request.messages.push(Message::User { content: note });
+}
+
 /// Why the conversation is compacted.
 #[derive(Debug, Clone, Copy)]
 enum Trigger {
@@ -547,26 +594,4 @@ fn still_running_notice(running: &[TaskRecord]) -> String {
          with TaskStop, or answer again to finish (they will be stopped).",
         ids.join(", ")
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::looks_like_a_tool_call;
-
-    #[test]
-    fn a_call_written_out_is_no_answer_but_prose_about_one_is() {
-        for call in [
-            "```json\n{\"name\": \"grep\", \"arguments\": {\"pattern\": \"bug\"}}\n```",
-            "{\"name\": \"read_file\", \"arguments\": {}}",
-        ] {
-            assert!(looks_like_a_tool_call(call), "{call}");
-        }
-        for answer in [
-            "add returns a - b: it subtracts",
-            "```json\n{\"verdict\": \"bug\"}\n```",
-            "Call read_file with {\"name\": 1, \"arguments\": 2} to see.",
-        ] {
-            assert!(!looks_like_a_tool_call(answer), "{answer}");
-        }
-    }
 }

@@ -20,7 +20,7 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, system_prompt};
+use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, Stuck, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
@@ -703,12 +703,18 @@ fn conclude(
                 schema_errors: Vec::new(),
             })
         }
-        Ending::Stuck => Err(Failure {
+        Ending::Stuck(stuck) => Err(Failure {
             exit: ExitCode::Incomplete,
             code: "incomplete",
-            message: "the model kept asking for tool results it already had, and gave no answer \
-                      when asked for one"
-                .into(),
+            message: match stuck {
+                Stuck::Repeating => "the model kept asking for tool results it already had, \
+                                     and gave no answer when asked for one"
+                    .into(),
+                Stuck::WritingCalls(tool) => format!(
+                    "the model wrote its tool calls as text (a call of `{tool}`) instead of \
+                     making them, again after it was told they are not run; it gave no answer"
+                ),
+            },
             retryable: false,
             schema_errors: Vec::new(),
         }),
