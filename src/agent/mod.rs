@@ -7,6 +7,7 @@
 
 mod calls;
 mod compaction;
+pub(crate) mod first_reads;
 mod repeats;
 pub(crate) mod system_prompt;
 mod written_calls;
@@ -87,6 +88,9 @@ pub struct AgentRun<'a> {
     pub schema: Option<SchemaCheck<'a>>,
     /// Where the conversation is kept as it grows (the run's session), if anywhere.
     pub transcript: Option<&'a Transcript>,
+    /// Files read for the model before its first request (see [`first_reads`]): the ones the
+    /// prompt names, in the compact style; none otherwise.
+    pub first_reads: Vec<String>,
 }
 
 /// `--output-schema` and `--schema-retries`: the schema, and how many answers that miss it
@@ -206,6 +210,7 @@ impl AgentRun<'_> {
         let mut sizes = Estimator::new(&request.tools);
         let mut plan: Vec<PlanStep> = Vec::new();
         let mut repeats = repeats::Repeats::default();
+        self.read_first(&mut request, &context, &mut repeats).await;
         let ending = loop {
             self.record(&request.messages);
             if turns == self.max_turns {
@@ -360,6 +365,29 @@ impl AgentRun<'_> {
         }
         self.record(&request.messages);
         Report { ending, turns }
+    }
+
+    /// Reads [`AgentRun::first_reads`] into the conversation as a turn of `read_file` calls,
+    /// as if the model had made them; the repeat guard knows them from then on.
+    async fn read_first(
+        &self,
+        request: &mut Request,
+        context: &ToolContext,
+        repeats: &mut repeats::Repeats,
+    ) {
+        if self.first_reads.is_empty() || self.toolset.lookup("read_file").is_err() {
+            return;
+        }
+        let calls = first_reads::calls(&self.first_reads);
+        repeats.check(&calls, self.toolset);
+        request.messages.push(Message::Assistant {
+            text: String::new(),
+            tool_calls: calls.clone(),
+        });
+        let cap = calls::result_cap(self.window().await.tokens, calls.len());
+        let results = calls::run_all(&calls, false, cap, self.toolset, context, self.output).await;
+        repeats.ran(&results);
+        request.messages.extend(results);
     }
 
     /// Hands the conversation's new messages to the run's transcript, if it keeps one.

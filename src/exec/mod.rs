@@ -20,7 +20,7 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, Stuck, system_prompt};
+use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, Stuck, first_reads, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
@@ -552,6 +552,10 @@ fn run_job(
             retries: settings.schema_retries,
         }),
         transcript: session.as_ref().map(|session| &session.transcript),
+        first_reads: match compact {
+            true => first_reads::named_files(&workspace, &prompt),
+            false => Vec::new(),
+        },
     };
     let deadline = settings.deadline;
     let timed_out = Arc::new(AtomicBool::new(false));

@@ -82,6 +82,7 @@ fn run_cancelled_after(
         window: WindowLookup::known(ContextWindow::DEFAULT),
         schema: None,
         transcript: None,
+        first_reads: Vec::new(),
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

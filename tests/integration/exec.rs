@@ -567,6 +567,30 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
 }
 
 #[test]
+fn a_hosted_model_reads_the_files_a_prompt_names_itself() {
+    let ws = workspace();
+    std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
+    let server = FakeModel::start(Script::new().reply(Reply::text("ok")));
+    zero_openai(&server)
+        .args(["exec", "what does a.txt say?"])
+        .current_dir(ws.path())
+        .assert()
+        .success();
+    let messages = server.requests()[0].body["messages"].clone();
+    let roles: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user"],
+        "only a small local model gets reads made for it"
+    );
+}
+
+#[test]
 fn a_command_that_times_out_is_killed_with_everything_it_started() {
     let ws = workspace();
     let nonce = crate::support::procs::nonce();

@@ -278,3 +278,93 @@ fn sigterm_while_the_server_loads_stops_it() {
 fn sigkill_of_zero_while_the_server_loads_leaves_no_server_behind() {
     stopped_while_loading(Signal::SIGKILL);
 }
+
+/// The first chat request the fake server recorded.
+fn first_chat_request(record: &Value) -> Value {
+    record["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "/v1/chat/completions")
+        .unwrap()
+        .clone()
+}
+
+/// The roles and tool calls of a recorded request's messages, as `role:tool(args)` strings.
+fn message_outline(request: &Value) -> Vec<String> {
+    request["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let calls: Vec<String> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    format!(
+                        "{}({})",
+                        c["function"]["name"].as_str().unwrap(),
+                        c["function"]["arguments"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            format!("{}:{}", m["role"].as_str().unwrap(), calls.join(","))
+        })
+        .collect()
+}
+
+#[test]
+fn files_the_prompt_names_are_read_before_the_first_request() {
+    let cache = Cache::with_fake("serve");
+    let ws = cache.workspace.path();
+    std::fs::write(ws.join("tools.py"), "def one():\n    return 1\n").unwrap();
+    std::fs::write(ws.join("other.py"), "x = 2\n").unwrap();
+    let output = cache
+        .zero("medium")
+        .args([
+            "-o",
+            "stream-json",
+            "How many functions are in `tools.py`? Not ../tools.py or missing.py.",
+        ])
+        .assert()
+        .code(0);
+    let record = cache.record();
+    let _kill = KillPid(record["pid"].as_i64().unwrap() as i32);
+    let first = &first_chat_request(&record);
+    assert_eq!(
+        message_outline(first),
+        [
+            "system:",
+            "user:",
+            r#"assistant:read_file({"path":"tools.py"})"#,
+            "tool:"
+        ]
+    );
+    let content = first["body"]["messages"][3]["content"].as_str().unwrap();
+    assert!(content.contains("def one():"), "{content}");
+    // The read is an ordinary call: the caller sees it in the event stream.
+    let events = events(&output.get_output().stdout);
+    let call = events.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!(call["name"], "read_file");
+    assert_eq!(call["args"]["path"], "tools.py");
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "ok");
+    assert_gone(record["pid"].as_i64().unwrap() as i32);
+}
+
+#[test]
+fn a_prompt_that_names_no_file_starts_with_no_read() {
+    let cache = Cache::with_fake("serve");
+    std::fs::write(cache.workspace.path().join("tools.py"), "x = 1\n").unwrap();
+    cache
+        .zero("medium")
+        .args(["-o", "stream-json", "What is this project about?"])
+        .assert()
+        .code(0);
+    let record = cache.record();
+    let _kill = KillPid(record["pid"].as_i64().unwrap() as i32);
+    let first = first_chat_request(&record);
+    assert_eq!(message_outline(&first), ["system:", "user:"]);
+    assert_gone(record["pid"].as_i64().unwrap() as i32);
+}
