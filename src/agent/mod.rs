@@ -88,7 +88,7 @@ pub struct AgentRun<'a> {
     pub schema: Option<SchemaCheck<'a>>,
     /// Where the conversation is kept as it grows (the run's session), if anywhere.
     pub transcript: Option<&'a Transcript>,
-    /// Files read for the model before its first request (see [`first_reads`]): the ones the
+    /// Files read for the model before its first request (see `agent::first_reads`): the ones the
     /// prompt names, in the compact style; none otherwise.
     pub first_reads: Vec<String>,
 }
