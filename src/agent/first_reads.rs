@@ -20,12 +20,12 @@ const MOST: usize = 4;
 pub(crate) fn named_files(workspace: &Path, prompt: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for word in prompt.split_whitespace() {
-        let word = word
-            .trim_start_matches(|c: char| "`\"'([{<".contains(c))
-            .trim_end_matches(|c: char| "`\"')]}>,;:?!.".contains(c));
         if found.len() == MOST {
             break;
         }
+        let word = word
+            .trim_start_matches(|c: char| "`\"'([{<".contains(c))
+            .trim_end_matches(|c: char| "`\"')]}>,;:?!.".contains(c));
         if is_workspace_file(workspace, word) && !found.iter().any(|path| path == word) {
             found.push(word.to_string());
         }

@@ -549,17 +549,23 @@ fn a_broken_stdout_is_an_internal_error_not_a_panic() {
     assert!(stderr.contains("cannot write to stdout"), "{stderr}");
 }
 
+/// The body of the first request `zero exec PROMPT` sends from `ws` to a model that answers
+/// at once.
+fn first_request_of_a_plain_answer(ws: &tempfile::TempDir, prompt: &str) -> Value {
+    let server = FakeModel::start(Script::new().reply(Reply::text("ok")));
+    zero_openai(&server)
+        .args(["exec", prompt])
+        .current_dir(ws.path())
+        .assert()
+        .success();
+    server.requests()[0].body.clone()
+}
+
 #[test]
 fn the_system_prompt_carries_the_workspace_and_project_guidance() {
     let ws = workspace();
     std::fs::write(ws.path().join("AGENTS.md"), "Always run cargo fmt.").unwrap();
-    let server = FakeModel::start(Script::new().reply(Reply::text("ok")));
-    zero_openai(&server)
-        .args(["exec", "hi"])
-        .current_dir(ws.path())
-        .assert()
-        .success();
-    let body = &server.requests()[0].body;
+    let body = &first_request_of_a_plain_answer(&ws, "hi");
     let system = body["messages"][0]["content"].as_str().unwrap();
     assert_eq!(body["messages"][0]["role"], "system");
     assert!(system.contains("Always run cargo fmt."));
@@ -570,13 +576,7 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
 fn a_hosted_model_reads_the_files_a_prompt_names_itself() {
     let ws = workspace();
     std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();
-    let server = FakeModel::start(Script::new().reply(Reply::text("ok")));
-    zero_openai(&server)
-        .args(["exec", "what does a.txt say?"])
-        .current_dir(ws.path())
-        .assert()
-        .success();
-    let messages = server.requests()[0].body["messages"].clone();
+    let messages = first_request_of_a_plain_answer(&ws, "what does a.txt say?")["messages"].clone();
     let roles: Vec<&str> = messages
         .as_array()
         .unwrap()
