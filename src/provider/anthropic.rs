@@ -6,6 +6,8 @@
 //! content blocks, each started, filled by deltas and stopped, with usage split between
 //! `message_start` (input) and `message_delta` (output).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
@@ -15,6 +17,7 @@ use serde_json::value::RawValue;
 use super::assembly::Assembly;
 use super::fault::Fault;
 use super::http::{Decoder, Flow, Wire};
+use super::replay;
 use super::sse::SseEvent;
 use super::{Message, Request, StopReason, StreamDelta};
 
@@ -175,12 +178,12 @@ enum ContentBlock<'a> {
         text: &'a str,
     },
     ToolUse {
-        id: &'a str,
-        name: &'a str,
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
         input: &'a RawValue,
     },
     ToolResult {
-        tool_use_id: &'a str,
+        tool_use_id: Cow<'a, str>,
         content: &'a str,
         is_error: bool,
     },
@@ -198,9 +201,9 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
             Message::Assistant { text, tool_calls } => {
                 let mut blocks: Vec<ContentBlock<'_>> = text_block(text).into_iter().collect();
                 blocks.extend(tool_calls.iter().map(|call| ContentBlock::ToolUse {
-                    id: &call.id,
-                    name: &call.name,
-                    input: tool_input(&call.arguments),
+                    id: replay::call_id(&call.id),
+                    name: replay::tool_name(&call.name),
+                    input: replay::arguments(&call.arguments),
                 }));
                 ("assistant", blocks)
             }
@@ -212,7 +215,7 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
             } => (
                 "user",
                 vec![ContentBlock::ToolResult {
-                    tool_use_id: call_id,
+                    tool_use_id: replay::call_id(call_id),
                     content: output,
                     is_error: *is_error,
                 }],
@@ -237,17 +240,6 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
 
 fn text_block(text: &str) -> Option<ContentBlock<'_>> {
     (!text.is_empty()).then_some(ContentBlock::Text { text })
-}
-
-/// A tool call's stored arguments as the object the API requires, sent as the model wrote them
-/// (checked, not re-built). Arguments that are not a JSON object (the model produced broken
-/// JSON, which the loop already answered with an error result) are sent as `{}` so that the
-/// history stays acceptable to the API.
-fn tool_input(arguments: &str) -> &RawValue {
-    match serde_json::from_str::<&RawValue>(arguments) {
-        Ok(raw) if raw.get().starts_with('{') => raw,
-        _ => serde_json::from_str("{}").expect("`{}` is JSON"),
-    }
 }
 
 /// One streamed event, by its `type`. Unknown types are ignored, as the API asks.
@@ -547,14 +539,6 @@ mod tests {
             Anthropic::new("http://127.0.0.1:9/v1/", 1).url(),
             "http://127.0.0.1:9/v1/messages"
         );
-    }
-
-    #[test]
-    fn tool_inputs_are_objects_sent_as_written() {
-        assert_eq!(tool_input(" {\"a\": [1, 2]}\n").get(), "{\"a\": [1, 2]}");
-        for not_an_object in ["[1]", "\"text\"", "", "{\"a\":", "{} trailing"] {
-            assert_eq!(tool_input(not_an_object).get(), "{}", "{not_an_object:?}");
-        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod fault;
 mod http;
 pub(crate) mod message;
 mod openai;
+mod replay;
 mod sse;
 mod tuning;
 mod window;

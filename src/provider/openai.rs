@@ -6,6 +6,8 @@
 //! a missing `index`, extra fields such as llama.cpp's `timings`, an `{"error": ...}` chunk in
 //! place of a stream failure, and streams that end without `[DONE]`.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
@@ -14,6 +16,7 @@ use serde_json::Value;
 use super::assembly::Assembly;
 use super::fault::Fault;
 use super::http::{Decoder, Flow, Wire};
+use super::replay;
 use super::sse::SseEvent;
 use super::{Message, Request, StopReason, StreamDelta, ToolSpec};
 
@@ -234,7 +237,7 @@ enum ChatMessage<'a> {
         tool_calls: Vec<ChatToolCall<'a>>,
     },
     Tool {
-        tool_call_id: &'a str,
+        tool_call_id: Cow<'a, str>,
         content: &'a str,
     },
 }
@@ -248,11 +251,11 @@ impl<'a> From<&'a Message> for ChatMessage<'a> {
                 tool_calls: tool_calls
                     .iter()
                     .map(|call| ChatToolCall {
-                        id: &call.id,
+                        id: replay::call_id(&call.id),
                         kind: "function",
                         function: ChatFunctionCall {
-                            name: &call.name,
-                            arguments: &call.arguments,
+                            name: replay::tool_name(&call.name),
+                            arguments: replay::arguments(&call.arguments).get(),
                         },
                     })
                     .collect(),
@@ -260,7 +263,7 @@ impl<'a> From<&'a Message> for ChatMessage<'a> {
             Message::ToolResult {
                 call_id, output, ..
             } => ChatMessage::Tool {
-                tool_call_id: call_id,
+                tool_call_id: replay::call_id(call_id),
                 content: output,
             },
         }
@@ -269,7 +272,7 @@ impl<'a> From<&'a Message> for ChatMessage<'a> {
 
 #[derive(Serialize)]
 struct ChatToolCall<'a> {
-    id: &'a str,
+    id: Cow<'a, str>,
     #[serde(rename = "type")]
     kind: &'static str,
     function: ChatFunctionCall<'a>,
@@ -277,8 +280,9 @@ struct ChatToolCall<'a> {
 
 #[derive(Serialize)]
 struct ChatFunctionCall<'a> {
-    name: &'a str,
-    /// The model's own JSON text, sent back as it came.
+    name: Cow<'a, str>,
+    /// The model's own JSON text, sent back as it came when it is a JSON object, else `{}`
+    /// (see [`replay::arguments`]): llama.cpp answers HTTP 500 to anything else.
     arguments: &'a str,
 }
 
@@ -699,6 +703,54 @@ mod tests {
             ))
             .unwrap();
         assert!(no_tools.get("tools").is_none());
+    }
+
+    #[test]
+    fn replayed_calls_are_valid_whatever_the_model_produced() {
+        let call = |id: &str, name: &str, arguments: &str| ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        };
+        let request = Request {
+            system: String::new(),
+            messages: vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![
+                        call(
+                            "c1",
+                            "write_file",
+                            "{\"path\": \"poem.md\", \"content\": \"Ro",
+                        ),
+                        call("c2", "ls", "[1, 2]"),
+                        call("c:3", "", "{ \"a\" : 1 }"),
+                    ],
+                },
+                Message::ToolResult {
+                    call_id: "c:3".into(),
+                    name: String::new(),
+                    output: "Error: unknown tool".into(),
+                    is_error: true,
+                },
+            ],
+            tools: vec![],
+            answer_format: None,
+        };
+        let body: Value = serde_json::from_slice(
+            &OpenAi::new("http://h/v1", 5, "run_1").body("m", &request, false),
+        )
+        .unwrap();
+        let calls = body["messages"][0]["tool_calls"].as_array().unwrap();
+        let arguments: Vec<&str> = calls
+            .iter()
+            .map(|call| call["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(arguments, ["{}", "{}", "{ \"a\" : 1 }"]);
+        assert_eq!(calls[2]["function"]["name"], "unnamed_tool");
+        let id = calls[2]["id"].as_str().unwrap();
+        assert!(id.starts_with("c_3_"), "{id}");
+        assert_eq!(body["messages"][1]["tool_call_id"], id);
     }
 
     #[test]

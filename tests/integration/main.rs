@@ -29,6 +29,7 @@ mod provider;
 mod reconcile;
 mod repeats;
 mod runtime;
+mod replay;
 mod sandbox;
 mod secrets;
 mod sessions;

@@ -340,6 +340,8 @@ pub struct Script {
     props: Option<Value>,
     /// What `GET /v1/models` answers; 404 when unset.
     models: Option<Value>,
+    /// Whether a request replaying a tool call the real servers refuse gets their refusal.
+    strict_replay: bool,
 }
 
 impl Script {
@@ -369,6 +371,16 @@ impl Script {
     /// Answers `GET /v1/models` with `models`, as vLLM's server does.
     pub fn models(mut self, models: Value) -> Script {
         self.models = Some(models);
+        self
+    }
+
+    /// Checks every replayed tool call as the real servers do, and refuses a request with one
+    /// they refuse, without using a scripted reply: on the OpenAI wire arguments that are not
+    /// a JSON object, or an empty name or id, get HTTP 500 (llama.cpp's "Failed to parse tool
+    /// call arguments as JSON"); on the Anthropic wire an input that is not an object, or a
+    /// name or id off the API's pattern, gets HTTP 400.
+    pub fn strict_replay(mut self) -> Script {
+        self.strict_replay = true;
         self
     }
 
@@ -575,6 +587,16 @@ async fn handle(
             None => plain(StatusCode::NOT_FOUND, "fake model: not scripted"),
         };
     }
+    let refusal = match wire {
+        Some(wire) if shared.script.lock().unwrap().strict_replay => {
+            refused_replay(wire, &recorded.body)
+        }
+        _ => None,
+    };
+    if let Some((wire, status, message)) = refusal {
+        shared.requests.lock().unwrap().push(recorded);
+        return error_response(wire, status, &message);
+    }
     let reply = shared.script.lock().unwrap().next_reply(&recorded);
     // Only the conversation: tool descriptions may show example ids.
     let conversation = recorded.body["messages"].to_string();
@@ -631,6 +653,46 @@ async fn handle(
         );
     }
     response
+}
+
+/// The refusal of a real server to a request whose `body` replays a tool call it does not
+/// take (see [`Script::strict_replay`]): the wire, status and message, or `None`.
+fn refused_replay(wire: Wire, body: &Value) -> Option<(Wire, u16, String)> {
+    let messages = body["messages"].as_array()?;
+    let word = |text: &Value| {
+        text.as_str().is_some_and(|text| {
+            !text.is_empty()
+                && text
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
+    };
+    for message in messages {
+        match wire {
+            Wire::OpenAi => {
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let arguments = call["function"]["arguments"].as_str().unwrap_or("");
+                    let object = serde_json::from_str::<Value>(arguments)
+                        .is_ok_and(|value| value.is_object());
+                    if !object || !word(&call["function"]["name"]) || !word(&call["id"]) {
+                        let message =
+                            format!("Failed to parse tool call arguments as JSON: {arguments:?}");
+                        return Some((wire, 500, message));
+                    }
+                }
+            }
+            Wire::Anthropic => {
+                let blocks = message["content"].as_array().into_iter().flatten();
+                for block in blocks.filter(|block| block["type"] == "tool_use") {
+                    if !block["input"].is_object() || !word(&block["name"]) || !word(&block["id"]) {
+                        let message = format!("tool_use is not valid: {block}");
+                        return Some((wire, 400, message));
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response {
