@@ -11,6 +11,7 @@
 pub mod agent;
 pub mod cli;
 mod config_file;
+pub mod environ;
 pub mod exec;
 pub mod exit;
 mod fsutil;

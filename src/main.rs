@@ -12,7 +12,7 @@ use zero::exit::ExitCode;
 use zero::lifecycle;
 use zero::output::OutputFormat;
 use zero::runtime::guardian::{self, GuardianArgs};
-use zero::runtime::sandbox::Sandbox;
+use zero::runtime::sandbox::{GuardFlags, Sandbox};
 
 fn main() -> ProcessExitCode {
     // Before anything else, and so before any child can exist: a signal from here on ends the
@@ -23,6 +23,9 @@ fn main() -> ProcessExitCode {
     if is_guardian {
         return run_guardian();
     }
+    // SAFETY: nothing has started a thread yet, and nothing holds a pointer into the
+    // environment.
+    unsafe { zero::environ::hide_secret_values() };
     if let Err(error) = lifecycle::install() {
         eprintln!("zero: error: {error}");
         return ExitCode::Internal.into();
@@ -78,11 +81,13 @@ fn run_guardian() -> ProcessExitCode {
     let program = command.next().unwrap_or_default();
     lifecycle::exit(guardian::run(GuardianArgs {
         grace: Duration::from_millis(args.grace_ms),
-        sandbox: Sandbox::from_guard_flags(
-            args.confine_writes,
-            args.write_roots,
-            args.block_network,
-        ),
+        sandbox: Sandbox::from_guard_flags(GuardFlags {
+            confine_writes: args.confine_writes,
+            write_roots: args.write_roots,
+            block_network: args.block_network,
+            client_network: args.client_network,
+            drop_privileges: args.drop_privileges,
+        }),
         stdin_from_stdout: args.stdin_from_stdout,
         program,
         args: command.collect(),

@@ -411,9 +411,15 @@ pub struct GuardArgs {
     /// A directory the command may write beneath (repeatable).
     #[arg(long = "write-root", value_name = "DIR")]
     pub write_roots: Vec<PathBuf>,
-    /// Refuse the command IPv4 and IPv6 sockets (with seccomp).
+    /// Allow the command Unix sockets only (with seccomp).
     #[arg(long = "block-network")]
     pub block_network: bool,
+    /// Allow the command only the socket families a network client needs (with seccomp).
+    #[arg(long = "client-network")]
+    pub client_network: bool,
+    /// Drop every capability before the command starts, with `no_new_privs`.
+    #[arg(long = "drop-privileges")]
+    pub drop_privileges: bool,
     /// Give the command the guardian's stdout as its stdin too: a service's socket, which the
     /// runtime both writes and reads.
     #[arg(long = "stdin-from-stdout")]

@@ -3,14 +3,16 @@
 //! the kernel offers. The runtime's guardians enforce it (`runtime::sandbox`); the tools see
 //! it through the policy (`tools::policy::Commands`).
 //!
-//! | level | writes | network | environment |
-//! |---|---|---|---|
-//! | low | the run's `$TMPDIR` only (`bash` is offered read-only) | blocked | secret-looking names withheld |
-//! | medium | workspace, `--add-dir` roots, `$TMPDIR` | blocked | secret-looking names withheld |
-//! | high | anywhere | open | everything but the provider's keys |
+//! | level | writes | network | capabilities | environment |
+//! |---|---|---|---|---|
+//! | low | the run's `$TMPDIR` only (`bash` is offered read-only) | Unix sockets only | none | secret-looking names withheld |
+//! | medium | workspace, `--add-dir` roots, `$TMPDIR` | Unix sockets only | none | secret-looking names withheld |
+//! | high | anywhere | open | zero's | everything but the provider's keys |
 //!
-//! `--network` opens the network at low and medium; `--env-keep NAME` passes one withheld
-//! variable; `--sandbox off` applies no kernel rule (the environment rules stay).
+//! `--network` adds a network client's sockets at low and medium (IPv4, IPv6, netlink
+//! routing; never raw packet sockets); `--env-keep NAME` passes one withheld variable;
+//! `--sandbox off` applies no kernel rule and drops no capability (the environment rules
+//! stay).
 
 use std::path::PathBuf;
 
@@ -23,7 +25,7 @@ use crate::config_file::ConfigFile;
 use crate::output::SandboxInForce;
 use crate::redact::KEY_VARIABLES;
 use crate::redact::looks_secret;
-use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Support, Writes};
+use crate::runtime::sandbox::{Network, Privileges, Sandbox, SandboxMode, Support, Writes};
 use crate::tools::policy::{Autonomy, Commands};
 
 /// The `config.toml` keys this module owns.
@@ -94,10 +96,11 @@ pub(crate) fn resolve(
                 _ => roots.to_vec(),
             }),
             network: if network {
-                Network::Open
+                Network::Clients
             } else {
                 Network::Blocked
             },
+            privileges: Privileges::Dropped,
         },
     };
     let (sandbox, warning) = match mode {
@@ -150,15 +153,32 @@ fn enforceable(wanted: Sandbox, support: Support) -> (Sandbox, Vec<&'static str>
         writes => writes,
     };
     let network = match wanted.network {
-        Network::Blocked if !support.network => {
+        Network::Blocked | Network::Clients if !support.network => {
             missing.push(
-                "the network rule (seccomp is not available), so commands may use the network",
+                "the network rule (seccomp is not available), so commands may open any socket",
             );
             Network::Open
         }
         network => network,
     };
-    (Sandbox { writes, network }, missing)
+    let privileges = match wanted.privileges {
+        Privileges::Dropped if !support.privileges => {
+            missing.push(
+                "the privilege rule (capabilities cannot be dropped here), so commands keep \
+                 zero's privileges",
+            );
+            Privileges::Kept
+        }
+        privileges => privileges,
+    };
+    (
+        Sandbox {
+            writes,
+            network,
+            privileges,
+        },
+        missing,
+    )
 }
 
 /// The names of the variables in `env` no command receives: the provider's keys always, and
@@ -185,10 +205,12 @@ mod tests {
         let wanted = Sandbox {
             writes: Writes::Beneath(vec!["/w".into()]),
             network: Network::Blocked,
+            privileges: Privileges::Dropped,
         };
         let all = Support {
             filesystem: true,
             network: true,
+            privileges: true,
         };
         assert_eq!(
             enforceable(wanted.clone(), all),
@@ -197,9 +219,10 @@ mod tests {
         let none = Support {
             filesystem: false,
             network: false,
+            privileges: false,
         };
         let (sandbox, missing) = enforceable(wanted, none);
         assert_eq!(sandbox, Sandbox::open());
-        assert_eq!(missing.len(), 2);
+        assert_eq!(missing.len(), 3);
     }
 }

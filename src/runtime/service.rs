@@ -42,7 +42,8 @@ pub struct ServiceSpec {
 pub enum ServiceNetwork {
     /// As the run's commands may.
     AsCommands,
-    /// Always (an MCP server configured with `"network": true`).
+    /// As a network client may, whatever the run's commands may (an MCP server configured
+    /// with `"network": true`): never raw packet sockets below `--auto high`.
     Open,
     /// Never, where the kernel can block it (seccomp), whatever the run's commands may: a
     /// server that needs only Unix sockets (the local model's).
@@ -99,7 +100,12 @@ pub(super) async fn start(
     let entered = Entered::new(foreground).ok_or(StartError::Closed)?;
     match spec.network {
         ServiceNetwork::AsCommands => {}
-        ServiceNetwork::Open => confinement.sandbox.network = Network::Open,
+        // A client's sockets, never raw ones: a run whose commands may open any socket
+        // (`--auto high`) keeps that for its services too.
+        ServiceNetwork::Open if confinement.sandbox.network == Network::Blocked => {
+            confinement.sandbox.network = Network::Clients;
+        }
+        ServiceNetwork::Open => {}
         ServiceNetwork::Blocked if Support::probe().network => {
             confinement.sandbox.network = Network::Blocked;
         }

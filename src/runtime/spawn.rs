@@ -380,6 +380,7 @@ mod tests {
             sandbox: Sandbox {
                 writes: super::super::sandbox::Writes::Beneath(vec!["/w".into()]),
                 network: super::super::sandbox::Network::Blocked,
+                privileges: super::super::sandbox::Privileges::Dropped,
             },
             temp_dir: Some("/w/tmp".into()),
             withheld: Vec::new(),
@@ -388,14 +389,15 @@ mod tests {
         let grace = Duration::from_millis(10);
         let confined = GuardianCommand::new(&launch, &confinement, grace, Stdio::Piped).args();
         assert_eq!(
-            confined[..6],
+            confined[..7],
             [
                 "__guard",
                 "--grace-ms",
                 "10",
                 "--confine-writes",
                 "--write-root=/w",
-                "--block-network"
+                "--block-network",
+                "--drop-privileges"
             ]
         );
         launch.confined = false;

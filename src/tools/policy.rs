@@ -71,7 +71,9 @@ pub fn confinement_words(sandbox: &Sandbox) -> (&'static str, &'static str) {
         Writes::Beneath(_) => "landlock",
     };
     let network = match sandbox.network {
-        Network::Open => "open",
+        // A client's sockets are the network as a user means it; the families a client
+        // never needs stay refused either way (docs/ARCHITECTURE.md, "Sandbox").
+        Network::Open | Network::Clients => "open",
         Network::Blocked => "blocked",
     };
     (filesystem, network)
@@ -359,7 +361,11 @@ mod tests {
             _ => vec![root.to_path_buf()],
         });
         policy(level, root).with_commands(Commands {
-            sandbox: Sandbox { writes, network },
+            sandbox: Sandbox {
+                writes,
+                network,
+                ..Sandbox::open()
+            },
             ..Commands::default()
         })
     }

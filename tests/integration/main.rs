@@ -17,6 +17,7 @@ mod caching;
 mod ci_doc;
 mod cli;
 mod compaction;
+mod containment;
 mod exec;
 mod generated;
 mod hostile_names;

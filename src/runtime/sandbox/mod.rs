@@ -1,5 +1,5 @@
 //! The kernel sandbox every command of a run is confined by: Landlock for where it may write,
-//! seccomp for whether it may open network sockets.
+//! seccomp for which sockets it may open, and no capabilities at all (`privileges`).
 //!
 //! The run decides once what its commands get ([`Sandbox`], from `--auto`, `--network`, the
 //! roots and what [`Support::probe`] found the kernel offers); every guardian enforces exactly
@@ -15,6 +15,8 @@
 
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod privileges;
 #[cfg(target_os = "linux")]
 mod seccomp;
 
@@ -56,13 +58,28 @@ pub enum Writes {
     Beneath(Vec<PathBuf>),
 }
 
-/// Whether a run's commands may use the network.
+/// Which sockets a run's commands may open. Below `--auto high` it is an allow-list of
+/// families (see `seccomp`): whatever is not named is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Network {
-    /// Any socket.
+    /// Any socket (`--auto high`, or no sandbox).
     Open,
-    /// No IPv4 or IPv6 socket (`socket(2)` fails with `EACCES`); Unix sockets stay allowed.
+    /// What a network client needs (`--network` below high): Unix, IPv4 and IPv6 sockets and
+    /// netlink's routing protocol; every other family (`AF_PACKET`, `AF_VSOCK`, …) fails
+    /// with `EACCES`.
+    Clients,
+    /// Unix sockets only: no IPv4 or IPv6 socket, nor any other family.
     Blocked,
+}
+
+/// Whether a run's commands keep the capabilities zero was started with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Privileges {
+    /// As zero has them (`--auto high`, or no sandbox).
+    Kept,
+    /// None at all, and `no_new_privs`: a root command below `--auto high` is uid 0 without
+    /// root's powers (see `privileges`).
+    Dropped,
 }
 
 /// What one run's commands are confined to.
@@ -70,8 +87,10 @@ pub enum Network {
 pub struct Sandbox {
     /// Where they may write.
     pub writes: Writes,
-    /// Whether they may open network sockets.
+    /// Which sockets they may open.
     pub network: Network,
+    /// Whether they keep zero's capabilities.
+    pub privileges: Privileges,
 }
 
 impl Sandbox {
@@ -80,6 +99,7 @@ impl Sandbox {
         Sandbox {
             writes: Writes::Anywhere,
             network: Network::Open,
+            privileges: Privileges::Kept,
         }
     }
 
@@ -96,7 +116,7 @@ impl Sandbox {
         };
         Sandbox {
             writes,
-            network: self.network,
+            ..self.clone()
         }
     }
 
@@ -112,29 +132,34 @@ impl Sandbox {
                 flags.push(flag);
             }
         }
-        if self.network == Network::Blocked {
-            flags.push(BLOCK_NETWORK_FLAG.into());
+        match self.network {
+            Network::Open => {}
+            Network::Clients => flags.push(CLIENT_NETWORK_FLAG.into()),
+            Network::Blocked => flags.push(BLOCK_NETWORK_FLAG.into()),
+        }
+        if self.privileges == Privileges::Dropped {
+            flags.push(DROP_PRIVILEGES_FLAG.into());
         }
         flags
     }
 
-    /// The sandbox the guardian flags describe: `--confine-writes` with its `--write-root`s,
-    /// and `--block-network`.
-    pub fn from_guard_flags(
-        confine_writes: bool,
-        roots: Vec<PathBuf>,
-        block_network: bool,
-    ) -> Self {
+    /// The sandbox the guardian flags describe (see [`GuardFlags`]).
+    pub fn from_guard_flags(flags: GuardFlags) -> Self {
         Sandbox {
-            writes: if confine_writes {
-                Writes::Beneath(roots)
+            writes: if flags.confine_writes {
+                Writes::Beneath(flags.write_roots)
             } else {
                 Writes::Anywhere
             },
-            network: if block_network {
-                Network::Blocked
+            network: match (flags.block_network, flags.client_network) {
+                (true, _) => Network::Blocked,
+                (false, true) => Network::Clients,
+                (false, false) => Network::Open,
+            },
+            privileges: if flags.drop_privileges {
+                Privileges::Dropped
             } else {
-                Network::Open
+                Privileges::Kept
             },
         }
     }
@@ -147,12 +172,32 @@ impl Default for Sandbox {
     }
 }
 
+/// The sandbox as `zero __guard`'s flags carry it: `--confine-writes` with its
+/// `--write-root`s, `--block-network` or `--client-network`, `--drop-privileges`.
+#[derive(Debug, Clone, Default)]
+pub struct GuardFlags {
+    /// `--confine-writes`.
+    pub confine_writes: bool,
+    /// Every `--write-root`.
+    pub write_roots: Vec<PathBuf>,
+    /// `--block-network`: Unix sockets only (wins over `client_network`).
+    pub block_network: bool,
+    /// `--client-network`: the families a network client needs.
+    pub client_network: bool,
+    /// `--drop-privileges`.
+    pub drop_privileges: bool,
+}
+
 /// The guardian flag that confines writes to the `--write-root`s.
 const CONFINE_WRITES_FLAG: &str = "--confine-writes";
 /// The guardian flag naming one directory writes are allowed beneath.
 const WRITE_ROOT_FLAG: &str = "--write-root";
-/// The guardian flag that blocks network sockets.
+/// The guardian flag that allows Unix sockets only.
 const BLOCK_NETWORK_FLAG: &str = "--block-network";
+/// The guardian flag that allows a network client's socket families only.
+const CLIENT_NETWORK_FLAG: &str = "--client-network";
+/// The guardian flag that drops every capability.
+const DROP_PRIVILEGES_FLAG: &str = "--drop-privileges";
 
 /// What the running kernel lets zero enforce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +206,8 @@ pub struct Support {
     pub filesystem: bool,
     /// seccomp filters can be installed.
     pub network: bool,
+    /// Capabilities can be dropped (Linux).
+    pub privileges: bool,
 }
 
 impl Support {
@@ -172,6 +219,7 @@ impl Support {
             Support {
                 filesystem: landlock::available(),
                 network: seccomp::available(),
+                privileges: true,
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -179,6 +227,7 @@ impl Support {
             Support {
                 filesystem: false,
                 network: false,
+                privileges: false,
             }
         }
     }
@@ -204,13 +253,15 @@ pub fn enforce(sandbox: &Sandbox) -> Result<(), EnforceError> {
     }
     #[cfg(target_os = "linux")]
     {
+        // Capabilities first: dropping the bounding set needs CAP_SETPCAP, which nothing
+        // below needs.
+        if sandbox.privileges == Privileges::Dropped {
+            privileges::drop_all().map_err(EnforceError)?;
+        }
         if let Writes::Beneath(roots) = &sandbox.writes {
             landlock::confine_writes(roots).map_err(EnforceError)?;
         }
-        if sandbox.network == Network::Blocked {
-            seccomp::block_network().map_err(EnforceError)?;
-        }
-        Ok(())
+        seccomp::confine_sockets(sandbox.network).map_err(EnforceError)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -229,6 +280,7 @@ mod tests {
         let sandbox = Sandbox {
             writes: Writes::Beneath(vec!["/work/a b".into(), "/tmp/x".into()]),
             network: Network::Blocked,
+            privileges: Privileges::Dropped,
         };
         let flags = sandbox.guard_flags();
         assert_eq!(
@@ -237,11 +289,29 @@ mod tests {
                 "--confine-writes",
                 "--write-root=/work/a b",
                 "--write-root=/tmp/x",
-                "--block-network"
+                "--block-network",
+                "--drop-privileges"
             ]
         );
-        let back = Sandbox::from_guard_flags(true, vec!["/work/a b".into(), "/tmp/x".into()], true);
+        let back = Sandbox::from_guard_flags(GuardFlags {
+            confine_writes: true,
+            write_roots: vec!["/work/a b".into(), "/tmp/x".into()],
+            block_network: true,
+            client_network: false,
+            drop_privileges: true,
+        });
         assert_eq!(back, sandbox);
+        let clients = Sandbox {
+            network: Network::Clients,
+            privileges: Privileges::Kept,
+            ..Sandbox::open()
+        };
+        assert_eq!(clients.guard_flags(), ["--client-network"]);
+        let back = Sandbox::from_guard_flags(GuardFlags {
+            client_network: true,
+            ..GuardFlags::default()
+        });
+        assert_eq!(back, clients);
         assert!(Sandbox::open().guard_flags().is_empty());
         assert!(!Sandbox::open().confines());
     }
@@ -250,7 +320,7 @@ mod tests {
     fn the_temporary_directory_is_added_only_where_writes_are_confined() {
         let confined = Sandbox {
             writes: Writes::Beneath(vec!["/w".into()]),
-            network: Network::Open,
+            ..Sandbox::open()
         };
         assert_eq!(
             confined.also_writable("/t".into()).writes,
