@@ -4,7 +4,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{self, Place, ServerConfig, ServerState, Started};
+use crate::mcp::{self, Place, ServerConfig, ServerState, Started, UnknownKey};
 use crate::output::{EventKind, McpServerInfo, Output};
 use crate::runtime::Runtime;
 
@@ -55,9 +55,25 @@ pub(crate) async fn start(
     Ok(started)
 }
 
-/// A warning for each server that failed to start, and one when the workspace's own
+/// A warning for each key of the MCP configuration zero does not know, each tool renamed for
+/// a clash of names, each server that failed to start, and when the workspace's own
 /// `.mcp.json` went unread.
-pub(crate) fn warn(states: &[ServerState], project_unread: bool, output: &Output) {
+pub(crate) fn warn(
+    states: &[ServerState],
+    unknown_keys: &[UnknownKey],
+    project_unread: bool,
+    output: &Output,
+) {
+    for unknown in unknown_keys {
+        output.emit(EventKind::Warning {
+            message: unknown.to_string(),
+        });
+    }
+    for clash in states.iter().flat_map(|state| &state.clashes) {
+        output.emit(EventKind::Warning {
+            message: clash.to_string(),
+        });
+    }
     for error in states.iter().filter_map(|state| state.error.as_ref()) {
         output.emit(EventKind::Warning {
             message: format!("{error}; the run goes on without its tools"),

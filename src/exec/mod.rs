@@ -404,7 +404,12 @@ fn run_job(
             None => mcp::Started::default(),
         };
         start_listing(output, workspace, mcp_servers::infos(&started.states));
-        mcp_servers::warn(&started.states, settings.project_mcp_unread, output);
+        mcp_servers::warn(
+            &started.states,
+            &settings.mcp_unknown_keys,
+            settings.project_mcp_unread,
+            output,
+        );
         list_tools(output, &toolset_with(&started));
         if let Some(runtime) = &runtime {
             runtime.block_on(async {
@@ -513,7 +518,12 @@ fn run_job(
             }),
         mcp_servers: mcp_servers::infos(&mcp.states),
     });
-    mcp_servers::warn(&mcp.states, settings.project_mcp_unread, output);
+    mcp_servers::warn(
+        &mcp.states,
+        &settings.mcp_unknown_keys,
+        settings.project_mcp_unread,
+        output,
+    );
     for note in session.iter().flat_map(|session| &session.notes) {
         output.emit(EventKind::Warning {
             message: format!("resuming the session: {note}"),

@@ -16,7 +16,7 @@ use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{ConfigFile, ConfigFileError};
-use crate::mcp::{ServerConfig, config as mcp_config};
+use crate::mcp::{ServerConfig, UnknownKey, config as mcp_config};
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
     WindowSource,
@@ -144,6 +144,8 @@ pub(crate) struct Settings {
     pub(crate) schema_retries: u32,
     /// The MCP servers the run starts (config.toml, `--mcp-project`, `--mcp-config`).
     pub(crate) mcp_servers: Vec<ServerConfig>,
+    /// The keys of the MCP configuration zero does not know, for a warning each.
+    pub(crate) mcp_unknown_keys: Vec<UnknownKey>,
     /// Whether the workspace has a `.mcp.json` this run does not read (no `--mcp-project`).
     pub(crate) project_mcp_unread: bool,
     /// The process environment, which `${VAR}` in an MCP server's entry is expanded from.
@@ -203,13 +205,13 @@ impl Settings {
         )?;
         let keys = FileKeys::read(file.as_ref().ok().and_then(Option::as_ref))?;
         let project_mcp = workspace.join(".mcp.json");
-        let mcp_servers = mcp_config::load(mcp_config::Sources {
+        let mcp = mcp_config::load(mcp_config::Sources {
             config_file: file.as_ref().ok().and_then(Option::as_ref),
             files: &args.mcp_config,
             project: args.mcp_project.then_some(project_mcp.as_path()),
             strict: args.strict_mcp_config,
         })
-        .map_err(Failure::usage)?;
+        .map_err(|error| Failure::usage(error.to_string()))?;
         let project_mcp_unread =
             !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file();
         let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
@@ -259,7 +261,8 @@ impl Settings {
             context_window,
             output_schema,
             schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
-            mcp_servers,
+            mcp_servers: mcp.servers,
+            mcp_unknown_keys: mcp.unknown_keys,
             project_mcp_unread,
             env,
         })

@@ -4,15 +4,26 @@
 //! keys. Every entry is checked when it is read — a bad file is a usage error naming the file
 //! and the server, before anything starts — but `${VAR}` references are expanded only when the
 //! server starts (see [`ServerConfig::expanded`]), so an unset variable fails that server alone.
+//!
+//! What a reference may name is decided when the entry is read, for every source alike: the
+//! provider's key variables (and the private files a parent run hands its key through) in no
+//! field at all, and a variable whose name looks secret not in `command` or `args`, which every
+//! local user can read in `ps` — in the server's command line and in its guardian's. Such a
+//! value goes in `env` (the process's environment, readable by its own user only) or, for an
+//! HTTP server, `headers`. A key a file has that zero does not know is reported with the
+//! closest known key; the keys Claude Code's `.mcp.json` has and zero does not use pass
+//! without a word.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config_file::ConfigFile;
+use crate::config_file::{self, ConfigFile, ConfigFileError};
 use crate::fsutil;
+use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE, looks_secret};
 
 /// How long a server may take to start and list its tools, unless its entry says otherwise.
 pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,6 +37,32 @@ const MAX_NAME: usize = 32;
 
 /// The most an MCP configuration file may hold.
 const FILE_LIMIT: u64 = 1024 * 1024;
+
+/// The keys of a server's entry zero reads, as [`Entry`] spells them (aliases included).
+/// `entry_keys_are_the_fields` keeps the list in step with the struct.
+const ENTRY_KEYS: [&str; 14] = [
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "network",
+    "required",
+    "disabled",
+    "startup_timeout_ms",
+    "startupTimeoutMs",
+    "tool_timeout_ms",
+    "toolTimeoutMs",
+];
+
+/// Keys of Claude Code's `.mcp.json` entries that zero does not use: passed over without a
+/// word, so that one file serves both.
+const CLAUDE_CODE_KEYS: [&str; 2] = ["headersHelper", "oauth"];
+
+/// The keys of a `.mcp.json` file itself.
+const FILE_KEYS: [&str; 1] = ["mcpServers"];
 
 /// One server's entry, as a file writes it (JSON or TOML, the same keys).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,19 +111,31 @@ pub(crate) struct Entry {
         skip_serializing_if = "Option::is_none"
     )]
     pub(crate) tool_timeout_ms: Option<u64>,
+    /// The keys zero does not know, kept to be reported and never written back.
+    #[serde(flatten, skip_serializing)]
+    pub(crate) unknown: BTreeMap<String, serde_json::Value>,
 }
 
-/// A `.mcp.json` file.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// A `.mcp.json` file, as zero writes one for a specialist.
+#[derive(Debug, Serialize)]
 pub(crate) struct McpFile {
     /// The servers, by name.
-    #[serde(rename = "mcpServers", default)]
+    #[serde(rename = "mcpServers")]
     pub(crate) servers: BTreeMap<String, Entry>,
+}
+
+/// A `.mcp.json` file as read: its servers and whatever else it holds.
+#[derive(Debug, Default, Deserialize)]
+struct ReadFile {
+    #[serde(rename = "mcpServers", default)]
+    servers: BTreeMap<String, Entry>,
+    #[serde(flatten)]
+    unknown: BTreeMap<String, serde_json::Value>,
 }
 
 /// The `config.toml` keys this module owns.
 #[derive(Debug, Default, Deserialize)]
-struct FileKeys {
+pub(crate) struct FileKeys {
     #[serde(default)]
     mcp_servers: BTreeMap<String, Entry>,
 }
@@ -112,6 +161,213 @@ pub(crate) enum Transport {
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
     },
+}
+
+/// A field of a server's entry that may hold `${VAR}` references.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// `command`.
+    Command,
+    /// One of `args`.
+    Args,
+    /// The value of one variable of `env`.
+    Env(String),
+    /// `cwd`.
+    Cwd,
+    /// `url`.
+    Url,
+    /// The value of one of `headers`.
+    Header(String),
+}
+
+impl Field {
+    /// Whether the field ends up in the server's command line (and its guardian's), which
+    /// every local user can read.
+    fn in_command_line(&self) -> bool {
+        matches!(self, Field::Command | Field::Args)
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Field::Command => f.write_str("`command`"),
+            Field::Args => f.write_str("`args`"),
+            Field::Env(name) => write!(f, "`env.{name}`"),
+            Field::Cwd => f.write_str("`cwd`"),
+            Field::Url => f.write_str("`url`"),
+            Field::Header(name) => write!(f, "`headers.{name}`"),
+        }
+    }
+}
+
+/// What is wrong with one `${VAR}` reference.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ReferenceError {
+    /// `${` with no `}` after it.
+    #[error("`${{` without its `}}` in \"{0}\"")]
+    Unclosed(String),
+    /// What is between the braces is not a variable's name.
+    #[error("`${{{0}}}` does not name a variable")]
+    NotAName(String),
+    /// The variable is unset (or empty) and the reference gives no default.
+    #[error("the environment variable {0} is not set (and `${{{0}:-default}}` gives no default)")]
+    Unset(String),
+}
+
+/// Why a server's `${VAR}` references could not be expanded when it started.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("in {field}: {problem}")]
+pub(crate) struct ExpandError {
+    /// Where the reference is.
+    field: Field,
+    /// What is wrong with it.
+    problem: ReferenceError,
+}
+
+/// What is wrong with one server's entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EntryProblem {
+    /// The name cannot be part of `mcp__NAME__TOOL` unambiguously.
+    #[error(
+        "a server's name must be 1 to {MAX_NAME} letters, digits, `-` or `_`, without `__` and \
+         not ending in `_` (its tools are called mcp__NAME__TOOL, and a tool's name must say \
+         which server it is of)"
+    )]
+    BadName,
+    /// `"type": "sse"`.
+    #[error(
+        "the SSE transport (which the protocol deprecated) is not supported; use the server's \
+         streamable HTTP endpoint with \"type\": \"http\""
+    )]
+    Sse,
+    /// Both `command` and `url`, and no `type` to choose.
+    #[error("give either `command` (stdio) or `url` (http), not both")]
+    CommandAndUrl,
+    /// Neither `command` nor `url`.
+    #[error("give `command` (a stdio server) or `url` (an HTTP server)")]
+    NoTransport,
+    /// `"type": "stdio"` without `command` (or with `url`).
+    #[error("a stdio server needs `command`")]
+    StdioWithoutCommand,
+    /// `"type": "http"` without `url` (or with `command`).
+    #[error("an HTTP server needs `url` (and no `command`)")]
+    HttpWithoutUrl,
+    /// A `type` zero does not know.
+    #[error("unknown `type` \"{0}\"; use \"stdio\" or \"http\"")]
+    UnknownType(String),
+    /// A time limit of 0 ms.
+    #[error("`{0}` must be at least 1")]
+    ZeroMillis(&'static str),
+    /// A `${` reference that is not well formed.
+    #[error("in {0}: {1}")]
+    Reference(Field, ReferenceError),
+    /// A reference to a provider's key variable (or a file zero hands its key through).
+    #[error(
+        "`${{{variable}}}` in {field}: the provider's key variables are never given to an MCP \
+         server; give the server a key of its own, in a variable of another name"
+    )]
+    ProviderKey {
+        /// The variable.
+        variable: String,
+        /// Where it is referenced.
+        field: Field,
+    },
+    /// A secret-looking variable in `command` or `args`.
+    #[error(
+        "`${{{variable}}}` in {field} would put a secret in the server's command line, which \
+         every local user can read (`ps`); pass it in `env` instead: \"env\": \
+         {{\"{variable}\": \"${{{variable}}}\"}}"
+    )]
+    SecretInCommandLine {
+        /// The variable.
+        variable: String,
+        /// Where it is referenced.
+        field: Field,
+    },
+}
+
+/// Why the run's MCP configuration cannot be used: a usage error, before anything starts.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfigError {
+    /// A configuration file could not be read.
+    #[error("cannot read MCP config {}: {error}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: fsutil::OpenError,
+    },
+    /// A `.mcp.json` file is not JSON of the expected shape.
+    #[error("invalid MCP config {}: {error}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message (it names the line and the column).
+        error: serde_json::Error,
+    },
+    /// `config.toml` could not be read.
+    #[error(transparent)]
+    ConfigFile(#[from] ConfigFileError),
+    /// One server's entry is wrong.
+    #[error("MCP server `{server}` in {origin}: {problem}")]
+    Entry {
+        /// The server's name.
+        server: String,
+        /// The file it is configured in.
+        origin: String,
+        /// What is wrong.
+        problem: EntryProblem,
+    },
+}
+
+/// A key of an MCP configuration that zero does not know: ignored, and reported with the
+/// known key closest to it, when one is (a typo is the usual reason).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// The key, and the known key it is most likely a typo of.
+    found: config_file::UnknownKey,
+    /// The server whose entry has it; `None` for a key of the file itself.
+    server: Option<String>,
+    /// The file.
+    origin: String,
+}
+
+impl fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown key `{}` ", self.found.key)?;
+        if let Some(server) = &self.server {
+            write!(f, "in MCP server `{server}` ")?;
+        }
+        write!(f, "in {} ignored", self.origin)?;
+        match self.found.closest {
+            Some(closest) => write!(f, " (the closest known key is `{closest}`)"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl UnknownKey {
+    /// The keys of `unknown` that are not Claude Code's, each with its closest key in `known`.
+    fn all_of(
+        unknown: &BTreeMap<String, serde_json::Value>,
+        known: &[&'static str],
+        server: Option<&str>,
+        origin: &str,
+    ) -> Vec<UnknownKey> {
+        unknown
+            .keys()
+            .filter(|key| !CLAUDE_CODE_KEYS.contains(&key.as_str()))
+            .map(|key| UnknownKey {
+                found: config_file::UnknownKey {
+                    key: key.clone(),
+                    closest: config_file::closest(key, known.iter().copied()),
+                },
+                server: server.map(str::to_string),
+                origin: origin.to_string(),
+            })
+            .collect()
+    }
 }
 
 /// One server a run may start, checked, `${VAR}` references not yet expanded.
@@ -148,41 +404,62 @@ pub(crate) struct Sources<'a> {
     pub(crate) strict: bool,
 }
 
+/// The run's MCP configuration: its servers and the keys it has that zero ignored.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    /// The servers, by name.
+    pub(crate) servers: Vec<ServerConfig>,
+    /// The unknown keys, in the order the sources were read.
+    pub(crate) unknown_keys: Vec<UnknownKey>,
+}
+
 /// The servers `sources` configure, by name: `config.toml` first, then the project's
 /// `.mcp.json`, then each `--mcp-config` file, a later entry of a name replacing an earlier
 /// one. Disabled entries are left out. The error names the file and the server.
-pub(crate) fn load(sources: Sources<'_>) -> Result<Vec<ServerConfig>, String> {
+pub(crate) fn load(sources: Sources<'_>) -> Result<Loaded, ConfigError> {
+    let mut loaded = Loaded::default();
     let mut servers: BTreeMap<String, ServerConfig> = BTreeMap::new();
-    let mut add = |entries: BTreeMap<String, Entry>, source: &str| -> Result<(), String> {
+    let mut add = |entries: BTreeMap<String, Entry>,
+                   origin: &str,
+                   loaded: &mut Loaded|
+     -> Result<(), ConfigError> {
         for (name, entry) in entries {
-            let server = ServerConfig::check(name, entry, source)?;
-            match server {
-                Some(server) => servers.insert(server.name.clone(), server),
-                None => None,
-            };
+            let unknown = UnknownKey::all_of(&entry.unknown, &ENTRY_KEYS, Some(&name), origin);
+            loaded.unknown_keys.extend(unknown);
+            if let Some(server) = ServerConfig::check(name, entry, origin)? {
+                servers.insert(server.name.clone(), server);
+            }
         }
         Ok(())
     };
     if !sources.strict {
         if let Some(file) = sources.config_file {
-            let keys: FileKeys = file.keys().map_err(|e| e.to_string())?;
-            add(keys.mcp_servers, &file.location().display().to_string())?;
+            let keys: FileKeys = file.keys()?;
+            let origin = file.location().display().to_string();
+            add(keys.mcp_servers, &origin, &mut loaded)?;
         }
         if let Some(project) = sources.project
             && let Some(file) = read_file(project, false)?
         {
-            add(file.servers, &project.display().to_string())?;
+            let origin = project.display().to_string();
+            let unknown = UnknownKey::all_of(&file.unknown, &FILE_KEYS, None, &origin);
+            loaded.unknown_keys.extend(unknown);
+            add(file.servers, &origin, &mut loaded)?;
         }
     }
     for path in sources.files {
         let file = read_file(path, true)?.unwrap_or_default();
-        add(file.servers, &path.display().to_string())?;
+        let origin = path.display().to_string();
+        let unknown = UnknownKey::all_of(&file.unknown, &FILE_KEYS, None, &origin);
+        loaded.unknown_keys.extend(unknown);
+        add(file.servers, &origin, &mut loaded)?;
     }
-    Ok(servers.into_values().collect())
+    loaded.servers = servers.into_values().collect();
+    Ok(loaded)
 }
 
 /// Reads a `.mcp.json` file; a missing one is `None` unless `must_exist`.
-fn read_file(path: &Path, must_exist: bool) -> Result<Option<McpFile>, String> {
+fn read_file(path: &Path, must_exist: bool) -> Result<Option<ReadFile>, ConfigError> {
     let bytes = match fsutil::read_regular(path, FILE_LIMIT) {
         Ok((bytes, _)) => bytes,
         Err(fsutil::OpenError::Io(error))
@@ -191,15 +468,60 @@ fn read_file(path: &Path, must_exist: bool) -> Result<Option<McpFile>, String> {
             return Ok(None);
         }
         Err(error) => {
-            return Err(format!(
-                "cannot read MCP config {}: {error}",
-                path.display()
-            ));
+            return Err(ConfigError::Unreadable {
+                path: path.to_path_buf(),
+                error,
+            });
         }
     };
     serde_json::from_slice(&bytes)
         .map(Some)
-        .map_err(|error| format!("invalid MCP config {}: {error}", path.display()))
+        .map_err(|error| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            error,
+        })
+}
+
+impl Transport {
+    /// The transport with the text of every field that may hold `${VAR}` references replaced
+    /// by what `text` makes of it (given the field and the text as written): the one walk
+    /// over those fields, for checking and for expanding alike.
+    fn map_texts<E>(
+        &self,
+        mut text: impl FnMut(Field, &str) -> Result<String, E>,
+    ) -> Result<Transport, E> {
+        Ok(match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Transport::Stdio {
+                command: text(Field::Command, command)?,
+                args: args
+                    .iter()
+                    .map(|arg| text(Field::Args, arg))
+                    .collect::<Result<_, _>>()?,
+                env: env
+                    .iter()
+                    .map(|(name, value)| Ok((name.clone(), text(Field::Env(name.clone()), value)?)))
+                    .collect::<Result<_, _>>()?,
+                cwd: cwd
+                    .as_deref()
+                    .map(|cwd| text(Field::Cwd, cwd))
+                    .transpose()?,
+            },
+            Transport::Http { url, headers } => Transport::Http {
+                url: text(Field::Url, url)?,
+                headers: headers
+                    .iter()
+                    .map(|(name, value)| {
+                        Ok((name.clone(), text(Field::Header(name.clone()), value)?))
+                    })
+                    .collect::<Result<_, _>>()?,
+            },
+        })
+    }
 }
 
 impl ServerConfig {
@@ -209,55 +531,22 @@ impl ServerConfig {
     }
 
     /// Checks one entry; `None` when it is disabled.
-    fn check(name: String, entry: Entry, source: &str) -> Result<Option<Self>, String> {
-        let fail = |problem: String| format!("MCP server `{name}` in {source}: {problem}");
+    fn check(name: String, entry: Entry, origin: &str) -> Result<Option<Self>, ConfigError> {
+        let fail = |problem: EntryProblem| ConfigError::Entry {
+            server: name.clone(),
+            origin: origin.to_string(),
+            problem,
+        };
         check_name(&name).map_err(fail)?;
         if entry.disabled {
             return Ok(None);
         }
-        let kind = entry.kind.as_deref().map(str::to_ascii_lowercase);
-        let transport = match (kind.as_deref(), &entry.command, &entry.url) {
-            (Some("sse"), _, _) => {
-                return Err(fail(
-                    "the SSE transport (which the protocol deprecated) is not supported; use \
-                     the server's streamable HTTP endpoint with \"type\": \"http\""
-                        .into(),
-                ));
-            }
-            (Some("stdio") | None, Some(command), None) => Transport::Stdio {
-                command: command.clone(),
-                args: entry.args.clone(),
-                env: entry.env.clone(),
-                cwd: entry.cwd.clone(),
-            },
-            (Some("http" | "streamable-http" | "streamable_http") | None, None, Some(url)) => {
-                Transport::Http {
-                    url: url.clone(),
-                    headers: entry.headers.clone(),
-                }
-            }
-            (None, Some(_), Some(_)) => {
-                return Err(fail(
-                    "give either `command` (stdio) or `url` (http), not both".into(),
-                ));
-            }
-            (None, None, None) => {
-                return Err(fail(
-                    "give `command` (a stdio server) or `url` (an HTTP server)".into(),
-                ));
-            }
-            (Some("stdio"), _, _) => return Err(fail("a stdio server needs `command`".into())),
-            (Some("http" | "streamable-http" | "streamable_http"), _, _) => {
-                return Err(fail("an HTTP server needs `url` (and no `command`)".into()));
-            }
-            (Some(other), _, _) => {
-                return Err(fail(format!(
-                    "unknown `type` \"{other}\"; use \"stdio\" or \"http\""
-                )));
-            }
-        };
-        let millis = |value: Option<u64>, key: &str, default: Duration| match value {
-            Some(0) => Err(fail(format!("`{key}` must be at least 1"))),
+        let transport = transport_of(&entry).map_err(fail)?;
+        transport
+            .map_texts(|field, text| check_references(field, text).map(|()| String::new()))
+            .map_err(fail)?;
+        let millis = |value: Option<u64>, key: &'static str, default: Duration| match value {
+            Some(0) => Err(fail(EntryProblem::ZeroMillis(key))),
             Some(ms) => Ok(Duration::from_millis(ms)),
             None => Ok(default),
         };
@@ -272,12 +561,12 @@ impl ServerConfig {
                 "tool_timeout_ms",
                 DEFAULT_TOOL_TIMEOUT,
             )?,
-            name,
-            source: source.to_string(),
+            source: origin.to_string(),
             transport,
             network: entry.network,
             required: entry.required,
             entry,
+            name,
         }))
     }
 
@@ -289,57 +578,25 @@ impl ServerConfig {
     pub(crate) fn expanded(
         &self,
         var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(Transport, Vec<String>), String> {
-        let mut used = Vec::new();
-        let mut in_headers = Vec::new();
-        let mut expand = |text: &str, place: &str| {
-            expand(text, var, &mut used).map_err(|problem| format!("in {place}: {problem}"))
-        };
-        let transport = match &self.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => Transport::Stdio {
-                command: expand(command, "`command`")?,
-                args: args
-                    .iter()
-                    .map(|arg| expand(arg, "`args`"))
-                    .collect::<Result<_, _>>()?,
-                env: env
-                    .iter()
-                    .map(|(name, value)| Ok((name.clone(), expand(value, &format!("env.{name}"))?)))
-                    .collect::<Result<_, String>>()?,
-                cwd: cwd.as_deref().map(|cwd| expand(cwd, "`cwd`")).transpose()?,
-            },
-            Transport::Http { url, headers } => {
-                let url = expand(url, "`url`")?;
-                let mut expanded = BTreeMap::new();
-                for (name, value) in headers {
-                    let mut header_vars = Vec::new();
-                    let value = crate::mcp::config::expand(value, var, &mut header_vars)
-                        .map_err(|problem| format!("in headers.{name}: {problem}"))?;
-                    in_headers.extend(header_vars.into_iter().map(|(_, value)| value));
-                    expanded.insert(name.clone(), value);
-                }
-                Transport::Http {
-                    url,
-                    headers: expanded,
-                }
-            }
-        };
-        let secrets = used
-            .into_iter()
-            .filter(|(name, _)| crate::redact::looks_secret(name))
-            .map(|(_, value)| value)
-            .chain(in_headers)
-            .collect();
+    ) -> Result<(Transport, Vec<String>), ExpandError> {
+        let mut secrets = Vec::new();
+        let transport = self.transport.map_texts(|field, text| {
+            let mut used = Vec::new();
+            let expanded = expand(text, var, &mut used).map_err(|problem| ExpandError {
+                field: field.clone(),
+                problem,
+            })?;
+            let in_header = matches!(field, Field::Header(_));
+            secrets.extend(
+                used.into_iter()
+                    .filter(|(name, _)| in_header || looks_secret(name))
+                    .map(|(_, value)| value),
+            );
+            Ok(expanded)
+        })?;
         Ok((transport, secrets))
     }
-}
 
-impl ServerConfig {
     /// Its entry as a specialist gets it: every `${VAR}` expanded from `var` (a child's
     /// environment lacks the variables withheld from commands), or, when that fails, as
     /// written, so the child reports the same error.
@@ -370,39 +627,103 @@ impl ServerConfig {
     }
 }
 
+/// How `entry` says its server is reached.
+fn transport_of(entry: &Entry) -> Result<Transport, EntryProblem> {
+    let kind = entry.kind.as_deref().map(str::to_ascii_lowercase);
+    match (kind.as_deref(), &entry.command, &entry.url) {
+        (Some("sse"), _, _) => Err(EntryProblem::Sse),
+        (Some("stdio") | None, Some(command), None) => Ok(Transport::Stdio {
+            command: command.clone(),
+            args: entry.args.clone(),
+            env: entry.env.clone(),
+            cwd: entry.cwd.clone(),
+        }),
+        (Some("http" | "streamable-http" | "streamable_http") | None, None, Some(url)) => {
+            Ok(Transport::Http {
+                url: url.clone(),
+                headers: entry.headers.clone(),
+            })
+        }
+        (None, Some(_), Some(_)) => Err(EntryProblem::CommandAndUrl),
+        (None, None, None) => Err(EntryProblem::NoTransport),
+        (Some("stdio"), _, _) => Err(EntryProblem::StdioWithoutCommand),
+        (Some("http" | "streamable-http" | "streamable_http"), _, _) => {
+            Err(EntryProblem::HttpWithoutUrl)
+        }
+        (Some(other), _, _) => Err(EntryProblem::UnknownType(other.to_string())),
+    }
+}
+
 /// A server name is what its tools are called by: letters, digits, `-` and `_`, no `__`
-/// (which separates the parts of `mcp__NAME__TOOL`), at most [`MAX_NAME`] characters.
-fn check_name(name: &str) -> Result<(), String> {
+/// (which separates the parts of `mcp__NAME__TOOL`) and no `_` at its end, at most
+/// [`MAX_NAME`] characters. The last two make the name the one `mcp__NAME__` prefix of its
+/// tools' names: were `x_` allowed, its tool `t` and server `x`'s tool `_t` would both be
+/// `mcp__x___t`, and `mcp__x__*` would take in the tools of both.
+fn check_name(name: &str) -> Result<(), EntryProblem> {
     let valid = !name.is_empty()
         && name.len() <= MAX_NAME
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        && !name.contains("__");
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "a server's name must be 1 to {MAX_NAME} letters, digits, `-` or `_`, without `__`"
-        ))
-    }
+        && !name.contains("__")
+        && !name.ends_with('_');
+    valid.then_some(()).ok_or(EntryProblem::BadName)
 }
 
-/// `text` with `${NAME}` and `${NAME:-default}` replaced from `var`; each variable used is
-/// added to `used` with its value. A `$` not followed by `{` stays as it is.
-fn expand(
-    text: &str,
-    var: &dyn Fn(&str) -> Option<String>,
-    used: &mut Vec<(String, String)>,
-) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
+/// Whether the variable `name` is one no server's entry may name: a provider's key, or the
+/// private files a parent run hands its key and its spending report through.
+fn never_expanded(name: &str) -> bool {
+    KEY_VARIABLES.contains(&name) || name == HANDED_KEY_VARIABLE || name == USAGE_REPORT_VARIABLE
+}
+
+/// Checks the references in `text`, the value of `field`: well formed, no provider key
+/// anywhere, and nothing secret-looking in the command line.
+fn check_references(field: Field, text: &str) -> Result<(), EntryProblem> {
+    let pieces = pieces(text).map_err(|problem| EntryProblem::Reference(field.clone(), problem))?;
+    for piece in pieces {
+        let Piece::Variable { name, .. } = piece else {
+            continue;
+        };
+        if never_expanded(name) {
+            return Err(EntryProblem::ProviderKey {
+                variable: name.to_string(),
+                field,
+            });
+        }
+        if field.in_command_line() && looks_secret(name) {
+            return Err(EntryProblem::SecretInCommandLine {
+                variable: name.to_string(),
+                field,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A part of a text that may hold `${VAR}` references.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece<'a> {
+    /// Text as it is.
+    Literal(&'a str),
+    /// `${NAME}` or `${NAME:-default}`.
+    Variable {
+        /// The variable's name.
+        name: &'a str,
+        /// What stands in when it is unset or empty.
+        default: Option<&'a str>,
+    },
+}
+
+/// `text` cut into literal text and references. A `$` not followed by `{` is literal.
+fn pieces(text: &str) -> Result<Vec<Piece<'_>>, ReferenceError> {
+    let mut pieces = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
+        pieces.push(Piece::Literal(&rest[..start]));
         let after = &rest[start + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("`${{` without its `}}` in \"{text}\""))?;
+            .ok_or_else(|| ReferenceError::Unclosed(text.to_string()))?;
         let reference = &after[..end];
         let (name, default) = match reference.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
@@ -412,24 +733,38 @@ fn expand(
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit());
         if !valid {
-            return Err(format!("`${{{reference}}}` does not name a variable"));
+            return Err(ReferenceError::NotAName(reference.to_string()));
         }
-        match (var(name).filter(|value| !value.is_empty()), default) {
-            (Some(value), _) => {
-                out.push_str(&value);
-                used.push((name.to_string(), value));
-            }
-            (None, Some(default)) => out.push_str(default),
-            (None, None) => {
-                return Err(format!(
-                    "the environment variable {name} is not set (and `${{{name}:-default}}` \
-                     gives no default)"
-                ));
-            }
-        }
+        pieces.push(Piece::Variable { name, default });
         rest = &after[end + 1..];
     }
-    out.push_str(rest);
+    pieces.push(Piece::Literal(rest));
+    Ok(pieces)
+}
+
+/// `text` with `${NAME}` and `${NAME:-default}` replaced from `var`; each variable used is
+/// added to `used` with its value.
+fn expand(
+    text: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+    used: &mut Vec<(String, String)>,
+) -> Result<String, ReferenceError> {
+    let mut out = String::with_capacity(text.len());
+    for piece in pieces(text)? {
+        match piece {
+            Piece::Literal(literal) => out.push_str(literal),
+            Piece::Variable { name, default } => {
+                match (var(name).filter(|value| !value.is_empty()), default) {
+                    (Some(value), _) => {
+                        out.push_str(&value);
+                        used.push((name.to_string(), value));
+                    }
+                    (None, Some(default)) => out.push_str(default),
+                    (None, None) => return Err(ReferenceError::Unset(name.to_string())),
+                }
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -443,6 +778,11 @@ mod tests {
             "EMPTY" => Some(String::new()),
             _ => None,
         }
+    }
+
+    fn check(name: &str, json: serde_json::Value) -> Result<Option<ServerConfig>, ConfigError> {
+        let entry: Entry = serde_json::from_value(json).unwrap();
+        ServerConfig::check(name.into(), entry, "f.json")
     }
 
     #[test]
@@ -459,22 +799,30 @@ mod tests {
         );
         assert_eq!(expand("${EMPTY:-d}", &env, &mut used).unwrap(), "d");
         let unset = expand("${NOPE}", &env, &mut used).unwrap_err();
-        assert!(unset.contains("NOPE is not set"), "{unset}");
-        assert!(expand("${TOKEN", &env, &mut used).is_err());
-        assert!(expand("${1X}", &env, &mut used).is_err());
+        assert_eq!(unset, ReferenceError::Unset("NOPE".into()));
+        assert!(unset.to_string().contains("NOPE is not set"), "{unset}");
+        assert!(matches!(
+            expand("${TOKEN", &env, &mut used),
+            Err(ReferenceError::Unclosed(_))
+        ));
+        assert!(matches!(
+            expand("${1X}", &env, &mut used),
+            Err(ReferenceError::NotAName(_))
+        ));
         assert!(expand("${A B}", &env, &mut used).is_err());
     }
 
     #[test]
     fn header_values_and_secret_looking_variables_are_kept_secret() {
-        let entry: Entry = serde_json::from_value(serde_json::json!({
-            "url": "https://x/${PLAIN}",
-            "headers": {"Authorization": "Bearer ${PLAIN}"}
-        }))
+        let server = check(
+            "web",
+            serde_json::json!({
+                "url": "https://x/${PLAIN}",
+                "headers": {"Authorization": "Bearer ${PLAIN}"}
+            }),
+        )
+        .unwrap()
         .unwrap();
-        let server = ServerConfig::check("web".into(), entry, "f")
-            .unwrap()
-            .unwrap();
         let var = |name: &str| match name {
             "PLAIN" => Some("p1".to_string()),
             "TOKEN" => Some("t1".to_string()),
@@ -487,41 +835,37 @@ mod tests {
             ["p1"],
             "the header's variable, though its name looks plain"
         );
-        let entry: Entry = serde_json::from_value(
-            serde_json::json!({"command": "x", "args": ["${TOKEN}", "${PLAIN}"]}),
+        let server = check(
+            "s",
+            serde_json::json!({"command": "x", "args": ["${PLAIN}"], "env": {"T": "${TOKEN}"}}),
         )
+        .unwrap()
         .unwrap();
-        let server = ServerConfig::check("s".into(), entry, "f")
-            .unwrap()
-            .unwrap();
         assert_eq!(server.expanded(&var).unwrap().1, ["t1"]);
     }
 
     #[test]
     fn entries_are_checked_and_name_their_file_and_server() {
-        let check = |name: &str, json: &str| {
-            let entry: Entry = serde_json::from_str(json).unwrap();
-            ServerConfig::check(name.into(), entry, "f.json")
-        };
-        let stdio = check("fs", r#"{"command": "srv", "args": ["-v"]}"#)
+        let stdio = check("fs", serde_json::json!({"command": "srv", "args": ["-v"]}))
             .unwrap()
             .unwrap();
         assert!(matches!(stdio.transport, Transport::Stdio { .. }));
         assert_eq!(stdio.startup_timeout, DEFAULT_STARTUP_TIMEOUT);
         let http = check(
             "web",
-            r#"{"type": "http", "url": "http://x", "tool_timeout_ms": 5}"#,
+            serde_json::json!({"type": "http", "url": "http://x", "tool_timeout_ms": 5}),
         )
         .unwrap()
         .unwrap();
         assert_eq!(http.tool_timeout, Duration::from_millis(5));
         assert!(
-            check("off", r#"{"command": "x", "disabled": true}"#)
+            check("off", serde_json::json!({"command": "x", "disabled": true}))
                 .unwrap()
                 .is_none()
         );
         for (name, json, says) in [
             ("a__b", r#"{"command": "x"}"#, "without `__`"),
+            ("a_", r#"{"command": "x"}"#, "not ending in `_`"),
             ("a.b", r#"{"command": "x"}"#, "letters, digits"),
             ("s", r#"{"type": "sse", "url": "http://x"}"#, "SSE"),
             ("s", r#"{"command": "x", "url": "http://x"}"#, "not both"),
@@ -532,11 +876,158 @@ mod tests {
                 r#"{"command": "x", "startup_timeout_ms": 0}"#,
                 "at least 1",
             ),
+            ("s", r#"{"command": "x", "args": ["${A"]}"#, "without its"),
         ] {
-            let error = check(name, json).unwrap_err();
+            let error = check(name, serde_json::from_str(json).unwrap())
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(says), "{error}");
             assert!(error.contains("f.json") && error.contains(name), "{error}");
         }
+    }
+
+    #[test]
+    fn a_provider_key_variable_is_refused_in_every_field() {
+        for variable in KEY_VARIABLES
+            .into_iter()
+            .chain([HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE])
+        {
+            let reference = format!("${{{variable}:-x}}");
+            for (json, field) in [
+                (serde_json::json!({"command": reference}), Field::Command),
+                (
+                    serde_json::json!({"command": "x", "args": ["-k", reference]}),
+                    Field::Args,
+                ),
+                (
+                    serde_json::json!({"command": "x", "env": {"K": reference}}),
+                    Field::Env("K".into()),
+                ),
+                (
+                    serde_json::json!({"command": "x", "cwd": reference}),
+                    Field::Cwd,
+                ),
+                (serde_json::json!({"url": reference}), Field::Url),
+                (
+                    serde_json::json!({"url": "http://x", "headers": {"A": reference}}),
+                    Field::Header("A".into()),
+                ),
+            ] {
+                let error = check("s", json).unwrap_err();
+                assert!(
+                    matches!(
+                        &error,
+                        ConfigError::Entry { problem: EntryProblem::ProviderKey { variable: v, field: f }, .. }
+                            if v == variable && *f == field
+                    ),
+                    "{error}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_secret_looking_variable_is_refused_in_the_command_line_only() {
+        for json in [
+            serde_json::json!({"command": "x", "args": ["--token=${GITHUB_TOKEN}"]}),
+            serde_json::json!({"command": "/bin/${DB_PASSWORD}"}),
+        ] {
+            let error = check("gh", json).unwrap_err();
+            assert!(
+                matches!(
+                    &error,
+                    ConfigError::Entry {
+                        problem: EntryProblem::SecretInCommandLine { .. },
+                        ..
+                    }
+                ),
+                "{error}"
+            );
+            assert!(error.to_string().contains("pass it in `env`"), "{error}");
+        }
+        for json in [
+            serde_json::json!({"command": "x", "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}),
+            serde_json::json!({"url": "http://x", "headers": {"A": "Bearer ${GITHUB_TOKEN}"}}),
+            serde_json::json!({"command": "x", "args": ["${PLAIN}"]}),
+        ] {
+            assert!(check("gh", json).unwrap().is_some());
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_with_the_closest_known_key_and_claude_codes_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("m.json");
+        std::fs::write(
+            &file,
+            r#"{"mcpServer": {}, "mcpServers": {"a": {"comand": "x", "command": "x",
+                "oauth": {"clientId": "c"}, "headersHelper": "h", "startupTimeoutMS": 5, "xyzzy": 1}}}"#,
+        )
+        .unwrap();
+        let files = [file];
+        let loaded = load(Sources {
+            config_file: None,
+            files: &files,
+            project: None,
+            strict: true,
+        })
+        .unwrap();
+        let lines: Vec<String> = loaded
+            .unknown_keys
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let origin = files[0].display();
+        assert_eq!(
+            lines,
+            [
+                format!(
+                    "unknown key `mcpServer` in {origin} ignored (the closest known key is \
+                     `mcpServers`)"
+                ),
+                format!(
+                    "unknown key `comand` in MCP server `a` in {origin} ignored (the closest \
+                     known key is `command`)"
+                ),
+                format!(
+                    "unknown key `startupTimeoutMS` in MCP server `a` in {origin} ignored (the \
+                     closest known key is `startupTimeoutMs`)"
+                ),
+                format!("unknown key `xyzzy` in MCP server `a` in {origin} ignored"),
+            ]
+        );
+        assert_eq!(loaded.servers.len(), 1);
+    }
+
+    #[test]
+    fn entry_keys_are_the_fields() {
+        let full = Entry {
+            kind: Some("stdio".into()),
+            command: Some("x".into()),
+            args: vec!["a".into()],
+            env: [("A".to_string(), "b".to_string())].into(),
+            cwd: Some("d".into()),
+            url: Some("u".into()),
+            headers: [("H".to_string(), "v".to_string())].into(),
+            network: true,
+            required: true,
+            disabled: true,
+            startup_timeout_ms: Some(1),
+            tool_timeout_ms: Some(1),
+            unknown: BTreeMap::new(),
+        };
+        let written = serde_json::to_value(&full).unwrap();
+        let keys: Vec<&str> = written
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert!(keys.iter().all(|key| ENTRY_KEYS.contains(key)), "{keys:?}");
+        assert_eq!(keys.len() + 2, ENTRY_KEYS.len(), "the two aliases");
+        let aliases: Entry =
+            serde_json::from_str(r#"{"startupTimeoutMs": 1, "toolTimeoutMs": 1}"#).unwrap();
+        assert!(aliases.unknown.is_empty());
     }
 
     #[test]
@@ -549,7 +1040,7 @@ mod tests {
         };
         let toml = write(
             "config.toml",
-            "[mcp_servers.a]\ncommand = \"from-toml\"\n[mcp_servers.b]\ncommand = \"b\"\n",
+            "[mcp_servers.a]\ncommand = \"from-toml\"\nmodle = 1\n[mcp_servers.b]\ncommand = \"b\"\n",
         );
         let config = ConfigFile::read(&toml).unwrap().unwrap();
         let project = write(".mcp.json", r#"{"mcpServers": {"c": {"command": "c"}}}"#);
@@ -564,31 +1055,38 @@ mod tests {
             project: Some(&project),
             strict: false,
         };
-        let servers = load(sources).unwrap();
-        let names: Vec<_> = servers.iter().map(|s| s.name.as_str()).collect();
+        let loaded = load(sources).unwrap();
+        let names: Vec<_> = loaded.servers.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
         assert!(
-            matches!(&servers[0].transport, Transport::Stdio { command, .. } if command == "from-flag")
+            matches!(&loaded.servers[0].transport, Transport::Stdio { command, .. } if command == "from-flag")
+        );
+        let unknown = loaded.unknown_keys[0].to_string();
+        assert!(
+            unknown.contains("`modle`") && unknown.contains("config.toml"),
+            "a [mcp_servers] table's keys are checked too: {unknown}"
         );
         let strict = load(Sources {
             strict: true,
             ..sources
         })
         .unwrap();
-        assert_eq!(strict.len(), 1);
+        assert_eq!(strict.servers.len(), 1);
         let missing = [dir.path().join("none.json")];
         let error = load(Sources {
             files: &missing,
             ..sources
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("none.json"), "{error}");
         let broken = [write("bad.json", "{\"mcpServers\": {")];
         let error = load(Sources {
             files: &broken,
             ..sources
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             error.contains("bad.json") && error.contains("line 1"),
             "{error}"

@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-pub use config::ServerConfig;
+pub use config::{ServerConfig, UnknownKey};
 pub(crate) use server::Place;
+pub use tool::NameClash;
 
 use crate::tools::Tool;
 use config::Transport;
@@ -36,6 +37,8 @@ pub struct ServerState {
     pub error: Option<String>,
     /// Whether its entry says the run cannot go on without it.
     pub required: bool,
+    /// The tools of its that are offered under another name than their own would give.
+    pub clashes: Vec<NameClash>,
 }
 
 /// The run's connected servers. [`Servers::close`] ends them; until then their tools work.
@@ -90,12 +93,14 @@ pub(crate) async fn start(configs: Vec<ServerConfig>, place: &Place<'_>) -> Star
             tools: 0,
             error: None,
             required: config.required,
+            clashes: Vec::new(),
         };
         match result {
             Ok(connected) => {
                 let connected = Arc::new(connected);
-                let tools = McpTool::all_of(&connected);
+                let (tools, clashes) = McpTool::all_of(&connected);
                 state.tools = tools.len();
+                state.clashes = clashes;
                 started.tools.extend(
                     tools
                         .into_iter()

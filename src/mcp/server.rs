@@ -83,7 +83,7 @@ impl Connected {
     /// bounds it by the server's start-up time, and dropping the future stops what it
     /// started.
     pub(crate) async fn start(config: ServerConfig, place: &Place<'_>) -> Result<Self, String> {
-        let (transport, secrets) = config.expanded(place.var)?;
+        let (transport, secrets) = config.expanded(place.var).map_err(|e| e.to_string())?;
         for secret in &secrets {
             place.secrets.add(secret);
         }

@@ -3,6 +3,7 @@
 //! server. What comes back is text for the model: text content as it is, everything else
 //! (images, audio, resources) described by type and size, never dumped.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -34,29 +35,61 @@ pub(crate) struct McpTool {
 }
 
 impl McpTool {
-    /// Every tool `server` listed, named so that no two collide.
-    pub(crate) fn all_of(server: &Arc<Connected>) -> Vec<McpTool> {
-        let mut taken: Vec<String> = Vec::new();
-        let mut tools = Vec::new();
-        for tool in &server.tools {
-            let name = offered_name(&server.config.name, &tool.name, &taken);
-            taken.push(name.clone());
-            let description = tool.description.as_deref().unwrap_or("").trim();
-            let description = crate::tools::text::prefix_at_boundary(description, MAX_DESCRIPTION);
-            tools.push(McpTool {
-                name,
-                remote: tool.name.to_string(),
-                description: format!("(MCP server `{}`) {description}", server.config.name),
-                schema: Value::Object((*tool.input_schema).clone()),
-                read_only: tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|annotations| annotations.read_only_hint)
-                    .unwrap_or(false),
-                server: Arc::clone(server),
-            });
-        }
-        tools
+    /// Every tool `server` listed, each under a name no other tool of the run has, and the
+    /// clashes that made a name differ from the one it would have had.
+    pub(crate) fn all_of(server: &Arc<Connected>) -> (Vec<McpTool>, Vec<NameClash>) {
+        let remote: Vec<&str> = server.tools.iter().map(|tool| tool.name.as_ref()).collect();
+        let (names, clashes) = offered_names(&server.config.name, &remote);
+        let tools = server
+            .tools
+            .iter()
+            .zip(names)
+            .map(|(tool, name)| {
+                let description = tool.description.as_deref().unwrap_or("").trim();
+                let description =
+                    crate::tools::text::prefix_at_boundary(description, MAX_DESCRIPTION);
+                McpTool {
+                    name,
+                    remote: tool.name.to_string(),
+                    description: format!("(MCP server `{}`) {description}", server.config.name),
+                    schema: Value::Object((*tool.input_schema).clone()),
+                    read_only: tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|annotations| annotations.read_only_hint)
+                        .unwrap_or(false),
+                    server: Arc::clone(server),
+                }
+            })
+            .collect();
+        (tools, clashes)
+    }
+}
+
+/// Two tools of one server that would have had one name: the second is offered under a
+/// name of its own, and the run warns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameClash {
+    /// The server.
+    server: String,
+    /// The tool that keeps the name.
+    kept: String,
+    /// The tool that is renamed.
+    renamed: String,
+    /// The name both would have had.
+    wanted: String,
+    /// The name the renamed tool is offered under.
+    given: String,
+}
+
+impl std::fmt::Display for NameClash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "MCP server `{}`: its tools `{}` and `{}` would both be called `{}`; `{}` is offered \
+             as `{}`",
+            self.server, self.kept, self.renamed, self.wanted, self.renamed, self.given
+        )
     }
 }
 
@@ -107,14 +140,54 @@ impl Tool for McpTool {
     }
 }
 
-/// `mcp__SERVER__TOOL`, with every character the model APIs refuse in a name replaced by `_`;
-/// one too long, or equal to a name in `taken`, is cut and given a short hash of the
-/// server's own name, so it stays unique, and the same in every run of this build (the
-/// hasher is `DefaultHasher::new`, whose keys are fixed) — a specialist's names match its
-/// parent's.
-fn offered_name(server: &str, tool: &str, taken: &[String]) -> String {
-    let clean: String = tool
-        .chars()
+/// The names `tools` (one server's, as it listed them) are offered under, in their order,
+/// and the clashes on the way. A tool's name is `mcp__SERVER__TOOL` with every character the
+/// model APIs refuse in a name replaced by `_`; one longer than [`MAX_TOOL_NAME`], or equal to
+/// a name already given, is cut and given a hash of the tool's own name (and, should that
+/// name be taken too, of its number of tries). Names are given first to the tools whose names
+/// need no change, then to the rest, each group in the order of the tools' own names — so
+/// the names do not depend on the order the server lists its tools in, and are the same in
+/// every run, a specialist's included (it starts the same server). Tools of different
+/// servers never clash: a server's name is the one `mcp__SERVER__` prefix of its tools'
+/// names (see `config::check_name`, and the cut, which never reaches the server's part).
+fn offered_names(server: &str, tools: &[&str]) -> (Vec<String>, Vec<NameClash>) {
+    let wanted: Vec<String> = tools
+        .iter()
+        .map(|tool| format!("mcp__{server}__{}", cleaned(tool)))
+        .collect();
+    let unchanged = |i: usize| wanted[i].len() <= MAX_TOOL_NAME && cleaned(tools[i]) == tools[i];
+    let mut order: Vec<usize> = (0..tools.len()).collect();
+    order.sort_by_key(|&i| (!unchanged(i), tools[i]));
+    let mut holder: HashMap<String, usize> = HashMap::new();
+    let mut names = vec![String::new(); tools.len()];
+    let mut clashes = Vec::new();
+    for i in order {
+        let mut name = wanted[i].clone();
+        let mut met = Vec::new();
+        let mut tries = 0;
+        while name.len() > MAX_TOOL_NAME || holder.contains_key(&name) {
+            if let Some(&other) = holder.get(&name) {
+                met.push((other, name.clone()));
+            }
+            name = hashed(&wanted[i], tools[i], tries);
+            tries += 1;
+        }
+        clashes.extend(met.into_iter().map(|(other, wanted)| NameClash {
+            server: server.to_string(),
+            kept: tools[other].to_string(),
+            renamed: tools[i].to_string(),
+            wanted,
+            given: name.clone(),
+        }));
+        holder.insert(name.clone(), i);
+        names[i] = name;
+    }
+    (names, clashes)
+}
+
+/// `tool` with every character the model APIs refuse in a function name replaced by `_`.
+fn cleaned(tool: &str) -> String {
+    tool.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c
@@ -122,16 +195,29 @@ fn offered_name(server: &str, tool: &str, taken: &[String]) -> String {
                 '_'
             }
         })
-        .collect();
-    let name = format!("mcp__{server}__{clean}");
-    if name.len() <= MAX_TOOL_NAME && !taken.contains(&name) {
-        return name;
-    }
-    let mut hasher = std::hash::DefaultHasher::new();
-    std::hash::Hash::hash(tool, &mut hasher);
-    let hash = format!("_{:08x}", std::hash::Hasher::finish(&hasher) as u32);
-    let keep = MAX_TOOL_NAME.saturating_sub(hash.len()).min(name.len());
-    format!("{}{hash}", &name[..keep])
+        .collect()
+}
+
+/// `name` cut to leave room for `_` and eight hex digits of the FNV-1a hash of `tool` (and,
+/// after the first try, of the try's number). FNV-1a is written out: the names must stay
+/// the same from build to build (std's hashers promise no such thing), and these three
+/// lines are its whole definition.
+fn hashed(name: &str, tool: &str, tries: u32) -> String {
+    let salt = if tries > 0 {
+        format!("#{tries}")
+    } else {
+        String::new()
+    };
+    let hash = tool
+        .bytes()
+        .chain(salt.bytes())
+        .fold(0x811c_9dc5_u32, |hash, byte| {
+            (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+        });
+    let suffix = format!("_{hash:08x}");
+    let keep = MAX_TOOL_NAME.saturating_sub(suffix.len()).min(name.len());
+    // `name` is ASCII (cleaned), so every byte is a boundary.
+    format!("{}{suffix}", &name[..keep])
 }
 
 /// The model's text for a result: its content blocks (text as it is, the rest described), or
@@ -207,21 +293,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_cleaned_cut_and_kept_unique() {
+    fn names_are_cleaned_cut_and_stable() {
+        let names = |tools: &[&str]| offered_names("gh", tools).0;
+        assert_eq!(names(&["list_issues"]), ["mcp__gh__list_issues"]);
+        assert_eq!(names(&["get.user/x"]), ["mcp__gh__get_user_x"]);
+        let long = "a".repeat(80);
+        let cut = names(&[&long]);
+        assert_eq!(cut[0].len(), MAX_TOOL_NAME);
+        assert_eq!(cut, names(&[&long]), "stable");
         assert_eq!(
-            offered_name("gh", "list_issues", &[]),
-            "mcp__gh__list_issues"
+            hashed("mcp__gh__a_b", "a.b", 0),
+            "mcp__gh__a_b_108bf50c",
+            "the same in every build: FNV-1a"
         );
-        assert_eq!(offered_name("gh", "get.user/x", &[]), "mcp__gh__get_user_x");
-        let long = offered_name("gh", &"a".repeat(80), &[]);
-        assert_eq!(long.len(), MAX_TOOL_NAME);
-        assert_eq!(long, offered_name("gh", &"a".repeat(80), &[]), "stable");
-        let taken = vec!["mcp__gh__a_b".to_string()];
-        let second = offered_name("gh", "a.b", &taken);
-        assert!(
-            second.starts_with("mcp__gh__a_b_") && second != taken[0],
-            "{second}"
+    }
+
+    #[test]
+    fn every_way_two_tools_meet_on_one_name_is_a_stable_renaming_and_a_clash() {
+        // Cleaned alike, in either listing order: the tool whose name needs no change keeps it.
+        for tools in [["a.b", "a_b"], ["a_b", "a.b"]] {
+            let (names, clashes) = offered_names("s", &tools);
+            let of = |tool: &str| names[tools.iter().position(|t| *t == tool).unwrap()].clone();
+            assert_eq!(of("a_b"), "mcp__s__a_b");
+            assert_eq!(of("a.b"), hashed("mcp__s__a_b", "a.b", 0));
+            assert_eq!(
+                clashes,
+                [NameClash {
+                    server: "s".into(),
+                    kept: "a_b".into(),
+                    renamed: "a.b".into(),
+                    wanted: "mcp__s__a_b".into(),
+                    given: of("a.b"),
+                }]
+            );
+        }
+        // A renamed tool's new name taken already by a tool literally called so.
+        let taken = hashed("mcp__s__a_b", "a.b", 0);
+        let literal = taken.strip_prefix("mcp__s__").unwrap().to_string();
+        let tools = ["a.b", "a_b", literal.as_str()];
+        let (names, clashes) = offered_names("s", &tools);
+        assert_eq!(
+            names[2], taken,
+            "the literal name needs no change and keeps it"
         );
+        assert_eq!(names[0], hashed("mcp__s__a_b", "a.b", 1));
+        assert_eq!(clashes.len(), 2, "{clashes:?}");
+        // Two long names cut alike differ by their hashes, and nothing clashed.
+        let (a, b) = (
+            format!("{}a", "x".repeat(70)),
+            format!("{}b", "x".repeat(70)),
+        );
+        let (names, clashes) = offered_names("s", &[&a, &b]);
+        assert_ne!(names[0], names[1]);
+        assert!(clashes.is_empty());
     }
 
     #[test]
