@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{
-    AnswerFormat, ContextWindow, ErrorClass, Message, Provider, ProviderError, Request, StopReason,
-    StreamDelta, ToolSpec, Usage, WindowLookup,
+    AnswerFormat, ContextWindow, ErrorClass, Message, Notice, Provider, ProviderError, Request,
+    StopReason, StreamDelta, ToolSpec, Usage, WaitPhase, WindowLookup,
 };
 use crate::runtime::{Runtime, TaskRecord};
 use crate::session::Transcript;
@@ -530,9 +530,10 @@ impl AgentRun<'_> {
             StreamDelta::Text(_) => {}
             StreamDelta::Reasoning(delta) => output.emit(EventKind::Reasoning { delta }),
         };
+        let mut on_notice = |notice: Notice| output.emit(notice_event(notice));
         let result = self
             .provider
-            .complete(request, &mut on_delta, &self.context.cancel)
+            .complete(request, &mut on_delta, &mut on_notice, &self.context.cancel)
             .await;
         match result {
             Ok(completion) => {
@@ -599,6 +600,31 @@ fn send_back(request: &mut Request, answer: String, note: String) {
         tool_calls: Vec::new(),
     });
     request.messages.push(Message::User { content: note });
+}
+
+/// The event of a provider's notice on a request in progress.
+fn notice_event(notice: Notice) -> EventKind {
+    let millis =
+        |duration: std::time::Duration| duration.as_millis().try_into().unwrap_or(u64::MAX);
+    match notice {
+        Notice::Retrying(retrying) => EventKind::Retry {
+            attempt: retrying.attempt,
+            max_attempts: retrying.max_attempts,
+            code: retrying.class.as_str().to_string(),
+            reason: retrying.reason,
+            delay_ms: millis(retrying.delay),
+        },
+        Notice::Waiting(waiting) => EventKind::Waiting {
+            attempt: waiting.attempt,
+            max_attempts: waiting.max_attempts,
+            phase: match waiting.phase {
+                WaitPhase::FirstByte => crate::output::WaitPhase::FirstByte,
+                WaitPhase::Stream => crate::output::WaitPhase::Stream,
+            },
+            waited_ms: millis(waiting.waited),
+            timeout_ms: millis(waiting.limit),
+        },
+    }
 }
 
 /// Why the conversation is compacted.

@@ -169,6 +169,36 @@ pub(crate) enum EventKind {
         /// How many messages the summary replaced.
         messages_summarized: usize,
     },
+    /// A model request failed before any of its answer came, and is sent again after a pause
+    /// (the provider's own retry).
+    #[serde(rename_all = "camelCase")]
+    Retry {
+        /// The number of the attempt that failed (1-based).
+        attempt: u32,
+        /// How many attempts a request gets in all.
+        max_attempts: u32,
+        /// What kind of failure: a provider `error.code` (`unavailable`, `rate_limited`, ...).
+        code: String,
+        /// Why the attempt failed, as the error would say it.
+        reason: String,
+        /// How long zero waits before the next attempt, in milliseconds.
+        delay_ms: u64,
+    },
+    /// Nothing of the model's response has come for a while: zero is still waiting on it.
+    /// Reported after the first silence of a few seconds and again each time it doubles.
+    #[serde(rename_all = "camelCase")]
+    Waiting {
+        /// The attempt being waited on (1-based).
+        attempt: u32,
+        /// How many attempts a request gets in all.
+        max_attempts: u32,
+        /// What is awaited: the response's first byte, or the next chunk of a stream.
+        phase: WaitPhase,
+        /// How long nothing has come, in milliseconds.
+        waited_ms: u64,
+        /// How much silence the attempt is allowed before it is given up on, in milliseconds.
+        timeout_ms: u64,
+    },
     /// Something the caller should know that did not stop the run.
     Warning {
         /// What happened.
@@ -219,6 +249,16 @@ pub(crate) enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_usage: Option<UsageTotals>,
     },
+}
+
+/// What a `waiting` event waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WaitPhase {
+    /// The first byte of the response (the server is queued, or still reading the prompt).
+    FirstByte,
+    /// The next chunk of a response that has begun.
+    Stream,
 }
 
 /// A tool as listed by `--list-tools`.
@@ -365,10 +405,53 @@ pub(crate) struct UsageTotals {
     pub(crate) reasoning_tokens: u64,
 }
 
+/// Milliseconds as seconds for a person: `0.5s`, `12.0s`.
+fn seconds(ms: u64) -> String {
+    format!("{:.1}s", ms as f64 / 1000.0)
+}
+
 /// The most of a tool's output one `tool_result` event carries; the model saw all of it.
 pub(crate) const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
 
 impl EventKind {
+    /// The stderr line of an event about waiting on the model (`retry`, `waiting`), which
+    /// every output format writes so that a person watching a slow run sees why; `None` for
+    /// any other event.
+    pub(crate) fn waiting_line(&self) -> Option<String> {
+        match self {
+            EventKind::Retry {
+                attempt,
+                max_attempts,
+                code,
+                reason,
+                delay_ms,
+            } => Some(format!(
+                "zero: model request attempt {attempt} of {max_attempts} failed ({code}); \
+                 trying again in {}: {reason}",
+                seconds(*delay_ms)
+            )),
+            EventKind::Waiting {
+                attempt,
+                max_attempts,
+                phase,
+                waited_ms,
+                timeout_ms,
+            } => {
+                let what = match phase {
+                    WaitPhase::FirstByte => "no response from the model yet",
+                    WaitPhase::Stream => "the model's response has stalled",
+                };
+                Some(format!(
+                    "zero: waiting: {what} after {} (attempt {attempt} of {max_attempts}; \
+                     given up on at {})",
+                    seconds(*waited_ms),
+                    seconds(*timeout_ms)
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// A `tool_result` event, its output cut to [`TOOL_RESULT_EVENT_MAX`] on a char boundary.
     pub(crate) fn tool_result(id: &str, name: &str, status: CallStatus, output: &str) -> Self {
         let cut = crate::tools::text::prefix_at_boundary(output, TOOL_RESULT_EVENT_MAX);

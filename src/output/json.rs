@@ -215,6 +215,8 @@ impl Writer for JsonWriter {
             | EventKind::PermissionDecision { .. }
             | EventKind::Plan { .. }
             | EventKind::Compaction { .. }
+            | EventKind::Retry { .. }
+            | EventKind::Waiting { .. }
             | EventKind::Usage(_) => {}
         }
         Ok(())

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use event::{
     CallStatus, Decision, EventKind, McpServerInfo, PermissionsChanged, RunStatus, SCHEMA_VERSION,
-    SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WindowInfo,
+    SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

@@ -205,13 +205,17 @@ impl Queue {
     }
 }
 
-/// Echoes an error or warning to stderr, so a person reading a CI log of a machine format
-/// sees it too. Best effort: a closed stderr must not end the run.
+/// Echoes an error, a warning or a wait on the model (`retry`, `waiting`) to stderr, so a
+/// person reading a CI log of a machine format sees it too. Best effort: a closed stderr must
+/// not end the run.
 fn echo(event: &EventKind, secrets: &Secrets) {
     let line = match event {
         EventKind::Error { message, .. } => format!("zero: error: {message}"),
         EventKind::Warning { message } => format!("zero: warning: {message}"),
-        _ => return,
+        other => match other.waiting_line() {
+            Some(line) => line,
+            None => return,
+        },
     };
     let _ = writeln!(io::stderr().lock(), "{}", secrets.apply(&line));
 }

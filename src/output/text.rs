@@ -146,6 +146,12 @@ impl Writer for TextWriter {
             EventKind::Warning { message } => {
                 self.stderr_line(&format!("zero: warning: {message}"))
             }
+            EventKind::Retry { .. } | EventKind::Waiting { .. } => {
+                if let Some(line) = event.waiting_line() {
+                    self.stderr_line(&line);
+                }
+                self.waiting_for_model();
+            }
             EventKind::Error { message, .. } => {
                 self.stderr_line(&format!("zero: error: {message}"))
             }

@@ -9,8 +9,11 @@
 //! - bounded retries with backoff and `Retry-After` for transient failures, but only while
 //!   nothing has reached the caller: once text was shown or a tool call began, a retry would
 //!   repeat it, so the failure is reported instead;
+//! - the caller hears of every retry and of every long silence ([`Notice`]), so a slow
+//!   gateway never looks like a hung run;
 //! - cancellation wins every race and drops the response, which aborts the HTTP request.
 
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -18,7 +21,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, RETRY_AFTER};
-use tokio::time::{Instant, sleep, timeout_at};
+use tokio::time::{Instant, sleep, sleep_until, timeout_at};
 use tokio_util::sync::CancellationToken;
 
 use super::assembly::Assembly;
@@ -26,7 +29,10 @@ use super::fault::{Document, Fault, parse_retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
 use super::window::Probes;
-use super::{Completion, ErrorClass, Provider, ProviderError, Request, StreamDelta};
+use super::{
+    Completion, ErrorClass, Notice, Provider, ProviderError, Request, Retrying, StreamDelta,
+    WaitPhase, Waiting,
+};
 
 /// The most of an error response body read for its message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -164,22 +170,37 @@ impl<W: Wire> HttpProvider<W> {
         })
     }
 
+    /// The notice that attempt number `attempt` failed with `class` for `reason`, and the
+    /// request goes out again after `delay`.
+    fn retrying(&self, attempt: u32, class: ErrorClass, reason: String, delay: Duration) -> Notice {
+        Notice::Retrying(Retrying {
+            attempt,
+            max_attempts: self.tuning.max_attempts,
+            class,
+            reason,
+            delay,
+        })
+    }
+
     /// Phrases a fault for the user: endpoint named, secrets redacted.
     fn error(&self, fault: Fault) -> ProviderError {
         let secrets: Vec<&str> = self.api_key.as_deref().into_iter().collect();
         fault.into_error(self.wire.url(), &secrets)
     }
 
-    /// One request and its whole response. Fills `assembly`; `Ok` means the response is complete.
+    /// Attempt number `number` of a request and its whole response. Fills `assembly`; `Ok`
+    /// means the response is complete.
     async fn attempt(
         &self,
         body: &Bytes,
+        number: u32,
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(Notice) + Send),
     ) -> Result<(), Fault> {
-        let mut clock = ResponseClock::start(&self.tuning);
-        let response = self.send(body, &mut clock).await?;
-        self.read_stream(response, &mut clock, assembly, on_delta)
+        let mut clock = ResponseClock::start(&self.tuning, number);
+        let response = self.send(body, &mut clock, on_notice).await?;
+        self.read_stream(response, &mut clock, assembly, on_delta, on_notice)
             .await
     }
 
@@ -190,6 +211,7 @@ impl<W: Wire> HttpProvider<W> {
         &self,
         body: &Bytes,
         clock: &mut ResponseClock,
+        on_notice: &mut (dyn FnMut(Notice) + Send),
     ) -> Result<reqwest::Response, Fault> {
         let request = self
             .client
@@ -198,7 +220,7 @@ impl<W: Wire> HttpProvider<W> {
             .body(body.clone())
             .send();
         let response = clock
-            .before_body(request)
+            .before_body(request, on_notice)
             .await?
             .map_err(|err| Fault::from_transport(&err))?;
         let status = response.status();
@@ -208,7 +230,7 @@ impl<W: Wire> HttpProvider<W> {
                 .get(RETRY_AFTER)
                 .and_then(|value| value.to_str().ok())
                 .and_then(parse_retry_after);
-            let text = read_document(response, clock).await;
+            let text = read_document(response, clock, on_notice).await;
             return Err(Fault::from_status(status.as_u16(), &text, retry_after));
         }
         let content_type = response
@@ -218,7 +240,7 @@ impl<W: Wire> HttpProvider<W> {
         let Some(document) = Document::of(content_type) else {
             return Ok(response);
         };
-        let text = read_document(response, clock).await;
+        let text = read_document(response, clock, on_notice).await;
         Err(Fault::not_a_stream(&document, &text))
     }
 
@@ -230,11 +252,12 @@ impl<W: Wire> HttpProvider<W> {
         clock: &mut ResponseClock,
         assembly: &mut Assembly,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(Notice) + Send),
     ) -> Result<(), Fault> {
         let mut decoder = self.wire.decoder();
         let mut sse = SseDecoder::new();
         let mut chunks = response.bytes_stream();
-        while let Some(chunk) = clock.next_chunk(&mut chunks).await? {
+        while let Some(chunk) = clock.next_chunk(&mut chunks, on_notice).await? {
             for event in sse.push(&chunk).map_err(|err| Fault::from_sse(&err))? {
                 if decoder.event(&event, assembly, on_delta)? == Flow::Done {
                     return Ok(());
@@ -265,61 +288,117 @@ impl<W: Wire> HttpProvider<W> {
 /// - **once the body has begun** — each next chunk within
 ///   [`idle_timeout`](Tuning::idle_timeout) of the one before: a stream that goes silent
 ///   mid-answer is given up on.
+///
+/// In either phase, a silence of [`wait_notice`](Tuning::wait_notice) and every doubling of
+/// it after is reported as a [`Notice::Waiting`] while the wait goes on.
 struct ResponseClock {
-    idle_timeout: Duration,
-    first_byte_timeout: Duration,
+    tuning: Tuning,
+    /// The attempt this clock times (1-based), for the notices.
+    attempt: u32,
     /// When the current wait runs out.
     deadline: Instant,
+    /// When the current silence began: the request went out, or the last chunk came.
+    silent_since: Instant,
     /// Whether a byte of the body has arrived (the phase).
     begun: bool,
 }
 
 impl ResponseClock {
-    /// The clock of a request sent now.
-    fn start(tuning: &Tuning) -> Self {
+    /// The clock of attempt number `attempt`, sent now.
+    fn start(tuning: &Tuning, attempt: u32) -> Self {
+        let now = Instant::now();
         ResponseClock {
-            idle_timeout: tuning.idle_timeout,
-            first_byte_timeout: tuning.first_byte_timeout,
-            deadline: Instant::now() + tuning.first_byte_timeout,
+            tuning: *tuning,
+            attempt,
+            deadline: now + tuning.first_byte_timeout,
+            silent_since: now,
             begun: false,
         }
     }
 
     /// Waits for `step` (sending, the headers) within the first-byte deadline.
-    async fn before_body<T>(&self, step: impl Future<Output = T>) -> Result<T, Fault> {
-        timeout_at(self.deadline, step)
-            .await
-            .map_err(|_| self.expired())
+    async fn before_body<T>(
+        &self,
+        step: impl Future<Output = T>,
+        on_notice: &mut (dyn FnMut(Notice) + Send),
+    ) -> Result<T, Fault> {
+        self.within(step, on_notice).await
     }
 
     /// The next chunk of `body` within the current phase's limit; `None` at its end.
     async fn next_chunk(
         &mut self,
         body: &mut (impl Stream<Item = reqwest::Result<Bytes>> + Unpin),
+        on_notice: &mut (dyn FnMut(Notice) + Send),
     ) -> Result<Option<Bytes>, Fault> {
-        match timeout_at(self.deadline, body.next()).await {
-            Err(_) => Err(self.expired()),
-            Ok(None) => Ok(None),
-            Ok(Some(Err(err))) => {
+        match self.within(body.next(), on_notice).await? {
+            None => Ok(None),
+            Some(Err(err)) => {
                 let fault = Fault::from_transport(&err);
                 let detail = format!("the stream broke off: {}", fault.detail);
                 Err(Fault { detail, ..fault })
             }
-            Ok(Some(Ok(chunk))) => {
+            Some(Ok(chunk)) => {
+                let now = Instant::now();
                 self.begun = true;
-                self.deadline = Instant::now() + self.idle_timeout;
+                self.silent_since = now;
+                self.deadline = now + self.tuning.idle_timeout;
                 Ok(Some(chunk))
             }
+        }
+    }
+
+    /// Waits for `step` until the current deadline, telling `on_notice` of the silence each
+    /// time it reaches the next notice's length.
+    async fn within<T>(
+        &self,
+        step: impl Future<Output = T>,
+        on_notice: &mut (dyn FnMut(Notice) + Send),
+    ) -> Result<T, Fault> {
+        let mut step = pin!(step);
+        let mut told = None;
+        loop {
+            let notice = self
+                .tuning
+                .next_wait_notice(told)
+                .filter(|silence| self.silent_since + *silence < self.deadline);
+            let notice_at = self.silent_since + notice.unwrap_or_default();
+            tokio::select! {
+                biased;
+                outcome = timeout_at(self.deadline, &mut step) => {
+                    return outcome.map_err(|_| self.expired());
+                }
+                () = sleep_until(notice_at), if notice.is_some() => {
+                    on_notice(Notice::Waiting(self.waiting(notice_at - self.silent_since)));
+                    told = notice;
+                }
+            }
+        }
+    }
+
+    /// The notice of a silence of `waited` in the current phase.
+    fn waiting(&self, waited: Duration) -> Waiting {
+        let (phase, limit) = if self.begun {
+            (WaitPhase::Stream, self.tuning.idle_timeout)
+        } else {
+            (WaitPhase::FirstByte, self.tuning.first_byte_timeout)
+        };
+        Waiting {
+            attempt: self.attempt,
+            max_attempts: self.tuning.max_attempts,
+            phase,
+            waited,
+            limit,
         }
     }
 
     /// The fault of the limit that ran out.
     fn expired(&self) -> Fault {
         let detail = if self.begun {
-            let idle = self.idle_timeout;
+            let idle = self.tuning.idle_timeout;
             format!("the stream stalled: no data for {idle:?} (idle timeout)")
         } else {
-            let limit = self.first_byte_timeout;
+            let limit = self.tuning.first_byte_timeout;
             format!("no response within {limit:?} (first-byte timeout)")
         };
         Fault::new(ErrorClass::Network, detail)
@@ -329,11 +408,15 @@ impl ResponseClock {
 /// Reads up to [`ERROR_BODY_LIMIT`] of a body that explains a failure (an error status, a
 /// document instead of a stream), within `clock`'s limits; whatever arrived before the end, a
 /// timeout or a broken connection is enough to explain it.
-async fn read_document(response: reqwest::Response, clock: &mut ResponseClock) -> String {
+async fn read_document(
+    response: reqwest::Response,
+    clock: &mut ResponseClock,
+    on_notice: &mut (dyn FnMut(Notice) + Send),
+) -> String {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while body.len() < ERROR_BODY_LIMIT {
-        match clock.next_chunk(&mut chunks).await {
+        match clock.next_chunk(&mut chunks, on_notice).await {
             Ok(Some(chunk)) => body.extend_from_slice(&chunk),
             Ok(None) | Err(_) => break,
         }
@@ -360,6 +443,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
         &self,
         request: &Request,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(Notice) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let mut constrain =
@@ -372,7 +456,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
             let outcome = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(cancelled()),
-                outcome = self.attempt(&body, &mut assembly, &mut *on_delta) => outcome,
+                outcome = self.attempt(&body, attempt, &mut assembly, &mut *on_delta, &mut *on_notice) => outcome,
             };
             let mut fault = match outcome {
                 Ok(()) => return Ok(assembly.finish()),
@@ -384,6 +468,13 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 self.format_refused.store(true, Ordering::Relaxed);
                 constrain = false;
                 body = self.wire.body(&self.model, request, false);
+                let refusal = self.error(fault).message;
+                on_notice(self.retrying(
+                    attempt,
+                    ErrorClass::BadRequest,
+                    format!("the server refused the answer's schema; asking without it: {refusal}"),
+                    Duration::ZERO,
+                ));
                 continue;
             }
             let retry = fault.class.is_retryable()
@@ -398,6 +489,8 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 return Err(self.error(fault));
             }
             let wait = self.tuning.retry_wait(attempt, fault.retry_after);
+            let class = fault.class;
+            on_notice(self.retrying(attempt, class, self.error(fault).message, wait));
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(self.error(cancelled())),

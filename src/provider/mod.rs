@@ -8,6 +8,7 @@ pub(crate) mod config;
 mod fault;
 mod http;
 pub(crate) mod message;
+mod notice;
 mod openai;
 mod replay;
 mod sse;
@@ -25,6 +26,7 @@ pub use config::{
 pub use message::{
     AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
 };
+pub use notice::{Notice, Retrying, WaitPhase, Waiting};
 pub use tuning::{InvalidTuning, Tuning};
 pub use window::{
     ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowLookup, WindowSource,
@@ -171,11 +173,13 @@ pub trait Provider: Send + Sync {
     fn model(&self) -> &str;
     /// Sends `request`, calls `on_delta` with text and reasoning as they stream in, and returns
     /// the assembled response. Retries transient failures that happen before any content
-    /// arrived. Returns promptly with [`ErrorClass::Cancelled`] when `cancel` fires.
+    /// arrived, and tells `on_notice` of every retry and of every long silence (see
+    /// [`Notice`]). Returns promptly with [`ErrorClass::Cancelled`] when `cancel` fires.
     async fn complete(
         &self,
         request: &Request,
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+        on_notice: &mut (dyn FnMut(Notice) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
     /// The model's context window as the server reports it, when it does (llama.cpp, vLLM);

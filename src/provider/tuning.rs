@@ -1,4 +1,4 @@
-//! Timeouts and the retry policy of the HTTP transport.
+//! Timeouts, the retry policy and the waiting notices of the HTTP transport.
 
 use std::time::Duration;
 
@@ -30,6 +30,7 @@ pub struct InvalidTuning {
 /// | `ZERO_MAX_ATTEMPTS` | [`max_attempts`](Self::max_attempts) | 4 |
 /// | `ZERO_RETRY_BASE_MS` | [`retry_base`](Self::retry_base) | 500 |
 /// | `ZERO_RETRY_MAX_WAIT_MS` | [`retry_max_wait`](Self::retry_max_wait) | 30 000 |
+/// | `ZERO_WAIT_NOTICE_MS` | [`wait_notice`](Self::wait_notice) | 10 000 |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tuning {
     /// How long to wait for the TCP (and TLS) connection.
@@ -44,6 +45,10 @@ pub struct Tuning {
     pub retry_base: Duration,
     /// The longest single wait: caps a backoff step and a server's `Retry-After`.
     pub retry_max_wait: Duration,
+    /// How long a response may go without a byte before the caller hears that zero is still
+    /// waiting (a [`Notice::Waiting`](super::Notice::Waiting)); told again each time the
+    /// silence doubles. Zero: never.
+    pub wait_notice: Duration,
 }
 
 impl Default for Tuning {
@@ -55,6 +60,7 @@ impl Default for Tuning {
             max_attempts: 4,
             retry_base: Duration::from_millis(500),
             retry_max_wait: Duration::from_secs(30),
+            wait_notice: Duration::from_secs(10),
         }
     }
 }
@@ -101,7 +107,19 @@ impl Tuning {
             max_attempts,
             retry_base: millis("ZERO_RETRY_BASE_MS", defaults.retry_base)?,
             retry_max_wait: millis("ZERO_RETRY_MAX_WAIT_MS", defaults.retry_max_wait)?,
+            wait_notice: millis("ZERO_WAIT_NOTICE_MS", defaults.wait_notice)?,
         })
+    }
+
+    /// After how much silence the caller is next told that zero is still waiting, given how
+    /// much it was told of last (`None`: nothing yet): [`wait_notice`](Self::wait_notice),
+    /// then twice the last, so a long wait is a handful of lines rather than one every few
+    /// seconds. `None` when notices are off.
+    pub(crate) fn next_wait_notice(&self, last: Option<Duration>) -> Option<Duration> {
+        if self.wait_notice.is_zero() {
+            return None;
+        }
+        Some(last.map_or(self.wait_notice, |last| last.saturating_mul(2)))
     }
 
     /// How long to wait after failed attempt number `attempt` (1-based): what the server asked
@@ -173,6 +191,30 @@ mod tests {
             );
             assert!(tuning.retry_wait(30, None) <= Duration::from_millis(300));
         }
+    }
+
+    #[test]
+    fn waiting_notices_double_and_zero_turns_them_off() {
+        let tuning = Tuning {
+            wait_notice: Duration::from_secs(10),
+            ..Tuning::default()
+        };
+        let first = tuning.next_wait_notice(None);
+        assert_eq!(first, Some(Duration::from_secs(10)));
+        assert_eq!(
+            tuning.next_wait_notice(first),
+            Some(Duration::from_secs(20))
+        );
+        let off = Tuning {
+            wait_notice: Duration::ZERO,
+            ..Tuning::default()
+        };
+        assert_eq!(off.next_wait_notice(None), None);
+        let env = env_of(&[("ZERO_WAIT_NOTICE_MS", "250")]);
+        assert_eq!(
+            Tuning::from_env(&env).unwrap().wait_notice,
+            Duration::from_millis(250)
+        );
     }
 
     #[test]

@@ -43,3 +43,4 @@ mod tasks;
 mod tasks_cli;
 mod timeout;
 mod window;
+mod waiting;

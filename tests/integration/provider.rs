@@ -8,9 +8,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zero::provider::ProviderKind;
 use zero::provider::{
-    Completion, ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ErrorClass, Message, Provider,
-    ProviderConfig, ProviderError, Request, StopReason, StreamDelta, ToolSpec, Tuning, Usage,
-    build,
+    Completion, ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ErrorClass, Message, Notice, Provider,
+    ProviderConfig, ProviderError, Request, Retrying, StopReason, StreamDelta, ToolSpec, Tuning,
+    Usage, WaitPhase, Waiting, build,
 };
 
 use crate::support::fake_model::{FakeModel, Reply, Route, Script};
@@ -29,6 +29,7 @@ fn fast() -> Tuning {
         max_attempts: 4,
         retry_base: Duration::from_millis(10),
         retry_max_wait: Duration::from_secs(3),
+        wait_notice: Duration::from_secs(10),
     }
 }
 
@@ -72,15 +73,30 @@ async fn complete(
     provider: &dyn Provider,
     request: &Request,
 ) -> (Result<Completion, ProviderError>, Vec<StreamDelta>) {
+    let (result, deltas, _) = complete_noting(provider, request).await;
+    (result, deltas)
+}
+
+/// [`complete`], with every notice the provider gave on the way.
+async fn complete_noting(
+    provider: &dyn Provider,
+    request: &Request,
+) -> (
+    Result<Completion, ProviderError>,
+    Vec<StreamDelta>,
+    Vec<Notice>,
+) {
     let mut deltas = Vec::new();
+    let mut notices = Vec::new();
     let result = provider
         .complete(
             request,
             &mut |delta| deltas.push(delta),
+            &mut |notice| notices.push(notice),
             &CancellationToken::new(),
         )
         .await;
-    (result, deltas)
+    (result, deltas, notices)
 }
 
 fn texts(deltas: &[StreamDelta]) -> Vec<&str> {
@@ -554,6 +570,95 @@ async fn slow_first_byte_times_out_then_is_retried() {
 }
 
 #[tokio::test]
+async fn every_retry_is_a_notice_with_its_attempt_reason_and_delay() {
+    for kind in BOTH {
+        let server = FakeModel::start(
+            Script::new()
+                .reply(Reply::error(500, "upstream exploded"))
+                .reply(Reply::error(429, "slow down").retry_after(0))
+                .reply(Reply::text("at last")),
+        );
+        let (result, _, notices) = complete_noting(&*provider(kind, &server), &ask("q")).await;
+        assert_eq!(result.unwrap().text, "at last", "{kind:?}");
+        let retries: Vec<&Retrying> = notices
+            .iter()
+            .map(|notice| match notice {
+                Notice::Retrying(retrying) => retrying,
+                other => panic!("{kind:?}: {other:?}"),
+            })
+            .collect();
+        assert_eq!(retries.len(), 2, "{kind:?}: {notices:?}");
+        let expected = [
+            (1, ErrorClass::Unavailable, "HTTP 500", "upstream exploded"),
+            (2, ErrorClass::RateLimited, "HTTP 429", "slow down"),
+        ];
+        for (retry, (attempt, class, status, words)) in retries.iter().zip(expected) {
+            assert_eq!(retry.attempt, attempt, "{kind:?}");
+            assert_eq!(retry.max_attempts, 4, "{kind:?}");
+            assert_eq!(retry.class, class, "{kind:?}");
+            assert!(retry.reason.contains(status), "{}", retry.reason);
+            assert!(retry.reason.contains(words), "{}", retry.reason);
+            assert!(!retry.reason.contains(KEY), "{}", retry.reason);
+        }
+        assert_eq!(
+            retries[1].delay,
+            Duration::ZERO,
+            "Retry-After: 0 is honoured"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_long_silence_is_a_notice_in_each_phase_and_a_short_one_none() {
+    for kind in BOTH {
+        let tuning = Tuning {
+            wait_notice: Duration::from_millis(100),
+            ..fast()
+        };
+        // Each event waits 300 ms: before the first byte, then between chunks.
+        let server = FakeModel::start(
+            Script::new().reply(Reply::text("slow").event_gap(Duration::from_millis(300))),
+        );
+        let (result, _, notices) =
+            complete_noting(&*provider_with(kind, &server, tuning), &ask("q")).await;
+        assert_eq!(result.unwrap().text, "slow", "{kind:?}");
+        let waits: Vec<&Waiting> = notices
+            .iter()
+            .map(|notice| match notice {
+                Notice::Waiting(waiting) => waiting,
+                other => panic!("{kind:?}: {other:?}"),
+            })
+            .collect();
+        let first = waits
+            .iter()
+            .find(|w| w.phase == WaitPhase::FirstByte)
+            .unwrap_or_else(|| panic!("{kind:?}: {waits:?}"));
+        assert_eq!(first.waited, Duration::from_millis(100), "{kind:?}");
+        assert_eq!(first.limit, fast().first_byte_timeout, "{kind:?}");
+        assert_eq!((first.attempt, first.max_attempts), (1, 4), "{kind:?}");
+        let stream = waits
+            .iter()
+            .find(|w| w.phase == WaitPhase::Stream)
+            .unwrap_or_else(|| panic!("{kind:?}: {waits:?}"));
+        assert_eq!(stream.limit, fast().idle_timeout, "{kind:?}");
+        // The silence is told of at 100 ms and again as it doubles, never more often.
+        for wait in &waits {
+            let steps = [100, 200, 400].map(Duration::from_millis);
+            assert!(steps.contains(&wait.waited), "{kind:?}: {wait:?}");
+        }
+
+        let quick = FakeModel::start(Script::new().reply(Reply::text("quick")));
+        let patient = Tuning {
+            wait_notice: Duration::from_secs(2),
+            ..fast()
+        };
+        let (_, _, notices) =
+            complete_noting(&*provider_with(kind, &quick, patient), &ask("q")).await;
+        assert!(notices.is_empty(), "{kind:?}: {notices:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_stalled_stream_hits_the_idle_timeout() {
     for kind in BOTH {
         let tuning = Tuning {
@@ -584,7 +689,7 @@ async fn cancellation_returns_promptly_mid_stream() {
         let trigger = cancel.clone();
         let started = Instant::now();
         let result = provider
-            .complete(&ask("q"), &mut |_| trigger.cancel(), &cancel)
+            .complete(&ask("q"), &mut |_| trigger.cancel(), &mut |_| {}, &cancel)
             .await;
         let err = result.unwrap_err();
         assert_eq!(err.class, ErrorClass::Cancelled, "{kind:?}");
@@ -603,7 +708,7 @@ async fn a_cancelled_run_sends_nothing() {
     let cancel = CancellationToken::new();
     cancel.cancel();
     let err = provider(ProviderKind::Openai, &server)
-        .complete(&ask("q"), &mut |_| {}, &cancel)
+        .complete(&ask("q"), &mut |_| {}, &mut |_| {}, &cancel)
         .await
         .unwrap_err();
     assert_eq!(err.class, ErrorClass::Cancelled);
