@@ -91,6 +91,24 @@ pub enum Access {
     Write,
 }
 
+impl Access {
+    /// The access as a gerund, for messages: `reading`, `writing`.
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "reading",
+            Access::Write => "writing",
+        }
+    }
+
+    /// What else would allow the access outside the roots, for messages.
+    fn remedy(self) -> &'static str {
+        match self {
+            Access::Read => "",
+            Access::Write => " (or add its directory with --add-dir)",
+        }
+    }
+}
+
 /// The permissions of one run.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -258,17 +276,25 @@ impl Policy {
     }
 
     /// Resolves `path` (relative to `workspace`, or absolute) and checks it against the allowed
-    /// roots unless the run is unrestricted.
+    /// roots unless the run is unrestricted. A path spelled as a directory (`dir/`, `dir/.`,
+    /// `dir/..`) must name one, and every component a path goes through must be a directory,
+    /// as the kernel has it: `a.txt/` is never taken for `a.txt` (see [`PathError`]).
     pub fn resolve(
         &self,
         workspace: &Path,
         path: &str,
         access: Access,
     ) -> Result<PathBuf, ToolError> {
+        self.confine(workspace, path, access)
+            .map_err(ToolError::from)
+    }
+
+    /// [`Policy::resolve`], its refusals as their kinds. The steps: the path is resolved
+    /// (following `..` and links), confined to the roots, and its spelling checked against
+    /// what is there — in that order, so nothing outside the roots is described.
+    fn confine(&self, workspace: &Path, path: &str, access: Access) -> Result<PathBuf, PathError> {
         if path.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "`path` must not be empty".into(),
-            ));
+            return Err(PathError::Empty);
         }
         let requested = Path::new(path);
         let absolute = if requested.is_absolute() {
@@ -276,36 +302,177 @@ impl Policy {
         } else {
             workspace.join(requested)
         };
-        let resolved = resolve_symlinks(&absolute);
-        if self.autonomy == Autonomy::High || self.roots.iter().any(|r| resolved.starts_with(r)) {
-            return Ok(resolved);
+        let resolution = resolve_symlinks(&absolute);
+        let reached = match &resolution {
+            Ok(resolved) => resolved,
+            Err(NotADirectory(file)) => file,
+        };
+        self.check_roots(path, reached, access)?;
+        let resolved = resolution.map_err(|NotADirectory(file)| PathError::ThroughFile {
+            shown: path.to_string(),
+            file,
+        })?;
+        if names_directory(path) {
+            check_directory(path, &resolved)?;
         }
-        let verb = match access {
-            Access::Read => "reading",
-            Access::Write => "writing",
-        };
-        let roots = if self.roots.len() > 1 {
-            "the workspace and the --add-dir roots"
-        } else {
-            "the workspace"
-        };
-        let extra = match access {
-            Access::Read => "",
-            Access::Write => " (or add its directory with --add-dir)",
-        };
-        Err(ToolError::Denied(format!(
-            "`{path}` resolves to {} which is outside {roots}; {verb} there needs --auto high{extra}",
-            resolved.display()
-        )))
+        Ok(resolved)
+    }
+
+    /// Refuses `resolved` (what `shown` resolved to) when it is outside every root of a
+    /// confined run.
+    fn check_roots(&self, shown: &str, resolved: &Path, access: Access) -> Result<(), PathError> {
+        if self.autonomy == Autonomy::High || self.roots.iter().any(|r| resolved.starts_with(r)) {
+            return Ok(());
+        }
+        Err(PathError::Outside {
+            shown: shown.to_string(),
+            resolved: resolved.to_path_buf(),
+            access,
+            add_dirs: self.roots.len() > 1,
+        })
     }
 }
 
+/// Why a path the model gave is refused before any tool touches it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The path is empty (or only white space).
+    #[error("`path` must not be empty")]
+    Empty,
+    /// The resolved path is outside the workspace and the `--add-dir` roots of a confined run.
+    #[error(
+        "`{shown}` resolves to {} which is outside {}; {} there needs --auto high{}",
+        .resolved.display(),
+        roots_words(.add_dirs),
+        .access.verb(),
+        .access.remedy(),
+    )]
+    Outside {
+        /// The path as the model wrote it.
+        shown: String,
+        /// Where it leads, `..` and links followed.
+        resolved: PathBuf,
+        /// What the tool was about to do there.
+        access: Access,
+        /// Whether the run has `--add-dir` roots besides the workspace.
+        add_dirs: bool,
+    },
+    /// A component the path goes through (`a.txt` in `a.txt/b`, `a.txt/..`) exists and is
+    /// not a directory: the kernel would refuse the path (`ENOTDIR`), and so does zero
+    /// rather than resolve around it.
+    #[error(
+        "`{shown}` goes through {} as if it were a directory, but it is a file; name the \
+         file itself, without anything after it",
+        .file.display()
+    )]
+    ThroughFile {
+        /// The path as the model wrote it.
+        shown: String,
+        /// The component that is not a directory.
+        file: PathBuf,
+    },
+    /// The path is spelled as a directory (it ends in `/`, `/.` or `/..`) but what it names
+    /// is not one: `a.txt/` is not `a.txt`, and `newdir/` is not a file to create.
+    #[error(
+        "`{shown}` names a directory (it ends in `{ending}`), but {} {}; to name a file, write \
+         its path without the trailing `{ending}`",
+        .path.display(),
+        .found.words(),
+        ending = directory_ending(.shown),
+    )]
+    NotADirectory {
+        /// The path as the model wrote it.
+        shown: String,
+        /// Where it leads.
+        path: PathBuf,
+        /// What is there instead of a directory.
+        found: Found,
+    },
+}
+
+/// What a path spelled as a directory led to instead of one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// Something that is not a directory: a regular file, a FIFO, a device.
+    File,
+    /// Nothing at all.
+    Nothing,
+}
+
+impl Found {
+    /// What is there, as the end of a sentence about the path.
+    fn words(self) -> &'static str {
+        match self {
+            Found::File => "is a file, not a directory",
+            Found::Nothing => "does not exist",
+        }
+    }
+}
+
+/// The roots a confined run may use, in words.
+fn roots_words(add_dirs: &bool) -> &'static str {
+    if *add_dirs {
+        "the workspace and the --add-dir roots"
+    } else {
+        "the workspace"
+    }
+}
+
+impl From<PathError> for ToolError {
+    /// A path outside the roots is the policy's refusal; every other is the model's to fix.
+    fn from(error: PathError) -> ToolError {
+        match error {
+            PathError::Outside { .. } => ToolError::Denied(error.to_string()),
+            PathError::Empty | PathError::ThroughFile { .. } | PathError::NotADirectory { .. } => {
+                ToolError::InvalidArguments(error.to_string())
+            }
+        }
+    }
+}
+
+/// Whether `path` is spelled as a directory: it ends in `/`, or its last component is `.` or
+/// `..`. `Path::components` forgets both spellings (`a.txt/` and `a.txt/.` read as `a.txt`),
+/// so the text is looked at.
+fn names_directory(path: &str) -> bool {
+    path.ends_with('/') || matches!(path.rsplit('/').next(), Some("." | ".."))
+}
+
+/// The end of `path` that spells it as a directory: `/`, or its last component `.` or `..`
+/// with the `/` before it.
+fn directory_ending(path: &str) -> &str {
+    if path.ends_with('/') {
+        return "/";
+    }
+    &path[path.rfind('/').unwrap_or(0)..]
+}
+
+/// Fails unless `resolved` (what `shown`, spelled as a directory, resolved to) is a directory.
+fn check_directory(shown: &str, resolved: &Path) -> Result<(), PathError> {
+    let found = match fs::metadata(resolved) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => Found::File,
+        Err(_) => Found::Nothing,
+    };
+    Err(PathError::NotADirectory {
+        shown: shown.to_string(),
+        path: resolved.to_path_buf(),
+        found,
+    })
+}
+
+/// A component a path goes through that exists and is not a directory (see
+/// [`PathError::ThroughFile`]).
+#[derive(Debug)]
+struct NotADirectory(PathBuf);
+
 /// Resolves `..` and symlinks component by component, as the kernel would when opening the
-/// path, but without requiring the path to exist: missing components are taken literally.
+/// path, but without requiring the path to exist: missing components are taken literally. A
+/// component with more to come that exists and is not a directory ends the resolution, as
+/// it ends the kernel's (`ENOTDIR`).
 ///
 /// `std::fs::canonicalize` cannot do this (it fails on the first missing component), and a
 /// lexical clean-up first would be wrong (`link/..` is not the link's directory).
-fn resolve_symlinks(absolute: &Path) -> PathBuf {
+fn resolve_symlinks(absolute: &Path) -> Result<PathBuf, NotADirectory> {
     let mut resolved = PathBuf::from("/");
     let mut pending: VecDeque<OsString> = VecDeque::new();
     push_components(&mut pending, absolute, &mut resolved);
@@ -316,8 +483,9 @@ fn resolve_symlinks(absolute: &Path) -> PathBuf {
             continue;
         }
         let next = resolved.join(&part);
-        let link = fs::symlink_metadata(&next)
-            .ok()
+        let meta = fs::symlink_metadata(&next).ok();
+        let link = meta
+            .as_ref()
             .filter(|m| m.file_type().is_symlink())
             .and_then(|_| fs::read_link(&next).ok());
         match link {
@@ -327,10 +495,15 @@ fn resolve_symlinks(absolute: &Path) -> PathBuf {
                 push_components(&mut pending, &target, &mut resolved);
                 pending.extend(rest);
             }
+            _ if !pending.is_empty()
+                && meta.is_some_and(|m| !m.is_dir() && !m.file_type().is_symlink()) =>
+            {
+                return Err(NotADirectory(next));
+            }
             _ => resolved = next,
         }
     }
-    resolved
+    Ok(resolved)
 }
 
 /// Queues the components of `path`; an absolute path restarts resolution at `/`.
@@ -468,6 +641,85 @@ mod tests {
             p.resolve(&ws, "alias/f", Access::Read).unwrap(),
             ws.join("real/f")
         );
+    }
+
+    /// The typed refusal of `path` (relative to `ws`) at `--auto medium`.
+    fn refusal(ws: &Path, path: &str) -> PathError {
+        policy(Autonomy::Medium, ws)
+            .confine(ws, path, Access::Write)
+            .unwrap_err()
+    }
+
+    #[test]
+    fn a_path_spelled_as_a_directory_must_name_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        fs::write(ws.join("a.txt"), "a").unwrap();
+        fs::create_dir(ws.join("sub")).unwrap();
+        for spelling in ["a.txt/", "a.txt//", "a.txt/.", "./a.txt/"] {
+            assert_eq!(
+                refusal(&ws, spelling),
+                PathError::NotADirectory {
+                    shown: spelling.into(),
+                    path: ws.join("a.txt"),
+                    found: Found::File,
+                },
+                "{spelling}"
+            );
+        }
+        let missing = refusal(&ws, "newdir/");
+        assert!(matches!(
+            missing,
+            PathError::NotADirectory {
+                found: Found::Nothing,
+                ..
+            }
+        ));
+        let message = missing.to_string();
+        assert!(
+            message.contains("ends in `/`") && message.contains("without the trailing `/`"),
+            "{message}"
+        );
+        assert!(refusal(&ws, "a.txt/.").to_string().contains("ends in `/.`"));
+        // A directory spelled as one is what it says.
+        let p = policy(Autonomy::Medium, &ws);
+        for spelling in ["sub/", "sub/.", "sub/x/..", "./", "."] {
+            assert!(p.resolve(&ws, spelling, Access::Read).is_ok(), "{spelling}");
+        }
+        assert!(matches!(
+            ToolError::from(refusal(&ws, "a.txt/")),
+            ToolError::InvalidArguments(_)
+        ));
+    }
+
+    #[test]
+    fn a_path_through_a_file_is_refused_as_the_kernel_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        fs::write(ws.join("a.txt"), "a").unwrap();
+        symlink("a.txt", ws.join("link")).unwrap();
+        for path in ["a.txt/b", "a.txt/..", "a.txt/../b.txt", "link/b"] {
+            assert_eq!(
+                refusal(&ws, path),
+                PathError::ThroughFile {
+                    shown: path.into(),
+                    file: ws.join("a.txt"),
+                },
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_outside_the_roots_is_described() {
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "s").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let path = format!("{}/secret/", outside.path().display());
+        assert!(matches!(refusal(&ws, &path), PathError::Outside { .. }));
+        let through = format!("{}/secret/x", outside.path().display());
+        assert!(matches!(refusal(&ws, &through), PathError::Outside { .. }));
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod cli;
 mod compaction;
 mod containment;
 mod exec;
+mod file_paths;
 mod generated;
 mod hostile_names;
 mod lifecycle;
