@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Specialist, TASK_OUTPUT, TASK_STOP};
 use crate::cli::ExecArgs;
-use crate::output::{EventKind, InputFormat, OutputFormat};
+use crate::output::{InputFormat, OutputFormat};
 use crate::redact::{HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE};
 use crate::runtime::{Launch, RunId};
 use crate::tools::ToolContext;
@@ -325,34 +325,6 @@ pub(super) fn envelope(specialist: &Specialist, task: &str, typed: bool) -> Stri
     )
 }
 
-/// What a finished child's stream-json says about its end.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct ChildEnding {
-    /// Its last `final` event's answer: the JSON value, compact, when it had a schema,
-    /// else the text.
-    pub(crate) answer: Option<String>,
-    /// The messages of its `error` events.
-    pub(crate) errors: Vec<String>,
-}
-
-impl ChildEnding {
-    /// Reads the events of a (tail of a) stream-json output; lines that are not events (a
-    /// first line cut by the window, stray stderr) are skipped.
-    pub(crate) fn read(bytes: &[u8]) -> ChildEnding {
-        let mut ending = ChildEnding::default();
-        for line in String::from_utf8_lossy(bytes).lines() {
-            match serde_json::from_str::<EventKind>(line) {
-                Ok(EventKind::Final { text, structured }) => {
-                    ending.answer = Some(structured.map_or(text, |value| value.to_string()));
-                }
-                Ok(EventKind::Error { message, .. }) => ending.errors.push(message),
-                _ => {}
-            }
-        }
-        ending
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,34 +348,6 @@ mod tests {
         ] {
             assert!(!is_private_file_name(stray, KEY_FILE), "{stray}");
         }
-    }
-
-    #[test]
-    fn the_answer_is_the_last_final_and_errors_are_collected() {
-        let stream = concat!(
-            "ut a cut line\n",
-            r#"{"type":"final","text":"first"}"#,
-            "\n",
-            r#"{"type":"error","code":"x","message":"went wrong","retryable":false}"#,
-            "\n",
-            r#"{"type":"final","text":"second"}"#,
-            "\n"
-        );
-        assert_eq!(
-            ChildEnding::read(stream.as_bytes()),
-            ChildEnding {
-                answer: Some("second".into()),
-                errors: vec!["went wrong".into()],
-            }
-        );
-        let typed = concat!(
-            r#"{"type":"final","text":"```json\n{\"ok\": true}\n```","structured":{"ok":true}}"#,
-            "\n"
-        );
-        assert_eq!(
-            ChildEnding::read(typed.as_bytes()).answer.as_deref(),
-            Some(r#"{"ok":true}"#)
-        );
     }
 
     #[test]

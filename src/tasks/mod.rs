@@ -15,6 +15,7 @@
 
 mod child;
 mod discovery;
+mod ending;
 pub(crate) mod manifest;
 mod output;
 mod stop;
@@ -125,7 +126,7 @@ fn describe(record: &TaskRecord) -> String {
         lines.push(format!("exit_code: {code}"));
     }
     if let Some(signal) = record.signal {
-        lines.push(format!("signal: {signal}"));
+        lines.push(format!("signal: {}", signal_name(signal)));
     }
     if let Some(reason) = &record.reason {
         lines.push(format!("reason: {reason}"));
@@ -135,4 +136,13 @@ fn describe(record: &TaskRecord) -> String {
         lines.push(format!("ended_at: {ended}"));
     }
     lines.join("\n") + "\n"
+}
+
+/// A signal's number with its name (`9 (SIGKILL)`), or the number alone when the platform
+/// does not know it.
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(known) => format!("{signal} ({})", known.as_str()),
+        Err(_) => signal.to_string(),
+    }
 }

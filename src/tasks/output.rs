@@ -9,9 +9,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::ending::{self, ChildEnding, Excerpt};
 use super::{TASK_OUTPUT, describe};
 use crate::output::EventKind;
-use crate::runtime::{OutputWindow, Runtime, TaskKind, TaskStatus, Window};
+use crate::runtime::{OutputWindow, Runtime, TaskKind, TaskRecord, TaskStatus, Window};
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
 
 /// The output returned when the model gives no `max_bytes`.
@@ -31,6 +32,7 @@ struct OutputArgs {
     timeout_ms: Option<u64>,
     offset: Option<u64>,
     max_bytes: Option<u64>,
+    answer: Option<bool>,
 }
 
 /// Reads a background task's state and output.
@@ -57,7 +59,9 @@ impl Tool for TaskOutput {
          returns at once with the last max_bytes (default 16384) of the output; set block to \
          true to wait until the task ends or timeout_ms (default 30000, max 600000) passes. To \
          read output in order, pass offset (0 first, then the next_offset of the previous \
-         result). Output is never read whole, so this is cheap however much the task wrote."
+         result). Output is never read whole, so this is cheap however much the task wrote. \
+         A specialist that has ended shows its final answer instead (up to max_bytes); set \
+         answer to true, with offset, to read a long answer in pieces."
     }
 
     fn input_schema(&self) -> Value {
@@ -88,6 +92,11 @@ impl Tool for TaskOutput {
                     "minimum": 1,
                     "maximum": MAX_MAX_BYTES,
                     "description": "The most output bytes to return (default 16384)."
+                },
+                "answer": {
+                    "type": "boolean",
+                    "description": "Read a specialist's final answer instead of its output: \
+                                    offset and max_bytes then count bytes of the answer."
                 }
             },
             "required": ["task_id"],
@@ -106,7 +115,7 @@ impl Tool for TaskOutput {
             args.max_bytes,
             DEFAULT_MAX_BYTES,
             MAX_MAX_BYTES,
-        )?;
+        )? as usize;
         let timeout_ms = bounded(
             "timeout_ms",
             args.timeout_ms,
@@ -114,20 +123,129 @@ impl Tool for TaskOutput {
             MAX_BLOCK_MS,
         )?;
         let id = args.task_id.as_str();
-        let blocked = args.block.unwrap_or(false);
-        let record = if blocked {
-            tokio::select! {
-                record = self.runtime.wait(id, Duration::from_millis(timeout_ms)) => record,
-                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
-            }
-        } else {
-            self.runtime.status(id).await
+        let wait = args.block.unwrap_or(false).then_some(timeout_ms);
+        let record = self.record(id, wait, ctx).await?;
+        let specialist = matches!(record.kind, TaskKind::Specialist { .. });
+        let ended = record.status != TaskStatus::Running;
+        let mut report = describe(&record);
+        if wait.is_some() && !ended {
+            report.push_str(&format!(
+                "note: still running after waiting {timeout_ms} ms; call TaskOutput with \
+                 block=true again to keep waiting, or TaskStop to stop it\n"
+            ));
         }
-        .map_err(tool_error)?;
+        if args.answer.unwrap_or(false) {
+            if !specialist {
+                return Err(ToolError::InvalidArguments(format!(
+                    "task {id} is a shell command, which has no final answer; read its output \
+                     without `answer`"
+                )));
+            }
+            self.append_answer(&mut report, id, ended, args.offset, max_bytes)
+                .await?;
+            return Ok(report);
+        }
+        // An ended specialist's answer is shown instead of its output when it has one.
+        let answered = specialist
+            && ended
+            && args.offset.is_none()
+            && self.append_ending(&mut report, id, max_bytes).await?;
+        if !answered {
+            self.append_output(&mut report, id, specialist, args.offset, max_bytes)
+                .await?;
+        }
+        Ok(report)
+    }
+}
 
-        let max_bytes = max_bytes as usize;
-        let lines = matches!(record.kind, TaskKind::Specialist { .. });
-        let window = match args.offset {
+impl TaskOutput {
+    /// The task's record: at once, or once it has ended or `wait` (ms) has passed.
+    async fn record(
+        &self,
+        id: &str,
+        wait: Option<u64>,
+        ctx: &ToolContext,
+    ) -> Result<TaskRecord, ToolError> {
+        match wait {
+            Some(ms) => tokio::select! {
+                record = self.runtime.wait(id, Duration::from_millis(ms)) => record,
+                () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
+            },
+            None => self.runtime.status(id).await,
+        }
+        .map_err(tool_error)
+    }
+
+    /// Appends an ended specialist's final answer (its first `max_bytes`), which is what the
+    /// model is after and may be longer than any window of its output (it is one line of
+    /// stream-json), so it is found and shown itself. `false` when it gave none: its output
+    /// then says what happened.
+    async fn append_ending(
+        &self,
+        report: &mut String,
+        id: &str,
+        max_bytes: usize,
+    ) -> Result<bool, ToolError> {
+        let ending = ending::find(&self.runtime, id).await.map_err(tool_error)?;
+        let Some(answer) = &ending.answer else {
+            return Ok(false);
+        };
+        append_errors(report, &ending);
+        let excerpt = Excerpt::new(id, answer, 0, max_bytes);
+        report.push_str(&format!(
+            "{}\n{excerpt}\n(its whole output, as stream-json: TaskOutput {{\"task_id\": \
+             \"{id}\", \"offset\": 0}})\n",
+            excerpt.header()
+        ));
+        Ok(true)
+    }
+
+    /// Appends the answer section: which bytes of a specialist's final answer are shown and
+    /// where to continue, then those bytes (from `offset`, at most `max_bytes`).
+    async fn append_answer(
+        &self,
+        report: &mut String,
+        id: &str,
+        ended: bool,
+        offset: Option<u64>,
+        max_bytes: usize,
+    ) -> Result<(), ToolError> {
+        if !ended {
+            report.push_str(
+                "answer: none yet (the specialist is still running; add \"block\": true to \
+                 wait for it)\n",
+            );
+            return Ok(());
+        }
+        let ending = ending::find(&self.runtime, id).await.map_err(tool_error)?;
+        append_errors(report, &ending);
+        let Some(answer) = &ending.answer else {
+            report.push_str(&format!("answer: {}\n", ending.shown(id, max_bytes)));
+            return Ok(());
+        };
+        let offset = offset.unwrap_or(0);
+        if offset > answer.len() as u64 {
+            return Err(ToolError::InvalidArguments(format!(
+                "offset {offset} is past the end of the answer ({} bytes)",
+                answer.len()
+            )));
+        }
+        let excerpt = Excerpt::new(id, answer, offset as usize, max_bytes);
+        report.push_str(&format!("{}\n{excerpt}\n", excerpt.header()));
+        Ok(())
+    }
+
+    /// Appends the output section: a window of the task's output file (a specialist's
+    /// stream-json rendered as text, in whole lines).
+    async fn append_output(
+        &self,
+        report: &mut String,
+        id: &str,
+        lines: bool,
+        offset: Option<u64>,
+        max_bytes: usize,
+    ) -> Result<(), ToolError> {
+        let window = match offset {
             Some(offset) => Window::From { offset, max_bytes },
             // One byte more for stream-json: it tells whether the first line starts in the
             // window or before it (see `whole_lines`).
@@ -140,22 +258,14 @@ impl Tool for TaskOutput {
             .read_output(id, window)
             .await
             .map_err(tool_error)?;
-        if let Some(offset) = args.offset.filter(|offset| *offset > read.size) {
+        if let Some(offset) = offset.filter(|offset| *offset > read.size) {
             return Err(ToolError::InvalidArguments(format!(
                 "offset {offset} is past the end of the output ({} bytes so far)",
                 read.size
             )));
         }
-
-        let mut report = describe(&record);
-        if blocked && record.status == TaskStatus::Running {
-            report.push_str(&format!(
-                "note: still running after waiting {timeout_ms} ms; call TaskOutput with \
-                 block=true again to keep waiting, or TaskStop to stop it\n"
-            ));
-        }
         let (text, next_offset) = if lines {
-            let (bytes, next) = whole_lines(&read, args.offset.is_none());
+            let (bytes, next) = whole_lines(&read, offset.is_none());
             (render_stream_json(bytes), next)
         } else {
             (
@@ -163,8 +273,15 @@ impl Tool for TaskOutput {
                 read.next_offset,
             )
         };
-        append_output(&mut report, &read, &text, next_offset);
-        Ok(report)
+        append_window(report, &read, &text, next_offset);
+        Ok(())
+    }
+}
+
+/// Appends a specialist's error messages, one `error:` line each.
+fn append_errors(report: &mut String, ending: &ChildEnding) {
+    for error in &ending.errors {
+        report.push_str(&format!("error: {error}\n"));
     }
 }
 
@@ -182,8 +299,8 @@ fn bounded(name: &str, value: Option<u64>, default: u64, max: u64) -> Result<u64
     }
 }
 
-/// Appends the output section: which bytes are shown, where to continue, then the text.
-fn append_output(report: &mut String, read: &OutputWindow, text: &str, next_offset: u64) {
+/// Appends the output window: which bytes are shown, where to continue, then the text.
+fn append_window(report: &mut String, read: &OutputWindow, text: &str, next_offset: u64) {
     if read.size == 0 {
         report.push_str("output: (none yet)\n");
         return;

@@ -17,17 +17,19 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::child::{
-    self, ChildEnding, ChildEnv, ChildRun, KEY_FILE, MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
+    self, ChildEnv, ChildRun, KEY_FILE, MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
 };
-use super::{Launcher, SearchPaths, Specialist, TASK, discover};
+use super::ending::{self, ChildEnding};
+use super::{Launcher, SearchPaths, Specialist, TASK, describe, discover};
 use crate::mcp;
-use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window};
+use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus};
 use crate::structured::OutputSchema;
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
 use crate::usage::Ledger;
 
-/// How much of a finished child's stream-json is read to find its answer (the tail only).
-const ANSWER_WINDOW: usize = 256 * 1024;
+/// The most of a specialist's answer a `Task` result holds; the rest is read with
+/// `TaskOutput` (the result says how).
+const ANSWER_CAP: usize = 32 * 1024;
 /// How long one wait for a foreground child lasts before waiting again; the call has no
 /// overall limit (the child has its own turn budget) but stays cancellable throughout.
 const WAIT_SLICE: Duration = Duration::from_secs(3600);
@@ -108,6 +110,25 @@ impl TaskTool {
         Ok(dir.join(child::private_file_name(what, number)))
     }
 
+    /// Creates the file a child reports its spending to (see [`Ledger::watch_child`]) and
+    /// returns its path.
+    async fn watch_usage(&self) -> Result<PathBuf, ToolError> {
+        let path = self.private_path(USAGE_FILE).await?;
+        let (ledger, created) = (Arc::clone(&self.ledger), path.clone());
+        tokio::task::spawn_blocking(move || ledger.watch_child(&created))
+            .await
+            .map_err(|e| {
+                ToolError::Failed(format!("could not create the task's usage report: {e}"))
+            })?
+            .map_err(|e| {
+                ToolError::Failed(format!(
+                    "could not create the task's usage report {}: {e}",
+                    path.display()
+                ))
+            })?;
+        Ok(path)
+    }
+
     /// Writes `text` for a child into the run directory (0600, a fresh name for `what`, see
     /// [`child::private_file_name`]) and returns its absolute path.
     async fn write_private(&self, what: &str, text: String) -> Result<PathBuf, ToolError> {
@@ -169,58 +190,54 @@ impl TaskTool {
     /// cancelled or dropped.
     async fn follow(&self, record: TaskRecord, ctx: &ToolContext) -> ToolResult {
         let id = record.id.to_string();
+        let record = self.wait_until_ended(&id, ctx).await?;
+        let ending = ending::find(&self.runtime, &id).await.map_err(tool_error)?;
+        report_ending(&record, &ending)
+    }
+
+    /// The record of the task `id` once it has ended; stops it if the call is cancelled (or
+    /// this future dropped) first.
+    async fn wait_until_ended(&self, id: &str, ctx: &ToolContext) -> Result<TaskRecord, ToolError> {
         let guard = StopOnDrop {
             runtime: Arc::clone(&self.runtime),
-            id: Some(id.clone()),
+            id: Some(id.to_string()),
         };
-        let record = loop {
+        loop {
             let record = tokio::select! {
-                record = self.runtime.wait(&id, WAIT_SLICE) => {
-                    record.map_err(tool_error)?
-                }
+                record = self.runtime.wait(id, WAIT_SLICE) => record.map_err(tool_error)?,
                 () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
             };
             if record.status != TaskStatus::Running {
-                break record;
+                guard.disarm();
+                return Ok(record);
             }
-        };
-        guard.disarm();
-        let tail = self
-            .runtime
-            .read_output(
-                &id,
-                Window::Tail {
-                    max_bytes: ANSWER_WINDOW,
-                },
-            )
-            .await
-            .map_err(tool_error)?;
-        let ending = ChildEnding::read(&tail.bytes);
-        let mut report = format!(
-            "task_id: {id}\nstatus: {}\nexit_code: {}\n",
-            record.status.as_str(),
-            record
-                .exit_code
-                .map_or_else(|| "none".to_string(), |code| code.to_string())
-        );
-        if record.status == TaskStatus::Completed {
-            report.push('\n');
-            report.push_str(ending.answer.as_deref().unwrap_or("(no final answer)"));
-            return Ok(report);
         }
-        for error in &ending.errors {
-            report.push_str(&format!("error: {error}\n"));
-        }
-        if let Some(reason) = &record.reason {
-            report.push_str(&format!("reason: {reason}\n"));
-        }
-        if let Some(answer) = &ending.answer {
-            report.push_str(&format!("\nlast answer:\n{answer}\n"));
-        }
-        Err(ToolError::Failed(format!(
-            "the specialist failed\n{report}Its full output: TaskOutput {{\"task_id\": \"{id}\"}}"
-        )))
     }
+}
+
+/// A foreground specialist's result: its record as `TaskOutput` shows it (the signal that
+/// ended it included), then its answer, capped at [`ANSWER_CAP`] with a note on how to read
+/// on; an error result when it did not complete.
+fn report_ending(record: &TaskRecord, ending: &ChildEnding) -> ToolResult {
+    let id = record.id.as_str();
+    let mut report = describe(record);
+    if record.status == TaskStatus::Completed {
+        report.push('\n');
+        report.push_str(&ending.shown(id, ANSWER_CAP));
+        return Ok(report);
+    }
+    for error in &ending.errors {
+        report.push_str(&format!("error: {error}\n"));
+    }
+    if ending.answer.is_some() {
+        report.push_str(&format!(
+            "\nlast answer:\n{}\n",
+            ending.shown(id, ANSWER_CAP)
+        ));
+    }
+    Err(ToolError::Failed(format!(
+        "the specialist failed\n{report}Its full output: TaskOutput {{\"task_id\": \"{id}\"}}"
+    )))
 }
 
 #[async_trait]
@@ -322,8 +339,7 @@ impl Tool for TaskTool {
             ToolError::Failed(format!("{warnings}no specialist can be launched: {spent}"))
         })?;
         // The child writes it; the parent only reads it, from now on.
-        let usage_report = self.private_path(USAGE_FILE).await?;
-        self.ledger.watch_child(usage_report.clone());
+        let usage_report = self.watch_usage().await?;
         let prompt_file = self
             .write_private(
                 PROMPT_FILE,

@@ -1,15 +1,25 @@
 //! What a run tree has spent, against the budget its caller set (`--max-tokens`,
-//! `--max-cost-usd`).
+//! `--max-cost-usd`) — and counted whether or not there is one: `run_end.usage` is the
+//! tree's total either way.
 //!
 //! The budget covers the run and every specialist it launches. A specialist is handed what is
 //! left ([`Ledger::allowance`]) as its own budget, so it stops itself, and it reports what it
-//! has spent after every response to a private file in the parent's run directory
-//! ([`Ledger::publish`]); the parent reads those reports whenever it checks its budget, so
-//! its totals include what its specialists spent so far, running ones too. A file rather than
-//! the child's stream-json: it is one small record, replaced atomically, that the parent
-//! reads whole in microseconds, however much the child printed.
+//! has spent after every response to a private report file in the parent's run directory
+//! ([`Ledger::publish`]); the parent reads those reports whenever it checks its budget and when
+//! it ends, so its totals include what its specialists spent, running ones and ended ones.
+//! A file rather than the child's stream-json: a small record the parent reads in
+//! microseconds, however much the child printed.
+//!
+//! The report file is a log: each report is one JSON line appended in a single write, the
+//! last whole line the newest (the counts are cumulative). The parent creates the file and
+//! keeps it open, so it still reads a child's last report after the run directory is removed
+//! at close — which stops the children first — and a line cut short by a child killed
+//! mid-write is never taken for a report. (A report replaced by a rename, as before, was lost
+//! with the directory unless a budget check had happened to read it first.)
 
+use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -18,9 +28,9 @@ use serde::{Deserialize, Serialize};
 use super::{Price, Usage, Usd};
 use crate::sync::lock;
 
-/// The largest report a parent reads: a few hundred bytes are real, so anything longer is not
-/// one and is not read without bound.
-const REPORT_LIMIT: u64 = 16 * 1024;
+/// How much of a report file's end a parent reads at most: a report is a few hundred bytes, so
+/// the newest whole one is always in it, however many a child wrote since the last read.
+const REPORT_WINDOW: u64 = 16 * 1024;
 
 /// The budget of a run: the most tokens (input plus output) and dollars it may spend,
 /// specialists included.
@@ -79,11 +89,57 @@ struct Report {
     cost_usd: Option<f64>,
 }
 
-/// A specialist's report file and what it said when last read.
+/// A specialist's report file, as its parent follows it.
 #[derive(Debug)]
 struct Child {
-    report: PathBuf,
+    /// The file, open since the parent created it.
+    file: File,
+    /// How far the file has been read: the end of the last whole line seen.
+    read_to: u64,
+    /// The newest report read.
     last: Report,
+}
+
+impl Child {
+    /// Reads the reports appended since the last look and keeps the newest whole one. A read
+    /// that fails, or finds no whole line, leaves the last report standing.
+    fn catch_up(&mut self) {
+        let Ok(size) = self.file.metadata().map(|meta| meta.len()) else {
+            return;
+        };
+        if size <= self.read_to {
+            return;
+        }
+        let from = self.read_to.max(size - REPORT_WINDOW.min(size));
+        let mut bytes = vec![0; (size - from) as usize];
+        if self.file.read_exact_at(&mut bytes, from).is_err() {
+            return;
+        }
+        // Whole lines only: a window that starts later than the last read starts inside a
+        // line, and the line still being written has no end yet.
+        let first = if from > self.read_to {
+            match bytes.iter().position(|b| *b == b'\n') {
+                Some(newline) => newline + 1,
+                None => return,
+            }
+        } else {
+            0
+        };
+        let Some(end) = bytes.iter().rposition(|b| *b == b'\n').map(|at| at + 1) else {
+            return;
+        };
+        if end <= first {
+            return;
+        }
+        self.read_to = from + end as u64;
+        let newest = bytes[first..end - 1]
+            .rsplit(|b| *b == b'\n')
+            .next()
+            .unwrap_or_default();
+        if let Ok(report) = serde_json::from_slice(newest) {
+            self.last = report;
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +156,8 @@ pub struct Ledger {
     price: Option<Price>,
     /// Where this run reports its spending, when it is a specialist.
     report_to: Option<PathBuf>,
+    /// The report file, opened at the first report.
+    report: Mutex<Option<File>>,
     state: Mutex<State>,
 }
 
@@ -111,6 +169,7 @@ impl Ledger {
             limits,
             price,
             report_to,
+            report: Mutex::new(None),
             state: Mutex::new(State::default()),
         }
     }
@@ -120,12 +179,22 @@ impl Ledger {
         lock(&self.state).own.add(usage);
     }
 
-    /// Follows a specialist's spending through the report file it was told to write.
-    pub(crate) fn watch_child(&self, report: PathBuf) {
+    /// Creates the report file a specialist is told to write (0600, `path` must not exist)
+    /// and follows the specialist's spending through it from now on, whether or not the run
+    /// has a budget. The file stays open, so its reports are read even once it is removed.
+    pub(crate) fn watch_child(&self, path: &Path) -> std::io::Result<()> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)?;
         lock(&self.state).children.push(Child {
-            report,
+            file,
+            read_to: 0,
             last: Report::default(),
         });
+        Ok(())
     }
 
     /// What the tree has spent, with the specialists' latest reports read.
@@ -139,10 +208,7 @@ impl Ledger {
             cost: own_cost.or((own.total() == 0).then_some(0.0)),
         };
         for child in &mut state.children {
-            // A report not written yet, or gone with its run directory, leaves the last one.
-            if let Some(report) = read_report(&child.report) {
-                child.last = report;
-            }
+            child.catch_up();
             spent.children.add(child.last.usage);
             spent.cost = match (spent.cost, child.last.cost_usd) {
                 (Some(cost), Some(more)) => Some(cost + more),
@@ -152,7 +218,6 @@ impl Ledger {
         }
         spent
     }
-
     /// The budget the tree has gone past, if any.
     pub(crate) fn exceeded(&self) -> Option<Exceeded> {
         if self.limits == Limits::default() {
@@ -203,9 +268,10 @@ impl Ledger {
         Ok(Limits { tokens, cost })
     }
 
-    /// Tells the parent what this run has spent so far, when it is a specialist: replaces the
-    /// report file atomically (no fsync: the report matters only while the parent runs). A
-    /// small local file, so the write is quick enough for the turn loop's thread.
+    /// Tells the parent what this run has spent so far, when it is a specialist: appends one
+    /// report line to the file the parent created, in one write (no fsync: the report
+    /// matters only while the parent runs). A small local write, quick enough for the turn
+    /// loop's thread.
     pub(crate) fn publish(&self) -> std::io::Result<()> {
         let Some(path) = &self.report_to else {
             return Ok(());
@@ -215,18 +281,31 @@ impl Ledger {
             usage: spent.total(),
             cost_usd: spent.cost,
         };
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut file = tempfile::NamedTempFile::new_in(dir)?;
-        file.write_all(&serde_json::to_vec(&report).map_err(std::io::Error::other)?)?;
-        file.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        let mut line = serde_json::to_vec(&report).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let mut opened = lock(&self.report);
+        let file = match &mut *opened {
+            Some(file) => file,
+            None => opened.insert(open_report(path)?),
+        };
+        file.write_all(&line)
     }
 }
 
-/// A specialist's last report, if it has written one that reads.
-fn read_report(path: &Path) -> Option<Report> {
-    let (bytes, _) = crate::fsutil::read_regular(path, REPORT_LIMIT).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// Opens the report file the parent created, for appending: never creates one, never follows
+/// a link, and refuses anything but a regular file (a FIFO opened without blocking fails).
+fn open_report(path: &Path) -> std::io::Result<File> {
+    let file = File::options()
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -250,7 +329,7 @@ mod tests {
             cost: None,
         };
         let parent = Ledger::new(limits, None, None);
-        parent.watch_child(report.clone());
+        parent.watch_child(&report).unwrap();
         parent.record(usage(300, 100));
         assert_eq!(parent.exceeded(), None);
         assert_eq!(parent.allowance().unwrap().tokens, Some(600));
@@ -280,6 +359,44 @@ mod tests {
     }
 
     #[test]
+    fn a_childs_last_report_is_read_after_its_file_is_removed_without_a_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("task-usage-0");
+        let parent = Ledger::new(Limits::default(), None, None);
+        parent.watch_child(&report).unwrap();
+        let child = Ledger::new(Limits::default(), None, Some(report.clone()));
+        child.record(usage(7000, 70));
+        child.publish().unwrap();
+        // The run directory goes at close, after the children ended; nothing read it before.
+        std::fs::remove_file(&report).unwrap();
+        assert_eq!(parent.spent().children, usage(7000, 70));
+    }
+
+    #[test]
+    fn only_whole_report_lines_count_and_the_newest_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("task-usage-0");
+        let parent = Ledger::new(Limits::default(), None, None);
+        parent.watch_child(&report).unwrap();
+        let child = Ledger::new(Limits::default(), None, Some(report.clone()));
+        // More reports than the window holds, all between two reads.
+        for _ in 0..500 {
+            child.record(usage(10, 1));
+            child.publish().unwrap();
+        }
+        assert_eq!(parent.spent().children, usage(5000, 500));
+        // A child killed in the middle of a write leaves half a line: the last whole one stands.
+        let mut file = File::options().append(true).open(&report).unwrap();
+        file.write_all(br#"{"usage":{"promptTokens":9"#).unwrap();
+        assert_eq!(parent.spent().children, usage(5000, 500));
+        // A file the parent did not create is not written to.
+        let stray = Ledger::new(Limits::default(), None, Some(dir.path().join("missing")));
+        stray.record(usage(1, 1));
+        assert!(stray.publish().is_err());
+        assert!(!dir.path().join("missing").exists());
+    }
+
+    #[test]
     fn the_cost_is_known_only_when_every_part_that_spent_has_a_price() {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("task-usage-0");
@@ -287,7 +404,7 @@ mod tests {
         let parent = Ledger::new(Limits::default(), Some(price), None);
         parent.record(usage(1_000_000, 500_000));
         assert_eq!(parent.spent().cost, Some(2.0));
-        parent.watch_child(report.clone());
+        parent.watch_child(&report).unwrap();
         // A child that spent nothing yet leaves the cost known.
         assert_eq!(parent.spent().cost, Some(2.0));
         let unpriced = Ledger::new(Limits::default(), None, Some(report));

@@ -5,8 +5,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
+use crate::support::fake_model::{CHILD, DEFAULT_USAGE, FakeModel, Reply, Route, Script};
+use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce};
 use crate::support::zero::{assert_flag_rejected, assert_stream_contract, events, zero_openai};
+use crate::tasks::sleeping_child;
 
 /// `zero exec --auto medium -o stream-json` against `server` with `flags` and the config
 /// directory `config` (which may hold a `zero/config.toml`); the exit code and the events.
@@ -104,6 +106,66 @@ fn a_specialists_tokens_count_toward_the_budget_and_are_shown_apart() {
         .filter(|r| !r.raw_body.contains(CHILD))
         .count();
     assert_eq!(parent_requests, 3);
+}
+
+#[test]
+fn a_specialists_tokens_and_cost_are_counted_without_a_budget() {
+    let prices = config("[prices.\"fake-model\"]\ninput = 1.0\noutput = 1.0\n");
+    let server = FakeModel::start(
+        Script::new()
+            .route(Route::body_contains(CHILD).reply(Reply::text("found it").with_usage(7000, 70)))
+            .reply(
+                Reply::tool_call(
+                    "Task",
+                    json!({"name": "explorer", "prompt": "Look around."}),
+                )
+                .with_usage(300, 3),
+            )
+            .reply(Reply::text("done").with_usage(300, 3)),
+    );
+    let (code, events) = run(&server, prices.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    let end = events.last().unwrap();
+    assert_eq!(end["childUsage"]["totalTokens"], 7070, "{end}");
+    assert_eq!(end["usage"]["totalTokens"], 7676, "{end}");
+    assert_eq!(end["usage"]["promptTokens"], 7600, "{end}");
+    // A dollar a million tokens, the specialist's included.
+    let cost = end["costUsd"].as_f64().unwrap();
+    assert!((cost - 0.007676).abs() < 1e-9, "{end}");
+}
+
+#[test]
+fn a_background_specialist_stopped_at_close_still_counts() {
+    let marker = nonce();
+    let _cleanup = KillOnDrop(marker.clone());
+    // The specialist answers its first request with a long `sleep` and is still in it when
+    // the run ends; the close stops it. (The run is reminded of it once before it may end.)
+    let server = FakeModel::start(
+        sleeping_child(&marker)
+            .reply(Reply::text("leaving it"))
+            .reply(Reply::text("leaving it, yes")),
+    );
+    let none = tempfile::tempdir().unwrap();
+    let (code, events) = run(&server, none.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    let finished = events
+        .iter()
+        .find(|e| e["type"] == "task_finished")
+        .unwrap();
+    assert_eq!(finished["status"], "killed", "{finished}");
+    let (prompt, completion) = DEFAULT_USAGE;
+    let end = events.last().unwrap();
+    assert_eq!(
+        end["childUsage"]["totalTokens"],
+        prompt + completion,
+        "{end}"
+    );
+    assert_eq!(
+        end["usage"]["totalTokens"],
+        5 * (prompt + completion),
+        "four responses of the run and one of the specialist: {end}"
+    );
+    assert_gone_soon(&marker);
 }
 
 #[test]

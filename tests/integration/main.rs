@@ -36,6 +36,7 @@ mod sandbox;
 mod secrets;
 mod sessions;
 mod special_files;
+mod specialist_results;
 mod specialists;
 mod stalled_output;
 mod structured;

@@ -235,7 +235,7 @@ fn closing_the_run_stops_a_specialist_and_its_commands() {
 
 /// A script whose parent starts a background `worker` whose own foreground `bash` sleeps with
 /// `marker` in its command line, and then waits until that sleep exists.
-fn sleeping_child(marker: &str) -> Script {
+pub(crate) fn sleeping_child(marker: &str) -> Script {
     // Matched as a regex, so this command's own command line (with `\.`) does not count.
     let escaped = marker.replace('.', "\\.");
     let wait_for_sleep = format!(
