@@ -9,6 +9,7 @@
 
 pub(crate) mod config;
 mod server;
+mod stdio;
 mod tool;
 
 use std::sync::Arc;

@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use super::stdio::{self, Bounded};
 use crate::redact::Secrets;
 use crate::runtime::{
     Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail,
@@ -50,6 +51,8 @@ pub(crate) struct Connected {
     process: Option<Service>,
     /// Its stderr log, for messages about its end.
     log: Option<PathBuf>,
+    /// What a stdio server says, read through the pump that drops messages too large.
+    stdout: Option<Bounded>,
 }
 
 /// How one call ended, when it did not give a result.
@@ -59,6 +62,12 @@ pub(crate) enum CallError {
     Cancelled,
     /// The call took longer than the server's tool timeout; the server was told.
     TimedOut,
+    /// The server's answer was a message of `size` bytes, over [`MAX_MESSAGE`]: it was
+    /// dropped, the connection goes on, and the server was told the call is over.
+    TooLarge {
+        /// The message's size in bytes.
+        size: u64,
+    },
     /// The server failed the call, or is gone.
     Failed(String),
 }
@@ -91,7 +100,7 @@ impl Connected {
             ClientCapabilities::default(),
             Implementation::new("zero", env!("CARGO_PKG_VERSION")),
         );
-        let (client, process, log) = match transport {
+        let (client, process, log, stdout) = match transport {
             Transport::Stdio {
                 command,
                 args,
@@ -109,10 +118,13 @@ impl Connected {
                         .map(|(name, value)| (name.into(), value.into()))
                         .collect(),
                 );
-                let (client, process, log) = start_stdio(&config, launch, info, place).await?;
-                (client, Some(process), Some(log))
+                let (client, process, log, stdout) =
+                    start_stdio(&config, launch, info, place).await?;
+                (client, Some(process), Some(log), Some(stdout))
             }
-            Transport::Http { url, headers } => (start_http(url, headers, info).await?, None, None),
+            Transport::Http { url, headers } => {
+                (start_http(url, headers, info).await?, None, None, None)
+            }
         };
         let tools = client.peer().list_all_tools().await.map_err(|error| {
             with_log_tail(
@@ -128,6 +140,7 @@ impl Connected {
             running: tokio::sync::Mutex::new(Some(client)),
             process,
             log,
+            stdout,
         })
     }
 
@@ -143,6 +156,7 @@ impl Connected {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let since = self.stdout.as_ref().map(Bounded::mark);
         let mut handle = self
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -150,6 +164,12 @@ impl Connected {
             .map_err(|error| CallError::Failed(self.gone(&error.to_string())))?;
         let id = handle.id.clone();
         crate::sync::lock(&self.in_flight).push(id.clone());
+        let too_large = async {
+            match (&self.stdout, since) {
+                (Some(stdout), Some(since)) => stdout.answer_to(&id, since).await,
+                _ => std::future::pending().await,
+            }
+        };
         let (reason, error) = tokio::select! {
             response = &mut handle.rx => {
                 self.settled(&id);
@@ -163,6 +183,7 @@ impl Connected {
                     Err(_) => Err(CallError::Failed(self.gone("the connection closed"))),
                 };
             }
+            size = too_large => ("its result was too large", CallError::TooLarge { size }),
             () = cancel.cancelled() => ("the run is stopping", CallError::Cancelled),
             () = tokio::time::sleep(self.config.tool_timeout) => {
                 ("the call took too long", CallError::TimedOut)
@@ -217,13 +238,14 @@ impl Connected {
 }
 
 /// Starts a stdio server's process through the runtime, its stderr appended to a private
-/// log in the run directory, and initializes the connection over its stdin and stdout.
+/// log in the run directory, and initializes the connection over its stdin and its stdout
+/// (read through the pump that keeps too large a message from being lost without a word).
 async fn start_stdio(
     config: &ServerConfig,
     launch: Launch,
     info: ClientConfig,
     place: &Place<'_>,
-) -> Result<(Client, Service, PathBuf), String> {
+) -> Result<(Client, Service, PathBuf, Bounded), String> {
     let log = place
         .log_dir
         .ok_or("no directory for its log")?
@@ -242,8 +264,10 @@ async fn start_stdio(
         })
         .await
         .map_err(|e| e.to_string())?;
-    match info.serve(stream.into_split()).await {
-        Ok(client) => Ok((client, process, log)),
+    let (read, write) = stream.into_split();
+    let (read, stdout) = stdio::bounded(read);
+    match info.serve((read, write)).await {
+        Ok(client) => Ok((client, process, log, stdout)),
         Err(error) => {
             let ended = end_words(process.termination());
             Err(with_log_tail(

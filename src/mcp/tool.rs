@@ -11,6 +11,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 
 use super::server::{CallError, Connected};
+use super::stdio::MAX_MESSAGE;
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult};
 
 /// The longest name the model APIs accept for a function.
@@ -135,6 +136,14 @@ impl Tool for McpTool {
                 humantime::format_duration(self.server.config.tool_timeout),
                 self.server.config.name
             ))),
+            Err(CallError::TooLarge { size }) => Err(ToolError::Failed(format!(
+                "the result of `{}` was a message of {} from MCP server `{}`, over the {} one \
+                 message may be; it was dropped, and the server stays connected",
+                self.name,
+                bytes(size),
+                self.server.config.name,
+                bytes(MAX_MESSAGE as u64)
+            ))),
             Err(CallError::Failed(message)) => Err(ToolError::Failed(message)),
         }
     }
@@ -218,6 +227,11 @@ fn hashed(name: &str, tool: &str, tries: u32) -> String {
     let keep = MAX_TOOL_NAME.saturating_sub(suffix.len()).min(name.len());
     // `name` is ASCII (cleaned), so every byte is a boundary.
     format!("{}{suffix}", &name[..keep])
+}
+
+/// `size` bytes as a person reads it: `20.0 MiB (20971520 bytes)`.
+fn bytes(size: u64) -> String {
+    format!("{:.1} MiB ({size} bytes)", size as f64 / (1024.0 * 1024.0))
 }
 
 /// The model's text for a result: its content blocks (text as it is, the rest described), or

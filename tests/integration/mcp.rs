@@ -171,7 +171,7 @@ fn a_server_tool_is_listed_and_called_end_to_end() {
     let start = &of_type(&events, "run_start")[0];
     assert_eq!(
         start["mcpServers"],
-        json!([{"name": "t", "transport": "stdio", "state": "ready", "tools": 6}])
+        json!([{"name": "t", "transport": "stdio", "state": "ready", "tools": 7}])
     );
     let requests = server.requests();
     let tools = offered(&requests[0]);
@@ -222,7 +222,7 @@ fn a_read_only_tool_is_offered_at_low_and_the_others_from_medium() {
     };
     assert_eq!(listed("low"), [("mcp__t__echo".into(), "read".into())]);
     let medium = listed("medium");
-    assert_eq!(medium.len(), 6, "{medium:?}");
+    assert_eq!(medium.len(), 7, "{medium:?}");
     assert!(medium.contains(&("mcp__t__env".into(), "external".into())));
 }
 
@@ -256,6 +256,7 @@ fn the_tool_filters_take_server_patterns_and_an_unknown_server_is_a_usage_error(
     assert_eq!(
         names,
         [
+            "mcp__t__big",
             "mcp__t__connect",
             "mcp__t__crash",
             "mcp__t__echo",
@@ -859,4 +860,394 @@ fn a_stdio_server_reaches_the_network_only_when_its_entry_says_so() {
         let result = last_tool_result(&model.requests()[1]);
         assert!(result.starts_with(expected), "network {network}: {result}");
     }
+}
+
+/// What `zero --list-tools` with `args` (and the environment `env`) gives: exit code and
+/// events.
+fn list_with_env(
+    fixture: &Fixture,
+    server: &FakeModel,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (i32, Vec<Value>) {
+    let mut command = fixture.zero(server, &[&["--list-tools"], args].concat());
+    command.envs(env.iter().copied());
+    let output = command.output().unwrap();
+    (output.status.code().unwrap_or(-1), events(&output.stdout))
+}
+
+/// The messages of the events of `kind`.
+fn messages(events: &[Value], kind: &str) -> Vec<String> {
+    of_type(events, kind)
+        .iter()
+        .map(|event| event["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_provider_key_variable_is_never_expanded_into_a_server_from_any_source() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(Script::new());
+    let key = "sk-provider-key-that-must-stay-home";
+    let config_home = fixture.dir.path().join("config");
+    std::fs::create_dir_all(config_home.join("zero")).unwrap();
+    let config_home = config_home.to_str().unwrap().to_string();
+    let env = [
+        ("OPENAI_API_KEY", key),
+        ("XDG_CONFIG_HOME", config_home.as_str()),
+    ];
+    let stdio = |extra: Value| {
+        let mut entry = fixture.stdio(&[]);
+        for (name, value) in extra.as_object().unwrap() {
+            entry[name] = value.clone();
+        }
+        entry
+    };
+    // The workspace's .mcp.json, in args and in env.
+    for (entry, field) in [
+        (
+            stdio(json!({"args": ["--key", "${OPENAI_API_KEY}"]})),
+            "`args`",
+        ),
+        (
+            stdio(json!({"env": {"KEY": "${OPENAI_API_KEY:-none}"}})),
+            "`env.KEY`",
+        ),
+    ] {
+        std::fs::write(
+            fixture.workspace().join(".mcp.json"),
+            json!({"mcpServers": {"proj": entry}}).to_string(),
+        )
+        .unwrap();
+        let (code, events) = list_with_env(&fixture, &server, &["--mcp-project"], &env);
+        assert_eq!(code, 2, "{events:?}");
+        let error = &messages(&events, "error")[0];
+        assert!(
+            error.contains("MCP server `proj`")
+                && error.contains("${OPENAI_API_KEY}")
+                && error.contains(field)
+                && error.contains("never given to an MCP server"),
+            "{error}"
+        );
+    }
+    // A --mcp-config file, in an HTTP server's header.
+    let config = fixture.config(json!({"web": {
+        "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${ZERO_API_KEY}"}
+    }}));
+    let (code, events) = list_with_env(
+        &fixture,
+        &server,
+        &["--mcp-config", config.to_str().unwrap()],
+        &env,
+    );
+    assert_eq!(code, 2, "{events:?}");
+    assert!(messages(&events, "error")[0].contains("`headers.Authorization`"));
+    // config.toml, in the command.
+    std::fs::write(
+        Path::new(&config_home).join("zero/config.toml"),
+        "[mcp_servers.tomled]\ncommand = \"${ANTHROPIC_API_KEY:-x}\"\n",
+    )
+    .unwrap();
+    let (code, events) = list_with_env(&fixture, &server, &[], &env);
+    assert_eq!(code, 2, "{events:?}");
+    assert!(messages(&events, "error")[0].contains("MCP server `tomled`"));
+    assert!(fixture.record().is_empty(), "no server ever started");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_secret_is_refused_in_args_and_given_in_env_it_reaches_the_server_but_no_command_line() {
+    let fixture = Fixture::new();
+    let secret = format!("tok-{}", crate::support::procs::nonce());
+    // In args it would be in `ps`: refused, naming the server and the way to pass it.
+    let mut entry = fixture.stdio(&["--name", "${SERVICE_TOKEN}"]);
+    let config = fixture.config(json!({"t": entry.clone()}));
+    let server = FakeModel::start(Script::new());
+    let (code, events) = list_with_env(
+        &fixture,
+        &server,
+        &["--mcp-config", config.to_str().unwrap()],
+        &[("SERVICE_TOKEN", &secret)],
+    );
+    assert_eq!(code, 2, "{events:?}");
+    let error = &messages(&events, "error")[0];
+    assert!(
+        error.contains("MCP server `t`") && error.contains("pass it in `env`"),
+        "{error}"
+    );
+    assert!(fixture.record().is_empty());
+
+    // In env it reaches the server (though withheld from commands at medium), and while the
+    // server runs, no process's command line holds it, for root or for anyone else, and its
+    // environment is its own user's to read.
+    entry = fixture.stdio(&[]);
+    entry["env"] = json!({"SERVICE_TOKEN": "${SERVICE_TOKEN}"});
+    let config = fixture.config(json!({"t": entry}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "mcp__t__env",
+                json!({"name": "SERVICE_TOKEN"}),
+            ))
+            .reply(Reply::tool_call("mcp__t__slow", json!({})))
+            .reply(Reply::text("too late")),
+    );
+    let mut child = fixture
+        .medium(&server, &config)
+        .env("SERVICE_TOKEN", &secret)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _cleanup = KillOnDrop(fixture.record_path().display().to_string());
+    wait_for("the call to reach the server", DEADLINE, || {
+        fixture
+            .record()
+            .contains(&"call slow".to_string())
+            .then_some(())
+    });
+    assert_eq!(
+        last_tool_result(&server.requests()[1]),
+        "[REDACTED]",
+        "the server has it, and what it says of it is masked"
+    );
+    let pid = fixture.server_pid();
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&environ).contains(&secret),
+        "the server has it"
+    );
+    let as_root: Vec<_> = crate::support::procs::processes(&secret);
+    assert!(as_root.is_empty(), "in a command line: {as_root:?}");
+    let nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ps = nobody(&["ps", "-eo", "pid,args"]);
+    assert!(ps.status.success(), "{ps:?}");
+    let listing = String::from_utf8_lossy(&ps.stdout);
+    assert!(
+        listing.contains("mcp-test-server"),
+        "the listing shows the server: {listing}"
+    );
+    assert!(!listing.contains(&secret), "{listing}");
+    let environ = nobody(&["cat", &format!("/proc/{pid}/environ")]);
+    assert!(
+        !environ.status.success(),
+        "another user read its environment"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    wait_for("zero to exit", Duration::from_secs(5), || {
+        child.try_wait().unwrap()
+    });
+    assert_gone_within_3s(pid);
+}
+
+#[test]
+fn a_result_over_16_mib_fails_at_once_naming_its_size_and_the_server_goes_on() {
+    let fixture = Fixture::new();
+    let mut entry = fixture.stdio(&[]);
+    entry["tool_timeout_ms"] = json!(120_000);
+    let config = fixture.config(json!({"t": entry}));
+    let size = 20 * 1024 * 1024;
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__big", json!({ "bytes": size })))
+            .reply(Reply::tool_call(
+                "mcp__t__echo",
+                json!({"text": "still here"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let started = std::time::Instant::now();
+    let (code, events) = fixture.run_medium(&server, &config);
+    assert_eq!(code, 0, "{events:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "answered at once, not at the tool timeout: {:?}",
+        started.elapsed()
+    );
+    let requests = server.requests();
+    let result = last_tool_result(&requests[1]);
+    assert!(
+        result.contains("`mcp__t__big`")
+            && result.contains("20.0 MiB")
+            && result.contains("over the 16.0 MiB (16777216 bytes)")
+            && result.contains("server stays connected"),
+        "{result}"
+    );
+    assert_eq!(last_tool_result(&requests[2]), "still here");
+    let record = fixture.record();
+    assert!(
+        record.contains(&"call echo".to_string()),
+        "the same server answered the next call: {record:?}"
+    );
+    assert_eq!(
+        record
+            .iter()
+            .filter(|line| line.starts_with("pid "))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn tools_whose_names_clash_are_renamed_stably_with_a_warning_and_filters_take_the_new_name() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(Script::new());
+    let listing = |order: [&str; 2], extra: &[&str]| {
+        let entry = fixture.stdio(&["--tool", order[0], "--tool", order[1]]);
+        let config = fixture.config(json!({"t": entry}));
+        let config = config.to_str().unwrap();
+        let args = [&["--auto", "medium", "--mcp-config", config], extra].concat();
+        let (code, events) = list_with_env(&fixture, &server, &args, &[]);
+        assert_eq!(code, 0, "{events:?}");
+        let names: Vec<String> = of_type(&events, "tools")[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_string())
+            .filter(|name| name.starts_with("mcp__t__a"))
+            .collect();
+        (names, messages(&events, "warning"))
+    };
+    let (names, warnings) = listing(["a.b", "a_b"], &[]);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&"mcp__t__a_b".to_string()));
+    let renamed = names.iter().find(|name| *name != "mcp__t__a_b").unwrap();
+    assert!(renamed.starts_with("mcp__t__a_b_"), "{renamed}");
+    let warning = warnings
+        .iter()
+        .find(|warning| warning.contains("would both be called"))
+        .unwrap();
+    assert!(
+        warning.contains("`a.b`") && warning.contains("`a_b`") && warning.contains(renamed),
+        "{warning}"
+    );
+    assert_eq!(
+        listing(["a_b", "a.b"], &[]).0,
+        names,
+        "the same names whatever order the server lists its tools in"
+    );
+    let (only, _) = listing(["a.b", "a_b"], &["--enabled-tools", renamed]);
+    assert_eq!(only, std::slice::from_ref(renamed));
+
+    // Two servers whose tools' names would meet: the name that makes them meet is refused.
+    let config = fixture.config(json!({"x": fixture.stdio(&[]), "x_": fixture.stdio(&[])}));
+    let (code, events) = list_with_env(
+        &fixture,
+        &server,
+        &["--mcp-config", config.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(code, 2, "{events:?}");
+    let error = &messages(&events, "error")[0];
+    assert!(
+        error.contains("MCP server `x_`") && error.contains("not ending in `_`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn unknown_keys_in_every_mcp_configuration_are_warned_with_the_closest_known_key() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(Script::new());
+    let config_home = fixture.dir.path().join("config");
+    std::fs::create_dir_all(config_home.join("zero")).unwrap();
+    std::fs::write(
+        config_home.join("zero/config.toml"),
+        "[mcp_servers.fromtoml]\ncommand = \"true\"\ndisabled = true\nrequierd = true\n",
+    )
+    .unwrap();
+    let mut entry = fixture.stdio(&[]);
+    entry["tool_timout_ms"] = json!(5);
+    entry["oauth"] = json!({"clientId": "claude-code-key, passed in silence"});
+    let config = fixture.dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"t": entry}, "mcpServer": {}}).to_string(),
+    )
+    .unwrap();
+    let (code, events) = list_with_env(
+        &fixture,
+        &server,
+        &["--mcp-config", config.to_str().unwrap()],
+        &[("XDG_CONFIG_HOME", config_home.to_str().unwrap())],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    let warnings = messages(&events, "warning");
+    let about = |key: &str| {
+        warnings
+            .iter()
+            .filter(|warning| warning.contains(&format!("unknown key `{key}`")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let requierd = about("requierd");
+    assert!(
+        requierd.len() == 1
+            && requierd[0].contains("MCP server `fromtoml`")
+            && requierd[0].contains("config.toml")
+            && requierd[0].contains("the closest known key is `required`"),
+        "{warnings:?}"
+    );
+    let timeout = about("tool_timout_ms");
+    assert!(
+        timeout.len() == 1 && timeout[0].contains("`tool_timeout_ms`"),
+        "{warnings:?}"
+    );
+    let file_key = about("mcpServer");
+    assert!(
+        file_key.len() == 1 && file_key[0].contains("`mcpServers`"),
+        "{warnings:?}"
+    );
+    assert!(about("oauth").is_empty(), "{warnings:?}");
+}
+
+/// Over HTTP, rmcp's client refuses an event over 16 MiB itself and ends that request at
+/// once (as "Transport closed": it says no more), and the server stays connected.
+#[test]
+fn a_result_over_16_mib_over_http_fails_at_once_and_the_server_goes_on() {
+    let fixture = Fixture::new();
+    let port_file = fixture.dir.path().join("url");
+    let mut http = std::process::Command::new(test_server())
+        .arg("--http")
+        .arg(&port_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = wait_for("the HTTP server's URL", DEADLINE, || {
+        std::fs::read_to_string(&port_file).ok()
+    });
+    let config = fixture.config(json!({"web": {"url": url, "tool_timeout_ms": 120_000}}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "mcp__web__big",
+                json!({"bytes": 20 * 1024 * 1024}),
+            ))
+            .reply(Reply::tool_call(
+                "mcp__web__echo",
+                json!({"text": "over http"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let started = std::time::Instant::now();
+    let (code, events) = fixture.run_medium(&server, &config);
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(code, 0, "{events:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "answered at once, not at the tool timeout: {:?}",
+        started.elapsed()
+    );
+    let requests = server.requests();
+    let failed = last_tool_result(&requests[1]);
+    assert!(failed.contains("MCP server `web`"), "{failed}");
+    assert_eq!(last_tool_result(&requests[2]), "over http");
 }

@@ -3,16 +3,19 @@
 //! themselves as tests need. Built by `cargo test` as the example
 //! `mcp-test-server`; not part of zero.
 //!
-//! Usage: `mcp-test-server [--hang-initialize] [--record FILE] [--http PORT_FILE]`
+//! Usage: `mcp-test-server [--hang-initialize] [--record FILE] [--http PORT_FILE]
+//! [--tool NAME]...`
 //!
 //! - `--hang-initialize`: never answer `initialize`.
 //! - `--record FILE`: append a line for every call started (`call NAME`) and every
 //!   cancellation notice (`cancelled REASON`), and `pid N` at start.
 //! - `--http PORT_FILE`: serve on 127.0.0.1 (port 0), writing the URL to PORT_FILE.
+//! - `--tool NAME`: list one more tool, NAME, which answers with its own name.
 //!
 //! Tools: `echo` (read-only: returns its `text`), `env` (returns the variable `name`),
 //! `slow` (waits until cancelled), `crash` (the process exits mid-call), `picture` (returns
-//! an image and a text), `connect` (opens a TCP connection to `addr`).
+//! an image and a text), `connect` (opens a TCP connection to `addr`), `big` (returns a text
+//! of `bytes` bytes, a message too large for a client to take whole when that is over 16 MiB).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,6 +36,7 @@ use serde_json::json;
 struct TestServer {
     hang_initialize: bool,
     record: Option<PathBuf>,
+    extra_tools: Vec<String>,
 }
 
 impl TestServer {
@@ -78,7 +82,11 @@ impl ServerHandler for TestServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let object =
             |properties: serde_json::Value| json!({"type": "object", "properties": properties});
-        Ok(serde_json::from_value(json!({"tools": [
+        let extra = self.extra_tools.iter().map(|name| {
+            json!({"name": name, "description": "Answers with its name.",
+                   "inputSchema": object(json!({}))})
+        });
+        let mut list = json!([
             {"name": "echo", "description": "Returns its text.",
              "inputSchema": object(json!({"text": {"type": "string"}})),
              "annotations": {"readOnlyHint": true}},
@@ -92,8 +100,11 @@ impl ServerHandler for TestServer {
              "inputSchema": object(json!({}))},
             {"name": "connect", "description": "Opens a TCP connection to `addr`.",
              "inputSchema": object(json!({"addr": {"type": "string"}}))},
-        ]}))
-        .expect("a valid tool list"))
+            {"name": "big", "description": "Returns `bytes` bytes of text.",
+             "inputSchema": object(json!({"bytes": {"type": "integer"}}))},
+        ]);
+        list.as_array_mut().expect("an array").extend(extra);
+        Ok(serde_json::from_value(json!({ "tools": list })).expect("a valid tool list"))
     }
 
     async fn call_tool(
@@ -126,12 +137,25 @@ impl ServerHandler for TestServer {
                 {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
                 {"type": "text", "text": "a picture"},
             ]})),
+            "big" => {
+                let bytes = request
+                    .arguments
+                    .as_ref()
+                    .and_then(|args| args.get("bytes"))
+                    .and_then(|value| value.as_u64())
+                    .unwrap_or_default();
+                let text = "x".repeat(usize::try_from(bytes).expect("a size"));
+                result(json!({"content": [{"type": "text", "text": text}]}))
+            }
             "connect" => {
                 let outcome = match std::net::TcpStream::connect(argument("addr")) {
                     Ok(_) => "connected".to_string(),
                     Err(error) => format!("refused: {error}"),
                 };
                 result(json!({"content": [{"type": "text", "text": outcome}]}))
+            }
+            other if self.extra_tools.iter().any(|name| name == other) => {
+                result(json!({"content": [{"type": "text", "text": other}]}))
             }
             other => result(json!({
                 "content": [{"type": "text", "text": format!("no tool {other}")}],
@@ -158,6 +182,7 @@ async fn main() {
     let mut server = TestServer {
         hang_initialize: false,
         record: None,
+        extra_tools: Vec::new(),
     };
     let mut http = None;
     while let Some(arg) = args.next() {
@@ -165,6 +190,7 @@ async fn main() {
             "--hang-initialize" => server.hang_initialize = true,
             "--record" => server.record = args.next().map(PathBuf::from),
             "--http" => http = args.next().map(PathBuf::from),
+            "--tool" => server.extra_tools.extend(args.next()),
             other => panic!("unknown argument {other}"),
         }
     }
