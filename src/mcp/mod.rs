@@ -1,8 +1,12 @@
 //! MCP servers as tools. The run's servers (see `mcp::config`) start in parallel, each within its
 //! start-up time; a stdio server is a service of the run's runtime — guardian, lifeline,
 //! sandbox and environment rules like every command, gone when the run is, SIGKILL of zero
-//! included. Each server's tools are offered to the registry as `mcp__SERVER__TOOL`. A server
-//! that fails to start is reported and left out, unless its entry says it is required.
+//! included. Each server's tools are offered to the registry as `mcp__SERVER__TOOL`, a name
+//! no other tool of the run has (see `tool`: a clash within one server renames a tool, stably,
+//! with a warning; the server names `config` accepts keep servers apart). A server that fails
+//! to start is reported and left out, unless its entry says it is required. What a stdio
+//! server says is read through `stdio`, which fails a call whose answer is too large at once
+//! rather than letting it be lost.
 //!
 //! A run with no MCP configuration does none of this: nothing is read beyond `config.toml`
 //! (which is read anyway) and nothing is started.
