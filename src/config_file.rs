@@ -3,11 +3,17 @@
 //! once however many parts read it, and an error names the file and, from the TOML parser,
 //! the line and column.
 //!
-//! A leaf: it knows where the file is and how to read it, not what its keys mean.
+//! A leaf: it knows where the file is and how to read it, not what its keys mean. It does know
+//! which keys exist, given the serde structs that read them ([`fields`]): a key no part reads
+//! is a typo to warn about ([`ConfigFile::unknown_keys`], [`closest`]).
+//!
+//! The file holds the provider's key, so nothing it says is ever quoted back: a parse error
+//! names the line and column, never the line's text (the TOML parser's own message shows the
+//! line, key and all, and a broken line is one no secret was read from).
 
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, Visitor};
 
 use crate::fsutil::{self, OpenError};
 
@@ -38,9 +44,19 @@ pub enum ConfigFileError {
     Invalid {
         /// The file.
         path: PathBuf,
-        /// The TOML parser's message (it names the line and the problem).
+        /// Where and what the problem is (`line 2, column 11: invalid basic string`), without
+        /// the text of the line.
         message: String,
     },
+}
+
+/// A key of the config file that no part of zero reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnknownKey {
+    /// The key as the file writes it.
+    pub(crate) key: String,
+    /// The known key it is most likely a typo of, if one is close.
+    pub(crate) closest: Option<&'static str>,
 }
 
 impl ConfigFile {
@@ -97,8 +113,97 @@ impl ConfigFile {
     pub(crate) fn keys<T: DeserializeOwned>(&self) -> Result<T, ConfigFileError> {
         toml::from_str(&self.text).map_err(|error| ConfigFileError::Invalid {
             path: self.path.clone(),
-            message: error.to_string(),
+            message: self.describe(&error),
         })
+    }
+
+    /// The top-level keys of the file that are not among `known`, sorted, each
+    /// with the known key closest to it. None when the file is not valid TOML (that error is
+    /// reported where the keys are read).
+    pub(crate) fn unknown_keys(&self, known: &[&'static str]) -> Vec<UnknownKey> {
+        let Ok(table) = toml::from_str::<toml::Table>(&self.text) else {
+            return Vec::new();
+        };
+        table
+            .keys()
+            .filter(|key| !known.contains(&key.as_str()))
+            .map(|key| UnknownKey {
+                key: key.clone(),
+                closest: closest(key, known.iter().copied()),
+            })
+            .collect()
+    }
+
+    /// The parser's message with where it applies, and nothing of the file's text: `toml`'s
+    /// own `Display` quotes the offending line, which may hold the key.
+    fn describe(&self, error: &toml::de::Error) -> String {
+        let message = error.message().trim_end();
+        let Some(span) = error.span() else {
+            return message.to_string();
+        };
+        let before = &self.text.as_bytes()[..span.start.min(self.text.len())];
+        let line = before.iter().filter(|byte| **byte == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |newline| newline + 1);
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count()
+            + 1;
+        format!("line {line}, column {column}: {message}")
+    }
+}
+
+/// The name in `known` that `key` is most likely a typo of, if any is close enough: the test
+/// clap uses for "a similar argument exists" (Jaro similarity above 0.7, `strsim`), so a
+/// config key and a flag are suggested alike.
+pub(crate) fn closest<'a>(key: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|candidate| (strsim::jaro(key, candidate), candidate))
+        .filter(|(similarity, _)| *similarity > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
+}
+
+/// The keys the serde struct `T` reads (its field names, as renamed): what serde's derive hands
+/// `deserialize_struct`, caught by a deserializer that does nothing else. This is how the set
+/// of known keys is derived from the structs that read them, so it cannot drift from them.
+/// (serde has no reflection; `serde-aux`'s `serde_introspect` does the same, and these lines
+/// are not worth a dependency.) Empty for a type that is not a plain struct.
+pub(crate) fn fields<T: DeserializeOwned>() -> &'static [&'static str] {
+    let mut found = &[][..];
+    let _ = T::deserialize(FieldNames { found: &mut found });
+    found
+}
+
+/// The deserializer [`fields`] uses: it records the field names and fails.
+struct FieldNames<'a> {
+    found: &'a mut &'static [&'static str],
+}
+
+impl<'de> de::Deserializer<'de> for FieldNames<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.found = fields;
+        Err(de::Error::custom("only the field names were wanted"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
     }
 }
 
@@ -152,6 +257,68 @@ mod tests {
             "{error}"
         );
         assert!(error.contains("line 1"), "{error}");
+    }
+
+    #[test]
+    fn a_parse_error_names_the_line_and_column_but_never_quotes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "model = \"m\"\napi_key = \"hunter2 hunter2\n").unwrap();
+        let file = ConfigFile::read(&path).unwrap().unwrap();
+        let error = file.keys::<Model>().unwrap_err().to_string();
+        assert!(error.contains("line 2, column "), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(!error.contains("api_key"), "{error}");
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Renamed {
+        model: Option<String>,
+        #[serde(rename = "type")]
+        kind: Option<String>,
+    }
+
+    #[test]
+    fn the_known_keys_are_the_structs_field_names_and_a_typo_gets_the_closest() {
+        assert_eq!(fields::<Renamed>(), ["model", "type"]);
+        let renamed: Renamed = toml::from_str("model = \"m\"\ntype = \"t\"").unwrap();
+        assert_eq!(
+            (renamed.model.unwrap(), renamed.kind.unwrap()),
+            ("m".into(), "t".into())
+        );
+        assert!(fields::<String>().is_empty());
+        let known = [
+            "model",
+            "provider",
+            "max_tokens",
+            "max_output_tokens",
+            "timeout",
+        ];
+        assert_eq!(closest("modle", known), Some("model"));
+        assert_eq!(closest("max_token", known), Some("max_tokens"));
+        assert_eq!(closest("timout", known), Some("timeout"));
+        assert_eq!(closest("zzz", known), None);
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "modle = \"x\"\nmodel = \"m\"\n[zzz]\na = 1\n").unwrap();
+        let file = ConfigFile::read(&path).unwrap().unwrap();
+        assert_eq!(
+            file.unknown_keys(&known),
+            [
+                UnknownKey {
+                    key: "modle".into(),
+                    closest: Some("model")
+                },
+                UnknownKey {
+                    key: "zzz".into(),
+                    closest: None
+                }
+            ]
+        );
+        std::fs::write(&path, "modle = \n").unwrap();
+        let broken = ConfigFile::read(&path).unwrap().unwrap();
+        assert!(broken.unknown_keys(&known).is_empty());
     }
 
     #[test]

@@ -44,8 +44,12 @@ const SHAPE_PATTERNS: [&str; 3] = [
     r"()\bsk-[A-Za-z0-9_\-]{16,}",
     // `Authorization: Bearer <token>` as quoted in an error or a debug dump.
     r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
-    // `api_key=...` in a query string, `api-key: ...` in a header, `"apiKey": "..."`.
-    r#"(?i)(\bapi[_\-]?key["']?\s*[:=]\s*["']?)[^\s"'&,;]{12,}"#,
+    // `api_key=...` in a query string, `api-key: ...` in a header, `"apiKey": "..."`, and
+    // each of them inside a JSON string, whose quotes are escaped (`api_key = \"...`): text
+    // is redacted after it was serialized (stream-json, session files), so a quote may come
+    // with its backslash. The key stops at a backslash, so a mask never takes an escape's
+    // first half and leaves its quote bare.
+    r#"(?i)(\bapi[_\-]?key\\?["']?\s*[:=]\s*\\?["']?)[^\s"'&,;\\]{12,}"#,
 ];
 
 /// Text every match of some shape contains (compared ignoring ASCII case). Text holding none
@@ -57,7 +61,8 @@ const SHAPE_ANCHORS: [&str; 3] = ["sk-", "bearer", "api"];
 /// Where a stream's text may still be the start of a shape: the trailing run of
 /// non-whitespace, with the label a shape allows before it (`Bearer `, `api_key: "`). Only
 /// what comes before can be written; the rest waits for more text.
-const OPEN_TAIL_PATTERN: &str = r#"(?i)(?:\bbearer\s+|\bapi[_\-]?key["']?\s*[:=]?\s*["']?)?\S*\z"#;
+const OPEN_TAIL_PATTERN: &str =
+    r#"(?i)(?:\bbearer\s+|\bapi[_\-]?key\\?["']?\s*[:=]?\s*\\?["']?)?\S*\z"#;
 
 /// How long a key-shaped string is assumed to be at most when a slice's edge is widened to
 /// take it in whole ([`Secrets::reach`]): real keys are 40 to 200 characters.
@@ -441,6 +446,21 @@ mod tests {
         assert_eq!(header, "api-key: [REDACTED]");
         let json = redact(r#"{"apiKey": "0123456789abcdef"}"#, &[]);
         assert_eq!(json, r#"{"apiKey": "[REDACTED]"}"#);
+    }
+
+    #[test]
+    fn a_shape_inside_a_json_string_is_masked_and_the_string_stays_valid() {
+        for text in [
+            r#"api_key = "0123456789abcdef""#,
+            r#"{"api_key": "0123456789abcdef"}"#,
+            "api_key = \"0123456789abcdef\"\nnext line",
+        ] {
+            let line = serde_json::to_string(&serde_json::json!({ "message": text })).unwrap();
+            let masked = redact(&line, &[]);
+            assert!(!masked.contains("0123456789abcdef"), "{masked}");
+            let back: serde_json::Value = serde_json::from_str(&masked).expect("still JSON");
+            assert!(back["message"].as_str().unwrap().contains(MASK), "{back}");
+        }
     }
 
     #[test]

@@ -1,26 +1,66 @@
 //! Durations on the command line — `zero tasks gc --older-than 7d`, `zero exec --timeout 20m` —
 //! read by `humantime`, the crate the field uses for them (`90s`, `20m`, `1h 30m`, `7d`, `2w`),
-//! so every duration flag accepts the same grammar.
+//! so every duration flag accepts the same grammar, and the same bound.
 
 use std::time::Duration;
 
-/// Parses a duration; the error says what is accepted.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text)
-        .map_err(|e| format!("`{text}` is not a duration ({e}); use e.g. 90s, 20m, 12h or 7d"))
+/// The longest duration zero takes, as `humantime` counts years (365.25 days). Far beyond any
+/// real timeout or age, and short enough that adding it to the present (a deadline), or taking
+/// it away (a gc cutoff), stays inside the range every clock type can hold — `SystemTime`,
+/// `Instant`, chrono's dates, milliseconds since 1970 in a `u64` — so no caller has to think
+/// about overflow. (`18446744073709551615s` parses, and `now + it` panics.)
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
+
+/// Why a duration was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DurationError {
+    /// Not in `humantime`'s grammar.
+    #[error("`{text}` is not a duration ({reason}); use e.g. 90s, 20m, 12h or 7d")]
+    Unparsable {
+        /// What was given.
+        text: String,
+        /// `humantime`'s reason.
+        reason: String,
+    },
+    /// Longer than [`MAX_DURATION`].
+    #[error("`{text}` is longer than 100 years, the longest duration zero takes")]
+    TooLong {
+        /// What was given.
+        text: String,
+    },
+    /// A timeout of zero.
+    #[error("the timeout must be longer than zero")]
+    ZeroTimeout,
 }
 
-/// Parses `--timeout`: a duration above zero.
-pub(crate) fn parse_timeout(text: &str) -> Result<Duration, String> {
+/// Parses a duration of at most [`MAX_DURATION`]; the error says what is accepted.
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let duration = humantime::parse_duration(text).map_err(|error| DurationError::Unparsable {
+        text: text.to_string(),
+        reason: error.to_string(),
+    })?;
+    if duration > MAX_DURATION {
+        return Err(DurationError::TooLong {
+            text: text.to_string(),
+        });
+    }
+    Ok(duration)
+}
+
+/// Parses `--timeout` (and `timeout` in config.toml): a duration above zero, at most
+/// [`MAX_DURATION`].
+pub(crate) fn parse_timeout(text: &str) -> Result<Duration, DurationError> {
     let duration = parse_duration(text)?;
     if duration.is_zero() {
-        return Err("the timeout must be longer than zero".into());
+        return Err(DurationError::ZeroTimeout);
     }
     Ok(duration)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
     use super::*;
 
     #[test]
@@ -31,15 +71,49 @@ mod tests {
         assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("100y"), Ok(MAX_DURATION));
         for bad in ["", "7", "d", "-7d", "soon", "99999999999999999999d"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?} was accepted");
+            assert!(
+                matches!(parse_duration(bad), Err(DurationError::Unparsable { .. })),
+                "{bad:?} was accepted"
+            );
         }
     }
 
     #[test]
     fn a_timeout_is_longer_than_zero() {
         assert_eq!(parse_timeout("90s"), Ok(Duration::from_secs(90)));
-        assert!(parse_timeout("0s").is_err());
-        assert!(parse_timeout("0").is_err());
+        assert_eq!(parse_timeout("0s"), Err(DurationError::ZeroTimeout));
+        assert_eq!(parse_timeout("0"), Err(DurationError::ZeroTimeout));
+    }
+
+    #[test]
+    fn extreme_durations_are_refused_and_every_accepted_one_fits_every_clock() {
+        for extreme in [
+            "18446744073709551615s",
+            "9223372036854775807s",
+            "300000000000y",
+            "101y",
+            "5300w",
+        ] {
+            for parse in [parse_duration, parse_timeout] {
+                assert_eq!(
+                    parse(extreme),
+                    Err(DurationError::TooLong {
+                        text: extreme.to_string()
+                    }),
+                    "{extreme}"
+                );
+            }
+        }
+        let longest = parse_timeout("100y").unwrap();
+        let now = SystemTime::now();
+        let deadline = now.checked_add(longest).expect("a deadline");
+        assert!(now.checked_sub(longest).is_some());
+        assert!(Instant::now().checked_add(longest).is_some());
+        let millis = deadline.duration_since(UNIX_EPOCH).unwrap().as_millis();
+        assert!(u64::try_from(millis).is_ok());
+        let age = chrono::Duration::from_std(longest).unwrap();
+        assert!(chrono::Utc::now().checked_sub_signed(age).is_some());
     }
 }

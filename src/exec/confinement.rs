@@ -30,7 +30,7 @@ use crate::tools::policy::{Autonomy, Commands};
 
 /// The `config.toml` keys this module owns.
 #[derive(Debug, Default, Deserialize)]
-struct FileKeys {
+pub(super) struct FileKeys {
     sandbox: Option<SandboxMode>,
     network: Option<bool>,
     env_keep: Option<Vec<String>>,

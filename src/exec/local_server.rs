@@ -40,13 +40,11 @@ pub(crate) async fn start(
     let model = LocalModel::parse(&config.model)
         .ok_or_else(|| Failure::config(format!("{:?} is not a local model", config.model)))?;
     let env = |name: &str| settings.env.var(name);
-    let server = before_stop(
-        LocalServer::start(runtime, model, local, &env),
-        cancel,
-        settings.deadline,
-    )
-    .await?
-    .map_err(|message| Failure::config(format!("the local model could not start: {message}")))?;
+    let server = before_stop(LocalServer::start(runtime, model, local, &env), cancel)
+        .await?
+        .map_err(|message| {
+            Failure::config(format!("the local model could not start: {message}"))
+        })?;
     config.socket = Some(server.socket.clone());
     Ok(Some(server))
 }

@@ -43,7 +43,7 @@ pub(crate) async fn start(
         var: &var,
         secrets: output.secrets(),
     };
-    let started = before_stop(mcp::start(servers, &place), cancel, settings.deadline).await?;
+    let started = before_stop(mcp::start(servers, &place), cancel).await?;
     if let Some(error) = started
         .states
         .iter()

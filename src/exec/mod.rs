@@ -15,8 +15,6 @@ pub(crate) mod settings;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
@@ -162,12 +160,13 @@ impl Failure {
     }
 
     /// A signal (or the parent's death, which counts as SIGHUP) stopped the run: exit
-    /// 129/130/143, after the runtime was closed.
+    /// 129/130/143, after the runtime was closed. Its deadline: [`Failure::timeout`].
     pub(crate) fn stopped(stop: Stop) -> Self {
         let (exit, code) = match stop {
             Stop::Hangup => (ExitCode::Hangup, "hangup"),
             Stop::Interrupt => (ExitCode::Interrupted, "interrupted"),
             Stop::Terminate => (ExitCode::Terminated, "terminated"),
+            Stop::Deadline => return Failure::timeout(),
         };
         Failure {
             exit,
@@ -320,7 +319,14 @@ fn run_job(
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
     let args = &invocation.args;
+    for warning in inputs.config_warnings() {
+        output.warn_at_start(warning);
+    }
     let settings = Settings::resolve(args, inputs, runtime)?;
+    // From here on the deadline stops the run as a signal does, wherever the run is held up.
+    if let Some(deadline) = settings.deadline {
+        lifecycle::arm_deadline(deadline).map_err(|e| Failure::internal(e.to_string()))?;
+    }
     if let Ok(ProviderConfig {
         api_key: Some(key), ..
     }) = &settings.provider
@@ -567,26 +573,8 @@ fn run_job(
             false => Vec::new(),
         },
     };
-    let deadline = settings.deadline;
-    let timed_out = Arc::new(AtomicBool::new(false));
     let report = runtime.block_on(async {
-        // The deadline stops the run as a signal does: the model request and the tool calls
-        // are cancelled, and the close below stops every task and specialist.
-        let timer = deadline.map(|deadline| {
-            let (cancel, timed_out) = (output.stop_token(), Arc::clone(&timed_out));
-            let left = deadline
-                .duration_since(SystemTime::now())
-                .unwrap_or_default();
-            tokio::spawn(async move {
-                tokio::time::sleep(left).await;
-                timed_out.store(true, Ordering::SeqCst);
-                cancel.cancel();
-            })
-        });
         let report = agent.run(system, history, prompt).await;
-        if let Some(timer) = timer {
-            timer.abort();
-        }
         // The servers first: each stdio server's stdin closes before its process is stopped.
         mcp.servers.close().await;
         close_tasks(&tasks, output).await;
@@ -602,20 +590,16 @@ fn run_job(
     accounting.window = window.now();
     let stopped = lifecycle::received();
     if let Some(session) = session {
-        let answered = matches!(report.ending, Ending::Answered(_))
-            && stopped.is_none()
-            && !timed_out.load(Ordering::SeqCst);
+        let answered = matches!(report.ending, Ending::Answered(_)) && stopped.is_none();
         let (total, problems) = session.end(answered, accounting.spent.total());
         accounting.session_usage = Some(total);
         for message in problems {
             output.emit(EventKind::Warning { message });
         }
     }
+    // A signal, or the deadline, which stops the run the same way.
     if let Some(stop) = stopped {
         return Err(Failure::stopped(stop));
-    }
-    if timed_out.load(Ordering::SeqCst) {
-        return Err(Failure::timeout());
     }
     conclude(
         report.ending,
@@ -625,26 +609,17 @@ fn run_job(
     )
 }
 
-/// `work`, unless the run is stopped first (a signal, the lifeline, a closed stdout) or its
-/// `deadline` passes: then that ending's failure, and `work` is dropped half-way (whatever it
-/// started belongs to the runtime, whose close stops it).
+/// `work`, unless the run is stopped first (a signal, the lifeline, its deadline, a closed
+/// stdout): then that ending's failure, and `work` is dropped half-way (whatever it started
+/// belongs to the runtime, whose close stops it).
 pub(crate) async fn before_stop<T>(
     work: impl Future<Output = T>,
     cancel: &CancellationToken,
-    deadline: Option<SystemTime>,
 ) -> Result<T, Failure> {
-    let left = deadline.map(|deadline| {
-        deadline
-            .duration_since(SystemTime::now())
-            .unwrap_or_default()
-    });
     tokio::select! {
         done = work => Ok(done),
         () = cancel.cancelled() => {
             Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)))
-        }
-        () = tokio::time::sleep(left.unwrap_or_default()), if left.is_some() => {
-            Err(Failure::timeout())
         }
     }
 }
@@ -888,4 +863,19 @@ pub fn report_early_failure(format: OutputFormat, failure: Failure) -> ExitCode 
     let output = Output::new(format, known_secrets());
     failure.emit(&output);
     finish(&output, failure.exit, Accounting::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stop_exits_with_the_code_its_failure_reports() {
+        // `lifecycle` exits with `exit_status` when a stop comes before the run has a token;
+        // `exec` reports the failure: the two must agree.
+        for stop in [Stop::Hangup, Stop::Interrupt, Stop::Terminate, Stop::Deadline] {
+            assert_eq!(stop.exit_status(), Failure::stopped(stop).exit.code(), "{stop:?}");
+        }
+        assert_eq!(Failure::stopped(Stop::Deadline), Failure::timeout());
+    }
 }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
-use crate::config_file::{ConfigFile, ConfigFileError};
+use crate::config_file::{self, ConfigFile, ConfigFileError};
 use crate::mcp::{ServerConfig, UnknownKey, config as mcp_config};
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
@@ -107,6 +107,43 @@ impl Inputs {
         }
         secrets
     }
+
+    /// One warning for each key of the config file that no part of zero reads, naming the
+    /// closest known key. None in a specialist: its parent read the same file and said so.
+    pub(crate) fn config_warnings(&self) -> Vec<String> {
+        let Ok(Some(file)) = &self.file else {
+            return Vec::new();
+        };
+        if Parent::from_env(|name| self.env.var_os(name)).is_some() {
+            return Vec::new();
+        }
+        file.unknown_keys(&known_config_keys())
+            .into_iter()
+            .map(|unknown| {
+                let hint = match unknown.closest {
+                    Some(known) => format!(" (the closest known key is `{known}`)"),
+                    None => String::new(),
+                };
+                format!(
+                    "unknown key `{}` in {} ignored{hint}",
+                    unknown.key,
+                    file.location().display()
+                )
+            })
+            .collect()
+    }
+}
+
+/// Every top-level key of config.toml, from the serde structs of the parts that read them:
+/// a part that reads a new key knows it here without a second list to keep in step.
+fn known_config_keys() -> Vec<&'static str> {
+    [
+        config_file::fields::<FileKeys>(),
+        config_file::fields::<confinement::FileKeys>(),
+        config_file::fields::<provider::config::FileConfig>(),
+        config_file::fields::<mcp_config::FileKeys>(),
+    ]
+    .concat()
 }
 
 /// One job's resolved settings. See the module documentation.

@@ -1,6 +1,6 @@
 //! How a run ends when something outside it says so: SIGINT, SIGTERM, SIGHUP, the death of the
-//! zero process that started this one (lifeline EOF), a closed stdout, or a panic. Every one of
-//! them ends the same way — cancel the agent loop, close the runtime (so nothing the run
+//! zero process that started this one (lifeline EOF), its deadline (`--timeout`), a closed
+//! stdout, or a panic. Every one of them ends the same way — cancel the agent loop, close the runtime (so nothing the run
 //! started outlives it), report, exit with the right code — and this module is what turns each
 //! of them into that cancellation. `exec` does the rest on its normal path out.
 //!
@@ -8,6 +8,9 @@
 //!   SIGTERM and SIGHUP into numbers on a self-pipe read by one thread and, in a child
 //!   `zero exec`, starts watching the lifeline it inherited.
 //! - `watch` ties a run's cancellation token to those events.
+//! - `arm_deadline` makes the run's deadline one of them: a thread of its own waits for it, so
+//!   it stops the run even while the run's thread is blocked (on a stdout nobody reads, on a
+//!   prompt that never ends), exactly as a signal does.
 //! - The first event cancels the run; any later one calls `crate::runtime::hurry`, so the
 //!   close still in progress skips its grace period and SIGKILLs at once. The exit code stays
 //!   the first signal's.
@@ -21,8 +24,9 @@ mod stdout;
 use std::io::Read;
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +35,7 @@ use crate::runtime::lifeline;
 pub use close::CloseOnDrop;
 pub(crate) use stdout::watch_stdout;
 
-/// The signal that asked the run to stop.
+/// What asked the run to stop: a signal, or its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {
     /// SIGHUP, or the lifeline reaching EOF (the parent zero died), which is treated alike.
@@ -40,7 +44,13 @@ pub(crate) enum Stop {
     Interrupt,
     /// SIGTERM.
     Terminate,
+    /// The run's deadline passed (`--timeout`, or the launching run's).
+    Deadline,
 }
+
+/// The exit status of a run its deadline stopped: `exit::ExitCode::Incomplete`, which this
+/// module may not name (it sits below `exit` in the module map); `exec` checks the two agree.
+const DEADLINE_EXIT_STATUS: i32 = 4;
 
 impl Stop {
     fn from_signal(signal: i32) -> Option<Self> {
@@ -52,27 +62,25 @@ impl Stop {
         }
     }
 
-    /// The signal's number.
-    pub(crate) fn signal(self) -> i32 {
-        match self {
-            Stop::Hangup => libc::SIGHUP,
-            Stop::Interrupt => libc::SIGINT,
-            Stop::Terminate => libc::SIGTERM,
-        }
-    }
-
-    /// The signal's name, for messages.
+    /// The name of what stopped the run, for messages.
     pub(crate) fn name(self) -> &'static str {
         match self {
             Stop::Hangup => "SIGHUP",
             Stop::Interrupt => "SIGINT",
             Stop::Terminate => "SIGTERM",
+            Stop::Deadline => "its deadline",
         }
     }
 
-    /// The exit status a process ended by this signal reports by convention: 128 + its number.
+    /// The exit status of a run this stopped: for a signal, 128 + its number, as a process
+    /// the signal ended reports by convention.
     pub(crate) fn exit_status(self) -> i32 {
-        128 + self.signal()
+        match self {
+            Stop::Hangup => 128 + libc::SIGHUP,
+            Stop::Interrupt => 128 + libc::SIGINT,
+            Stop::Terminate => 128 + libc::SIGTERM,
+            Stop::Deadline => DEADLINE_EXIT_STATUS,
+        }
     }
 }
 
@@ -82,6 +90,9 @@ pub enum LifecycleError {
     /// The signals could not be routed to the stop thread.
     #[error("cannot install the signal handlers: {0}")]
     Signals(#[source] std::io::Error),
+    /// The thread waiting for the run's deadline could not be started.
+    #[error("cannot watch the run's deadline: {0}")]
+    Deadline(#[source] std::io::Error),
     /// The thread watching the inherited lifeline could not be started.
     #[error("cannot watch the parent's lifeline: {0}")]
     Lifeline(#[source] std::io::Error),
@@ -90,8 +101,8 @@ pub enum LifecycleError {
 /// The signals that stop a run.
 const STOP_SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-/// The number of the first stop signal; 0 until one came. Set before that stop is handled.
-static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The first stop; unset until one came. Set before that stop is handled.
+static FIRST: OnceLock<Stop> = OnceLock::new();
 /// How many stop events have been handled.
 static STOPS: AtomicUsize = AtomicUsize::new(0);
 /// The cancellation token of the run in progress, once it has one.
@@ -137,7 +148,10 @@ pub fn install() -> Result<(), LifecycleError> {
             loop {
                 match reader.read(&mut numbers) {
                     Ok(0) => return,
-                    Ok(count) => numbers[..count].iter().for_each(|&n| stop(i32::from(n))),
+                    Ok(count) => numbers[..count]
+                        .iter()
+                        .filter_map(|&n| Stop::from_signal(i32::from(n)))
+                        .for_each(stop),
                     Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => return,
                 }
@@ -151,19 +165,19 @@ pub fn install() -> Result<(), LifecycleError> {
             .name("zero-lifeline".into())
             .spawn(move || {
                 lifeline::wait_for_eof(fd.as_fd());
-                stop(libc::SIGHUP);
+                stop(Stop::Hangup);
             })
             .map_err(LifecycleError::Lifeline)?;
     }
     Ok(())
 }
 
-/// Handles one stop event, `signal` (on the signal thread, or the lifeline watcher's, which
-/// counts as SIGHUP). The first signal is recorded before anything acts on it. The first stop
-/// cancels the run — or, before there is a run, reports and exits at once, since nothing
-/// needs closing yet — and every later one hurries the close along.
-fn stop(signal: i32) {
-    let _ = FIRST_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+/// Handles one stop event (on the signal thread, the lifeline watcher's, which counts as
+/// SIGHUP, or the deadline's). The first stop is recorded before anything acts on it. The
+/// first stop cancels the run — or, before there is a run, reports and exits at once, since
+/// nothing needs closing yet — and every later one hurries the close along.
+fn stop(cause: Stop) {
+    let _ = FIRST.set(cause);
     if STOPS.fetch_add(1, Ordering::SeqCst) > 0 {
         crate::runtime::hurry();
         return;
@@ -173,7 +187,7 @@ fn stop(signal: i32) {
         Some(cancel) => cancel.cancel(),
         None => {
             // Nothing has started yet, so nothing needs closing: report and go.
-            let stop = received().expect("the first signal is recorded before it is handled");
+            let stop = received().expect("the first stop is recorded before it is handled");
             if let Some(report) = &*crate::sync::lock(&EARLY) {
                 report(stop);
             }
@@ -198,9 +212,31 @@ pub(crate) fn watch(cancel: CancellationToken) {
     *run = Some(cancel);
 }
 
-/// The first stop signal received, if any.
+/// The first stop received, if any.
 pub(crate) fn received() -> Option<Stop> {
-    Stop::from_signal(FIRST_SIGNAL.load(Ordering::SeqCst))
+    FIRST.get().copied()
+}
+
+/// Makes `deadline` stop the run as a signal would ([`Stop::Deadline`]), on a thread of its
+/// own: the thread that drives the run may be the one held up (a write to a stdout nobody
+/// reads waits for room), and a timer on it would wait with it. Armed once per process, for
+/// the rest of its life: a deadline that passes while the run closes or drains its output
+/// ends those as a signal would.
+pub(crate) fn arm_deadline(deadline: SystemTime) -> Result<(), LifecycleError> {
+    std::thread::Builder::new()
+        .name("zero-deadline".into())
+        .spawn(move || {
+            // The clock may be set back during the sleep: sleep again until it says so too.
+            while let Ok(left) = deadline.duration_since(SystemTime::now()) {
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left);
+            }
+            stop(Stop::Deadline);
+        })
+        .map(drop)
+        .map_err(LifecycleError::Deadline)
 }
 
 /// Ends the process with `code` at once. Called after `run_end`: no runtime thread, blocking

@@ -79,6 +79,11 @@ pub struct Output {
 
 struct State {
     ended: bool,
+    /// Whether an event other than streamed text has been queued: from then on a warning
+    /// about the run's start is written at once.
+    opened: bool,
+    /// Warnings about the run's start found before its first event ([`Output::warn_at_start`]).
+    early_warnings: Vec<String>,
     /// Streamed text not yet written: it may be the start of a secret.
     held: Option<HeldStream>,
 }
@@ -115,6 +120,8 @@ impl Output {
             queue,
             state: Mutex::new(State {
                 ended: false,
+                opened: false,
+                early_warnings: Vec::new(),
                 held: None,
             }),
         }
@@ -146,7 +153,12 @@ impl Output {
             other => {
                 self.release_held(&mut state);
                 state.ended = matches!(other, EventKind::RunEnd { .. });
+                let opening = !state.opened && matches!(other, EventKind::RunStart { .. });
+                if !opening {
+                    self.release_early_warnings(&mut state);
+                }
                 self.queue.push(other, &self.stopping);
+                self.release_early_warnings(&mut state);
                 return;
             }
         };
@@ -165,6 +177,30 @@ impl Output {
         if !ready.is_empty() {
             self.queue
                 .push(delta_event(reasoning, ready), &self.stopping);
+        }
+    }
+
+    /// Reports a warning about how the run was set up (a config key nobody reads), found
+    /// before anything was emitted: it is written right after `run_start`, or, when the run
+    /// ends before it has one, before whatever comes first (the `error` it may well explain).
+    /// Once the run has emitted something, it is emitted at once.
+    pub(crate) fn warn_at_start(&self, message: String) {
+        let mut state = crate::sync::lock(&self.state);
+        match state.opened {
+            true => {
+                drop(state);
+                self.emit(EventKind::Warning { message });
+            }
+            false => state.early_warnings.push(message),
+        }
+    }
+
+    /// Marks the output opened and queues the warnings held for its start.
+    fn release_early_warnings(&self, state: &mut State) {
+        state.opened = true;
+        for message in std::mem::take(&mut state.early_warnings) {
+            self.queue
+                .push(EventKind::Warning { message }, &self.stopping);
         }
     }
 

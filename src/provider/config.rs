@@ -196,7 +196,7 @@ pub enum ConfigError {
 
 /// The keys of `config.toml` this module reads; other keys belong to other parts of zero.
 #[derive(Debug, Default, Deserialize)]
-struct FileConfig {
+pub(crate) struct FileConfig {
     provider: Option<ProviderKind>,
     model: Option<String>,
     base_url: Option<String>,

@@ -408,3 +408,105 @@ fn a_command_cannot_read_the_key_from_zeros_own_process() {
     assert!(sent.contains("Permission denied"), "{sent}");
     assert_no_key("the tool results sent to the model", sent.as_bytes());
 }
+
+/// Every byte a failed `zero exec -o FORMAT go` left behind: its stdout, its stderr, and the
+/// files in its data directory and next to `--output-last-message`.
+fn every_sink(
+    output: &std::process::Output,
+    home: &Home,
+    workspace: &Path,
+) -> Vec<(String, Vec<u8>)> {
+    let mut sinks = vec![
+        ("stdout".to_string(), output.stdout.clone()),
+        ("stderr".to_string(), output.stderr.clone()),
+    ];
+    sinks.extend(files_under(&home.path()));
+    sinks.extend(files_under(workspace));
+    sinks
+}
+
+#[test]
+fn a_broken_config_file_is_never_quoted_so_its_key_is_in_no_sink() {
+    let config_home = tempfile::tempdir().unwrap();
+    let config = config_home.path().join("zero/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    // The line with the key is the broken one: it is never parsed, so zero does not know the
+    // key; and it is not key-shaped enough for every pattern once JSON escapes its quote.
+    std::fs::write(
+        &config,
+        format!("model = \"m\"\napi_key = \"{CONFIG_KEY}\n"),
+    )
+    .unwrap();
+    let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
+    for format in ["text", "json", "stream-json"] {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = Home::new();
+        let output = zero_std_with(&server, Wire::OpenAi)
+            .env("ZERO_HOME", home.path())
+            .env("XDG_CONFIG_HOME", config_home.path())
+            .current_dir(workspace.path())
+            .args([
+                "exec",
+                "-o",
+                format,
+                "--output-last-message",
+                "answer.md",
+                "go",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(3), "{format}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "invalid config file {}: line 2, column",
+                config.display()
+            )),
+            "{format}: the error still says where: {stderr}"
+        );
+        for (sink, bytes) in every_sink(&output, &home, workspace.path()) {
+            assert_no_key(&format!("{format}: {sink}"), &bytes);
+            assert_no_key_fragment(&format!("{format}: {sink}"), &bytes);
+        }
+        if format == "stream-json" {
+            assert_stream_contract(&events(&output.stdout), 3);
+        }
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_key_shape_in_the_answer_is_masked_in_json_as_in_text() {
+    // Not a known key: only its shape (`api_key = "..."`) can hide it, and JSON escapes the
+    // quote the shape needs.
+    let echoed = "qz7Wm2Kp9Xv4Ty6Rb8Ns";
+    let answer = format!("The file says api_key = \"{echoed}\" on line 2.");
+    for format in ["text", "json", "stream-json"] {
+        let server = FakeModel::start(Script::new().reply(Reply::text(&answer)));
+        let workspace = tempfile::tempdir().unwrap();
+        let home = Home::new();
+        let output = zero_std_with(&server, Wire::OpenAi)
+            .env("ZERO_HOME", home.path())
+            .current_dir(workspace.path())
+            .args([
+                "exec",
+                "-o",
+                format,
+                "--output-last-message",
+                "answer.md",
+                "go",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0), "{format}");
+        let written = std::fs::read_to_string(workspace.path().join("answer.md")).unwrap();
+        assert_eq!(written, "The file says api_key = \"[REDACTED]\" on line 2.");
+        for (sink, bytes) in every_sink(&output, &home, workspace.path()) {
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(
+                !text.contains(echoed),
+                "{format}: {sink} holds {echoed}:\n{text}"
+            );
+        }
+    }
+}

@@ -87,3 +87,71 @@ fn sigterm_ends_a_run_whose_stdout_is_never_read() {
     assert_eq!(record["status"], "killed", "{record}");
     drop(reader);
 }
+
+#[test]
+fn the_deadline_ends_a_run_whose_stdout_is_never_read_in_every_format() {
+    for format in ["stream-json", "json", "text"] {
+        let workspace = tempfile::tempdir().unwrap();
+        let home = Home::new();
+        let marker = nonce();
+        let _cleanup = KillOnDrop(marker.clone());
+        // In stream-json the deltas fill the pipe and zero's queue long before the deadline;
+        // then the model says nothing more, ever.
+        let answer = "word ".repeat(400 * 1024);
+        let server = FakeModel::start(
+            Script::new()
+                .reply(background(&format!("sleep {marker}")))
+                .reply(
+                    Reply::text(&answer)
+                        .in_pieces(2048)
+                        .event_gap(Duration::ZERO)
+                        .stall(),
+                ),
+        );
+        let (reader, writer) = nix::unistd::pipe().unwrap();
+        let mut child = zero_std_with(&server, Wire::OpenAi)
+            .env("ZERO_HOME", home.path())
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "600000")
+            .current_dir(workspace.path())
+            .args([
+                "exec",
+                "--auto",
+                "medium",
+                "--timeout",
+                "3s",
+                "-o",
+                format,
+                "go",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        // The deadline is far more than the timeout and the grace periods of the stop.
+        let status = wait_for(
+            format!("zero -o {format} to exit at its deadline"),
+            DEADLINE,
+            || child.try_wait().unwrap(),
+        );
+        assert_eq!(status.code(), Some(4), "{format}: {status:?}");
+        assert_gone_soon(&marker);
+        let stderr = stderr.join().unwrap();
+        // The error event itself may be among what a full stdout held back (stream-json).
+        let said = match format {
+            "stream-json" => "stdout is not being read",
+            _ => "the run's deadline (--timeout, or the launching run's) passed",
+        };
+        assert!(stderr.contains(said), "{format}: {stderr}");
+        let record = &home.records()[0];
+        assert_eq!(record["status"], "killed", "{format}: {record}");
+        drop(reader);
+    }
+}
