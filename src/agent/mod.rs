@@ -158,6 +158,7 @@ pub(crate) fn totals(usage: &Usage) -> UsageTotals {
         cached_input_tokens: usage.cached_input_tokens,
         cache_write_tokens: usage.cache_write_tokens,
         reasoning_tokens: usage.reasoning_tokens,
+        estimated: usage.estimated,
     }
 }
 
@@ -248,7 +249,8 @@ impl AgentRun<'_> {
                 }
                 Err(ending) => break ending,
             };
-            if let Some(usage) = completion.usage {
+            // An estimate teaches nothing about the model's tokenizer.
+            if let Some(usage) = completion.usage.filter(|usage| !usage.estimated) {
                 sizes.observe(&request, usage.prompt_tokens);
             }
             if let Some(exceeded) = self.ledger.exceeded() {
@@ -535,24 +537,37 @@ impl AgentRun<'_> {
             .provider
             .complete(request, &mut on_delta, &mut on_notice, &self.context.cancel)
             .await;
+        // A failed request spent what it streamed before it failed, too.
+        let spent = match &result {
+            Ok(completion) => completion.usage,
+            Err(error) => error.usage,
+        };
+        if let Some(counts) = spent {
+            self.spend(counts);
+        }
         match result {
-            Ok(completion) => {
-                if let Some(counts) = completion.usage {
-                    self.ledger.record(counts);
-                    output.emit(EventKind::Usage(totals(&counts)));
-                    if let Err(error) = self.ledger.publish() {
-                        output.emit(EventKind::Warning {
-                            message: format!(
-                                "cannot report this run's token usage to the run that \
-                                 launched it: {error}"
-                            ),
-                        });
-                    }
-                }
-                Ok(completion)
-            }
+            Ok(completion) => Ok(completion),
             Err(error) if error.class == ErrorClass::Cancelled => Err(Ending::Cancelled),
-            Err(error) => Err(Ending::Failed(error)),
+            // A response cut off after it took the run past its budget: the budget is what
+            // ends the run (exit 4, `token_budget`), whatever broke the stream.
+            Err(error) => match self.ledger.exceeded() {
+                Some(exceeded) => Err(Ending::OverBudget(exceeded, None)),
+                None => Err(Ending::Failed(error)),
+            },
+        }
+    }
+
+    /// Records what a request spent in the run's ledger, reports it (a `usage` event), and
+    /// publishes the run's total to the run that launched it, if any.
+    fn spend(&self, counts: Usage) {
+        self.ledger.record(counts);
+        self.output.emit(EventKind::Usage(totals(&counts)));
+        if let Err(error) = self.ledger.publish() {
+            self.output.emit(EventKind::Warning {
+                message: format!(
+                    "cannot report this run's token usage to the run that launched it: {error}"
+                ),
+            });
         }
     }
 

@@ -723,6 +723,7 @@ fn conclude(
             status: None,
             message: "the run was cancelled".into(),
             retryable: false,
+            usage: None,
         })),
     }
 }

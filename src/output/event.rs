@@ -403,6 +403,10 @@ pub(crate) struct UsageTotals {
     /// Of the output, tokens spent reasoning.
     #[serde(default)]
     pub(crate) reasoning_tokens: u64,
+    /// Whether some of the counts are zero's estimate (a response cut off before the provider
+    /// reported its usage); present only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) estimated: bool,
 }
 
 /// Milliseconds as seconds for a person: `0.5s`, `12.0s`.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::assembly::Assembly;
+use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
 use super::http::{Decoder, Flow, Wire};
 use super::replay;
@@ -340,9 +340,18 @@ struct ApiError {
 pub(crate) struct AnthropicDecoder;
 
 impl AnthropicDecoder {
-    /// Applies reported counts; later reports (cumulative) replace earlier ones.
-    fn usage(assembly: &mut Assembly, usage: EventUsage) {
-        let total = assembly.usage_mut();
+    /// Applies reported counts; later reports (cumulative) replace earlier ones. The input
+    /// count settles the prompt's; the output count settles the output's only `at_end`
+    /// (`message_delta`): at the start it is a placeholder.
+    fn usage(assembly: &mut Assembly, usage: EventUsage, at_end: bool) {
+        let output_final = at_end && usage.output_tokens.is_some();
+        let settles = match (usage.input_tokens.is_some(), output_final) {
+            (true, true) => Settles::Both,
+            (true, false) => Settles::Input,
+            (false, true) => Settles::Output,
+            (false, false) => Settles::Neither,
+        };
+        let total = assembly.usage_mut(settles);
         if let Some(input) = usage.input_tokens {
             let written = usage.cache_creation_input_tokens.unwrap_or(0);
             let read = usage.cache_read_input_tokens.unwrap_or(0);
@@ -366,7 +375,7 @@ impl Decoder for AnthropicDecoder {
         match event.json::<Event>().map_err(|err| Fault::from_sse(&err))? {
             Event::MessageStart { message } => {
                 if let Some(usage) = message.usage {
-                    Self::usage(assembly, usage);
+                    Self::usage(assembly, usage, false);
                 }
             }
             Event::ContentBlockStart {
@@ -393,7 +402,7 @@ impl Decoder for AnthropicDecoder {
                     assembly.stop(stop_reason(reason));
                 }
                 if let Some(usage) = usage {
-                    Self::usage(assembly, usage);
+                    Self::usage(assembly, usage, true);
                 }
             }
             Event::MessageStop => return Ok(Flow::Done),
@@ -426,7 +435,7 @@ mod tests {
 
     fn decode(events: &[&str]) -> Result<(Completion, Vec<StreamDelta>, Flow), Fault> {
         let mut decoder = AnthropicDecoder;
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         let mut deltas = Vec::new();
         let mut flow = Flow::More;
         for data in events {

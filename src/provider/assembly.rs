@@ -3,7 +3,9 @@
 //! The wires differ in framing, but what they deliver is the same: text and reasoning to pass
 //! on at once, tool calls assembled from fragments keyed by an index (OpenAI's `tool_calls[].index`,
 //! Anthropic's content-block index), usage, and a stop reason. The assembly also remembers whether
-//! anything reached the caller, because that decides whether a failed attempt may be retried.
+//! anything reached the caller, because that decides whether a failed attempt may be retried,
+//! and how much the model streamed, because a response cut off before the wire reported its
+//! usage still spent that (see [`Assembly::spent`]).
 
 use std::collections::BTreeMap;
 
@@ -17,6 +19,25 @@ struct PartialCall {
     arguments: String,
 }
 
+/// How many bytes of text make a token, for estimates: the usual rule of thumb for English
+/// and code under the common tokenizers. An estimate is only made when the wire reported no
+/// count of its own, and is marked as one ([`Usage::estimated`]).
+const BYTES_PER_TOKEN: u64 = 4;
+
+/// Which of a response's counts a usage report from the wire settles. Anthropic reports the
+/// input at the start and the output at the end; a stream cut in between settled only one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settles {
+    /// The prompt's counts.
+    Input,
+    /// The generated tokens.
+    Output,
+    /// All of them (OpenAI's one usage chunk).
+    Both,
+    /// None: the counts are provisional (Anthropic's output count at the start).
+    Neither,
+}
+
 /// The response received so far in one attempt.
 #[derive(Debug, Default)]
 pub(crate) struct Assembly {
@@ -25,18 +46,28 @@ pub(crate) struct Assembly {
     usage: Option<Usage>,
     stop: Option<StopReason>,
     delivered: bool,
+    /// The size of the request body this answers, for an estimate of its prompt tokens.
+    request_bytes: usize,
+    /// Everything the model generated so far: text, reasoning, tool names and arguments.
+    streamed_bytes: usize,
+    input_settled: bool,
+    output_settled: bool,
 }
 
 impl Assembly {
-    /// An empty response.
-    pub(crate) fn new() -> Self {
-        Self::default()
+    /// An empty response to a request body of `request_bytes`.
+    pub(crate) fn new(request_bytes: usize) -> Self {
+        Assembly {
+            request_bytes,
+            ..Self::default()
+        }
     }
 
     /// Appends visible text and passes it on.
     pub(crate) fn text(&mut self, fragment: &str, on_delta: &mut (dyn FnMut(StreamDelta) + Send)) {
         if !fragment.is_empty() {
             self.text.push_str(fragment);
+            self.streamed_bytes += fragment.len();
             self.delivered = true;
             on_delta(StreamDelta::Text(fragment.to_owned()));
         }
@@ -49,6 +80,7 @@ impl Assembly {
         on_delta: &mut (dyn FnMut(StreamDelta) + Send),
     ) {
         if !fragment.is_empty() {
+            self.streamed_bytes += fragment.len();
             self.delivered = true;
             on_delta(StreamDelta::Reasoning(fragment.to_owned()));
         }
@@ -72,8 +104,10 @@ impl Assembly {
             && call.name.is_empty()
         {
             call.name = name.to_owned();
+            self.streamed_bytes += name.len();
         }
         call.arguments.push_str(arguments);
+        self.streamed_bytes += arguments.len();
     }
 
     /// The index of the call with this id, when one has it.
@@ -89,9 +123,45 @@ impl Assembly {
         self.calls.keys().next_back().map_or(0, |last| last + 1)
     }
 
-    /// The usage so far, created on first use (Anthropic reports input and output separately).
-    pub(crate) fn usage_mut(&mut self) -> &mut Usage {
+    /// The usage so far, created on first use, for a report from the wire that `settles`
+    /// the counts it names (Anthropic reports input and output separately).
+    pub(crate) fn usage_mut(&mut self, settles: Settles) -> &mut Usage {
+        let (input, output) = match settles {
+            Settles::Input => (true, false),
+            Settles::Output => (false, true),
+            Settles::Both => (true, true),
+            Settles::Neither => (false, false),
+        };
+        self.input_settled |= input;
+        self.output_settled |= output;
         self.usage.get_or_insert_with(Usage::default)
+    }
+
+    /// What this attempt spent, when it is known to have spent anything: the wire's counts,
+    /// with an estimate ([`BYTES_PER_TOKEN`]) of those it never settled — the prompt's from the
+    /// request's size, the output's from what streamed — marked [`Usage::estimated`]. `None`
+    /// for an attempt that brought neither counts nor content (refused, or cut before it
+    /// began), about which nothing is known.
+    pub(crate) fn spent(&self) -> Option<Usage> {
+        if self.usage.is_none() && self.streamed_bytes == 0 {
+            return None;
+        }
+        Some(self.counted())
+    }
+
+    /// The wire's counts completed with estimates (see [`Assembly::spent`]).
+    fn counted(&self) -> Usage {
+        let estimate = |bytes: usize| (bytes as u64).div_ceil(BYTES_PER_TOKEN);
+        let mut usage = self.usage.unwrap_or_default();
+        if !self.input_settled {
+            usage.prompt_tokens = usage.prompt_tokens.max(estimate(self.request_bytes));
+            usage.estimated = true;
+        }
+        if !self.output_settled {
+            usage.completion_tokens = usage.completion_tokens.max(estimate(self.streamed_bytes));
+            usage.estimated = true;
+        }
+        usage
     }
 
     /// Records why the model stopped.
@@ -111,12 +181,15 @@ impl Assembly {
         self.delivered || !self.calls.is_empty()
     }
 
-    /// The finished response. Calls are ordered by index; a call without an id gets `call_<n>`;
+    /// The finished response. Its usage is the wire's, estimated where the wire did not say
+    /// (some servers ignore `stream_options.include_usage`; see [`Assembly::spent`]). Calls
+    /// are ordered by index; a call without an id gets `call_<n>`;
     /// empty arguments become `{}` (a call to a tool that takes none). Some servers report
     /// `stop` next to tool calls, so calls mean [`StopReason::ToolUse`] — unless the output
     /// limit ended the response, which may have cut the last call's arguments: that stays
     /// [`StopReason::MaxTokens`].
     pub(crate) fn finish(self) -> Completion {
+        let usage = Some(self.counted());
         let tool_calls: Vec<ToolCall> = self
             .calls
             .into_values()
@@ -140,7 +213,7 @@ impl Assembly {
         Completion {
             text: self.text,
             tool_calls,
-            usage: self.usage,
+            usage,
             stop,
         }
     }
@@ -152,7 +225,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_assemble_by_index_whatever_the_interleaving() {
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         assembly.tool_call(1, Some("b"), Some("grep"), "{\"pat");
         assembly.tool_call(0, Some("a"), Some("read_file"), "");
         assembly.tool_call(0, None, None, "{\"path\":");
@@ -179,7 +252,7 @@ mod tests {
 
     #[test]
     fn late_id_is_kept_and_missing_id_is_generated() {
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         assembly.tool_call(0, None, Some("plan"), "{}");
         assembly.tool_call(1, None, Some("ls"), "");
         assembly.tool_call(1, Some("late"), None, "");
@@ -193,7 +266,7 @@ mod tests {
     fn text_is_delivered_and_kept_and_empty_fragments_do_not_count() {
         let mut seen = Vec::new();
         let mut on_delta = |delta| seen.push(delta);
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         assembly.text("", &mut on_delta);
         assert!(!assembly.has_started());
         assembly.reasoning("hmm", &mut on_delta);
@@ -214,8 +287,56 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_response_spent_an_estimate_of_what_streamed_and_of_its_prompt() {
+        let mut assembly = Assembly::new(4000);
+        assert_eq!(
+            assembly.spent(),
+            None,
+            "nothing known of an attempt that brought nothing"
+        );
+        assembly.reasoning(&"r".repeat(100), &mut |_| {});
+        assembly.text(&"t".repeat(301), &mut |_| {});
+        assembly.tool_call(0, Some("id"), Some("bash"), "{\"command\":");
+        let spent = assembly.spent().unwrap();
+        assert_eq!(spent.prompt_tokens, 1000);
+        // 100 + 301 + 4 ("bash") + 11 bytes, a quarter of it rounded up.
+        assert_eq!(spent.completion_tokens, 104);
+        assert!(spent.estimated);
+    }
+
+    #[test]
+    fn counts_the_wire_settled_are_kept_and_only_the_rest_estimated() {
+        let mut assembly = Assembly::new(4000);
+        let usage = assembly.usage_mut(Settles::Input);
+        usage.prompt_tokens = 77;
+        usage.completion_tokens = 1;
+        assembly.text(&"t".repeat(40), &mut |_| {});
+        let spent = assembly.spent().unwrap();
+        assert_eq!((spent.prompt_tokens, spent.completion_tokens), (77, 10));
+        assert!(spent.estimated);
+
+        assembly.usage_mut(Settles::Output).completion_tokens = 12;
+        let finished = assembly.finish().usage.unwrap();
+        assert_eq!(
+            (finished.prompt_tokens, finished.completion_tokens),
+            (77, 12)
+        );
+        assert!(!finished.estimated);
+    }
+
+    #[test]
+    fn a_complete_response_without_usage_is_estimated() {
+        let mut assembly = Assembly::new(400);
+        assembly.text("four", &mut |_| {});
+        assembly.stop(StopReason::EndTurn);
+        let usage = assembly.finish().usage.unwrap();
+        assert_eq!((usage.prompt_tokens, usage.completion_tokens), (100, 1));
+        assert!(usage.estimated);
+    }
+
+    #[test]
     fn a_started_call_counts_as_started() {
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         assembly.tool_call(0, Some("id"), Some("bash"), "");
         assert!(assembly.has_started());
     }

@@ -126,6 +126,7 @@ impl Fault {
             class: self.class,
             status: self.status,
             message: redact(&message, secrets),
+            usage: None,
         }
     }
 }

@@ -452,11 +452,12 @@ impl<W: Wire> Provider for HttpProvider<W> {
         let cancelled = || Fault::new(ErrorClass::Cancelled, "cancelled");
         let mut attempt = 1;
         loop {
-            let mut assembly = Assembly::new();
+            let mut assembly = Assembly::new(body.len());
+            let sent = self.attempt(&body, attempt, &mut assembly, on_delta, on_notice);
             let outcome = tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(cancelled()),
-                outcome = self.attempt(&body, attempt, &mut assembly, &mut *on_delta, &mut *on_notice) => outcome,
+                outcome = sent => outcome,
             };
             let mut fault = match outcome {
                 Ok(()) => return Ok(assembly.finish()),
@@ -486,7 +487,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
                         .detail
                         .push_str(&format!(" (gave up after {attempt} attempts)"));
                 }
-                return Err(self.error(fault));
+                // What streamed before the failure was generated, and counts.
+                let mut error = self.error(fault);
+                error.usage = assembly.spent();
+                return Err(error);
             }
             let wait = self.tuning.retry_wait(attempt, fault.retry_after);
             let class = fault.class;

@@ -162,6 +162,10 @@ pub struct ProviderError {
     pub message: String,
     /// Whether trying again later could succeed (after retries were exhausted).
     pub retryable: bool,
+    /// What the failed request spent, when it got far enough to spend anything (a stream cut
+    /// off mid-answer): the provider's own counts where it sent them, else an estimate
+    /// ([`Usage::estimated`]). The run's budget counts it like any response's.
+    pub usage: Option<Usage>,
 }
 
 /// A model endpoint that streams one response per request.

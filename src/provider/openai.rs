@@ -13,7 +13,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::assembly::Assembly;
+use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
 use super::http::{Decoder, Flow, Wire};
 use super::replay;
@@ -471,7 +471,7 @@ impl Decoder for OpenAiDecoder {
             }
         }
         if let Some(usage) = chunk.usage {
-            let total = assembly.usage_mut();
+            let total = assembly.usage_mut(Settles::Both);
             total.prompt_tokens = usage.prompt_tokens;
             total.completion_tokens = usage.completion_tokens;
             total.cached_input_tokens = usage.prompt_tokens_details.cached_tokens;
@@ -500,7 +500,7 @@ mod tests {
     /// the deltas, and the flow after the last line.
     fn decode(lines: &[&str]) -> Result<(crate::provider::Completion, Vec<StreamDelta>), Fault> {
         let mut decoder = OpenAiDecoder::default();
-        let mut assembly = Assembly::new();
+        let mut assembly = Assembly::new(0);
         let mut deltas = Vec::new();
         for line in lines {
             let event = SseEvent {

@@ -34,6 +34,11 @@ pub struct Usage {
     /// Of `completion_tokens`, those spent reasoning (OpenAI
     /// `completion_tokens_details.reasoning_tokens`; Anthropic does not report it apart).
     pub reasoning_tokens: u64,
+    /// Whether some of these counts are zero's estimate rather than the provider's: a stream
+    /// cut off before the wire reported its usage still spent what it streamed (written only
+    /// when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
@@ -49,6 +54,7 @@ impl Usage {
         self.cached_input_tokens += other.cached_input_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        self.estimated |= other.estimated;
     }
 }
 

@@ -107,6 +107,7 @@ mod tests {
             cached_input_tokens: 600_000,
             cache_write_tokens: 200_000,
             reasoning_tokens: 0,
+            estimated: false,
         };
         // 200k fresh × 2 + 600k cached × 0.5 + 200k written × 2.5 + 100k out × 8, per million.
         let cost = prices.of("m").unwrap().cost(&usage);

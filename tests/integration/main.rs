@@ -18,6 +18,7 @@ mod ci_doc;
 mod cli;
 mod compaction;
 mod containment;
+mod estimated_usage;
 mod exec;
 mod file_paths;
 mod generated;
