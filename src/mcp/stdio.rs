@@ -79,6 +79,7 @@ struct DroppedMessage {
 }
 
 impl Dropped {
+    /// See [`Bounded::answer_to`].
     async fn answer_to(&self, id: &RequestId, since: usize) -> u64 {
         loop {
             let notified = self.notify.notified();
@@ -98,6 +99,7 @@ impl Dropped {
         }
     }
 
+    /// Adds `message` and wakes every call waiting.
     fn record(&self, message: DroppedMessage) {
         crate::sync::lock(&self.seen).push(message);
         self.notify.notify_waiters();
@@ -235,12 +237,14 @@ enum Escape {
 }
 
 impl IdScanner {
+    /// Reads the line's next bytes.
     fn feed(&mut self, bytes: &[u8]) {
         for &byte in bytes {
             self.step(byte);
         }
     }
 
+    /// Reads one byte.
     fn step(&mut self, byte: u8) {
         let top = self.depth == 1;
         if self.is_id && self.depth >= 1 && self.id.len() <= MAX_ID {
