@@ -170,14 +170,14 @@ impl<W: Wire> HttpProvider<W> {
         })
     }
 
-    /// The notice that attempt number `attempt` failed with `class` for `reason`, and the
-    /// request goes out again after `delay`.
-    fn retrying(&self, attempt: u32, class: ErrorClass, reason: String, delay: Duration) -> Notice {
+    /// The notice that attempt number `attempt` failed with `fault`, and the request goes out
+    /// again after `delay`.
+    fn retrying(&self, attempt: u32, fault: Fault, delay: Duration) -> Notice {
         Notice::Retrying(Retrying {
             attempt,
             max_attempts: self.tuning.max_attempts,
-            class,
-            reason,
+            class: fault.class,
+            reason: self.error(fault).message,
             delay,
         })
     }
@@ -469,13 +469,11 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 self.format_refused.store(true, Ordering::Relaxed);
                 constrain = false;
                 body = self.wire.body(&self.model, request, false);
-                let refusal = self.error(fault).message;
-                on_notice(self.retrying(
-                    attempt,
-                    ErrorClass::BadRequest,
-                    format!("the server refused the answer's schema; asking without it: {refusal}"),
-                    Duration::ZERO,
-                ));
+                fault.detail = format!(
+                    "the server refused the answer's schema, so it is asked again without it: {}",
+                    fault.detail
+                );
+                on_notice(self.retrying(attempt, fault, Duration::ZERO));
                 continue;
             }
             let retry = fault.class.is_retryable()
@@ -493,8 +491,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 return Err(error);
             }
             let wait = self.tuning.retry_wait(attempt, fault.retry_after);
-            let class = fault.class;
-            on_notice(self.retrying(attempt, class, self.error(fault).message, wait));
+            on_notice(self.retrying(attempt, fault, wait));
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => return Err(self.error(cancelled())),
