@@ -1,6 +1,7 @@
 //! `--timeout`: one wall-clock deadline for the whole run, children included. Through the real
 //! binary, against a model that never finishes.
 
+use std::process::Stdio;
 use std::time::Instant;
 
 use serde_json::json;
@@ -8,7 +9,10 @@ use serde_json::json;
 use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
 use crate::support::procs::{assert_gone_soon, nonce};
 use crate::support::runs::{Exec, Home, background, stall};
-use crate::support::zero::{Wire, assert_flag_rejected, assert_stream_contract, zero_std_with};
+use crate::support::wait::{DEADLINE, wait_for};
+use crate::support::zero::{
+    Wire, assert_flag_rejected, assert_stream_contract, events, types, zero_std_with,
+};
 
 #[test]
 fn a_run_past_its_deadline_is_stopped_and_exits_4() {
@@ -95,4 +99,31 @@ fn the_config_file_can_set_the_timeout_and_a_bad_one_is_refused() {
         .unwrap();
     assert_eq!(output.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&output.stderr).contains("`timeout` in config.toml"));
+}
+
+#[test]
+fn the_deadline_ends_a_run_still_reading_its_prompt() {
+    let home = Home::new();
+    let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
+    // `-` reads the prompt from stdin, which this test holds open and never writes to.
+    let mut child = zero_std_with(&server, Wire::OpenAi)
+        .env("ZERO_HOME", home.path())
+        .args(["exec", "-o", "stream-json", "--timeout", "1s", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take().unwrap();
+    let status = wait_for("zero to exit at its deadline", DEADLINE, || {
+        child.try_wait().unwrap()
+    });
+    assert_eq!(status.code(), Some(4), "{status:?}");
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let events = events(&stdout);
+    assert_stream_contract(&events, 4);
+    assert_eq!(types(&events), ["error", "run_end"]);
+    assert_eq!(events[0]["code"], "timeout");
+    assert!(server.requests().is_empty());
 }
