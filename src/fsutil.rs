@@ -24,6 +24,10 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
+mod beneath;
+
+pub(crate) use beneath::open_beneath;
+
 /// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
 /// file created in place (usually 0644). Without it the temp file's 0600 would leak through.
 const NEW_FILE_MODE: u32 = 0o666;

@@ -7,6 +7,7 @@
 
 use std::path::{Component, Path};
 
+use crate::fsutil;
 use crate::provider::ToolCall;
 
 /// The most files read up front: a prompt that names more is about something broader than
@@ -16,7 +17,9 @@ const MOST: usize = 4;
 /// The workspace-relative paths the prompt names of regular files in `workspace`, in the
 /// prompt's order, each once, at most [`MOST`]. A word names a file when, stripped of the
 /// quotes and punctuation around it, it is a relative path without `..` to a regular file
-/// (not a symlink) under `workspace`.
+/// that resolves under `workspace`, every component of it: `outlink/secret.txt`, where
+/// `outlink` links to a directory elsewhere, is not the workspace's to read up front, even
+/// in a run whose model may read anywhere (`--auto high`).
 pub(crate) fn named_files(workspace: &Path, prompt: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for word in prompt.split_whitespace() {
@@ -33,16 +36,15 @@ pub(crate) fn named_files(workspace: &Path, prompt: &str) -> Vec<String> {
     found
 }
 
-/// Whether `word` is a plain relative path to a regular file under `workspace`.
+/// Whether `word` is a plain relative path to a regular file beneath `workspace`, links and
+/// all (`fsutil::open_beneath`).
 fn is_workspace_file(workspace: &Path, word: &str) -> bool {
     let path = Path::new(word);
     let plain = !word.is_empty()
         && path
             .components()
             .all(|part| matches!(part, Component::Normal(_) | Component::CurDir));
-    plain
-        && std::fs::symlink_metadata(workspace.join(path))
-            .is_ok_and(|meta| meta.file_type().is_file())
+    plain && fsutil::open_beneath(workspace, path).is_ok()
 }
 
 /// The `read_file` calls that read `paths`, with ids of zero's own (the model made none of
@@ -103,13 +105,19 @@ mod tests {
             ws.path().join("link.txt"),
         )
         .unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("outlink")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("src/deep")).unwrap();
         let absolute = ws.path().join("tools.py");
         let prompt = format!(
-            "src ../{} {} link.txt missing.py src/../tools.py",
+            "src ../{} {} link.txt outlink/secret.txt src/deep/secret.txt missing.py \
+             src/../tools.py",
             outside.path().display(),
             absolute.display()
         );
         assert!(named_files(ws.path(), &prompt).is_empty());
+        // A link that stays inside is the file it names.
+        std::os::unix::fs::symlink("src", ws.path().join("inlink")).unwrap();
+        assert_eq!(named_files(ws.path(), "inlink/lib.rs"), ["inlink/lib.rs"]);
     }
 
     #[test]

@@ -134,10 +134,12 @@ fn autonomy_note(level: Autonomy, commands: bool) -> &'static str {
 /// outermost first, capped at [`GUIDANCE_MAX`] bytes.
 fn project_guidance(workspace: &Path) -> Option<String> {
     let mut text = String::new();
-    for dir in dirs_from_root(workspace) {
+    let dirs = dirs_from_root(workspace);
+    let root = dirs.first()?;
+    for dir in &dirs {
         for name in GUIDANCE_FILES {
             let path = dir.join(name);
-            let Some(content) = read_guidance(&path) else {
+            let Some(content) = read_guidance(root, &path) else {
                 continue;
             };
             if content.trim().is_empty() {
@@ -162,10 +164,12 @@ fn project_guidance(workspace: &Path) -> Option<String> {
 
 /// The text of one guidance file, at most [`GUIDANCE_MAX`] bytes of it (the rest would be cut
 /// anyway); `None` when it is missing or unreadable, or is not a regular file — a FIFO named
-/// `AGENTS.md` must not hold the run up before its first request.
-fn read_guidance(path: &Path) -> Option<String> {
+/// `AGENTS.md` must not hold the run up before its first request — or when it resolves
+/// outside `root`, the project the guidance is collected from: an `AGENTS.md` that links to
+/// `~/.ssh/id_rsa` is not the project's guidance, and would go to the model.
+fn read_guidance(root: &Path, path: &Path) -> Option<String> {
     use std::io::Read;
-    let (file, _) = crate::fsutil::open_regular(path).ok()?;
+    let (file, _) = crate::fsutil::open_beneath(root, path.strip_prefix(root).ok()?).ok()?;
     let mut bytes = Vec::new();
     file.take(GUIDANCE_MAX as u64)
         .read_to_end(&mut bytes)
@@ -206,6 +210,33 @@ mod tests {
         let inner = prompt.find("inner rule").expect("inner guidance");
         assert!(outer < inner);
         assert!(prompt.contains("headless"));
+    }
+
+    #[test]
+    fn guidance_that_links_out_of_the_project_is_not_read() {
+        let top = tempfile::tempdir().unwrap();
+        let (project, outside) = (top.path().join("project"), top.path().join("outside"));
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::create_dir_all(project.join("docs")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::write(project.join("docs/rules.md"), "house rule").unwrap();
+        let sub = project.join("crate");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(outside.join("id_rsa"), project.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink("../docs/rules.md", sub.join("AGENTS.md")).unwrap();
+        let prompt = build(&PromptFacts {
+            workspace: &sub,
+            autonomy: Autonomy::High,
+            tools: vec!["read_file"],
+            answer_schema: None,
+            compact: false,
+        });
+        assert!(!prompt.contains("PRIVATE KEY"), "{prompt}");
+        assert!(
+            prompt.contains("house rule"),
+            "a link within the project is read"
+        );
     }
 
     #[test]

@@ -573,6 +573,24 @@ fn the_system_prompt_carries_the_workspace_and_project_guidance() {
 }
 
 #[test]
+fn guidance_that_links_out_of_the_project_is_never_sent() {
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("id_rsa"), "PRIVATE KEY 42").unwrap();
+    std::fs::create_dir(ws.path().join("docs")).unwrap();
+    std::fs::write(ws.path().join("docs/zero.md"), "Always run cargo fmt.").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("id_rsa"), ws.path().join("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink("docs/zero.md", ws.path().join("ZERO.md")).unwrap();
+    let body = &first_request_of_a_plain_answer(&ws, "hi");
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("PRIVATE KEY"), "{system}");
+    assert!(
+        system.contains("Always run cargo fmt."),
+        "a link inside is read: {system}"
+    );
+}
+
+#[test]
 fn a_hosted_model_reads_the_files_a_prompt_names_itself() {
     let ws = workspace();
     std::fs::write(ws.path().join("a.txt"), "alpha\n").unwrap();

@@ -80,12 +80,14 @@ fn a_config_timeout_past_a_hundred_years_is_a_config_error() {
     assert!(server.requests().is_empty());
 }
 
+/// One run of the table: what it shows, its flags and its environment.
+type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+
 #[test]
 fn sizes_and_timings_at_the_top_of_their_range_run_without_a_panic() {
     const U64_MAX: &str = "18446744073709551615";
     const U32_MAX: &str = "4294967295";
-    // (what, flags, environment)
-    let cases: [(&str, &[&str], &[(&str, &str)]); 6] = [
+    let cases: [Case; 6] = [
         ("the longest --timeout", &["--timeout", "100y"], &[]),
         ("the largest --max-tokens", &["--max-tokens", U64_MAX], &[]),
         (

@@ -368,3 +368,48 @@ fn a_prompt_that_names_no_file_starts_with_no_read() {
     assert_eq!(message_outline(&first), ["system:", "user:"]);
     assert_gone(record["pid"].as_i64().unwrap() as i32);
 }
+
+#[test]
+fn only_files_that_resolve_inside_the_workspace_are_read_first_even_at_high() {
+    let cache = Cache::with_fake("serve");
+    let ws = cache.workspace.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "TOP SECRET 42\n").unwrap();
+    std::fs::write(outside.path().join("rules.md"), "OUTSIDE GUIDANCE\n").unwrap();
+    std::fs::create_dir(ws.join("src")).unwrap();
+    std::fs::write(ws.join("notes.md"), "inside notes\n").unwrap();
+    // A directory link out of the workspace, one in the middle of a path, and guidance that
+    // is a link to a file outside.
+    std::os::unix::fs::symlink(outside.path(), ws.join("outlink")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), ws.join("src/deep")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("rules.md"), ws.join("AGENTS.md")).unwrap();
+    let escape = format!(
+        "../{}/secret.txt",
+        outside.path().file_name().unwrap().to_str().unwrap()
+    );
+    cache
+        .zero("high")
+        .args([
+            "-o",
+            "stream-json",
+            &format!("Compare outlink/secret.txt, src/deep/secret.txt, {escape} and notes.md."),
+        ])
+        .assert()
+        .code(0);
+    let record = cache.record();
+    let _kill = KillPid(record["pid"].as_i64().unwrap() as i32);
+    let first = &first_chat_request(&record);
+    assert_eq!(
+        message_outline(first),
+        [
+            "system:",
+            "user:",
+            r#"assistant:read_file({"path":"notes.md"})"#,
+            "tool:"
+        ]
+    );
+    let sent = record["requests"].to_string();
+    assert!(!sent.contains("TOP SECRET"), "{sent}");
+    assert!(!sent.contains("OUTSIDE GUIDANCE"), "{sent}");
+    assert_gone(record["pid"].as_i64().unwrap() as i32);
+}

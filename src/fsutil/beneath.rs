@@ -1,0 +1,214 @@
+//! Opening a file zero reads on its caller's behalf from a directory the caller does not
+//! control: the files a prompt names, `AGENTS.md`/`ZERO.md` guidance. A checkout can hold
+//! symbolic links, and `outlink/secret.txt`, where `outlink` points out of the workspace,
+//! names a file outside it although its last component is a plain file. So every component is
+//! resolved beneath the root, links included, and a path that leaves it is refused.
+//!
+//! On Linux the kernel does it: `openat2(2)` with `RESOLVE_BENEATH` resolves the whole path
+//! against a descriptor of the root and fails with `EXDEV` the moment a component (`..`, an
+//! absolute link, a relative link climbing out) would leave it, in one system call, so
+//! nothing can be swapped between a check and the open. Elsewhere, and on kernels without
+//! `openat2` (before 5.6, or a seccomp profile that refuses it), the path is canonicalized and
+//! checked to stay under the canonical root before it is opened: the same answer, except that
+//! a directory swapped for a link between the two steps (by something writing the workspace
+//! at that instant) is not seen.
+
+use std::fs::{File, Metadata};
+use std::path::{Path, PathBuf};
+
+use super::{OpenError, open_regular};
+
+/// Why [`open_beneath`] handed back no file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BeneathError {
+    /// The path resolves outside the root (through `..`, an absolute path or a link).
+    #[error("it resolves outside {}", root.display())]
+    Outside {
+        /// The root it had to stay beneath.
+        root: PathBuf,
+    },
+    /// The file beneath the root could not be opened, or is not a regular file.
+    #[error(transparent)]
+    Open(#[from] OpenError),
+}
+
+/// Opens for reading the regular file `relative` names beneath `root`, every component of it
+/// (symbolic links included) resolved inside `root`; see the module documentation. Like
+/// [`open_regular`], anything but a regular file is refused without blocking.
+pub(crate) fn open_beneath(root: &Path, relative: &Path) -> Result<(File, Metadata), BeneathError> {
+    #[cfg(target_os = "linux")]
+    if let Some(opened) = kernel::open_beneath(root, relative) {
+        return opened;
+    }
+    canonical_beneath(root, relative)
+}
+
+/// The portable way: canonicalize, check, open the canonical path.
+fn canonical_beneath(root: &Path, relative: &Path) -> Result<(File, Metadata), BeneathError> {
+    let root = root.canonicalize().map_err(OpenError::Io)?;
+    let path = root.join(relative).canonicalize().map_err(OpenError::Io)?;
+    if relative.is_absolute() || !path.starts_with(&root) {
+        return Err(BeneathError::Outside { root });
+    }
+    Ok(open_regular(&path)?)
+}
+
+#[cfg(target_os = "linux")]
+mod kernel {
+    use std::fs::{File, Metadata};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::path::Path;
+
+    use nix::errno::Errno;
+    use nix::fcntl::{FcntlArg, OFlag, OpenHow, ResolveFlag, fcntl, openat2};
+    use nix::sys::stat::Mode;
+
+    use super::super::{OpenError, refuse_special};
+    use super::BeneathError;
+
+    /// [`super::open_beneath`] by `openat2(2)`; `None` when the kernel has no `openat2` or a
+    /// seccomp profile refuses it. First an `O_PATH` descriptor, which opens nothing (a
+    /// device is not touched), to check the type; then the file itself, non-blocking, checked
+    /// again: [`super::open_regular`]'s order, every resolution confined by the kernel.
+    pub(super) fn open_beneath(
+        root: &Path,
+        relative: &Path,
+    ) -> Option<Result<(File, Metadata), BeneathError>> {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let dir = match nix::fcntl::open(root, flags, Mode::empty()) {
+            // SAFETY: `open` returned a new descriptor that nothing else owns.
+            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
+            Err(errno) => return Some(Err(failure(errno, root))),
+        };
+        let resolve = |flags: OFlag| -> Result<File, Errno> {
+            let how = OpenHow::new()
+                .flags(flags | OFlag::O_CLOEXEC)
+                .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+            let fd = openat2(dir.as_raw_fd(), relative, how)?;
+            // SAFETY: `openat2` returned a new descriptor that nothing else owns.
+            Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+        };
+        match resolve(OFlag::O_PATH) {
+            Err(Errno::ENOSYS | Errno::EPERM) => return None,
+            Err(errno) => return Some(Err(failure(errno, root))),
+            Ok(path) => {
+                if let Err(error) = regular(&path) {
+                    return Some(Err(error));
+                }
+            }
+        }
+        // O_NOCTTY: a terminal swapped in is never made the controlling terminal.
+        Some(
+            resolve(OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
+                .map_err(|errno| failure(errno, root))
+                .and_then(blocking_regular),
+        )
+    }
+
+    /// The metadata of `file`, if it is a regular file.
+    fn regular(file: &File) -> Result<Metadata, BeneathError> {
+        let meta = file.metadata().map_err(OpenError::Io)?;
+        refuse_special(&meta)?;
+        Ok(meta)
+    }
+
+    /// `file`, checked to be a regular file and put back in blocking mode (a regular file
+    /// never blocks, but whoever reads it expects the ordinary semantics).
+    fn blocking_regular(file: File) -> Result<(File, Metadata), BeneathError> {
+        let meta = regular(&file)?;
+        let fd = file.as_raw_fd();
+        let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL).map_err(io)?);
+        fcntl(fd, FcntlArg::F_SETFL(flags.difference(OFlag::O_NONBLOCK))).map_err(io)?;
+        Ok((file, meta))
+    }
+
+    /// What `errno` from a resolution beneath `root` means: `EXDEV` is the kernel saying the
+    /// path leaves the root.
+    fn failure(errno: Errno, root: &Path) -> BeneathError {
+        match errno {
+            Errno::EXDEV => BeneathError::Outside {
+                root: root.to_path_buf(),
+            },
+            other => io(other),
+        }
+    }
+
+    fn io(errno: Errno) -> BeneathError {
+        BeneathError::Open(OpenError::Io(errno.into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+    use crate::fsutil::Special;
+
+    /// A workspace holding `notes/a.txt` and links in and out of it, beside an outside
+    /// directory holding `secret.txt`; both canonical.
+    fn layout() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let top = tempfile::tempdir().unwrap();
+        let base = top.path().canonicalize().unwrap();
+        let (ws, outside) = (base.join("ws"), base.join("outside"));
+        std::fs::create_dir_all(ws.join("notes")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(ws.join("notes/a.txt"), "inside").unwrap();
+        std::fs::write(outside.join("secret.txt"), "secret").unwrap();
+        symlink(&outside, ws.join("outlink")).unwrap();
+        symlink("../../outside", ws.join("notes/up")).unwrap();
+        symlink("notes", ws.join("inlink")).unwrap();
+        symlink(outside.join("secret.txt"), ws.join("abs.txt")).unwrap();
+        nix::unistd::mkfifo(&ws.join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        (top, ws, outside)
+    }
+
+    type Open = fn(&Path, &Path) -> Result<(File, Metadata), BeneathError>;
+
+    #[test]
+    fn every_component_stays_beneath_the_root_whichever_way_it_is_resolved() {
+        let (_top, ws, outside) = layout();
+        let ways: [(&str, Open); 2] = [
+            ("open_beneath", open_beneath),
+            ("canonical_beneath", canonical_beneath),
+        ];
+        for (way, open) in ways {
+            for inside in [
+                "notes/a.txt",
+                "inlink/a.txt",
+                "notes/../notes/a.txt",
+                "./notes/a.txt",
+            ] {
+                let (mut file, _) =
+                    open(&ws, Path::new(inside)).unwrap_or_else(|e| panic!("{way}: {inside}: {e}"));
+                let mut text = String::new();
+                file.read_to_string(&mut text).unwrap();
+                assert_eq!(text, "inside", "{way}: {inside}");
+            }
+            let escapes = [
+                "outlink/secret.txt".to_string(),
+                "notes/up/secret.txt".to_string(),
+                "abs.txt".to_string(),
+                "../outside/secret.txt".to_string(),
+                "notes/../../outside/secret.txt".to_string(),
+                outside.join("secret.txt").display().to_string(),
+            ];
+            for escape in escapes {
+                match open(&ws, Path::new(&escape)) {
+                    Err(BeneathError::Outside { .. }) => {}
+                    other => panic!("{way}: {escape} was not refused as outside: {other:?}"),
+                }
+            }
+            match open(&ws, Path::new("pipe")) {
+                Err(BeneathError::Open(OpenError::NotRegular(Special::Fifo))) => {}
+                other => panic!("{way}: the FIFO: {other:?}"),
+            }
+            match open(&ws, Path::new("missing.txt")) {
+                Err(BeneathError::Open(OpenError::Io(e)))
+                    if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => panic!("{way}: a missing file: {other:?}"),
+            }
+        }
+    }
+}
