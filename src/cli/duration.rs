@@ -116,4 +116,17 @@ mod tests {
         let age = chrono::Duration::from_std(longest).unwrap();
         assert!(chrono::Utc::now().checked_sub_signed(age).is_some());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_count_of_any_unit_is_refused_or_fits_a_deadline(
+            count in proptest::prelude::any::<u64>(),
+            unit in proptest::sample::select(vec!["ns", "ms", "s", "m", "h", "d", "w", "M", "y"]),
+        ) {
+            if let Ok(duration) = parse_timeout(&format!("{count}{unit}")) {
+                proptest::prop_assert!(duration <= MAX_DURATION);
+                proptest::prop_assert!(SystemTime::now().checked_add(duration).is_some());
+            }
+        }
+    }
 }
