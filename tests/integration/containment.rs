@@ -18,7 +18,8 @@ use std::process::{Command, Output};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::runs::{background, wait_for_task};
+use crate::support::runs::{background, stall, wait_for_task};
+use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, zero_std_with};
 
 /// `nobody`'s uid and gid.
@@ -71,11 +72,21 @@ impl Run {
 
     /// Runs the model's `calls` in turn, then a final answer; returns the output and events.
     fn go(self, calls: Vec<Reply>) -> (Output, Vec<Value>) {
+        let (mut command, _server) = self.command(calls, Reply::text("done"));
+        // `self`, and with it the workspace, lives until the run is over.
+        let output = command.output().unwrap();
+        let parsed = events(&output.stdout);
+        assert_stream_contract(&parsed, 0);
+        (output, parsed)
+    }
+
+    /// The command that runs the model's `calls` in turn, then `last`, and the model server.
+    fn command(&self, calls: Vec<Reply>, last: Reply) -> (Command, FakeModel) {
         let mut script = Script::new();
         for call in calls {
             script = script.reply(call);
         }
-        let server = FakeModel::start(script.reply(Reply::text("done")));
+        let server = FakeModel::start(script.reply(last));
         let mut zero = zero_std_with(&server, Wire::OpenAi);
         zero.env("ZERO_KILL_GRACE_MS", "300")
             .envs(self.env.iter().map(|(n, v)| (n, v)))
@@ -90,10 +101,7 @@ impl Run {
         if let Some(path) = &self.leaked {
             leak_on_fd_6(&mut command, path);
         }
-        let output = command.output().unwrap();
-        let parsed = events(&output.stdout);
-        assert_stream_contract(&parsed, 0);
-        (output, parsed)
+        (command, server)
     }
 }
 
@@ -168,6 +176,16 @@ fn leak_on_fd_6(command: &mut Command, path: &Path) {
             }
             Ok(())
         });
+    }
+}
+
+/// A child SIGKILLed and reaped when dropped.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -463,6 +481,59 @@ fn a_descriptor_zeros_caller_left_open_never_reaches_a_command() {
             assert_eq!(std::fs::read(&file).unwrap(), b"", "{who:?} {level}");
         }
     }
+}
+
+#[test]
+fn an_mcp_server_gets_neither_a_leaked_descriptor_nor_a_capability() {
+    let outside = tempfile::tempdir().unwrap();
+    let file = outside.path().join("leak.txt");
+    File::create(&file).unwrap();
+    let record = outside.path().join("record");
+    let config = outside.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"probe": {
+            "command": crate::mcp::test_server(),
+            "args": ["--record", record],
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    // Looked at from here, while the run waits on the model: a command could not look (the
+    // server is in a Landlock domain of its own, which a command may not ptrace-read).
+    // The record is written beside the config, which --add-dir makes writable.
+    let run = Run::new(&[
+        "--auto",
+        "medium",
+        "--add-dir",
+        outside.path().to_str().unwrap(),
+        "--mcp-config",
+        config.to_str().unwrap(),
+    ])
+    .leaking(&file);
+    let (mut command, _server) = run.command(Vec::new(), stall());
+    let _zero = Stopped(
+        command
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid: u32 = wait_for("the MCP server to record its pid", DEADLINE, || {
+        std::fs::read_to_string(&record)
+            .ok()?
+            .lines()
+            .find_map(|line| line.strip_prefix("pid ")?.parse().ok())
+    });
+    let targets: Vec<PathBuf> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .collect();
+    assert!(!targets.is_empty());
+    assert!(!targets.contains(&file), "{targets:?}");
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    assert!(status.contains("CapEff:\t0000000000000000"), "{status}");
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, events, zero_std_with};
 
 /// The test server, next to the integration test binary's directory.
-fn test_server() -> PathBuf {
+pub(crate) fn test_server() -> PathBuf {
     let deps = std::env::current_exe().unwrap();
     let server = deps
         .parent()
