@@ -874,8 +874,17 @@ mod tests {
     fn every_stop_exits_with_the_code_its_failure_reports() {
         // `lifecycle` exits with `exit_status` when a stop comes before the run has a token;
         // `exec` reports the failure: the two must agree.
-        for stop in [Stop::Hangup, Stop::Interrupt, Stop::Terminate, Stop::Deadline] {
-            assert_eq!(stop.exit_status(), Failure::stopped(stop).exit.code(), "{stop:?}");
+        for stop in [
+            Stop::Hangup,
+            Stop::Interrupt,
+            Stop::Terminate,
+            Stop::Deadline,
+        ] {
+            assert_eq!(
+                stop.exit_status(),
+                Failure::stopped(stop).exit.code(),
+                "{stop:?}"
+            );
         }
         assert_eq!(Failure::stopped(Stop::Deadline), Failure::timeout());
     }
