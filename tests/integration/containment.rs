@@ -120,7 +120,10 @@ fn as_nobody(command: &Command, caps: &[&str], workspace: &Path) -> Command {
         wrapped.arg(format!("--inh-caps={list}"));
         wrapped.arg(format!("--ambient-caps={list}"));
     }
-    wrapped.arg("--").arg(command.get_program()).args(command.get_args());
+    wrapped
+        .arg("--")
+        .arg(command.get_program())
+        .args(command.get_args());
     for (name, value) in command.get_envs() {
         match value {
             Some(value) => {
@@ -240,7 +243,11 @@ fn without_network_a_command_below_high_may_open_unix_sockets_only() {
     for who in [As::Root, As::Nobody(&["+net_raw", "+net_admin"])] {
         for level in ["low", "medium"] {
             let said = probe_sockets(&["--auto", level], who);
-            assert_eq!(socket_result(&said, "unix"), "OK", "{who:?} {level}\n{said}");
+            assert_eq!(
+                socket_result(&said, "unix"),
+                "OK",
+                "{who:?} {level}\n{said}"
+            );
             assert_eq!(socket_result(&said, "unix_pair"), "OK", "{said}");
             for refused in [
                 "inet",
@@ -303,9 +310,7 @@ fn status_field<'a>(said: &'a str, field: &str) -> &'a str {
 fn below_high_a_command_has_no_capability_in_any_set_and_cannot_regain_one() {
     for who in [As::Root, As::Nobody(&["+sys_ptrace", "+net_raw"])] {
         for level in ["low", "medium"] {
-            let (_o, events) = Run::new(&["--auto", level])
-                .by(who)
-                .go(vec![bash(STATUS)]);
+            let (_o, events) = Run::new(&["--auto", level]).by(who).go(vec![bash(STATUS)]);
             let outputs = tool_outputs(&events);
             let said = &outputs[0];
             for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
@@ -379,7 +384,10 @@ fn as_root_below_high_a_command_cannot_read_other_processes_environments() {
     let token = "ghp_withheld-token-51b0";
     let calls = || {
         vec![
-            bash(&count_in_environ(&other.pid().to_string(), OtherUsersProcess::SECRET)),
+            bash(&count_in_environ(
+                &other.pid().to_string(),
+                OtherUsersProcess::SECRET,
+            )),
             bash(&count_in_environ(ZERO_PID, key)),
             bash(&count_in_environ(ZERO_PID, token)),
         ]
@@ -416,7 +424,9 @@ fn zeros_initial_environment_shows_no_secret_value_and_the_values_still_work() {
         .go(vec![
             bash(&count_in_environ(ZERO_PID, key)),
             bash(&count_in_environ(ZERO_PID, "OPENAI_API_KEY=\\*\\*\\*\\*")),
-            bash(&format!("[ \"$GITHUB_TOKEN\" = '{token}' ] && echo SAME || echo DIFFERENT")),
+            bash(&format!(
+                "[ \"$GITHUB_TOKEN\" = '{token}' ] && echo SAME || echo DIFFERENT"
+            )),
         ]);
     let said = tool_outputs(&events);
     assert!(said[0].contains("COUNT=0"), "{said:?}");
@@ -467,10 +477,11 @@ fn a_descriptor_zeros_caller_left_open_never_reaches_a_command() {
         for level in ["medium", "high"] {
             File::create(&file).unwrap();
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
-            let (_o, events) = Run::new(&["--auto", level])
-                .by(who)
-                .leaking(&file)
-                .go(vec![bash(WRITE_FD_6), background(WRITE_FD_6), wait_for_task()]);
+            let (_o, events) = Run::new(&["--auto", level]).by(who).leaking(&file).go(vec![
+                bash(WRITE_FD_6),
+                background(WRITE_FD_6),
+                wait_for_task(),
+            ]);
             let said = tool_outputs(&events).join("\n");
             assert_eq!(
                 said.matches("CLOSED-6").count(),
@@ -549,16 +560,16 @@ fn as_root_below_high_another_users_file_outside_the_roots_keeps_its_metadata() 
         format!("chmod 777 '{path}'"),
         format!("chown root:root '{path}'"),
         format!("touch -d 2000-01-01 '{path}'"),
-        format!(
-            "/usr/bin/python3 -c \"import os; os.setxattr('{path}', 'user.zero', b'1')\""
-        ),
-        format!(
-            "/usr/bin/python3 -c \"import os; os.setxattr('{path}', 'trusted.zero', b'1')\""
-        ),
+        format!("/usr/bin/python3 -c \"import os; os.setxattr('{path}', 'user.zero', b'1')\""),
+        format!("/usr/bin/python3 -c \"import os; os.setxattr('{path}', 'trusted.zero', b'1')\""),
     ];
     let calls: Vec<Reply> = attempts
         .iter()
-        .map(|attempt| bash(&format!("{attempt} 2>/dev/null && echo CHANGED || echo KEPT")))
+        .map(|attempt| {
+            bash(&format!(
+                "{attempt} 2>/dev/null && echo CHANGED || echo KEPT"
+            ))
+        })
         .collect();
     let before = std::fs::metadata(&file).unwrap();
     let (_o, events) = Run::new(&["--auto", "medium"]).go(calls.clone());
