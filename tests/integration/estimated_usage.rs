@@ -4,8 +4,7 @@
 use serde_json::Value;
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::wait::DEADLINE;
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 const BOTH: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
 
@@ -23,16 +22,12 @@ fn cutting_server() -> FakeModel {
 /// `zero exec -o stream-json hi` with `flags` against `server`; checks it exits `code`.
 fn run(server: &FakeModel, wire: Wire, flags: &[&str], code: i32) -> Vec<Value> {
     let mut cmd = assert_cmd::Command::from_std(zero_std_with(server, wire));
-    let output = cmd
-        .args(["exec", "-o", "stream-json"])
-        .args(flags)
-        .arg("hi")
-        .timeout(DEADLINE)
-        .assert()
-        .code(code);
-    let events = events(&output.get_output().stdout);
-    assert_stream_contract(&events, code);
-    events
+    finished_stream(
+        cmd.args(["exec", "-o", "stream-json"])
+            .args(flags)
+            .arg("hi"),
+        code,
+    )
 }
 
 fn error_code(events: &[Value]) -> &Value {

@@ -14,8 +14,7 @@ use zero::provider::{
 };
 
 use crate::support::fake_model::{FakeModel, Reply, Route, Script};
-use crate::support::wait::DEADLINE;
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 const KEY: &str = "sk-test-0123456789abcdefghijklmnop";
 const BOTH: [ProviderKind; 2] = [ProviderKind::Openai, ProviderKind::Anthropic];
@@ -851,14 +850,7 @@ async fn hitting_the_output_limit_is_reported_as_max_tokens() {
 /// below the long timeout a test sets to show it is not the one that ended the run); returns
 /// its events.
 fn run_stream(cmd: &mut assert_cmd::Command, code: i32) -> Vec<serde_json::Value> {
-    let output = cmd
-        .args(["-o", "stream-json"])
-        .timeout(DEADLINE)
-        .assert()
-        .code(code);
-    let events = events(&output.get_output().stdout);
-    assert_stream_contract(&events, code);
-    events
+    finished_stream(cmd.args(["-o", "stream-json"]), code)
 }
 
 /// The one `error` event of a failed run.

@@ -6,8 +6,7 @@
 use serde_json::Value;
 
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
-use crate::support::wait::DEADLINE;
-use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, tool_outputs, zero_std_with};
 
 const BOTH: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
 
@@ -16,16 +15,12 @@ const BOTH: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
 fn run(server: &FakeModel, wire: Wire, code: i32) -> Vec<Value> {
     let workspace = tempfile::tempdir().unwrap();
     let mut cmd = assert_cmd::Command::from_std(zero_std_with(server, wire));
-    let output = cmd
-        .current_dir(workspace.path())
-        .env("ZERO_MAX_ATTEMPTS", "2")
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .timeout(DEADLINE)
-        .assert()
-        .code(code);
-    let events = events(&output.get_output().stdout);
-    assert_stream_contract(&events, code);
-    events
+    finished_stream(
+        cmd.current_dir(workspace.path())
+            .env("ZERO_MAX_ATTEMPTS", "2")
+            .args(["exec", "--auto", "medium", "-o", "stream-json", "go"]),
+        code,
+    )
 }
 
 /// The arguments of every tool call `request` replays, as its wire carries them: the

@@ -83,6 +83,15 @@ fn private_dir() -> PathBuf {
     tempfile::tempdir().unwrap().keep()
 }
 
+/// Runs `cmd` (already asked for `-o stream-json`) and checks that it ends with `code` within
+/// [`super::wait::DEADLINE`] and keeps the stream's contract; returns its events.
+pub fn finished_stream(cmd: &mut Command, code: i32) -> Vec<Value> {
+    let output = cmd.timeout(super::wait::DEADLINE).assert().code(code);
+    let events = events(&output.get_output().stdout);
+    assert_stream_contract(&events, code);
+    events
+}
+
 /// The stream-json lines of `stdout`, parsed; panics on a line that is not JSON.
 pub fn events(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
