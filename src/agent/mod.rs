@@ -7,6 +7,7 @@
 
 mod calls;
 mod compaction;
+mod error_code;
 pub(crate) mod first_reads;
 mod repeats;
 pub(crate) mod system_prompt;
@@ -625,7 +626,7 @@ fn notice_event(notice: Notice) -> EventKind {
         Notice::Retrying(retrying) => EventKind::Retry {
             attempt: retrying.attempt,
             max_attempts: retrying.max_attempts,
-            code: retrying.class.as_str().to_string(),
+            code: retrying.class.into(),
             reason: retrying.reason,
             delay_ms: millis(retrying.delay),
         },

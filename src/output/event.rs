@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::error_code::ErrorCode;
 use crate::exit::ExitCode;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::structured::Violation;
@@ -178,7 +179,7 @@ pub(crate) enum EventKind {
         /// How many attempts a request gets in all.
         max_attempts: u32,
         /// What kind of failure: a provider `error.code` (`unavailable`, `rate_limited`, ...).
-        code: String,
+        code: ErrorCode,
         /// Why the attempt failed, as the error would say it.
         reason: String,
         /// How long zero waits before the next attempt, in milliseconds.
@@ -216,7 +217,7 @@ pub(crate) enum EventKind {
     #[serde(rename_all = "camelCase")]
     Error {
         /// A stable code (`usage_error`, `auth`, `incomplete`, ...).
-        code: String,
+        code: ErrorCode,
         /// What went wrong, for a person.
         message: String,
         /// Whether running again unchanged could succeed.

@@ -12,6 +12,7 @@
 //! exits with the signal's code. Streamed text passes through a `StreamRedactor` on the way
 //! in, so a secret split across deltas is still masked.
 
+mod error_code;
 pub(crate) mod event;
 mod json;
 mod queue;
@@ -24,6 +25,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
     CallStatus, Decision, EventKind, McpServerInfo, PermissionsChanged, RunStatus, SCHEMA_VERSION,
     SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo,

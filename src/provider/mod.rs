@@ -100,7 +100,8 @@ fn over_http<W: http::Wire>(
     Ok(Arc::new(provider))
 }
 
-/// How a provider call failed; decides retries, the `error.code` and the exit code.
+/// How a provider call failed; decides retries, the `error.code` (`agent` maps each class to
+/// one) and the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
     /// 401/403: the key is missing, wrong or lacks access.
@@ -122,20 +123,6 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
-    /// The stable name used in `error.code` events.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ErrorClass::Auth => "auth",
-            ErrorClass::BadRequest => "bad_request",
-            ErrorClass::ContextLength => "context_length",
-            ErrorClass::RateLimited => "rate_limited",
-            ErrorClass::Unavailable => "unavailable",
-            ErrorClass::Network => "network",
-            ErrorClass::Protocol => "protocol",
-            ErrorClass::Cancelled => "cancelled",
-        }
-    }
-
     /// Whether waiting and trying again could succeed: rate limits, server trouble and network
     /// failures pass; a refused request, a bad key or a cancelled run do not.
     pub(crate) fn is_retryable(self) -> bool {
