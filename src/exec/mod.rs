@@ -5,6 +5,7 @@
 //! failed, so a script reading stream-json always sees how the run ended.
 
 mod confinement;
+mod failure;
 mod job;
 mod local_server;
 mod mcp_servers;
@@ -18,11 +19,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, Stuck, first_reads, system_prompt};
+use crate::agent::{AgentRun, Answer, Ending, SchemaCheck, first_reads, system_prompt};
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop, Stop};
-use crate::local_model::{COMPACT_LEAVES_OUT, PromptStyle};
+use crate::local_model::PromptStyle;
 use crate::mcp;
 use crate::output::{
     EventKind, McpServerInfo, Output, OutputFormat, PermissionsChanged, RunStatus, SpecialistInfo,
@@ -33,11 +34,12 @@ use crate::provider::{
 };
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError, TaskEvent, TaskEventSink};
-use crate::structured::{self, Violation};
 use crate::tasks::{self, ChildEnv, Launcher, SearchPaths};
-use crate::tools::{Permissions, Registry, ToolContext, Toolset};
-use crate::usage::{Exceeded, Ledger, Spent};
+use crate::tools::{Permissions, Registry, ToolContext, ToolId, Toolset};
+use crate::usage::{Ledger, Spent};
 use settings::{Inputs, Settings};
+
+pub use failure::Failure;
 
 /// A parsed `zero exec` command line.
 pub struct Invocation {
@@ -45,180 +47,6 @@ pub struct Invocation {
     pub args: ExecArgs,
     /// Positional prompt words and `-p` values, in the order they appeared in argv.
     pub prompt_parts: Vec<String>,
-}
-
-/// A reason the run cannot go on, with everything the `error` event needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// The exit code it leads to.
-    pub(crate) exit: ExitCode,
-    /// The stable `error.code`.
-    pub(crate) code: &'static str,
-    /// What went wrong, for a person.
-    pub(crate) message: String,
-    /// Whether running again unchanged could succeed.
-    pub(crate) retryable: bool,
-    /// With `schema_unsatisfied`: what was wrong with the last answer.
-    pub(crate) schema_errors: Vec<Violation>,
-}
-
-impl Failure {
-    /// Bad flags or input: exit 2.
-    pub fn usage(message: String) -> Self {
-        Failure {
-            exit: ExitCode::Usage,
-            code: "usage_error",
-            message,
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// Provider configuration is missing or invalid: exit 3.
-    pub(crate) fn config(message: String) -> Self {
-        Failure {
-            exit: ExitCode::Provider,
-            code: "config_error",
-            message,
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// `--sandbox required` and a rule the system cannot enforce: exit 3.
-    pub(crate) fn sandbox(message: String) -> Self {
-        Failure {
-            exit: ExitCode::Provider,
-            code: "sandbox_unavailable",
-            message,
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// The run's deadline passed: exit 4, after everything it started was stopped.
-    pub(crate) fn timeout() -> Self {
-        Failure {
-            exit: ExitCode::Incomplete,
-            code: "timeout",
-            message: "the run's deadline (--timeout, or the launching run's) passed before the \
-                      model gave a final answer; everything it started was stopped"
-                .into(),
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// A response took the run tree past its token or cost budget: exit 4, after everything
-    /// it started was stopped.
-    pub(crate) fn over_budget(exceeded: Exceeded) -> Self {
-        let (code, message) = match exceeded {
-            Exceeded::Tokens { limit, spent } => (
-                "token_budget",
-                format!(
-                    "the run and its specialists used {spent} tokens, past the budget of \
-                     {limit} (--max-tokens); everything it started was stopped"
-                ),
-            ),
-            Exceeded::Cost { limit, spent } => (
-                "cost_budget",
-                format!(
-                    "the run and its specialists cost ${spent:.4}, past the budget of ${limit} \
-                     (--max-cost-usd); everything it started was stopped"
-                ),
-            ),
-        };
-        Failure {
-            exit: ExitCode::Incomplete,
-            code,
-            message,
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// The provider failed: exit 3, coded by its class.
-    pub(crate) fn provider(error: &ProviderError) -> Self {
-        Failure {
-            exit: ExitCode::Provider,
-            code: error.class.as_str(),
-            message: error.message.clone(),
-            retryable: error.retryable,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// Something inside zero failed: exit 1.
-    pub(crate) fn internal(message: String) -> Self {
-        Failure {
-            exit: ExitCode::Internal,
-            code: "internal_error",
-            message,
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// A signal (or the parent's death, which counts as SIGHUP) stopped the run: exit
-    /// 129/130/143, after the runtime was closed. Its deadline: [`Failure::timeout`].
-    pub(crate) fn stopped(stop: Stop) -> Self {
-        let (exit, code) = match stop {
-            Stop::Hangup => (ExitCode::Hangup, "hangup"),
-            Stop::Interrupt => (ExitCode::Interrupted, "interrupted"),
-            Stop::Terminate => (ExitCode::Terminated, "terminated"),
-            Stop::Deadline => return Failure::timeout(),
-        };
-        Failure {
-            exit,
-            code,
-            message: format!(
-                "the run was stopped by {}; everything it started was stopped",
-                stop.name()
-            ),
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// An MCP server the run cannot go without (`"required": true`) did not start: exit 3.
-    pub(crate) fn mcp_required(error: &str) -> Self {
-        Failure {
-            exit: ExitCode::Provider,
-            code: "mcp_server_failed",
-            message: format!("{error} (the server is marked required)"),
-            retryable: false,
-            schema_errors: Vec::new(),
-        }
-    }
-
-    /// No answer satisfied `--output-schema`, the last after `retries` tries: exit 4.
-    pub(crate) fn schema_unsatisfied(violations: Vec<Violation>, retries: u32) -> Self {
-        let tries = match retries {
-            0 => "its answer".to_string(),
-            1 => "its answer, after 1 retry,".to_string(),
-            n => format!("its answer, after {n} retries,"),
-        };
-        Failure {
-            exit: ExitCode::Incomplete,
-            code: "schema_unsatisfied",
-            message: format!(
-                "the model's final answer does not satisfy --output-schema; {tries} still has \
-                 these errors:\n{}",
-                structured::list(&violations)
-            ),
-            retryable: false,
-            schema_errors: violations,
-        }
-    }
-
-    fn emit(&self, output: &Output) {
-        output.emit(EventKind::Error {
-            code: self.code.to_string(),
-            message: self.message.clone(),
-            retryable: self.retryable,
-            schema_errors: self.schema_errors.clone(),
-        });
-    }
 }
 
 /// Turns and what the run tree spent, for `run_end`.
@@ -249,7 +77,7 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
         early.stop_token().cancel();
         let failure = Failure::stopped(stop);
         failure.emit(&early);
-        finish(&early, failure.exit, Accounting::default());
+        finish(&early, failure.exit(), Accounting::default());
     }));
     let runtime = inputs.runtime(output.run_id());
     if let Ok(config) = &runtime {
@@ -263,13 +91,13 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
         Ok(Ok(exit)) => exit,
         Ok(Err(failure)) => {
             failure.emit(&output);
-            failure.exit
+            failure.exit()
         }
         Err(_panic) => {
             // The panic message is already on stderr (the default hook printed it).
             let failure = Failure::internal("zero crashed (a bug); see stderr".into());
             failure.emit(&output);
-            failure.exit
+            failure.exit()
         }
     };
     finish(&output, exit, accounting)
@@ -378,7 +206,7 @@ fn run_job(
     let compact = matches!(&local, Ok(Some(local)) if local.prompt == PromptStyle::Compact);
     let mut filter = job::tool_filter(args, &registry, &settings.mcp_servers)?;
     if compact {
-        filter.leave_out(COMPACT_LEAVES_OUT);
+        filter.leave_out(ToolId::compact_leaves_out());
     }
     // The registry with the MCP servers' tools, as the run's flags and policy select it.
     let toolset_with = |started: &mcp::Started| {
@@ -682,31 +510,9 @@ fn conclude(
                     schema,
                 )?;
             }
-            Err(Failure {
-                exit: ExitCode::Incomplete,
-                code: "incomplete",
-                message: "the turn budget (--max-turns) ran out before the model gave a final \
-                          answer"
-                    .into(),
-                retryable: false,
-                schema_errors: Vec::new(),
-            })
+            Err(Failure::out_of_turns())
         }
-        Ending::Stuck(stuck) => Err(Failure {
-            exit: ExitCode::Incomplete,
-            code: "incomplete",
-            message: match stuck {
-                Stuck::Repeating => "the model kept asking for tool results it already had, \
-                                     and gave no answer when asked for one"
-                    .into(),
-                Stuck::WritingCalls(tool) => format!(
-                    "the model wrote its tool calls as text (a call of `{tool}`) instead of \
-                     making them, again after it was told they are not run; it gave no answer"
-                ),
-            },
-            retryable: false,
-            schema_errors: Vec::new(),
-        }),
+        Ending::Stuck(stuck) => Err(Failure::stuck(stuck)),
         Ending::OverBudget(exceeded, answer) => {
             if let Some(answer) = answer {
                 deliver(answer, output, last_message, schema)?;
@@ -863,29 +669,5 @@ pub fn known_secrets() -> Secrets {
 pub fn report_early_failure(format: OutputFormat, failure: Failure) -> ExitCode {
     let output = Output::new(format, known_secrets());
     failure.emit(&output);
-    finish(&output, failure.exit, Accounting::default())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_stop_exits_with_the_code_its_failure_reports() {
-        // `lifecycle` exits with `exit_status` when a stop comes before the run has a token;
-        // `exec` reports the failure: the two must agree.
-        for stop in [
-            Stop::Hangup,
-            Stop::Interrupt,
-            Stop::Terminate,
-            Stop::Deadline,
-        ] {
-            assert_eq!(
-                stop.exit_status(),
-                Failure::stopped(stop).exit.code(),
-                "{stop:?}"
-            );
-        }
-        assert_eq!(Failure::stopped(Stop::Deadline), Failure::timeout());
-    }
+    finish(&output, failure.exit(), Accounting::default())
 }

@@ -71,7 +71,7 @@ pub(crate) fn for_run(
         return Ok(None);
     };
     match begin(args, data_dir, run) {
-        Err(failure) if !asked_for && failure.exit == ExitCode::Internal => {
+        Err(failure) if !asked_for && failure.exit() == ExitCode::Internal => {
             output.emit(EventKind::Warning {
                 message: format!("this run keeps no session: {}", failure.message),
             });
