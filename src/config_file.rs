@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::de::{self, DeserializeOwned, Visitor};
 
+use crate::environ::{Base, zero_dir};
 use crate::fsutil::{self, OpenError};
 
 /// The most a config file may hold: far beyond any real one, so a wrong file (a log, a
@@ -61,13 +62,11 @@ pub(crate) struct UnknownKey {
 
 impl ConfigFile {
     /// `$XDG_CONFIG_HOME/zero/config.toml`, else `$HOME/.config/zero/config.toml`, from the
-    /// environment `var` looks up (empty values count as unset).
+    /// environment `var` looks up, by the XDG rules (`environ::Base`: empty or relative
+    /// values are ignored).
     pub(crate) fn path(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-        let set = |name: &str| var(name).filter(|value| !value.trim().is_empty());
-        let base = set("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| set("HOME").map(|home| Path::new(&home).join(".config")))?;
-        Some(base.join("zero").join("config.toml"))
+        let var = |name: &str| var(name).map(std::ffi::OsString::from);
+        Some(zero_dir(Base::Config, &var)?.join("config.toml"))
     }
 
     /// Reads the file the environment points to; `Ok(None)` when there is none.

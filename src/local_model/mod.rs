@@ -258,10 +258,8 @@ pub fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if let Some(dir) = var(CACHE_VARIABLE) {
         return Some(dir.into());
     }
-    let cache = var("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))?;
-    Some(cache.join("zero").join("local-model"))
+    let lookup = |name: &str| env(name).map(std::ffi::OsString::from);
+    Some(crate::environ::zero_dir(crate::environ::Base::Cache, &lookup)?.join("local-model"))
 }
 
 /// A running local model server, as the run holds it. Dropping it stops the server; the

@@ -12,8 +12,6 @@ use crate::redact::Secrets;
 /// The most tasks one run may have running at once, unless configured otherwise.
 pub const DEFAULT_MAX_RUNNING: usize = 8;
 
-/// Environment variable naming the data directory (beats `XDG_DATA_HOME`).
-const ZERO_HOME: &str = "ZERO_HOME";
 /// Environment variable overriding [`DEFAULT_MAX_RUNNING`].
 const MAX_RUNNING_VAR: &str = "ZERO_MAX_BACKGROUND_TASKS";
 /// Environment variable overriding [`DEFAULT_KILL_GRACE`], in milliseconds.
@@ -112,30 +110,11 @@ impl Environment {
         let kill_grace = setting(&var, KILL_GRACE_VAR, "a whole number of milliseconds")?
             .map_or(DEFAULT_KILL_GRACE, Duration::from_millis);
         Ok(Environment {
-            data_dir: data_dir(&var),
+            data_dir: crate::environ::data_dir(&var),
             max_running,
             kill_grace,
         })
     }
-}
-
-/// Resolves the data directory. Empty values count as unset, and a relative `XDG_DATA_HOME`
-/// is ignored as the XDG spec requires.
-fn data_dir(var: &impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let set = |name: &str| {
-        var(name)
-            .filter(|value| !value.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = set(ZERO_HOME)
-        .or_else(|| {
-            set("XDG_DATA_HOME")
-                .filter(|dir| dir.is_absolute())
-                .map(|dir| dir.join("zero"))
-        })
-        .or_else(|| set("HOME").map(|home| home.join(".local/share/zero")))?;
-    // Records store absolute paths, and a later `cd` must not move the data.
-    std::path::absolute(&dir).ok()
 }
 
 fn setting(

@@ -49,3 +49,4 @@ mod tasks_cli;
 mod timeout;
 mod waiting;
 mod window;
+mod xdg;
