@@ -34,8 +34,8 @@ use tool::McpTool;
 pub struct ServerState {
     /// The server's name.
     pub name: String,
-    /// `stdio` or `http`.
-    pub transport: &'static str,
+    /// How it is reached.
+    pub transport: TransportKind,
     /// How many tools it offers (0 when it failed).
     pub tools: usize,
     /// Why it failed to start, when it did.
@@ -44,6 +44,15 @@ pub struct ServerState {
     pub required: bool,
     /// The tools of its that are offered under another name than their own would give.
     pub clashes: Vec<NameClash>,
+}
+
+/// How a server is reached, without the details of where: what `run_start` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// A process zero starts, speaking on its stdin and stdout.
+    Stdio,
+    /// A streamable HTTP endpoint.
+    Http,
 }
 
 /// The run's connected servers. [`Servers::close`] ends them; until then their tools work.
@@ -89,8 +98,8 @@ pub(crate) async fn start(configs: Vec<ServerConfig>, place: &Place<'_>) -> Star
     };
     for (config, result) in join_all(starts).await {
         let transport = match config.transport {
-            Transport::Stdio { .. } => "stdio",
-            Transport::Http { .. } => "http",
+            Transport::Stdio { .. } => TransportKind::Stdio,
+            Transport::Http { .. } => TransportKind::Http,
         };
         let mut state = ServerState {
             name: config.name.clone(),

@@ -95,8 +95,7 @@ impl std::fmt::Display for ErrorCode {
     /// The wire word, for text that names the code (a `retry`'s stderr line). Taken from
     /// serde, so it cannot differ from what stream-json writes.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let word = serde_json::to_value(self).map_err(|_| std::fmt::Error)?;
-        f.write_str(word.as_str().ok_or(std::fmt::Error)?)
+        f.write_str(&super::word(self))
     }
 }
 

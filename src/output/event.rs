@@ -11,6 +11,7 @@ use super::error_code::ErrorCode;
 use crate::exit::ExitCode;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::structured::Violation;
+pub(crate) use crate::tools::policy::SandboxInForce;
 use crate::tools::{Permissions, PlanStep, SideEffect};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
@@ -95,7 +96,7 @@ pub(crate) enum EventKind {
         /// The arguments: parsed JSON, or the raw text when it was not valid JSON.
         args: Value,
         /// The tool's side effect, `unknown` for a tool that does not exist.
-        side_effect: String,
+        side_effect: CallEffect,
     },
     /// Policy refused a call (emitted between its `tool_call` and `tool_result`).
     PermissionDecision {
@@ -282,10 +283,11 @@ pub(crate) struct ToolInfo {
 pub(crate) struct McpServerInfo {
     /// The server's name (its tools are `mcp__NAME__TOOL`).
     pub(crate) name: String,
-    /// `stdio` or `http`.
-    pub(crate) transport: String,
-    /// `ready`, or `failed` (then `error` says why, and the run has none of its tools).
-    pub(crate) state: String,
+    /// How it is reached.
+    pub(crate) transport: McpTransport,
+    /// Whether it started (when it did not, `error` says why, and the run has none of its
+    /// tools).
+    pub(crate) state: McpState,
     /// How many tools it offers.
     pub(crate) tools: usize,
     /// Why it failed to start.
@@ -298,8 +300,86 @@ pub(crate) struct McpServerInfo {
 pub(crate) struct WindowInfo {
     /// Its size in tokens.
     pub(crate) tokens: u32,
-    /// Where that came from: `flag`, `config`, `server`, `known_model` or `default`.
-    pub(crate) source: String,
+    /// Where that came from.
+    pub(crate) source: WindowSource,
+}
+
+/// Where a context window's size came from, as `run_end.contextWindow.source` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WindowSource {
+    /// `--context-window`.
+    Flag,
+    /// `context_window` in config.toml (`config`).
+    #[serde(rename = "config")]
+    ConfigFile,
+    /// The server said.
+    Server,
+    /// zero's table of known models.
+    KnownModel,
+    /// Nothing said: the default size.
+    Default,
+}
+
+/// How an MCP server is reached, as `run_start.mcpServers[].transport` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum McpTransport {
+    /// A process zero started, spoken to on its stdin and stdout.
+    Stdio,
+    /// A streamable HTTP endpoint.
+    Http,
+}
+
+/// How an MCP server's start went, as `run_start.mcpServers[].state` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum McpState {
+    /// It started and listed its tools.
+    Ready,
+    /// It did not start; the run has none of its tools.
+    Failed,
+}
+
+/// The side effect a `tool_call` reports: the called tool's, or `unknown` when the model
+/// called a tool that does not exist (the call then fails). Written as the tool's own
+/// [`SideEffect`] word, so the two vocabularies cannot drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallEffect {
+    /// The tool exists and has this side effect.
+    Known(SideEffect),
+    /// No tool has the name the model called.
+    Unknown,
+}
+
+/// The word [`CallEffect::Unknown`] is written as.
+const UNKNOWN_EFFECT: &str = "unknown";
+
+impl From<Option<SideEffect>> for CallEffect {
+    /// The effect of a tool that may not exist.
+    fn from(effect: Option<SideEffect>) -> Self {
+        effect.map_or(CallEffect::Unknown, CallEffect::Known)
+    }
+}
+
+impl Serialize for CallEffect {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CallEffect::Known(effect) => effect.serialize(serializer),
+            CallEffect::Unknown => serializer.serialize_str(UNKNOWN_EFFECT),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CallEffect {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::IntoDeserializer;
+        let word = String::deserialize(deserializer)?;
+        if word == UNKNOWN_EFFECT {
+            return Ok(CallEffect::Unknown);
+        }
+        SideEffect::deserialize(word.into_deserializer()).map(CallEffect::Known)
+    }
 }
 
 /// A resumed run's permissions against the earlier run's.
@@ -309,15 +389,6 @@ pub(crate) struct PermissionsChanged {
     pub(crate) before: Permissions,
     /// This run's.
     pub(crate) now: Permissions,
-}
-
-/// What confines a run's commands, as `run_start` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct SandboxInForce {
-    /// `landlock` when writes are confined, `none` when commands may write anywhere.
-    pub(crate) filesystem: String,
-    /// `blocked` when commands may not open network sockets, else `open`.
-    pub(crate) network: String,
 }
 
 /// A specialist as listed by `--list-specialists`.

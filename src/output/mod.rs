@@ -18,6 +18,8 @@ mod json;
 mod queue;
 mod stream_json;
 mod text;
+#[cfg(test)]
+mod wire_fixtures;
 
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -27,8 +29,9 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
-    CallStatus, Decision, EventKind, McpServerInfo, PermissionsChanged, RunStatus, SCHEMA_VERSION,
-    SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo,
+    CallStatus, Decision, EventKind, McpServerInfo, McpState, McpTransport, PermissionsChanged,
+    RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase,
+    WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
@@ -54,6 +57,16 @@ pub(crate) enum InputFormat {
     Text,
     /// The prompt is JSON lines of `prompt`/`message` events.
     StreamJson,
+}
+
+/// The schema's word for a value of a closed vocabulary (an enum of unit variants), for text
+/// that names it: taken from serde, so text and stream-json cannot say different words. Such
+/// an enum serialises to a string; anything else gives an empty word.
+pub(crate) fn word(value: &impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(word)) => word,
+        _ => String::new(),
+    }
 }
 
 /// How long the writer may take, once the run is stopping, to write what is still queued.

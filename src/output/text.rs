@@ -7,9 +7,12 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::{CallStatus, EventKind, McpServerInfo, SandboxInForce, SpecialistInfo, Writer};
+use super::{
+    CallStatus, EventKind, McpServerInfo, McpState, SandboxInForce, SpecialistInfo, Writer, word,
+};
 use crate::redact::Secrets;
 use crate::runtime::TaskStatus;
+use crate::tools::policy::FilesystemConfinement;
 
 /// Longest one-line summary of a call's arguments or outcome on stderr.
 const SUMMARY_MAX: usize = 160;
@@ -76,12 +79,12 @@ impl Writer for TextWriter {
                 let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
                 let effects = tools
                     .iter()
-                    .map(|t| t.side_effect.as_str().len() + 2)
+                    .map(|t| word(&t.side_effect).len() + 2)
                     .max()
                     .unwrap_or(0);
                 let mut listing = String::new();
                 for tool in tools {
-                    let effect = format!("[{}]", tool.side_effect.as_str());
+                    let effect = format!("[{}]", word(&tool.side_effect));
                     listing.push_str(&format!(
                         "{:width$}  {effect:effects$}  {}\n",
                         tool.name,
@@ -131,7 +134,7 @@ impl Writer for TextWriter {
                 };
                 self.stderr_line(&format!(
                     "▸ task {task_id} {}{code} ({})",
-                    status.as_str(),
+                    word(status),
                     one_line(kind.label())
                 ))
             }
@@ -297,9 +300,9 @@ fn first_sentence(description: &str) -> String {
 fn mcp_banner(servers: &[McpServerInfo]) -> String {
     let states: Vec<String> = servers
         .iter()
-        .map(|server| match server.state.as_str() {
-            "ready" => format!("{} ({} tools)", server.name, server.tools),
-            state => format!("{} {state}", server.name),
+        .map(|server| match server.state {
+            McpState::Ready => format!("{} ({} tools)", server.name, server.tools),
+            McpState::Failed => format!("{} {}", server.name, word(&server.state)),
         })
         .collect();
     format!("zero: MCP servers: {}", states.join(", "))
@@ -307,9 +310,11 @@ fn mcp_banner(servers: &[McpServerInfo]) -> String {
 
 /// The one line that says what confines the run's commands.
 fn sandbox_banner(sandbox: &SandboxInForce, withheld: &[String]) -> String {
-    let writes = match sandbox.filesystem.as_str() {
-        "none" => "commands may write anywhere".to_string(),
-        tool => format!("commands' writes confined ({tool})"),
+    let writes = match sandbox.filesystem {
+        FilesystemConfinement::None => "commands may write anywhere".to_string(),
+        tool @ FilesystemConfinement::Landlock => {
+            format!("commands' writes confined ({})", word(&tool))
+        }
     };
     let withheld = match withheld.len() {
         0 => String::new(),
@@ -321,7 +326,7 @@ fn sandbox_banner(sandbox: &SandboxInForce, withheld: &[String]) -> String {
     };
     format!(
         "zero: sandbox: {writes}, network {}{withheld}",
-        sandbox.network
+        word(&sandbox.network)
     )
 }
 

@@ -39,7 +39,8 @@ pub struct ContextWindow {
     pub source: WindowSource,
 }
 
-/// Where a context window's size came from (`run_start.contextWindow.source`).
+/// Where a context window's size came from (`run_end.contextWindow.source`, in the words
+/// `output::WindowSource` gives it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowSource {
     /// `--context-window`.
@@ -52,19 +53,6 @@ pub enum WindowSource {
     KnownModel,
     /// Nothing said: [`DEFAULT_CONTEXT_WINDOW`].
     Default,
-}
-
-impl WindowSource {
-    /// The name `run_start` reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WindowSource::Flag => "flag",
-            WindowSource::ConfigFile => "config",
-            WindowSource::Server => "server",
-            WindowSource::KnownModel => "known_model",
-            WindowSource::Default => "default",
-        }
-    }
 }
 
 /// A context window being found out: the server is asked while the run's first request is

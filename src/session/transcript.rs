@@ -317,9 +317,11 @@ mod tests {
             runs: 1,
             usage: Default::default(),
             permissions: crate::tools::Permissions {
-                auto: "low".into(),
-                filesystem: "landlock".into(),
-                network: "blocked".into(),
+                auto: crate::tools::policy::Autonomy::Low,
+                sandbox: crate::tools::policy::SandboxInForce {
+                    filesystem: crate::tools::policy::FilesystemConfinement::Landlock,
+                    network: crate::tools::policy::NetworkAccess::Blocked,
+                },
             },
             forked_from: None,
         }

@@ -15,8 +15,20 @@ use std::time::SystemTime;
 use super::{SideEffect, ToolError};
 use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Writes};
 
-/// How much the agent may do on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+/// How much the agent may do on its own. `--auto` and sessions (serde) name the levels alike.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Autonomy {
     /// Read-only tools and planning.
     Low,
@@ -27,14 +39,13 @@ pub enum Autonomy {
     High,
 }
 
-impl Autonomy {
-    /// The word `--auto` takes for this level.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Autonomy::Low => "low",
-            Autonomy::Medium => "medium",
-            Autonomy::High => "high",
-        }
+impl std::fmt::Display for Autonomy {
+    /// The word `--auto` takes for this level, as clap names it (for messages that name the
+    /// flag; serde writes the same word).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use clap::ValueEnum;
+        let value = self.to_possible_value().ok_or(std::fmt::Error)?;
+        f.write_str(value.get_name())
     }
 }
 
@@ -43,40 +54,71 @@ impl Autonomy {
 /// run never inherits them: they come from its own command line).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Permissions {
-    /// `--auto`: `low`, `medium` or `high`.
-    pub auto: String,
-    /// What confines commands' writes: `landlock`, or `none`.
-    pub filesystem: String,
-    /// Whether commands may use the network: `blocked` or `open`.
-    pub network: String,
+    /// `--auto`.
+    pub auto: Autonomy,
+    /// What confines commands (`filesystem` and `network` beside `auto`).
+    #[serde(flatten)]
+    pub sandbox: SandboxInForce,
 }
 
 impl Permissions {
     /// The permissions of `autonomy` with commands confined by `sandbox`.
     pub fn of(autonomy: Autonomy, sandbox: &Sandbox) -> Permissions {
-        let (filesystem, network) = confinement_words(sandbox);
         Permissions {
-            auto: autonomy.as_str().into(),
-            filesystem: filesystem.into(),
-            network: network.into(),
+            auto: autonomy,
+            sandbox: SandboxInForce::of(sandbox),
         }
     }
 }
 
-/// How `run_start` and sessions name what confines commands: their writes (`landlock` or
-/// `none`) and their network (`blocked` or `open`).
-pub fn confinement_words(sandbox: &Sandbox) -> (&'static str, &'static str) {
-    let filesystem = match sandbox.writes {
-        Writes::Anywhere => "none",
-        Writes::Beneath(_) => "landlock",
-    };
-    let network = match sandbox.network {
-        // A client's sockets are the network as a user means it; the families a client
-        // never needs stay refused either way (docs/ARCHITECTURE.md, "Sandbox").
-        Network::Open | Network::Clients => "open",
-        Network::Blocked => "blocked",
-    };
-    (filesystem, network)
+/// What confines a run's commands, in the words `run_start.sandbox` and sessions use: fewer
+/// than the sandbox has (a client's sockets are the network as a user means it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SandboxInForce {
+    /// What confines commands' writes.
+    pub filesystem: FilesystemConfinement,
+    /// Whether commands may use the network.
+    pub network: NetworkAccess,
+}
+
+impl SandboxInForce {
+    /// How `sandbox` is reported.
+    pub fn of(sandbox: &Sandbox) -> SandboxInForce {
+        let filesystem = match sandbox.writes {
+            Writes::Anywhere => FilesystemConfinement::None,
+            Writes::Beneath(_) => FilesystemConfinement::Landlock,
+        };
+        let network = match sandbox.network {
+            // A client's sockets are the network as a user means it; the families a client
+            // never needs stay refused either way (docs/ARCHITECTURE.md, "Sandbox").
+            Network::Open | Network::Clients => NetworkAccess::Open,
+            Network::Blocked => NetworkAccess::Blocked,
+        };
+        SandboxInForce {
+            filesystem,
+            network,
+        }
+    }
+}
+
+/// What confines commands' writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FilesystemConfinement {
+    /// Landlock: only beneath the run's roots.
+    Landlock,
+    /// Nothing: anywhere the user may write.
+    None,
+}
+
+/// Whether commands may open network sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkAccess {
+    /// Unix sockets only.
+    Blocked,
+    /// A network client's sockets, or any.
+    Open,
 }
 
 /// Symlink hops followed before a path is treated as a loop (the kernel's own limit).
@@ -232,7 +274,7 @@ impl Policy {
         };
         Err(format!(
             "{what} need --auto medium or higher (this run is --auto {})",
-            self.autonomy.as_str()
+            self.autonomy
         ))
     }
 
@@ -541,6 +583,44 @@ mod tests {
             },
             ..Commands::default()
         })
+    }
+
+    #[test]
+    fn permissions_keep_the_words_sessions_were_written_with() {
+        let cases = [
+            (Autonomy::Low, Writes::Beneath(Vec::new()), Network::Blocked),
+            (
+                Autonomy::Medium,
+                Writes::Beneath(Vec::new()),
+                Network::Clients,
+            ),
+            (Autonomy::High, Writes::Anywhere, Network::Open),
+        ];
+        let written = [
+            r#"{"auto":"low","filesystem":"landlock","network":"blocked"}"#,
+            r#"{"auto":"medium","filesystem":"landlock","network":"open"}"#,
+            r#"{"auto":"high","filesystem":"none","network":"open"}"#,
+        ];
+        for ((autonomy, writes, network), json) in cases.into_iter().zip(written) {
+            let sandbox = Sandbox {
+                writes,
+                network,
+                ..Sandbox::open()
+            };
+            let permissions = Permissions::of(autonomy, &sandbox);
+            assert_eq!(serde_json::to_string(&permissions).unwrap(), json);
+            let read: Permissions = serde_json::from_str(json).unwrap();
+            assert_eq!(read, permissions);
+        }
+    }
+
+    #[test]
+    fn an_autonomy_level_reads_as_the_flag_takes_it() {
+        let words: Vec<String> = [Autonomy::Low, Autonomy::Medium, Autonomy::High]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(words, ["low", "medium", "high"]);
     }
 
     #[test]
