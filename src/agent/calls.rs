@@ -6,6 +6,9 @@
 //! Identical read-only calls in one batch (same tool, same arguments) run once and each gets
 //! that result: a small model that repeats a `read_file` ten times in one response costs one
 //! read, not ten. Only within a batch: a write between two reads may change what they see.
+//!
+//! Every call passes through one decision before it runs ([`decide`]): today the run's policy
+//! alone, the place where rules and hooks that allow or deny a call belong.
 
 use futures_util::StreamExt;
 use serde_json::Value;
@@ -18,12 +21,24 @@ use crate::tools::{SideEffect, ToolContext, ToolError, Toolset};
 /// How many read-only calls of one turn run at the same time.
 const PARALLEL_READS: usize = 8;
 
-/// A call with its arguments decoded (or the reason they could not be).
+/// A call with its arguments decoded (or the reason they could not be) and the decision on it.
 struct Prepared<'a> {
     call: &'a ToolCall,
     args: Result<Value, String>,
+    /// Whether the call may run (see [`decide`]).
+    permission: Permission,
     /// Safe to run beside its neighbours: a visible read-only tool with valid arguments.
     parallel: bool,
+}
+
+/// What [`decide`] says about a call before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Permission {
+    /// The call goes on to its tool (which may still fail it: an unknown or disabled tool).
+    Allow,
+    /// The call is refused, for this reason, which names what would allow it; reported as a
+    /// `permission_decision` event and as the call's error result.
+    Deny(String),
 }
 
 /// What the model is told about a call whose arguments the output limit cut off.
@@ -163,7 +178,18 @@ fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepa
     Prepared {
         call,
         args,
+        permission: decide(call, toolset),
         parallel,
+    }
+}
+
+/// The decision every call passes through before it runs: whether it may. Today the run's
+/// policy alone decides: a tool `--auto` hides is denied, with the flag that would allow it.
+/// Rules that allow or deny calls, and hooks run before a call, decide here too.
+fn decide(call: &ToolCall, toolset: &Toolset) -> Permission {
+    match toolset.lookup(&call.name) {
+        Err(ToolError::Denied(reason)) => Permission::Deny(reason),
+        _ => Permission::Allow,
     }
 }
 
@@ -185,27 +211,28 @@ fn announce(item: &Prepared<'_>, toolset: &Toolset, output: &Output) {
             .args
             .clone()
             .unwrap_or_else(|_| Value::String(call.arguments.clone())),
-        side_effect: toolset
-            .side_effect_of(&call.name)
-            .map_or("unknown", SideEffect::as_str)
-            .to_string(),
+        side_effect: toolset.side_effect_of(&call.name).into(),
     });
-    if let Err(ToolError::Denied(reason)) = toolset.lookup(&call.name) {
+    if let Permission::Deny(reason) = &item.permission {
         output.emit(EventKind::PermissionDecision {
             id: call.id.clone(),
             name: call.name.clone(),
             decision: Decision::Deny,
-            reason,
+            reason: reason.clone(),
         });
     }
 }
 
+/// Runs one call the model made, unless its arguments are invalid or [`decide`] denied it.
 async fn execute(
     item: &Prepared<'_>,
     toolset: &Toolset,
     context: &ToolContext,
 ) -> Result<String, ToolError> {
     let args = item.args.clone().map_err(ToolError::InvalidArguments)?;
+    if let Permission::Deny(reason) = &item.permission {
+        return Err(ToolError::Denied(reason.clone()));
+    }
     tokio::select! {
         result = toolset.call(&item.call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
@@ -293,14 +320,7 @@ mod tests {
 
     async fn run(calls: &[ToolCall], cut_off: bool) -> (Vec<Message>, usize) {
         let counter = Arc::new(AtomicUsize::new(0));
-        let runtime = crate::runtime::Runtime::new(
-            crate::runtime::RuntimeConfig::new(
-                crate::runtime::RunId::generate(),
-                std::env::temp_dir().join("unused"),
-            ),
-            Arc::new(|_| {}),
-        );
-        let mut registry = Registry::with_runtime(Arc::new(runtime));
+        let mut registry = Registry::with_runtime(crate::agent::testing::runtime());
         registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
         let root = std::env::temp_dir();
         let policy = Policy::new(Autonomy::Low, false, vec![root.clone()]);
@@ -379,6 +399,24 @@ mod tests {
         assert!(cut[1].1.contains("output token limit"), "{}", cut[1].1);
         let (uncut, _) = run(&calls[1..], false).await;
         assert!(outputs(&uncut)[0].1.contains("not valid JSON"));
+    }
+
+    #[tokio::test]
+    async fn a_call_the_policy_denies_is_refused_before_it_runs_with_what_would_allow_it() {
+        let calls = [
+            call("1", "bash", r#"{"command": "true"}"#),
+            call("2", "count", "{}"),
+        ];
+        let (results, ran) = run(&calls, false).await;
+        assert_eq!(ran, 1, "only the allowed call ran");
+        let outputs = outputs(&results);
+        assert!(
+            outputs[0].1.starts_with("Error: permission denied:")
+                && outputs[0].1.contains("--auto"),
+            "{}",
+            outputs[0].1
+        );
+        assert!(outputs[1].1.starts_with("call 1"), "{}", outputs[1].1);
     }
 
     #[test]

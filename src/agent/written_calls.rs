@@ -1,9 +1,61 @@
 //! Answers that are calls. A model with tools on offer can still write a call out as text —
 //! a fenced JSON object, a `<tool_call>` block, `<function=…>` markup — when its server's
 //! template or grammar did not turn it into a real call. Such text is no answer: taken for
-//! one, the run would exit 0 with a call nobody ran as its result.
+//! one, the run would exit 0 with a call nobody ran as its result. The first such answer goes
+//! back to the model with a note; a second in a row ends the run ([`Strikes`]).
 
 use serde_json::Value;
+
+/// How many answers in a row were calls written out as text. A turn with real calls starts the
+/// count over: the model has shown it can make them.
+#[derive(Debug, Default)]
+pub(super) struct Strikes {
+    in_a_row: u32,
+}
+
+/// What becomes of an answer that is a call written out as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Strike {
+    /// The first in a row: it goes back to the model with [`note`].
+    First,
+    /// Another after the model was told: it has no answer to give.
+    Again,
+}
+
+impl Strikes {
+    /// Counts an answer that was a written call.
+    pub(super) fn strike(&mut self) -> Strike {
+        self.in_a_row += 1;
+        match self.in_a_row {
+            1 => Strike::First,
+            _ => Strike::Again,
+        }
+    }
+
+    /// A turn with real calls: the next written call is the first again.
+    pub(super) fn reset(&mut self) {
+        self.in_a_row = 0;
+    }
+}
+
+/// What the model is told when its answer is a call of `tool` written out as text: it was not
+/// run, and how to make it.
+pub(super) fn note(tool: &str) -> String {
+    format!(
+        "That was not run: it is a call of `{tool}` written as text, and only calls made \
+         through the tool-calling interface run. Make the call that way, or, if you have what \
+         you need, answer in plain text."
+    )
+}
+
+/// The warning of an answer that was a call of `tool` written out as text, sent back to the
+/// model.
+pub(super) fn warning(tool: &str) -> String {
+    format!(
+        "the model wrote a call of `{tool}` as text instead of making it; it was not run, and \
+         the model was told"
+    )
+}
 
 /// The tool `text` calls, when the whole of `text` is calls of tools on offer written out:
 /// JSON (`{"name", "arguments" | "parameters"}`, one or several, an array of them, fenced or in
@@ -102,6 +154,15 @@ mod tests {
         ] {
             assert_eq!(called_tool(text, &OFFERED).as_deref(), Some(tool), "{text}");
         }
+    }
+
+    #[test]
+    fn the_second_written_call_in_a_row_is_a_strike_again_until_real_calls_reset_it() {
+        let mut strikes = Strikes::default();
+        assert_eq!(strikes.strike(), Strike::First);
+        assert_eq!(strikes.strike(), Strike::Again);
+        strikes.reset();
+        assert_eq!(strikes.strike(), Strike::First);
     }
 
     #[test]
