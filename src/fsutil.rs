@@ -1,6 +1,8 @@
-//! The two doors to files: atomic replacement, through which zero writes files (tool edits,
-//! task records, `--output-last-message`), and [`open_regular`], through which the file tools
-//! open a path the model named.
+//! The doors to files: atomic replacement, through which zero writes files (tool edits,
+//! task records, `--output-last-message`); [`open_regular`], through which the file tools
+//! open a path the model named; and [`open_beneath`] (with [`read_beneath`] and
+//! [`dir_beneath`]), through which zero reads what a workspace holds on its caller's behalf,
+//! every component of the path resolved inside it.
 //!
 //! A reader (the user's editor, a build running alongside, a crash-restarted zero) sees either
 //! the old file or the new one, never a half-written mix. The new contents go to a temporary
@@ -26,7 +28,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 mod beneath;
 
-pub(crate) use beneath::open_beneath;
+pub(crate) use beneath::{BeneathError, dir_beneath, open_beneath, read_beneath};
 
 /// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
 /// file created in place (usually 0644). Without it the temp file's 0600 would leak through.
@@ -224,7 +226,15 @@ pub(crate) fn open_listed_regular(path: &Path) -> io::Result<File> {
 /// bytes. The limit is enforced on what is read, not only on the size the file reports, so a
 /// file that grows while it is read cannot make this read without bound.
 pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<(Vec<u8>, Metadata), OpenError> {
-    let (file, meta) = open_regular(path)?;
+    read_opened(open_regular(path)?, limit)
+}
+
+/// Reads the whole of a file [`open_regular`] or [`open_beneath`] opened, if it holds at most
+/// `limit` bytes (counted as it is read, as [`read_regular`] counts).
+fn read_opened(
+    (file, meta): (File, Metadata),
+    limit: u64,
+) -> Result<(Vec<u8>, Metadata), OpenError> {
     if meta.len() > limit {
         return Err(OpenError::TooLarge(limit));
     }

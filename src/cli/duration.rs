@@ -4,12 +4,7 @@
 
 use std::time::Duration;
 
-/// The longest duration zero takes, as `humantime` counts years (365.25 days). Far beyond any
-/// real timeout or age, and short enough that adding it to the present (a deadline), or taking
-/// it away (a gc cutoff), stays inside the range every clock type can hold — `SystemTime`,
-/// `Instant`, chrono's dates, milliseconds since 1970 in a `u64` — so no caller has to think
-/// about overflow. (`18446744073709551615s` parses, and `now + it` panics.)
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
+use crate::runtime::MAX_DURATION;
 
 /// Why a duration was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

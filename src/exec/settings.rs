@@ -245,7 +245,7 @@ impl Settings {
         let mcp = mcp_config::load(mcp_config::Sources {
             config_file: file.as_ref().ok().and_then(Option::as_ref),
             files: &args.mcp_config,
-            project: args.mcp_project.then_some(project_mcp.as_path()),
+            project: args.mcp_project.then_some(workspace.as_path()),
             strict: args.strict_mcp_config,
         })
         .map_err(|error| Failure::usage(error.to_string()))?;

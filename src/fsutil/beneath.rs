@@ -1,5 +1,6 @@
 //! Opening a file zero reads on its caller's behalf from a directory the caller does not
-//! control: the files a prompt names, `AGENTS.md`/`ZERO.md` guidance. A checkout can hold
+//! control: the files a prompt names, `AGENTS.md`/`ZERO.md` guidance, the workspace's
+//! specialist manifests and its `.mcp.json`. A checkout can hold
 //! symbolic links, and `outlink/secret.txt`, where `outlink` points out of the workspace,
 //! names a file outside it although its last component is a plain file. So every component is
 //! resolved beneath the root, links included, and a path that leaves it is refused.
@@ -16,7 +17,7 @@
 use std::fs::{File, Metadata};
 use std::path::{Path, PathBuf};
 
-use super::{OpenError, open_regular};
+use super::{OpenError, open_regular, read_opened};
 
 /// Why [`open_beneath`] handed back no file.
 #[derive(Debug, thiserror::Error)]
@@ -43,14 +44,43 @@ pub(crate) fn open_beneath(root: &Path, relative: &Path) -> Result<(File, Metada
     canonical_beneath(root, relative)
 }
 
+/// Reads the whole regular file `relative` names beneath `root` (see [`open_beneath`]) if it
+/// holds at most `limit` bytes, as [`super::read_regular`] reads a path.
+pub(crate) fn read_beneath(
+    root: &Path,
+    relative: &Path,
+    limit: u64,
+) -> Result<(Vec<u8>, Metadata), BeneathError> {
+    Ok(read_opened(open_beneath(root, relative)?, limit)?)
+}
+
+/// Checks that the directory `relative` names beneath `root` resolves inside it, every
+/// component (symbolic links included) as [`open_beneath`] resolves a file's, so that a
+/// caller may list it by its path. A missing directory is [`OpenError::Io`] with
+/// `NotFound`. Listing by path after the check lets a directory swapped for a link in that
+/// instant show its names; a caller opens each file in it through [`open_beneath`], which no
+/// swap gets past.
+pub(crate) fn dir_beneath(root: &Path, relative: &Path) -> Result<(), BeneathError> {
+    #[cfg(target_os = "linux")]
+    if let Some(checked) = kernel::dir_beneath(root, relative) {
+        return checked;
+    }
+    canonical_path(root, relative).map(drop)
+}
+
 /// The portable way: canonicalize, check, open the canonical path.
 fn canonical_beneath(root: &Path, relative: &Path) -> Result<(File, Metadata), BeneathError> {
+    Ok(open_regular(&canonical_path(root, relative)?)?)
+}
+
+/// The canonical path `relative` names beneath `root`, if it stays there.
+fn canonical_path(root: &Path, relative: &Path) -> Result<PathBuf, BeneathError> {
     let root = root.canonicalize().map_err(OpenError::Io)?;
     let path = root.join(relative).canonicalize().map_err(OpenError::Io)?;
     if relative.is_absolute() || !path.starts_with(&root) {
         return Err(BeneathError::Outside { root });
     }
-    Ok(open_regular(&path)?)
+    Ok(path)
 }
 
 #[cfg(target_os = "linux")]
@@ -74,21 +104,11 @@ mod kernel {
         root: &Path,
         relative: &Path,
     ) -> Option<Result<(File, Metadata), BeneathError>> {
-        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let dir = match nix::fcntl::open(root, flags, Mode::empty()) {
-            // SAFETY: `open` returned a new descriptor that nothing else owns.
-            Ok(fd) => unsafe { OwnedFd::from_raw_fd(fd) },
-            Err(errno) => return Some(Err(failure(errno, root))),
+        let dir = match open_root(root) {
+            Ok(dir) => dir,
+            Err(error) => return Some(Err(error)),
         };
-        let resolve = |flags: OFlag| -> Result<File, Errno> {
-            let how = OpenHow::new()
-                .flags(flags | OFlag::O_CLOEXEC)
-                .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
-            let fd = openat2(dir.as_raw_fd(), relative, how)?;
-            // SAFETY: `openat2` returned a new descriptor that nothing else owns.
-            Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
-        };
-        match resolve(OFlag::O_PATH) {
+        match resolve(&dir, relative, OFlag::O_PATH) {
             Err(Errno::ENOSYS | Errno::EPERM) => return None,
             Err(errno) => return Some(Err(failure(errno, root))),
             Ok(path) => {
@@ -99,10 +119,48 @@ mod kernel {
         }
         // O_NOCTTY: a terminal swapped in is never made the controlling terminal.
         Some(
-            resolve(OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY)
-                .map_err(|errno| failure(errno, root))
-                .and_then(blocking_regular),
+            resolve(
+                &dir,
+                relative,
+                OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY,
+            )
+            .map_err(|errno| failure(errno, root))
+            .and_then(blocking_regular),
         )
+    }
+
+    /// [`super::dir_beneath`] by `openat2(2)` (an `O_PATH` descriptor of the directory, which
+    /// opens nothing); `None` where [`open_beneath`] is.
+    pub(super) fn dir_beneath(root: &Path, relative: &Path) -> Option<Result<(), BeneathError>> {
+        let dir = match open_root(root) {
+            Ok(dir) => dir,
+            Err(error) => return Some(Err(error)),
+        };
+        match resolve(&dir, relative, OFlag::O_PATH | OFlag::O_DIRECTORY) {
+            Err(Errno::ENOSYS | Errno::EPERM) => None,
+            Err(errno) => Some(Err(failure(errno, root))),
+            Ok(_) => Some(Ok(())),
+        }
+    }
+
+    /// A descriptor of `root` to resolve beneath (`O_PATH`: nothing is opened).
+    fn open_root(root: &Path) -> Result<OwnedFd, BeneathError> {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match nix::fcntl::open(root, flags, Mode::empty()) {
+            // SAFETY: `open` returned a new descriptor that nothing else owns.
+            Ok(fd) => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Err(errno) => Err(failure(errno, root)),
+        }
+    }
+
+    /// `relative` opened with `flags`, resolved beneath `dir` (no magic links either).
+    fn resolve(dir: &OwnedFd, relative: &Path, flags: OFlag) -> Result<File, Errno> {
+        let how = OpenHow::new()
+            .flags(flags | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        let fd = openat2(dir.as_raw_fd(), relative, how)?;
+        // SAFETY: `openat2` returned a new descriptor that nothing else owns.
+        Ok(File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
     /// The metadata of `file`, if it is a regular file.

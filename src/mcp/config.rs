@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
 use crate::fsutil;
 use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE, looks_secret};
+use crate::runtime::MAX_DURATION;
 
 /// How long a server may take to start and list its tools, unless its entry says otherwise.
 pub(crate) const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -259,6 +260,14 @@ pub(crate) enum EntryProblem {
     /// A time limit of 0 ms.
     #[error("`{0}` must be at least 1")]
     ZeroMillis(&'static str),
+    /// A time limit past [`MAX_DURATION`], which no clock could be sure to add.
+    #[error("`{key}` is {millis} ms, longer than 100 years, the longest duration zero takes")]
+    TooManyMillis {
+        /// The key.
+        key: &'static str,
+        /// Its value.
+        millis: u64,
+    },
     /// A `${` reference that is not well formed.
     #[error("in {0}: {1}")]
     Reference(Field, ReferenceError),
@@ -290,13 +299,13 @@ pub(crate) enum EntryProblem {
 /// Why the run's MCP configuration cannot be used: a usage error, before anything starts.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ConfigError {
-    /// A configuration file could not be read.
+    /// A configuration file could not be read, or the workspace's resolves outside it.
     #[error("cannot read MCP config {}: {error}", path.display())]
     Unreadable {
         /// The file.
         path: PathBuf,
         /// Why.
-        error: fsutil::OpenError,
+        error: fsutil::BeneathError,
     },
     /// A `.mcp.json` file is not JSON of the expected shape.
     #[error("invalid MCP config {}: {error}", path.display())]
@@ -398,7 +407,7 @@ pub(crate) struct Sources<'a> {
     pub(crate) config_file: Option<&'a ConfigFile>,
     /// The `--mcp-config` files, in order.
     pub(crate) files: &'a [PathBuf],
-    /// The workspace's `.mcp.json`, when `--mcp-project` asks for it.
+    /// The workspace, when `--mcp-project` asks for its `.mcp.json`.
     pub(crate) project: Option<&'a Path>,
     /// `--strict-mcp-config`: only the `--mcp-config` files count.
     pub(crate) strict: bool,
@@ -438,17 +447,17 @@ pub(crate) fn load(sources: Sources<'_>) -> Result<Loaded, ConfigError> {
             let origin = file.location().display().to_string();
             add(keys.mcp_servers, &origin, &mut loaded)?;
         }
-        if let Some(project) = sources.project
-            && let Some(file) = read_file(project, false)?
+        if let Some(workspace) = sources.project
+            && let Some(file) = read_file(&JsonFile::Project(workspace))?
         {
-            let origin = project.display().to_string();
+            let origin = JsonFile::Project(workspace).path().display().to_string();
             let unknown = UnknownKey::all_of(&file.unknown, &FILE_KEYS, None, &origin);
             loaded.unknown_keys.extend(unknown);
             add(file.servers, &origin, &mut loaded)?;
         }
     }
     for path in sources.files {
-        let file = read_file(path, true)?.unwrap_or_default();
+        let file = read_file(&JsonFile::Given(path))?.unwrap_or_default();
         let origin = path.display().to_string();
         let unknown = UnknownKey::all_of(&file.unknown, &FILE_KEYS, None, &origin);
         loaded.unknown_keys.extend(unknown);
@@ -458,18 +467,54 @@ pub(crate) fn load(sources: Sources<'_>) -> Result<Loaded, ConfigError> {
     Ok(loaded)
 }
 
-/// Reads a `.mcp.json` file; a missing one is `None` unless `must_exist`.
-fn read_file(path: &Path, must_exist: bool) -> Result<Option<ReadFile>, ConfigError> {
-    let bytes = match fsutil::read_regular(path, FILE_LIMIT) {
-        Ok((bytes, _)) => bytes,
-        Err(fsutil::OpenError::Io(error))
-            if error.kind() == std::io::ErrorKind::NotFound && !must_exist =>
+/// A `.mcp.json` file to read.
+enum JsonFile<'a> {
+    /// A `--mcp-config` file: the user named it, so it is read wherever its links lead, and it
+    /// must exist.
+    Given(&'a Path),
+    /// The `.mcp.json` of this workspace, for `--mcp-project`: read beneath the workspace (a
+    /// checkout's link out of it is refused, as for every file zero reads from a workspace on
+    /// its caller's behalf), and absent when missing.
+    Project(&'a Path),
+}
+
+impl JsonFile<'_> {
+    /// The file's name in the workspace, for `--mcp-project`.
+    const PROJECT: &'static str = ".mcp.json";
+
+    /// Where it is, for messages.
+    fn path(&self) -> PathBuf {
+        match self {
+            JsonFile::Given(path) => path.to_path_buf(),
+            JsonFile::Project(workspace) => workspace.join(JsonFile::PROJECT),
+        }
+    }
+
+    /// Its bytes, at most [`FILE_LIMIT`] of them.
+    fn read(&self) -> Result<Vec<u8>, fsutil::BeneathError> {
+        let (bytes, _) = match self {
+            JsonFile::Given(path) => fsutil::read_regular(path, FILE_LIMIT)?,
+            JsonFile::Project(workspace) => {
+                fsutil::read_beneath(workspace, Path::new(JsonFile::PROJECT), FILE_LIMIT)?
+            }
+        };
+        Ok(bytes)
+    }
+}
+
+/// Reads a `.mcp.json` file; a missing project file is `None`.
+fn read_file(file: &JsonFile<'_>) -> Result<Option<ReadFile>, ConfigError> {
+    let bytes = match file.read() {
+        Ok(bytes) => bytes,
+        Err(fsutil::BeneathError::Open(fsutil::OpenError::Io(error)))
+            if error.kind() == std::io::ErrorKind::NotFound
+                && matches!(file, JsonFile::Project(_)) =>
         {
             return Ok(None);
         }
         Err(error) => {
             return Err(ConfigError::Unreadable {
-                path: path.to_path_buf(),
+                path: file.path(),
                 error,
             });
         }
@@ -477,7 +522,7 @@ fn read_file(path: &Path, must_exist: bool) -> Result<Option<ReadFile>, ConfigEr
     serde_json::from_slice(&bytes)
         .map(Some)
         .map_err(|error| ConfigError::Invalid {
-            path: path.to_path_buf(),
+            path: file.path(),
             error,
         })
 }
@@ -547,7 +592,10 @@ impl ServerConfig {
             .map_err(fail)?;
         let millis = |value: Option<u64>, key: &'static str, default: Duration| match value {
             Some(0) => Err(fail(EntryProblem::ZeroMillis(key))),
-            Some(ms) => Ok(Duration::from_millis(ms)),
+            Some(millis) if Duration::from_millis(millis) > MAX_DURATION => {
+                Err(fail(EntryProblem::TooManyMillis { key, millis }))
+            }
+            Some(millis) => Ok(Duration::from_millis(millis)),
             None => Ok(default),
         };
         Ok(Some(ServerConfig {
@@ -876,6 +924,11 @@ mod tests {
                 r#"{"command": "x", "startup_timeout_ms": 0}"#,
                 "at least 1",
             ),
+            (
+                "s",
+                r#"{"command": "x", "tool_timeout_ms": 18446744073709551615}"#,
+                "longer than 100 years",
+            ),
             ("s", r#"{"command": "x", "args": ["${A"]}"#, "without its"),
         ] {
             let error = check(name, serde_json::from_str(json).unwrap())
@@ -883,6 +936,24 @@ mod tests {
                 .to_string();
             assert!(error.contains(says), "{error}");
             assert!(error.contains("f.json") && error.contains(name), "{error}");
+        }
+    }
+
+    #[test]
+    fn time_limits_reach_a_hundred_years_and_not_one_millisecond_more() {
+        let longest = MAX_DURATION.as_millis() as u64;
+        let entry = |ms: u64| serde_json::json!({"command": "x", "startup_timeout_ms": ms, "tool_timeout_ms": ms});
+        let server = check("s", entry(longest)).unwrap().unwrap();
+        assert_eq!(server.startup_timeout, MAX_DURATION);
+        assert_eq!(server.tool_timeout, MAX_DURATION);
+        for past in [longest + 1, u64::MAX] {
+            match check("s", entry(past)) {
+                Err(ConfigError::Entry {
+                    problem: EntryProblem::TooManyMillis { key, millis },
+                    ..
+                }) => assert_eq!((key, millis), ("startup_timeout_ms", past)),
+                other => panic!("{past} ms: {other:?}"),
+            }
         }
     }
 
@@ -1043,7 +1114,7 @@ mod tests {
             "[mcp_servers.a]\ncommand = \"from-toml\"\nmodle = 1\n[mcp_servers.b]\ncommand = \"b\"\n",
         );
         let config = ConfigFile::read(&toml).unwrap().unwrap();
-        let project = write(".mcp.json", r#"{"mcpServers": {"c": {"command": "c"}}}"#);
+        write(".mcp.json", r#"{"mcpServers": {"c": {"command": "c"}}}"#);
         let flag = write(
             "m.json",
             r#"{"mcpServers": {"a": {"command": "from-flag"}}}"#,
@@ -1052,7 +1123,7 @@ mod tests {
         let sources = Sources {
             config_file: Some(&config),
             files: &files,
-            project: Some(&project),
+            project: Some(dir.path()),
             strict: false,
         };
         let loaded = load(sources).unwrap();

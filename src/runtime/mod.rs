@@ -66,6 +66,7 @@ pub use spawn::{Launch, this_binary, use_guardian_program};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
+pub(crate) use timing::MAX_DURATION;
 
 use foreground::Foreground;
 use run::{Layout, Run};

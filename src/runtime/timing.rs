@@ -37,8 +37,19 @@
 //! The rest stand alone: [`HANDSHAKE_TIMEOUT`] bounds a guardian's start, and
 //! [`PIPE_DRAIN_GRACE`] bounds reading a foreground command's pipes after its guardian ended
 //! (only a process that escaped the subtree can still hold them).
+//!
+//! Apart from these, [`MAX_DURATION`] bounds every duration zero takes from anyone (a flag, a
+//! configuration file, an MCP server's entry), so that no wait or deadline made of one can
+//! overflow a clock.
 
 use std::time::Duration;
+
+/// The longest duration zero takes, as `humantime` counts years (365.25 days). Far beyond any
+/// real timeout or age, and short enough that adding it to the present (a deadline), or taking
+/// it away (a gc cutoff), stays inside the range every clock type can hold — `SystemTime`,
+/// `Instant`, chrono's dates, milliseconds since 1970 in a `u64` — so no caller has to think
+/// about overflow. (`18446744073709551615s` parses, and `now + it` panics.)
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(100 * 31_557_600);
 
 /// How long a stopped command gets between SIGTERM and SIGKILL, unless configured otherwise.
 pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);

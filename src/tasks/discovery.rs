@@ -13,6 +13,14 @@
 //! shares it. At each level zero's own directory beats Claude Code's, because a manifest
 //! written for zero says exactly what zero should do where a Claude agent file is translated.
 //!
+//! The workspace's directories are read beneath the workspace: every component of a path,
+//! links included, must resolve inside it (`fsutil::open_beneath`). A checkout is not the
+//! user's to vouch for, and a manifest's instructions become a specialist's prompt and its
+//! name and description are listed to the model, so a `.zero/specialists` or a manifest that
+//! links out of the workspace is not read (a warning names it). The user's own directories
+//! follow their links: they are the user's, and linking them in from a dotfiles checkout is
+//! the usual way to share them between machines.
+//!
 //! Discovery never fails: a missing directory is simply empty, and a manifest that cannot be
 //! loaded becomes a [`Warning`] while the others still load. It reads the file system, so a
 //! caller on an async worker runs it on a blocking thread.
@@ -23,8 +31,9 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::manifest::{self, Dialect, Ignored, ManifestError, Parsed};
+use super::manifest::{self, Dialect, Ignored, MANIFEST_LIMIT, ManifestError, Parsed};
 use super::{Source, Specialist};
+use crate::fsutil::{self, BeneathError, OpenError};
 
 /// The built-in manifests, compiled in.
 const BUILTINS: [&str; 3] = [
@@ -62,28 +71,97 @@ impl SearchPaths {
         }
     }
 
-    /// The manifest directories and their dialects, lowest precedence first.
-    fn layers(&self) -> Vec<(PathBuf, Dialect)> {
+    /// The manifest directories, lowest precedence first.
+    fn layers(&self) -> Vec<Layer> {
         let config = self
             .config_home
             .clone()
             .or_else(|| self.home.as_ref().map(|home| home.join(".config")));
         let mut layers = Vec::new();
         if let Some(home) = &self.home {
-            layers.push((home.join(".claude").join("agents"), Dialect::ClaudeCode));
+            let dir = home.join(".claude").join("agents");
+            layers.push(Layer::users(dir, Dialect::ClaudeCode));
         }
         if let Some(config) = config {
-            layers.push((config.join("zero").join("specialists"), Dialect::Zero));
+            let dir = config.join("zero").join("specialists");
+            layers.push(Layer::users(dir, Dialect::Zero));
         }
-        layers.push((
-            self.workspace.join(".claude").join("agents"),
-            Dialect::ClaudeCode,
-        ));
-        layers.push((
-            self.workspace.join(".zero").join("specialists"),
-            Dialect::Zero,
-        ));
+        layers.push(self.workspaces(".claude/agents", Dialect::ClaudeCode));
+        layers.push(self.workspaces(".zero/specialists", Dialect::Zero));
         layers
+    }
+
+    /// The workspace's directory `relative`, read beneath it.
+    fn workspaces(&self, relative: &str, dialect: Dialect) -> Layer {
+        Layer {
+            dir: self.workspace.join(relative),
+            dialect,
+            beneath: Some(self.workspace.clone()),
+        }
+    }
+}
+
+/// One directory manifests are read from, and how.
+#[derive(Debug, Clone)]
+struct Layer {
+    /// The directory.
+    dir: PathBuf,
+    /// The dialect its manifests are written in.
+    dialect: Dialect,
+    /// For a directory of the workspace, the workspace: the directory and each manifest in it
+    /// must resolve beneath it. `None` for the user's own directories, whose links are
+    /// followed (see the module documentation).
+    beneath: Option<PathBuf>,
+}
+
+impl Layer {
+    /// One of the user's own directories.
+    fn users(dir: PathBuf, dialect: Dialect) -> Layer {
+        Layer {
+            dir,
+            dialect,
+            beneath: None,
+        }
+    }
+
+    /// `path` relative to the workspace, for a path resolved beneath it; every path here was
+    /// made by joining onto the workspace, and one that was not stays absolute, which
+    /// `open_beneath` refuses: a mistake fails closed.
+    fn relative<'a>(root: &Path, path: &'a Path) -> &'a Path {
+        path.strip_prefix(root).unwrap_or(path)
+    }
+
+    /// The manifests in the directory: visible `*.md` files (symlinks followed, though a
+    /// workspace's are read only if they resolve inside it), sorted by file name. Dot files
+    /// are editor and tool droppings, not manifests.
+    fn manifest_files(&self) -> Result<Vec<PathBuf>, BeneathError> {
+        if let Some(root) = &self.beneath {
+            fsutil::dir_beneath(root, Layer::relative(root, &self.dir))?;
+        }
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).map_err(OpenError::Io)? {
+            let path = entry.map_err(OpenError::Io)?.path();
+            let visible = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| !name.starts_with('.'));
+            if visible && path.extension().is_some_and(|ext| ext == "md") && path.is_file() {
+                files.push(path);
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    /// Reads and parses the manifest at `path`, in this directory. Only a regular file of at
+    /// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after the listing saw a file
+    /// is refused rather than waited on.
+    fn load(&self, path: &Path) -> Result<Parsed, ManifestError> {
+        let (bytes, _) = match &self.beneath {
+            Some(root) => fsutil::read_beneath(root, Layer::relative(root, path), MANIFEST_LIMIT)?,
+            None => fsutil::read_regular(path, MANIFEST_LIMIT).map_err(BeneathError::from)?,
+        };
+        manifest::parse_file(bytes, path, self.dialect)
     }
 }
 
@@ -122,12 +200,13 @@ pub(crate) enum Warning {
         /// The manifest that was dropped.
         dropped: PathBuf,
     },
-    /// A manifest directory exists but could not be listed.
+    /// A manifest directory exists but could not be listed, or (in the workspace) resolves
+    /// outside it.
     UnreadableDirectory {
         /// The directory.
         path: PathBuf,
         /// Why it could not be listed.
-        error: io::Error,
+        error: BeneathError,
     },
 }
 
@@ -178,15 +257,28 @@ pub(crate) fn discover(paths: &SearchPaths) -> Discovery {
     let layers = paths.layers();
     let identities: Vec<PathBuf> = layers
         .iter()
-        .map(|(dir, _)| dir.canonicalize().unwrap_or_else(|_| dir.clone()))
+        .map(|layer| {
+            layer
+                .dir
+                .canonicalize()
+                .unwrap_or_else(|_| layer.dir.clone())
+        })
         .collect();
-    for (index, (dir, dialect)) in layers.iter().enumerate() {
+    for (index, layer) in layers.iter().enumerate() {
+        let identity = &identities[index];
         // A directory reached twice (a workspace that is the home directory) is read once, at
-        // its higher precedence, so its warnings are not doubled.
-        if identities[index + 1..].contains(&identities[index]) {
+        // its higher precedence, so its warnings are not doubled; and the way it was first
+        // reached, so the user's own directory is read as the user's even where the workspace
+        // reaches it too (nothing is read that the user's layer would not read).
+        if identities[index + 1..].contains(identity) {
             continue;
         }
-        found.read_directory(dir, *dialect);
+        let first = identities.iter().position(|other| other == identity);
+        let beneath = first.map_or(&layer.beneath, |first| &layers[first].beneath);
+        found.read_directory(&Layer {
+            beneath: beneath.clone(),
+            ..layer.clone()
+        });
     }
     Discovery {
         specialists: found.specialists.into_values().collect(),
@@ -202,14 +294,18 @@ struct Found {
 }
 
 impl Found {
-    /// Loads every `*.md` in `dir`, in file-name order. A missing directory is empty.
-    fn read_directory(&mut self, dir: &Path, dialect: Dialect) {
-        let files = match manifest_files(dir) {
+    /// Loads every `*.md` in `layer`, in file-name order. A missing directory is empty.
+    fn read_directory(&mut self, layer: &Layer) {
+        let files = match layer.manifest_files() {
             Ok(files) => files,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return,
+            Err(BeneathError::Open(OpenError::Io(error)))
+                if error.kind() == io::ErrorKind::NotFound =>
+            {
+                return;
+            }
             Err(error) => {
                 self.warnings.push(Warning::UnreadableDirectory {
-                    path: dir.to_path_buf(),
+                    path: layer.dir.clone(),
                     error,
                 });
                 return;
@@ -217,7 +313,7 @@ impl Found {
         };
         let mut in_this_directory: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in files {
-            let loaded = manifest::load(&path, dialect);
+            let loaded = layer.load(&path);
             let Some(name) = self.admit(loaded, Source::File(path.clone())) else {
                 continue;
             };
@@ -251,24 +347,6 @@ impl Found {
             }
         }
     }
-}
-
-/// The manifests in `dir`: visible `*.md` files (symlinks followed), sorted by file name.
-/// Dot files are editor and tool droppings, not manifests.
-fn manifest_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let visible = path
-            .file_name()
-            .and_then(|name| name.to_str())
-            .is_some_and(|name| !name.starts_with('.'));
-        if visible && path.extension().is_some_and(|ext| ext == "md") && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 #[cfg(test)]
@@ -518,6 +596,88 @@ mod tests {
                 second.display()
             )]
         );
+    }
+
+    /// The warnings' text.
+    fn warnings(discovery: &Discovery) -> Vec<String> {
+        discovery.warnings.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn only_a_regular_file_of_bounded_size_is_read() {
+        let fixture = Fixture::new();
+        for dir in [&fixture.dirs()[1], &fixture.dirs()[3]] {
+            fs::create_dir_all(dir).unwrap();
+            // Returns at once: a FIFO with no writer is never opened for a blocking read.
+            nix::unistd::mkfifo(&dir.join("fifo.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+            let huge = fs::File::create(dir.join("huge.md")).unwrap();
+            huge.set_len(MANIFEST_LIMIT + 1).unwrap();
+            fs::write(dir.join("latin1.md"), b"---\nname: caf\xe9\n---\n").unwrap();
+        }
+        let discovery = fixture.discover();
+        assert_eq!(names(&discovery), ["code-review", "explorer", "worker"]);
+        let warnings = warnings(&discovery);
+        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        for (warning, says) in warnings.iter().zip([
+            "larger than 1048576 bytes",
+            "not UTF-8",
+            "larger than 1048576 bytes",
+            "not UTF-8",
+        ]) {
+            assert!(warning.contains(says), "{warning}");
+        }
+    }
+
+    #[test]
+    fn a_workspace_directory_or_manifest_linking_out_of_it_is_not_read() {
+        let fixture = Fixture::new();
+        let outside = fixture._root.path().join("outside");
+        fixture.write(&outside, "stray.md", &manifest("stray", "from outside"));
+        let [_, _, claude, zero] = fixture.dirs();
+        fs::create_dir_all(zero.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &zero).unwrap();
+        fs::create_dir_all(&claude).unwrap();
+        std::os::unix::fs::symlink(outside.join("stray.md"), claude.join("linked.md")).unwrap();
+        // A link that stays inside the workspace is read.
+        let notes = fixture.paths.workspace.join("notes");
+        fixture.write(&notes, "kept.md", &manifest("kept", "from inside"));
+        std::os::unix::fs::symlink("../../notes/kept.md", claude.join("kept.md")).unwrap();
+
+        let discovery = fixture.discover();
+        assert_eq!(
+            names(&discovery),
+            ["code-review", "explorer", "kept", "worker"]
+        );
+        let workspace = fixture.paths.workspace.display();
+        assert_eq!(
+            warnings(&discovery),
+            [
+                format!(
+                    "specialist manifest {}: cannot read the manifest: it resolves outside \
+                     {workspace} (skipped)",
+                    claude.join("linked.md").display()
+                ),
+                format!(
+                    "cannot read the specialist directory {}: it resolves outside {workspace}",
+                    zero.display()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_users_own_directories_follow_their_links() {
+        let fixture = Fixture::new();
+        let dotfiles = fixture._root.path().join("dotfiles");
+        fixture.write(&dotfiles, "mine.md", &manifest("mine", "d"));
+        let [claude, zero, ..] = fixture.dirs();
+        fs::create_dir_all(claude.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&dotfiles, &claude).unwrap();
+        fs::create_dir_all(&zero).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("mine.md"), zero.join("other.md")).unwrap();
+        let discovery = fixture.discover();
+        assert!(names(&discovery).contains(&"mine"));
+        assert!(discovery.warnings.is_empty(), "{:?}", discovery.warnings);
     }
 
     #[test]

@@ -131,9 +131,13 @@ pub(crate) enum Dialect {
 /// Why a manifest could not be loaded. The manifest is skipped; others still load.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ManifestError {
-    /// The file could not be read (or is not UTF-8).
+    /// The file could not be read: missing, unreadable, not a regular file, too large, or
+    /// (in the workspace) resolving outside it.
     #[error("cannot read the manifest: {0}")]
-    Read(#[from] std::io::Error),
+    Read(#[from] crate::fsutil::BeneathError),
+    /// The file is not UTF-8 text.
+    #[error("the manifest is not UTF-8 text: {0}")]
+    NotUtf8(#[from] std::string::FromUtf8Error),
     /// The file does not start with a `---` line.
     #[error(
         "no front matter: a manifest starts with a `---` line, then YAML, then another `---` line"
@@ -239,19 +243,16 @@ pub(crate) struct Parsed {
 
 /// The largest manifest read: far above any real one (instructions of a few pages), so that a
 /// huge or endless file in a specialist directory cannot be read without bound.
-const MANIFEST_LIMIT: u64 = 1024 * 1024;
+pub(crate) const MANIFEST_LIMIT: u64 = 1024 * 1024;
 
-/// Reads and parses the manifest at `path`; its source is the path. Only a regular file of at
-/// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after discovery saw a file is
-/// refused rather than waited on.
-pub(crate) fn load(path: &Path, dialect: Dialect) -> Result<Parsed, ManifestError> {
-    let (bytes, _) =
-        crate::fsutil::read_regular(path, MANIFEST_LIMIT).map_err(|error| match error {
-            crate::fsutil::OpenError::Io(error) => error,
-            refused => std::io::Error::other(refused),
-        })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))?;
+/// Parses the manifest `bytes` read from `path`, its source. Discovery reads them (at most
+/// [`MANIFEST_LIMIT`]), because where a manifest lives decides how its path may resolve.
+pub(crate) fn parse_file(
+    bytes: Vec<u8>,
+    path: &Path,
+    dialect: Dialect,
+) -> Result<Parsed, ManifestError> {
+    let text = String::from_utf8(bytes)?;
     parse(&text, dialect, Source::File(path.to_path_buf()))
 }
 
@@ -470,24 +471,6 @@ mod tests {
             .unwrap()
             .specialist
             .tools
-    }
-
-    #[test]
-    fn load_reads_only_a_regular_file_of_bounded_size() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo.md");
-        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        // Returns at once: a FIFO with no writer is refused, never opened for a blocking read.
-        let err = load(&fifo, Dialect::Zero).unwrap_err();
-        assert!(err.to_string().contains("a FIFO"), "{err}");
-        let huge = dir.path().join("huge.md");
-        let file = std::fs::File::create(&huge).unwrap();
-        file.set_len(MANIFEST_LIMIT + 1).unwrap();
-        let err = load(&huge, Dialect::Zero).unwrap_err();
-        assert!(err.to_string().contains("larger than"), "{err}");
-        let good = dir.path().join("good.md");
-        std::fs::write(&good, manifest("name: t\ndescription: d")).unwrap();
-        assert_eq!(load(&good, Dialect::Zero).unwrap().specialist.name, "t");
     }
 
     #[test]

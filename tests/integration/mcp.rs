@@ -4,7 +4,7 @@
 //! file, in which the server notes its pid, every call and every cancellation notice.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill};
@@ -111,6 +111,23 @@ impl Fixture {
     fn run_medium(&self, server: &FakeModel, config: &Path) -> (i32, Vec<Value>) {
         let output = self.medium(server, config).output().unwrap();
         (output.status.code().unwrap_or(-1), events(&output.stdout))
+    }
+
+    /// Starts `command` (its output discarded) and waits until the server has the call to
+    /// its `slow` tool in hand; the guard kills what is left of the run when the test ends.
+    fn spawn_mid_slow_call(&self, mut command: std::process::Command) -> (Child, KillOnDrop) {
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let cleanup = KillOnDrop(self.record_path().display().to_string());
+        wait_for("the call to reach the server", DEADLINE, || {
+            self.record()
+                .contains(&"call slow".to_string())
+                .then_some(())
+        });
+        (child, cleanup)
     }
 
     /// Runs zero to its end; its exit code and events.
@@ -402,19 +419,7 @@ fn stopped_mid_call(signal: Signal) {
             .reply(Reply::tool_call("mcp__t__slow", json!({})))
             .reply(Reply::text("too late")),
     );
-    let mut child = fixture
-        .medium(&server, &config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _cleanup = KillOnDrop(fixture.record_path().display().to_string());
-    wait_for("the call to reach the server", DEADLINE, || {
-        fixture
-            .record()
-            .contains(&"call slow".to_string())
-            .then_some(())
-    });
+    let (mut child, _cleanup) = fixture.spawn_mid_slow_call(fixture.medium(&server, &config));
     let pid = fixture.server_pid();
     kill(Pid::from_raw(child.id() as i32), signal).unwrap();
     let status = wait_for("zero to exit", Duration::from_secs(5), || {
@@ -566,6 +571,91 @@ fn a_projects_mcp_json_is_read_only_with_mcp_project() {
     assert_eq!(code, 0, "{events:?}");
     let tools = of_type(&events, "tools")[0]["tools"].to_string();
     assert!(tools.contains("mcp__proj__echo"), "{tools}");
+}
+
+#[test]
+fn a_projects_mcp_json_linking_out_of_the_workspace_is_refused_and_one_linking_inside_is_read() {
+    let fixture = Fixture::new();
+    let servers = json!({"mcpServers": {"proj": fixture.stdio(&[])}}).to_string();
+    let outside = fixture.dir.path().join("elsewhere.json");
+    std::fs::write(&outside, &servers).unwrap();
+    let link = fixture
+        .workspace()
+        .canonicalize()
+        .unwrap()
+        .join(".mcp.json");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let server = FakeModel::start(Script::new());
+    // At medium, where the server could write its record had it started.
+    let listing = ["--list-tools", "--auto", "medium", "--mcp-project"];
+    let (code, events) = fixture.run(&server, &listing);
+    assert_eq!(code, 2, "{events:?}");
+    let error = &messages(&events, "error")[0];
+    assert!(
+        error.contains(&format!("cannot read MCP config {}", link.display()))
+            && error.contains("resolves outside"),
+        "{error}"
+    );
+    assert!(fixture.record().is_empty(), "the server was never started");
+
+    // The same file in the workspace, reached through a link that stays inside, is read.
+    let inside = fixture.workspace().join("config");
+    std::fs::create_dir(&inside).unwrap();
+    std::fs::write(inside.join("mcp.json"), &servers).unwrap();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("config/mcp.json", &link).unwrap();
+    let (code, events) = fixture.run(&server, &listing);
+    assert_eq!(code, 0, "{events:?}");
+    let tools = of_type(&events, "tools")[0]["tools"].to_string();
+    assert!(tools.contains("mcp__proj__echo"), "{tools}");
+    assert!(server.requests().is_empty());
+}
+
+/// 100 years in milliseconds: the longest time limit zero takes.
+const HUNDRED_YEARS_MS: u64 = 100 * 31_557_600 * 1000;
+
+#[test]
+fn time_limits_past_a_hundred_years_are_a_usage_error_and_a_hundred_years_runs() {
+    let fixture = Fixture::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__echo", json!({"text": "in time"})))
+            .reply(Reply::text("done")),
+    );
+    for (key, named) in [
+        ("startup_timeout_ms", "startup_timeout_ms"),
+        ("tool_timeout_ms", "tool_timeout_ms"),
+        ("toolTimeoutMs", "tool_timeout_ms"),
+    ] {
+        for past in [u64::MAX, HUNDRED_YEARS_MS + 1] {
+            let mut entry = fixture.stdio(&[]);
+            entry[key] = json!(past);
+            let config = fixture.config(json!({"t": entry}));
+            let output = fixture.medium(&server, &config).output().unwrap();
+            let what = format!("{key} = {past}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+            assert_eq!(output.status.code(), Some(2), "{what}: {stderr}");
+            let error = &messages(&events(&output.stdout), "error")[0];
+            assert!(
+                error.contains("MCP server `t`")
+                    && error.contains(&format!("`{named}` is {past} ms"))
+                    && error.contains("longer than 100 years"),
+                "{what}: {error}"
+            );
+        }
+    }
+    assert!(fixture.record().is_empty(), "no server ever started");
+    assert!(server.requests().is_empty());
+
+    // The longest limits there are: the server starts and its tool answers.
+    let mut entry = fixture.stdio(&[]);
+    entry["startup_timeout_ms"] = json!(HUNDRED_YEARS_MS);
+    entry["tool_timeout_ms"] = json!(HUNDRED_YEARS_MS);
+    let config = fixture.config(json!({"t": entry}));
+    let (code, events) = fixture.run_medium(&server, &config);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(last_tool_result(&server.requests()[1]), "in time");
 }
 
 #[test]
@@ -992,20 +1082,9 @@ fn a_secret_is_refused_in_args_and_given_in_env_it_reaches_the_server_but_no_com
             .reply(Reply::tool_call("mcp__t__slow", json!({})))
             .reply(Reply::text("too late")),
     );
-    let mut child = fixture
-        .medium(&server, &config)
-        .env("SERVICE_TOKEN", &secret)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _cleanup = KillOnDrop(fixture.record_path().display().to_string());
-    wait_for("the call to reach the server", DEADLINE, || {
-        fixture
-            .record()
-            .contains(&"call slow".to_string())
-            .then_some(())
-    });
+    let mut command = fixture.medium(&server, &config);
+    command.env("SERVICE_TOKEN", &secret);
+    let (mut child, _cleanup) = fixture.spawn_mid_slow_call(command);
     assert_eq!(
         last_tool_result(&server.requests()[1]),
         "[REDACTED]",

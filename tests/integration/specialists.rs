@@ -3,11 +3,15 @@
 //! `HOME`, `XDG_CONFIG_HOME` and the workspace in temporary directories.
 
 use std::fs;
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
+
+use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::zero::{Wire, zero_std_with};
 
 /// A home, a config home and a workspace, all empty, in one temporary directory.
 struct Machine {
@@ -68,7 +72,38 @@ impl Machine {
     fn project_specialists(&self) -> PathBuf {
         self.workspace.join(".zero/specialists")
     }
+
+    fn project_agents(&self) -> PathBuf {
+        self.workspace.join(".claude/agents")
+    }
+
+    /// Two manifests in a directory beside the workspace (`outside-dir`, `outside-file`, their
+    /// descriptions and instructions marked [`OUTSIDE`]); the project's `.zero/specialists`
+    /// links to that directory and its `.claude/agents/linked.md` to the second manifest.
+    /// Returns the outside directory.
+    fn link_out_of_the_workspace(&self) -> PathBuf {
+        let outside = self.workspace.with_file_name("outside");
+        for name in ["outside-dir", "outside-file"] {
+            let text = format!(
+                "---\nname: {name}\ndescription: {OUTSIDE} description\n---\n{OUTSIDE} \
+                 instructions\n"
+            );
+            self.write(&outside, &format!("{name}.md"), &text);
+        }
+        fs::create_dir_all(self.workspace.join(".zero")).unwrap();
+        symlink(&outside, self.project_specialists()).unwrap();
+        fs::create_dir_all(self.project_agents()).unwrap();
+        symlink(
+            outside.join("outside-file.md"),
+            self.project_agents().join("linked.md"),
+        )
+        .unwrap();
+        outside
+    }
 }
+
+/// The mark of the manifests outside the workspace, which must never reach the model.
+const OUTSIDE: &str = "OUTSIDE-THE-WORKSPACE";
 
 fn manifest(name: &str, description: &str, tools: &str) -> String {
     format!("---\nname: {name}\ndescription: {description}\ntools: {tools}\n---\nDo it well.\n")
@@ -236,6 +271,159 @@ fn a_broken_manifest_warns_with_its_file_and_the_others_still_list() {
             .as_str()
             .unwrap()
             .contains(&broken.display().to_string())
+    );
+}
+
+#[test]
+fn workspace_manifests_linking_out_of_it_are_not_read_and_a_warning_names_each() {
+    let machine = Machine::new();
+    let outside = machine.link_out_of_the_workspace();
+    // A link that stays inside the workspace is followed.
+    machine.write(
+        &machine.workspace.join("notes"),
+        "kept.md",
+        &manifest("kept", "Kept.", "plan"),
+    );
+    symlink(
+        "../../notes/kept.md",
+        machine.project_agents().join("kept.md"),
+    )
+    .unwrap();
+
+    let listing = machine.json();
+    assert_eq!(
+        names(&listing),
+        ["code-review", "explorer", "kept", "worker"]
+    );
+    let workspace = machine.workspace.display();
+    let linked = machine.project_agents().join("linked.md");
+    assert_eq!(
+        listing["warnings"],
+        serde_json::json!([
+            format!(
+                "specialist manifest {}: cannot read the manifest: it resolves outside \
+                 {workspace} (skipped)",
+                linked.display()
+            ),
+            format!(
+                "cannot read the specialist directory {}: it resolves outside {workspace}",
+                machine.project_specialists().display()
+            ),
+        ])
+    );
+    // As text, the same warnings on stderr, and nothing of the manifests' text anywhere.
+    let assert = machine.list(&[]).assert().success();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&assert.get_output().stdout),
+        String::from_utf8_lossy(&assert.get_output().stderr),
+    );
+    for path in [&linked, &machine.project_specialists()] {
+        assert!(
+            stderr.lines().any(|line| line.starts_with("zero: warning:")
+                && line.contains(&path.display().to_string())
+                && line.contains("resolves outside")),
+            "{stderr}"
+        );
+    }
+    assert!(!stdout.contains(OUTSIDE) && !stderr.contains(OUTSIDE));
+
+    // The same manifests in the workspace are read.
+    fs::remove_file(machine.project_specialists()).unwrap();
+    fs::remove_file(&linked).unwrap();
+    fs::create_dir(machine.project_specialists()).unwrap();
+    fs::copy(
+        outside.join("outside-dir.md"),
+        machine.project_specialists().join("outside-dir.md"),
+    )
+    .unwrap();
+    fs::copy(outside.join("outside-file.md"), &linked).unwrap();
+    let listing = machine.json();
+    assert_eq!(
+        names(&listing),
+        [
+            "code-review",
+            "explorer",
+            "kept",
+            "outside-dir",
+            "outside-file",
+            "worker"
+        ]
+    );
+    assert_eq!(listing["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn the_users_own_manifest_directory_may_link_anywhere() {
+    let machine = Machine::new();
+    let dotfiles = machine.workspace.with_file_name("dotfiles");
+    machine.write(&dotfiles, "mine.md", &manifest("mine", "Mine.", "plan"));
+    fs::create_dir_all(machine.home.join(".claude")).unwrap();
+    symlink(&dotfiles, machine.home.join(".claude/agents")).unwrap();
+    let listing = machine.json();
+    assert_eq!(
+        entry(&listing, "mine")["source"],
+        machine
+            .home
+            .join(".claude/agents/mine.md")
+            .display()
+            .to_string()
+    );
+    assert_eq!(listing["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn a_specialist_from_outside_the_workspace_never_reaches_the_model() {
+    let machine = Machine::new();
+    machine.link_out_of_the_workspace();
+    let model = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "Task",
+                serde_json::json!({"name": "outside-dir", "prompt": "go"}),
+            ))
+            .reply(Reply::tool_call(
+                "Task",
+                serde_json::json!({"name": "outside-file", "prompt": "go"}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let output = zero_std_with(&model, Wire::OpenAi)
+        .env("HOME", &machine.home)
+        .env("XDG_CONFIG_HOME", &machine.config)
+        .current_dir(&machine.workspace)
+        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "no specialist was started");
+    for request in &requests {
+        assert!(
+            !request.body.to_string().contains(OUTSIDE),
+            "{}",
+            request.body
+        );
+    }
+    let result = |request: &RecordedRequest| {
+        let messages = request.body["messages"].as_array().unwrap();
+        messages.last().unwrap()["content"].to_string()
+    };
+    let first = result(&requests[1]);
+    assert!(
+        first.contains("unknown specialist `outside-dir`")
+            && first.contains("resolves outside")
+            && first.contains(".zero/specialists"),
+        "{first}"
+    );
+    assert!(
+        result(&requests[2]).contains("unknown specialist `outside-file`"),
+        "{}",
+        result(&requests[2])
     );
 }
 
