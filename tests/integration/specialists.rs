@@ -11,7 +11,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
-use crate::support::zero::{Wire, zero_std_with};
+use crate::support::zero::{finished_stream, zero_openai};
 
 /// A home, a config home and a workspace, all empty, in one temporary directory.
 struct Machine {
@@ -387,19 +387,12 @@ fn a_specialist_from_outside_the_workspace_never_reaches_the_model() {
             ))
             .reply(Reply::text("done")),
     );
-    let output = zero_std_with(&model, Wire::OpenAi)
-        .env("HOME", &machine.home)
+    let mut run = zero_openai(&model);
+    run.env("HOME", &machine.home)
         .env("XDG_CONFIG_HOME", &machine.config)
         .current_dir(&machine.workspace)
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"]);
+    finished_stream(&mut run, 0);
     let requests = model.requests();
     assert_eq!(requests.len(), 3, "no specialist was started");
     for request in &requests {
