@@ -18,8 +18,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::Failure;
-use super::settings::Environment;
+use super::failure::Failure;
+use super::inputs::Environment;
 use crate::cli::ExecArgs;
 use crate::config_file::ConfigFile;
 use crate::output::SandboxInForce;
@@ -50,11 +50,7 @@ pub(crate) struct Confinement {
 impl Confinement {
     /// What `run_start` says is in force.
     pub(crate) fn in_force(&self) -> SandboxInForce {
-        let (filesystem, network) = crate::tools::policy::confinement_words(&self.commands.sandbox);
-        SandboxInForce {
-            filesystem: filesystem.into(),
-            network: network.into(),
-        }
+        SandboxInForce::of(&self.commands.sandbox)
     }
 }
 

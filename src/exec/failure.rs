@@ -114,6 +114,12 @@ impl Failure {
         }
     }
 
+    /// The conversation was cancelled while a model request was in flight: exit 3, as the
+    /// provider reports a cancelled request.
+    pub(crate) fn cancelled() -> Self {
+        Failure::plain(ErrorCode::Cancelled, "the run was cancelled".into())
+    }
+
     /// Something inside zero failed: exit 1.
     pub(crate) fn internal(message: String) -> Self {
         Failure::plain(ErrorCode::Internal, message)

@@ -1,5 +1,6 @@
-//! Resolving `zero exec` flags into what a run needs: the workspace, the policy and the tool
-//! filters. Every problem found here is a usage error (exit 2) with a one-line message.
+//! Resolving `zero exec` flags into what a run needs: the workspace, the policy, the tool
+//! filters and the `--output-last-message` path. Every problem found here is a usage error
+//! (exit 2) with a one-line message.
 
 use std::path::{Path, PathBuf};
 
@@ -7,12 +8,12 @@ use crate::cli::ExecArgs;
 use crate::mcp::{self, ServerConfig};
 use crate::tools::{Policy, Registry, ToolFilter};
 
-use super::Failure;
+use super::failure::Failure;
 
 /// The canonical workspace root: `--cwd`, or the current directory.
-pub(crate) fn workspace(args: &ExecArgs) -> Result<PathBuf, Failure> {
-    let dir = match &args.cwd {
-        Some(dir) => dir.clone(),
+pub(crate) fn workspace(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
+    let dir = match cwd {
+        Some(dir) => dir.to_path_buf(),
         None => std::env::current_dir()
             .map_err(|e| Failure::usage(format!("cannot read the current directory: {e}")))?,
     };
@@ -33,16 +34,26 @@ pub(crate) fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failur
     Ok(Policy::new(args.auto, args.skip_permissions_unsafe, roots))
 }
 
+/// `--enabled-tools` and `--disabled-tools` as given (each a list of comma or space separated
+/// lists), checked by [`tool_filter`] once the registry is built.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ToolLists {
+    /// `--enabled-tools`.
+    pub(crate) enabled: Vec<String>,
+    /// `--disabled-tools`.
+    pub(crate) disabled: Vec<String>,
+}
+
 /// The tool filters, each name checked against the registry, or naming a configured MCP
 /// server (`mcp__SERVER__TOOL`, `mcp__SERVER__*`: its tools are known only once it started).
 pub(crate) fn tool_filter(
-    args: &ExecArgs,
+    lists: &ToolLists,
     registry: &Registry,
     mcp_servers: &[ServerConfig],
 ) -> Result<ToolFilter, Failure> {
     let known = |name: &str| registry.contains(name) || mcp::names_a_server(name, mcp_servers);
-    let enabled = tool_names(&args.enabled_tools, &known, registry, "--enabled-tools")?;
-    let disabled = tool_names(&args.disabled_tools, &known, registry, "--disabled-tools")?;
+    let enabled = tool_names(&lists.enabled, &known, registry, "--enabled-tools")?;
+    let disabled = tool_names(&lists.disabled, &known, registry, "--disabled-tools")?;
     if let Some(both) = enabled.iter().find(|name| disabled.contains(name)) {
         return Err(Failure::usage(format!(
             "tool `{both}` is in both --enabled-tools and --disabled-tools; keep it in one"

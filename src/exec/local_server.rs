@@ -5,23 +5,12 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::local_model::{LocalModel, LocalServer, LocalSettings};
-use crate::provider::{ProviderConfig, ProviderKind};
+use crate::provider::ProviderConfig;
 use crate::runtime::Runtime;
 
+use super::before_stop;
+use super::failure::Failure;
 use super::settings::Settings;
-use super::{Failure, before_stop};
-
-/// The local provider's settings when the run uses it (an invalid one is exit 3).
-pub(crate) fn settings(settings: &Settings) -> Result<Option<LocalSettings>, Failure> {
-    match &settings.provider {
-        Ok(config) if config.kind == ProviderKind::Local => {
-            LocalSettings::from_env(&|name| settings.env.var(name))
-                .map(Some)
-                .map_err(|e| Failure::config(e.to_string()))
-        }
-        _ => Ok(None),
-    }
-}
 
 /// Starts the server `config` needs, if it needs one, and points `config` at its socket. A
 /// missing build or a server that does not come up is exit 3 with what to do or what it said;
@@ -39,7 +28,7 @@ pub(crate) async fn start(
     };
     let model = LocalModel::parse(&config.model)
         .ok_or_else(|| Failure::config(format!("{:?} is not a local model", config.model)))?;
-    let env = |name: &str| settings.env.var(name);
+    let env = |name: &str| settings.var(name);
     let server = before_stop(LocalServer::start(runtime, model, local, &env), cancel)
         .await?
         .map_err(|message| {

@@ -4,12 +4,13 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::{self, Place, ServerConfig, ServerState, Started, UnknownKey};
-use crate::output::{EventKind, McpServerInfo, Output};
+use crate::mcp::{self, Place, ServerConfig, ServerState, Started, TransportKind};
+use crate::output::{EventKind, McpServerInfo, McpState, McpTransport, Output};
 use crate::runtime::Runtime;
 
-use super::settings::Settings;
-use super::{Failure, before_stop};
+use super::before_stop;
+use super::failure::Failure;
+use super::settings::{McpSettings, Settings};
 
 /// Starts the run's MCP servers (all at once, each within its start-up time), unless the run
 /// is stopped or its deadline passes first. A failed server its entry says is required is
@@ -22,7 +23,7 @@ pub(crate) async fn start(
     output: &Output,
     cancel: &CancellationToken,
 ) -> Result<Started, Failure> {
-    let servers = settings.mcp_servers.clone();
+    let servers = settings.mcp.servers.clone();
     if servers.is_empty() {
         return Ok(Started::default());
     }
@@ -35,7 +36,7 @@ pub(crate) async fn start(
         })?),
         false => None,
     };
-    let var = |name: &str| settings.env.var(name);
+    let var = |name: &str| settings.var(name);
     let place = Place {
         runtime,
         workspace: &settings.workspace,
@@ -58,13 +59,8 @@ pub(crate) async fn start(
 /// A warning for each key of the MCP configuration zero does not know, each tool renamed for
 /// a clash of names, each server that failed to start, and when the workspace's own
 /// `.mcp.json` went unread.
-pub(crate) fn warn(
-    states: &[ServerState],
-    unknown_keys: &[UnknownKey],
-    project_unread: bool,
-    output: &Output,
-) {
-    for unknown in unknown_keys {
+pub(crate) fn warn(states: &[ServerState], config: &McpSettings, output: &Output) {
+    for unknown in &config.unknown_keys {
         output.emit(EventKind::Warning {
             message: unknown.to_string(),
         });
@@ -79,7 +75,7 @@ pub(crate) fn warn(
             message: format!("{error}; the run goes on without its tools"),
         });
     }
-    if project_unread {
+    if config.project_unread {
         output.emit(EventKind::Warning {
             message: "the workspace's .mcp.json was not read: its servers start only with \
                       --mcp-project"
@@ -94,13 +90,14 @@ pub(crate) fn infos(states: &[ServerState]) -> Vec<McpServerInfo> {
         .iter()
         .map(|state| McpServerInfo {
             name: state.name.clone(),
-            transport: state.transport.to_string(),
-            state: if state.error.is_some() {
-                "failed"
-            } else {
-                "ready"
-            }
-            .to_string(),
+            transport: match state.transport {
+                TransportKind::Stdio => McpTransport::Stdio,
+                TransportKind::Http => McpTransport::Http,
+            },
+            state: match state.error {
+                Some(_) => McpState::Failed,
+                None => McpState::Ready,
+            },
             tools: state.tools,
             error: state.error.clone(),
         })

@@ -5,31 +5,32 @@
 //! open forever therefore never stalls a run that did not ask for stdin.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::output::{InputFormat, SCHEMA_VERSION};
 
-use super::Failure;
+use super::failure::Failure;
 
 /// How to ask for a prompt, for the "no prompt" error.
 const HOW_TO_PROMPT: &str = "no prompt given: pass it as an argument (zero exec \"fix the failing \
                              test\"), with -p TEXT, with -f FILE, or as - to read it from stdin";
 
 /// Where the prompt comes from.
-pub(crate) struct PromptSources<'a> {
+#[derive(Debug, Clone)]
+pub(crate) struct PromptSources {
     /// Positional words and `-p` values, in argv order.
-    pub(crate) parts: &'a [String],
+    pub(crate) parts: Vec<String>,
     /// `--file`, relative to the workspace.
-    pub(crate) file: Option<&'a Path>,
+    pub(crate) file: Option<PathBuf>,
     /// `--input-format`.
     pub(crate) format: InputFormat,
 }
 
 /// The prompt text, or a usage error naming what is wrong.
 pub(crate) fn assemble(
-    sources: &PromptSources<'_>,
+    sources: &PromptSources,
     workspace: &Path,
     stdin: &mut dyn Read,
 ) -> Result<String, Failure> {
@@ -42,7 +43,7 @@ pub(crate) fn assemble(
                         .into(),
                 ));
             }
-            let input = match sources.file {
+            let input = match &sources.file {
                 Some(file) => read_prompt_file(file, workspace)?,
                 None => read_all(stdin)?,
             };
@@ -57,12 +58,12 @@ pub(crate) fn assemble(
 }
 
 fn text_prompt(
-    sources: &PromptSources<'_>,
+    sources: &PromptSources,
     workspace: &Path,
     stdin: &mut dyn Read,
 ) -> Result<String, Failure> {
     let mut words = Vec::with_capacity(sources.parts.len());
-    for part in sources.parts {
+    for part in &sources.parts {
         if part == "-" {
             words.push(read_all(stdin)?.trim().to_string());
         } else {
@@ -70,7 +71,7 @@ fn text_prompt(
         }
     }
     let mut prompt = words.join(" ");
-    if let Some(file) = sources.file {
+    if let Some(file) = &sources.file {
         let text = read_prompt_file(file, workspace)?;
         if !prompt.trim().is_empty() {
             prompt.push_str("\n\n");
@@ -171,7 +172,7 @@ mod tests {
     fn assemble_text(parts: &[&str], stdin: &str) -> Result<String, Failure> {
         let parts: Vec<String> = parts.iter().map(|s| s.to_string()).collect();
         let sources = PromptSources {
-            parts: &parts,
+            parts,
             file: None,
             format: InputFormat::Text,
         };

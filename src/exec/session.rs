@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::Message;
@@ -16,7 +15,62 @@ use crate::session::{
 use crate::tools::Permissions;
 use crate::usage::Usage;
 
-use super::Failure;
+use super::failure::Failure;
+
+/// The session the flags ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SessionWanted {
+    /// `--no-session`: none.
+    None,
+    /// A new session, with the id `--session-id` chose or a new one.
+    New(Option<SessionId>),
+    /// `--resume`: an earlier session (an id, or `last` for the workspace's most recent),
+    /// which may belong to another workspace with `--any-workspace`.
+    Resume {
+        /// The id, or `last`.
+        which: String,
+        /// `--any-workspace`.
+        any_workspace: bool,
+    },
+    /// `--fork`: a new session (with the id `--session-id` chose or a new one) from a copy
+    /// of an earlier one's conversation.
+    Fork {
+        /// The session copied.
+        source: SessionId,
+        /// The new session's id, when chosen.
+        id: Option<SessionId>,
+    },
+}
+
+impl SessionWanted {
+    /// What `--resume`, `--fork`, `--session-id`, `--no-session` and `--any-workspace` ask
+    /// for (clap refuses the combinations that make no sense).
+    pub(crate) fn of(
+        resume: Option<String>,
+        fork: Option<SessionId>,
+        session_id: Option<SessionId>,
+        no_session: bool,
+        any_workspace: bool,
+    ) -> Self {
+        match (resume, fork) {
+            _ if no_session => SessionWanted::None,
+            (Some(which), _) => SessionWanted::Resume {
+                which,
+                any_workspace,
+            },
+            (None, Some(source)) => SessionWanted::Fork {
+                source,
+                id: session_id,
+            },
+            (None, None) => SessionWanted::New(session_id),
+        }
+    }
+
+    /// Whether the run asked for a session by name: then it fails without one.
+    fn named(&self) -> bool {
+        !matches!(self, SessionWanted::None | SessionWanted::New(None))
+    }
+}
 
 /// A session a run is using.
 pub(crate) struct RunSession {
@@ -56,12 +110,12 @@ fn usage_error(error: SessionError) -> Failure {
 /// a session (`--resume`, `--fork`, `--session-id`) fails without one; a run that did not is
 /// told, with a warning, that it keeps none, and goes on.
 pub(crate) fn for_run(
-    args: &ExecArgs,
+    wanted: &SessionWanted,
     data_dir: Option<&Path>,
     run: RunFacts<'_>,
     output: &Output,
 ) -> Result<Option<RunSession>, Failure> {
-    let asked_for = args.resume.is_some() || args.fork.is_some() || args.session_id.is_some();
+    let asked_for = wanted.named();
     let Some(data_dir) = data_dir else {
         if asked_for {
             return Err(Failure::usage(
@@ -70,7 +124,7 @@ pub(crate) fn for_run(
         }
         return Ok(None);
     };
-    match begin(args, data_dir, run) {
+    match begin(wanted, data_dir, run) {
         Err(failure) if !asked_for && failure.exit() == ExitCode::Internal => {
             output.emit(EventKind::Warning {
                 message: format!("this run keeps no session: {}", failure.message),
@@ -84,61 +138,66 @@ pub(crate) fn for_run(
 /// Opens the session the flags ask for and records this run in it; `None` with
 /// `--no-session`.
 fn begin(
-    args: &ExecArgs,
+    wanted: &SessionWanted,
     data_dir: &Path,
     run: RunFacts<'_>,
 ) -> Result<Option<RunSession>, Failure> {
-    if args.no_session {
-        return Ok(None);
-    }
     let sessions = Sessions::new(data_dir);
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let (held, earlier, loaded, forked_from) = if let Some(wanted) = &args.resume {
-        let id = match wanted.as_str() {
-            "last" => sessions
-                .last_of(run.workspace)
-                .map_err(usage_error)?
-                .ok_or_else(|| {
-                    Failure::usage(format!(
-                        "--resume last: workspace {} has no session yet",
-                        run.workspace.display()
-                    ))
-                })?,
-            id => SessionId::parse(id).map_err(usage_error)?,
-        };
-        let held = sessions
-            .open(&id, run.run_id.as_str())
-            .map_err(usage_error)?;
-        let meta = sessions.meta(&id).map_err(usage_error)?;
-        if meta.workspace != run.workspace && !args.any_workspace {
-            return Err(usage_error(SessionError::OtherWorkspace {
-                id,
-                workspace: meta.workspace.display().to_string(),
-            }));
-        }
-        let loaded = session::load(held.dir(), true).map_err(usage_error)?;
-        (held, Some(meta), loaded, None)
-    } else if let Some(source) = &args.fork {
-        let meta = sessions.meta(source).map_err(|e| match e {
-            SessionError::Io { .. } if !sessions.exists(source) => {
-                usage_error(SessionError::Unknown(source.clone()))
+    let (held, earlier, loaded, forked_from) = match wanted {
+        SessionWanted::None => return Ok(None),
+        SessionWanted::Resume {
+            which,
+            any_workspace,
+        } => {
+            let id = match which.as_str() {
+                "last" => sessions
+                    .last_of(run.workspace)
+                    .map_err(usage_error)?
+                    .ok_or_else(|| {
+                        Failure::usage(format!(
+                            "--resume last: workspace {} has no session yet",
+                            run.workspace.display()
+                        ))
+                    })?,
+                id => SessionId::parse(id).map_err(usage_error)?,
+            };
+            let held = sessions
+                .open(&id, run.run_id.as_str())
+                .map_err(usage_error)?;
+            let meta = sessions.meta(&id).map_err(usage_error)?;
+            if meta.workspace != run.workspace && !any_workspace {
+                return Err(usage_error(SessionError::OtherWorkspace {
+                    id,
+                    workspace: meta.workspace.display().to_string(),
+                }));
             }
-            other => usage_error(other),
-        })?;
-        // Read as it is, without repairs to the file: a run may be using it.
-        let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
-        loaded.on_disk = 0;
-        let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
-        let held = sessions
-            .create(&id, run.run_id.as_str())
-            .map_err(usage_error)?;
-        (held, Some(meta), loaded, Some(source.clone()))
-    } else {
-        let id = args.session_id.clone().unwrap_or_else(SessionId::generate);
-        let held = sessions
-            .create(&id, run.run_id.as_str())
-            .map_err(usage_error)?;
-        (held, None, session::Loaded::default(), None)
+            let loaded = session::load(held.dir(), true).map_err(usage_error)?;
+            (held, Some(meta), loaded, None)
+        }
+        SessionWanted::Fork { source, id } => {
+            let meta = sessions.meta(source).map_err(|e| match e {
+                SessionError::Io { .. } if !sessions.exists(source) => {
+                    usage_error(SessionError::Unknown(source.clone()))
+                }
+                other => usage_error(other),
+            })?;
+            // Read as it is, without repairs to the file: a run may be using it.
+            let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
+            loaded.on_disk = 0;
+            let id = id.clone().unwrap_or_else(SessionId::generate);
+            let held = sessions
+                .create(&id, run.run_id.as_str())
+                .map_err(usage_error)?;
+            (held, Some(meta), loaded, Some(source.clone()))
+        }
+        SessionWanted::New(id) => {
+            let id = id.clone().unwrap_or_else(SessionId::generate);
+            let held = sessions
+                .create(&id, run.run_id.as_str())
+                .map_err(usage_error)?;
+            (held, None, session::Loaded::default(), None)
+        }
     };
     let mut notes = loaded.repairs.clone();
     if let Some(earlier) = &earlier
@@ -250,5 +309,61 @@ impl RunSession {
             problems.push(format!("the session's record was not updated: {error}"));
         }
         (crate::agent::totals(&self.meta.usage), problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(text: &str) -> SessionId {
+        SessionId::parse(text).unwrap()
+    }
+
+    #[test]
+    fn the_flags_name_one_session_or_none() {
+        let wanted = |resume: Option<&str>, fork, session_id, no_session| {
+            SessionWanted::of(
+                resume.map(str::to_string),
+                fork,
+                session_id,
+                no_session,
+                false,
+            )
+        };
+        assert_eq!(wanted(None, None, None, true), SessionWanted::None);
+        assert_eq!(wanted(None, None, None, false), SessionWanted::New(None));
+        assert_eq!(
+            wanted(None, None, Some(id("s1")), false),
+            SessionWanted::New(Some(id("s1")))
+        );
+        assert_eq!(
+            wanted(Some("last"), None, None, false),
+            SessionWanted::Resume {
+                which: "last".into(),
+                any_workspace: false
+            }
+        );
+        assert_eq!(
+            wanted(None, Some(id("a")), Some(id("b")), false),
+            SessionWanted::Fork {
+                source: id("a"),
+                id: Some(id("b"))
+            }
+        );
+    }
+
+    #[test]
+    fn only_a_session_asked_for_by_name_is_required() {
+        assert!(!SessionWanted::None.named());
+        assert!(!SessionWanted::New(None).named());
+        assert!(SessionWanted::New(Some(id("s1"))).named());
+        assert!(
+            SessionWanted::Resume {
+                which: "last".into(),
+                any_workspace: false
+            }
+            .named()
+        );
     }
 }

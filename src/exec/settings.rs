@@ -1,7 +1,9 @@
 //! Everything a `zero exec` job is configured with — argv, environment and config file — read
 //! once, into one [`Settings`] value that the rest of the job is built from (ripgrep's flags →
-//! `HiArgs` is the model). Nothing below `exec` reads the process environment or the config
-//! file for itself.
+//! `HiArgs` is the model): [`Settings::resolve`] consumes the parsed command line, and the
+//! settings hand out what they describe (the ledger, the runtime's configuration, the
+//! specialists' launcher, the tool filter). Nothing reads the arguments after it, and nothing
+//! below `exec` reads the process environment or the config file for itself.
 //!
 //! Resolution is staged where the order of errors matters: what the run's output needs first
 //! (the secrets to mask) comes from [`Inputs`], read before anything can fail; [`Settings`]
@@ -11,26 +13,33 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
+use crate::local_model::{LocalSettings, PromptStyle};
 use crate::mcp::{ServerConfig, UnknownKey, config as mcp_config};
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
-    WindowSource,
+    ProviderKind, WindowSource,
 };
 use crate::redact::Secrets;
 use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
-use crate::tasks::{Parent, SearchPaths};
-use crate::tools::Policy;
-use crate::usage::{Limits, Price, Prices, Usd};
+use crate::tasks::{ChildEnv, Launcher, Parent, SearchPaths};
+use crate::tools::{Policy, Registry, ToolFilter, ToolId};
+use crate::usage::{Ledger, Limits, Price, Prices, Usd};
 
+use super::Invocation;
 use super::confinement::{self, Confinement};
-use super::{Failure, job};
+use super::failure::Failure;
+use super::inputs::{Environment, Inputs};
+use super::job::{self, ToolLists};
+use super::prompt::PromptSources;
+use super::session::SessionWanted;
 
 /// The default `--max-turns`.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 80;
@@ -39,99 +48,51 @@ pub(crate) const DEFAULT_MAX_TURNS: u32 = 80;
 /// that cannot produce the shape fails fast.
 pub(crate) const DEFAULT_SCHEMA_RETRIES: u32 = 2;
 
-/// The process environment, read once. Values that are not UTF-8 are kept for the readers of
-/// paths and left out of the readers of text.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Environment {
-    vars: BTreeMap<OsString, OsString>,
+/// What the job does: run the agent, or list what a run would have and exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Run the agent on the prompt.
+    Run,
+    /// `--list-tools`: the tools the model would see under these flags.
+    ListTools,
+    /// `--list-specialists`: the specialists the `Task` tool can launch.
+    ListSpecialists,
 }
 
-impl Environment {
-    /// This process's environment, as it is now.
-    pub(crate) fn of_process() -> Self {
-        Environment {
-            vars: std::env::vars_os().collect(),
+impl Mode {
+    /// The mode the flags ask for (clap refuses both listings at once).
+    fn of(args: &ExecArgs) -> Self {
+        match (args.list_specialists, args.list_tools) {
+            (true, _) => Mode::ListSpecialists,
+            (false, true) => Mode::ListTools,
+            (false, false) => Mode::Run,
         }
-    }
-
-    /// A variable as it was set.
-    pub(crate) fn var_os(&self, name: &str) -> Option<OsString> {
-        self.vars.get(std::ffi::OsStr::new(name)).cloned()
-    }
-
-    /// The names of every variable set.
-    pub(crate) fn names(&self) -> impl Iterator<Item = &std::ffi::OsStr> {
-        self.vars.keys().map(OsString::as_os_str)
-    }
-
-    /// A variable that is set and UTF-8.
-    pub(crate) fn var(&self, name: &str) -> Option<String> {
-        self.var_os(name)?.into_string().ok()
     }
 }
 
-/// What is read before anything can fail: the environment and the config file, and from them
-/// the secrets every line zero writes is masked with.
-pub(crate) struct Inputs {
-    /// The process environment.
-    pub(crate) env: Environment,
-    /// The config file, or why it could not be read (reported where its keys are needed).
-    pub(crate) file: Result<Option<ConfigFile>, ConfigFileError>,
-}
-
-impl Inputs {
-    /// Reads the environment and the config file it points to.
-    pub(crate) fn read() -> Self {
-        let env = Environment::of_process();
-        let file = ConfigFile::load(&|name| env.var(name));
-        Inputs { env, file }
+/// One warning for each key of the config file that no part of zero reads, naming the
+/// closest known key. None in a specialist: its parent read the same file and said so.
+pub(crate) fn config_warnings(inputs: &Inputs) -> Vec<String> {
+    let Some(file) = inputs.config_file() else {
+        return Vec::new();
+    };
+    if Parent::from_env(|name| inputs.env.var_os(name)).is_some() {
+        return Vec::new();
     }
-
-    /// The runtime configuration for the run `run_id`: its data directory and limits.
-    pub(crate) fn runtime(&self, run_id: &RunId) -> Result<RuntimeConfig, RuntimeError> {
-        RuntimeConfig::from_vars(run_id.clone(), |name| self.env.var_os(name))
-    }
-
-    /// The secrets known before anything is resolved: the key variables' values and the
-    /// config file's key, hidden from everything zero writes whether or not the run uses them.
-    pub(crate) fn secrets(&self) -> Secrets {
-        let secrets = Secrets::from_vars(|name| self.env.var(name));
-        if let Some(key) = self
-            .file
-            .as_ref()
-            .ok()
-            .and_then(Option::as_ref)
-            .and_then(provider::config_file_key)
-        {
-            secrets.add(&key);
-        }
-        secrets
-    }
-
-    /// One warning for each key of the config file that no part of zero reads, naming the
-    /// closest known key. None in a specialist: its parent read the same file and said so.
-    pub(crate) fn config_warnings(&self) -> Vec<String> {
-        let Ok(Some(file)) = &self.file else {
-            return Vec::new();
-        };
-        if Parent::from_env(|name| self.env.var_os(name)).is_some() {
-            return Vec::new();
-        }
-        file.unknown_keys(&known_config_keys())
-            .into_iter()
-            .map(|unknown| {
-                let hint = match unknown.closest {
-                    Some(known) => format!(" (the closest known key is `{known}`)"),
-                    None => String::new(),
-                };
-                format!(
-                    "unknown key `{}` in {} ignored{hint}",
-                    unknown.key,
-                    file.location().display()
-                )
-            })
-            .collect()
-    }
+    file.unknown_keys(&known_config_keys())
+        .into_iter()
+        .map(|unknown| {
+            let hint = match unknown.closest {
+                Some(known) => format!(" (the closest known key is `{known}`)"),
+                None => String::new(),
+            };
+            format!(
+                "unknown key `{}` in {} ignored{hint}",
+                unknown.key,
+                file.location().display()
+            )
+        })
+        .collect()
 }
 
 /// Every top-level key of config.toml, from the serde structs of the parts that read them:
@@ -148,6 +109,14 @@ fn known_config_keys() -> Vec<&'static str> {
 
 /// One job's resolved settings. See the module documentation.
 pub(crate) struct Settings {
+    /// What the job does.
+    pub(crate) mode: Mode,
+    /// Where the prompt comes from (argv, `--file`, stdin) and in which format.
+    pub(crate) prompt: PromptSources,
+    /// `--output-last-message`, as given: checked only when the run needs it.
+    pub(crate) last_message: Option<PathBuf>,
+    /// The session the flags ask for.
+    pub(crate) session: SessionWanted,
     /// The canonical workspace root (`--cwd`, or the current directory).
     pub(crate) workspace: PathBuf,
     /// What the run may do (`--auto`, `--skip-permissions-unsafe`, the roots).
@@ -156,10 +125,15 @@ pub(crate) struct Settings {
     pub(crate) runtime: RuntimeConfig,
     /// The provider, or why there is none (reported once the prompt is known).
     pub(crate) provider: Result<ProviderConfig, ConfigError>,
+    /// The local provider's settings when the run uses it, or why they are invalid (reported
+    /// with the provider's own errors, once the prompt is known).
+    pub(crate) local: Result<Option<LocalSettings>, Failure>,
     /// The run that launched this one, when this run is a specialist.
     pub(crate) parent: Option<Parent>,
     /// Where specialists' manifests are found.
     pub(crate) specialists: SearchPaths,
+    /// `--enabled-tools` and `--disabled-tools`.
+    tools: ToolLists,
     /// `--max-turns`, or its default.
     pub(crate) max_turns: u32,
     /// What the run's commands are confined by (also in `policy` and `runtime`).
@@ -170,23 +144,52 @@ pub(crate) struct Settings {
     /// The token and cost budget (`--max-tokens`, `--max-cost-usd`, or config.toml's).
     pub(crate) limits: Limits,
     /// The `[prices]` table of config.toml.
-    pub(crate) prices: Prices,
+    prices: Prices,
     /// Where this run reports its spending, when it is a specialist.
-    pub(crate) usage_report: Option<PathBuf>,
+    usage_report: Option<PathBuf>,
     /// The context window as the flag or config.toml gave it; else the provider finds it.
     pub(crate) context_window: Option<ContextWindow>,
     /// The schema the final answer must satisfy (`--output-schema`), read and checked.
     pub(crate) output_schema: Option<OutputSchema>,
     /// How many answers that miss the schema go back to the model (`--schema-retries`).
     pub(crate) schema_retries: u32,
-    /// The MCP servers the run starts (config.toml, `--mcp-project`, `--mcp-config`).
-    pub(crate) mcp_servers: Vec<ServerConfig>,
+    /// The MCP servers the run starts, and what to warn about their configuration.
+    pub(crate) mcp: McpSettings,
+    /// The process environment, for [`Settings::var`].
+    env: Environment,
+}
+
+/// The run's MCP configuration: config.toml, `--mcp-project`, `--mcp-config`.
+pub(crate) struct McpSettings {
+    /// The servers the run starts.
+    pub(crate) servers: Vec<ServerConfig>,
     /// The keys of the MCP configuration zero does not know, for a warning each.
-    pub(crate) mcp_unknown_keys: Vec<UnknownKey>,
+    pub(crate) unknown_keys: Vec<UnknownKey>,
     /// Whether the workspace has a `.mcp.json` this run does not read (no `--mcp-project`).
-    pub(crate) project_mcp_unread: bool,
-    /// The process environment, which `${VAR}` in an MCP server's entry is expanded from.
-    pub(crate) env: Environment,
+    pub(crate) project_unread: bool,
+}
+
+impl McpSettings {
+    /// Loads the servers the flags and the config file name.
+    fn resolve(
+        args: &ExecArgs,
+        file: Option<&ConfigFile>,
+        workspace: &Path,
+    ) -> Result<Self, Failure> {
+        let project_mcp = workspace.join(".mcp.json");
+        let mcp = mcp_config::load(mcp_config::Sources {
+            config_file: file,
+            files: &args.mcp_config,
+            project: args.mcp_project.then_some(workspace),
+            strict: args.strict_mcp_config,
+        })
+        .map_err(|error| Failure::usage(error.to_string()))?;
+        Ok(McpSettings {
+            servers: mcp.servers,
+            unknown_keys: mcp.unknown_keys,
+            project_unread: !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file(),
+        })
+    }
 }
 
 /// The `config.toml` keys the settings read themselves.
@@ -211,49 +214,38 @@ impl FileKeys {
 }
 
 impl Settings {
-    /// Resolves `args` with `inputs` and the runtime configuration they gave
-    /// ([`Inputs::runtime`], already used to reconcile). The first error a user can fix is the
-    /// one reported.
-    pub fn resolve(
-        args: &ExecArgs,
+    /// Resolves the command line `invocation` with `inputs` and the runtime configuration
+    /// they gave ([`Inputs::runtime`], already used to reconcile). The first error a user can
+    /// fix is the one reported.
+    pub(crate) fn resolve(
+        invocation: Invocation,
         inputs: Inputs,
         runtime: Result<RuntimeConfig, RuntimeError>,
     ) -> Result<Self, Failure> {
-        let Inputs { env, file } = inputs;
-        let parent = Parent::from_env(|name| env.var_os(name));
+        let Invocation { args, prompt_parts } = invocation;
+        let parent = Parent::from_env(|name| inputs.env.var_os(name));
         // First, so the key file is gone before anything this run starts could look for it.
         let handed_key = match &parent {
             Some(parent) => parent.take_handed_key().map_err(Failure::config)?,
             None => None,
         };
-        let workspace = job::workspace(args)?;
-        let policy = job::policy(args, &workspace)?;
-        let mut runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
-        let roots: Vec<PathBuf> = std::iter::once(workspace.clone())
-            .chain(policy.extra_roots().iter().cloned())
-            .collect();
+        let workspace = job::workspace(args.cwd.as_deref())?;
+        let policy = job::policy(&args, &workspace)?;
+        let runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        let file = inputs.config_file();
         let confinement = confinement::resolve(
-            args,
-            file.as_ref().ok().and_then(Option::as_ref),
-            &env,
+            &args,
+            file,
+            &inputs.env,
             policy.autonomy(),
-            &roots,
+            &roots(&workspace, &policy),
             Support::probe(),
         )?;
-        let keys = FileKeys::read(file.as_ref().ok().and_then(Option::as_ref))?;
-        let project_mcp = workspace.join(".mcp.json");
-        let mcp = mcp_config::load(mcp_config::Sources {
-            config_file: file.as_ref().ok().and_then(Option::as_ref),
-            files: &args.mcp_config,
-            project: args.mcp_project.then_some(workspace.as_path()),
-            strict: args.strict_mcp_config,
-        })
-        .map_err(|error| Failure::usage(error.to_string()))?;
-        let project_mcp_unread =
-            !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file();
-        let deadline = deadline(args, keys.timeout.as_deref(), &parent)?;
-        let limits = limits(args, &keys)?;
-        let context_window = context_window(args, &keys)?;
+        let keys = FileKeys::read(file)?;
+        let mcp = McpSettings::resolve(&args, file, &workspace)?;
+        let deadline = deadline(&args, keys.timeout.as_deref(), &parent)?;
+        let limits = limits(&args, &keys)?;
+        let context_window = context_window(&args, &keys)?;
         let output_schema = args
             .output_schema
             .as_deref()
@@ -269,26 +261,37 @@ impl Settings {
         let policy = policy
             .with_commands(confinement.commands.clone())
             .with_deadline(deadline);
-        runtime.sandbox = confinement.commands.sandbox.clone();
-        runtime.withheld_env = confinement.withheld.iter().map(OsString::from).collect();
-        // A key handed over by a parent run counts as `ZERO_API_KEY`.
-        let provider_env = |name: &str| match (name, &handed_key) {
-            ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
-            _ => env.var(name),
-        };
-        let flags = provider_flags(args);
-        let provider = match file {
-            Ok(ref file) => provider::resolve(&flags, &provider_env, Ok(file.as_ref())),
-            Err(error) => provider::resolve(&flags, &provider_env, Err(error)),
-        };
+        let runtime = confined(runtime, &confinement);
+        let Inputs { env, file } = inputs;
+        let provider = resolve_provider(&args, &env, file, handed_key);
+        let local = local_settings(&provider, &env);
         let specialists = SearchPaths::new(&workspace, |name| env.var_os(name));
         Ok(Settings {
+            mode: Mode::of(&args),
+            prompt: PromptSources {
+                parts: prompt_parts,
+                file: args.file,
+                format: args.input_format,
+            },
+            last_message: args.output_last_message,
+            session: SessionWanted::of(
+                args.resume,
+                args.fork,
+                args.session_id,
+                args.no_session,
+                args.any_workspace,
+            ),
             workspace,
             policy,
             runtime,
             provider,
+            local,
             parent,
             specialists,
+            tools: ToolLists {
+                enabled: args.enabled_tools,
+                disabled: args.disabled_tools,
+            },
             max_turns: args.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             confinement,
             deadline,
@@ -298,11 +301,142 @@ impl Settings {
             context_window,
             output_schema,
             schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
-            mcp_servers: mcp.servers,
-            mcp_unknown_keys: mcp.unknown_keys,
-            project_mcp_unread,
+            mcp,
             env,
         })
+    }
+
+    /// A variable of the environment the settings were resolved with: what `${VAR}` in an
+    /// MCP server's entry and the local model's cache are read from when `mcp` and
+    /// `local_model` start what the run needs.
+    pub(crate) fn var(&self, name: &str) -> Option<String> {
+        self.env.var(name)
+    }
+
+    /// The price of the run's model, when the `[prices]` table has it.
+    pub(crate) fn price(&self) -> Option<Price> {
+        let config = self.provider.as_ref().ok()?;
+        self.prices.of(&config.model)
+    }
+
+    /// The ledger the run tree's spending is counted in, against the budget.
+    pub(crate) fn ledger(&self) -> Ledger {
+        Ledger::new(self.limits, self.price(), self.usage_report.clone())
+    }
+
+    /// The runtime's configuration, masking `secrets` in what its records say.
+    pub(crate) fn runtime_config(&self, secrets: &Secrets) -> RuntimeConfig {
+        RuntimeConfig {
+            secrets: secrets.clone(),
+            ..self.runtime.clone()
+        }
+    }
+
+    /// What the `Task` tool launches specialists with, for the run `parent_run` counting in
+    /// `ledger`; `None` in a specialist, which never launches specialists of its own.
+    pub(crate) fn launcher(&self, parent_run: &RunId, ledger: &Arc<Ledger>) -> Option<Launcher> {
+        self.parent.is_none().then(|| Launcher {
+            parent_run: parent_run.clone(),
+            provider: self
+                .provider
+                .as_ref()
+                .ok()
+                .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
+            search: self.specialists.clone(),
+            ledger: Arc::clone(ledger),
+            mcp_servers: self
+                .mcp
+                .servers
+                .iter()
+                .map(|server| {
+                    let entry = server.handed_entry(&|name| self.var(name));
+                    (server.name.clone(), entry)
+                })
+                .collect(),
+        })
+    }
+
+    /// Whether the run's prompt is the local model's compact one, which leaves some tools
+    /// out.
+    pub(crate) fn compact(&self) -> bool {
+        matches!(&self.local, Ok(Some(local)) if local.prompt == PromptStyle::Compact)
+    }
+
+    /// The tool filter of the flags, each name checked against `registry` and the configured
+    /// MCP servers, with what the compact prompt leaves out.
+    pub(crate) fn tool_filter(&self, registry: &Registry) -> Result<ToolFilter, Failure> {
+        let mut filter = job::tool_filter(&self.tools, registry, &self.mcp.servers)?;
+        if self.compact() {
+            filter.leave_out(ToolId::compact_leaves_out());
+        }
+        Ok(filter)
+    }
+
+    /// `--max-cost-usd` needs the model's price; checked once the provider is known to be
+    /// configured, so a run without one says that first.
+    pub(crate) fn check_priced(&self, config: &ProviderConfig) -> Result<(), Failure> {
+        match self.limits.cost {
+            Some(limit) if self.price().is_none() => Err(Failure::usage(format!(
+                "--max-cost-usd {limit} needs the price of model `{model}`: add a \
+                 [prices.\"{model}\"] table with `input` and `output` (US dollars per million \
+                 tokens) to config.toml",
+                model = config.model
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The run's canonical roots, the workspace first.
+fn roots(workspace: &Path, policy: &Policy) -> Vec<PathBuf> {
+    std::iter::once(workspace.to_path_buf())
+        .chain(policy.extra_roots().iter().cloned())
+        .collect()
+}
+
+/// `runtime` with the run's confinement: what every command gets.
+fn confined(mut runtime: RuntimeConfig, confinement: &Confinement) -> RuntimeConfig {
+    runtime.sandbox = confinement.commands.sandbox.clone();
+    runtime.withheld_env = confinement.withheld.iter().map(OsString::from).collect();
+    runtime
+}
+
+/// The provider the flags, the environment and the config file describe. A key handed over
+/// by a parent run counts as `ZERO_API_KEY`.
+fn resolve_provider(
+    args: &ExecArgs,
+    env: &Environment,
+    file: Result<Option<ConfigFile>, ConfigFileError>,
+    handed_key: Option<String>,
+) -> Result<ProviderConfig, ConfigError> {
+    let provider_env = |name: &str| match (name, &handed_key) {
+        ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
+        _ => env.var(name),
+    };
+    let flags = ProviderFlags {
+        provider: args.provider,
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        max_output_tokens: args.max_output_tokens,
+    };
+    match file {
+        Ok(ref file) => provider::resolve(&flags, &provider_env, Ok(file.as_ref())),
+        Err(error) => provider::resolve(&flags, &provider_env, Err(error)),
+    }
+}
+
+/// The local provider's settings when `provider` is the local one (an invalid one is exit 3).
+fn local_settings(
+    provider: &Result<ProviderConfig, ConfigError>,
+    env: &Environment,
+) -> Result<Option<LocalSettings>, Failure> {
+    match provider {
+        Ok(config) if config.kind == ProviderKind::Local => {
+            LocalSettings::from_env(&|name| env.var(name))
+                .map(Some)
+                .map_err(|e| Failure::config(e.to_string()))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -364,14 +498,4 @@ fn deadline(
         (Some(own), Some(inherited)) => Some(own.min(inherited)),
         (own, inherited) => own.or(inherited),
     })
-}
-
-/// The provider flags of `zero exec`, apart from the rest of its arguments.
-fn provider_flags(args: &ExecArgs) -> ProviderFlags {
-    ProviderFlags {
-        provider: args.provider,
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_output_tokens: args.max_output_tokens,
-    }
 }

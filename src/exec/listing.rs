@@ -1,0 +1,116 @@
+//! The listing modes: `--list-tools` (the tools the model would see under these flags, with
+//! the MCP servers' started for it) and `--list-specialists` (the specialists the `Task` tool
+//! can launch). Each emits a `run_start` without provider or model, then its listing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::exit::ExitCode;
+use crate::lifecycle::{self, CloseOnDrop};
+use crate::mcp;
+use crate::output::{EventKind, McpServerInfo, Output, SpecialistInfo, ToolInfo};
+use crate::tasks;
+
+use super::failure::Failure;
+use super::pieces::{Pieces, close_tasks};
+use super::settings::Settings;
+use super::{async_runtime, mcp_servers};
+
+/// Lists the tools the model would see, the run's MCP servers started to know theirs.
+pub(super) fn tools(
+    settings: &Settings,
+    pieces: &Pieces,
+    output: &Output,
+) -> Result<ExitCode, Failure> {
+    // An async runtime only when there are servers to start: a plain listing stays as cheap
+    // as it was before MCP.
+    let runtime = match settings.mcp.servers.is_empty() {
+        true => None,
+        false => Some(async_runtime()?),
+    };
+    // Closes the runtime (and with it every server started) on every way out.
+    let _guard = runtime
+        .as_ref()
+        .map(|runtime| CloseOnDrop::new(Arc::clone(&pieces.tasks), runtime));
+    let started = match &runtime {
+        Some(runtime) => {
+            let cancel = output.stop_token();
+            lifecycle::watch(cancel.clone());
+            runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, &cancel))?
+        }
+        None => mcp::Started::default(),
+    };
+    start_listing(
+        output,
+        &settings.workspace,
+        mcp_servers::infos(&started.states),
+    );
+    mcp_servers::warn(&started.states, &settings.mcp, output);
+    let toolset = pieces.toolset(&started, &settings.policy, output);
+    output.emit(EventKind::Tools {
+        tools: toolset
+            .visible()
+            .iter()
+            .map(|tool| ToolInfo {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                side_effect: tool.side_effect(),
+                input_schema: tool.input_schema(),
+            })
+            .collect(),
+    });
+    if let Some(runtime) = &runtime {
+        runtime.block_on(async {
+            started.servers.close().await;
+            close_tasks(&pieces.tasks, output).await;
+        });
+    }
+    Ok(ExitCode::Success)
+}
+
+/// Discovers the specialists under this workspace and lists them. Broken manifests are
+/// warnings, emitted before the listing so `-o json` can carry them in it.
+pub(super) fn specialists(settings: &Settings, output: &Output) -> ExitCode {
+    start_listing(output, &settings.workspace, Vec::new());
+    let found = tasks::discover(&settings.specialists);
+    for warning in &found.warnings {
+        output.emit(EventKind::Warning {
+            message: warning.to_string(),
+        });
+    }
+    output.emit(EventKind::Specialists {
+        specialists: found
+            .specialists
+            .into_iter()
+            .map(|s| SpecialistInfo {
+                name: s.name,
+                description: s.description,
+                source: s.source.to_string(),
+                tools: s
+                    .tools
+                    .into_iter()
+                    .map(str::to_string)
+                    .chain(s.mcp_tools)
+                    .collect(),
+                model: s.model,
+            })
+            .collect(),
+    });
+    ExitCode::Success
+}
+
+/// The `run_start` of a listing: the workspace and the MCP servers started for it, and no
+/// provider or model.
+fn start_listing(output: &Output, workspace: &Path, mcp_servers: Vec<McpServerInfo>) {
+    output.emit(EventKind::RunStart {
+        cwd: workspace.display().to_string(),
+        provider: None,
+        model: None,
+        sandbox: None,
+        withheld_env: Vec::new(),
+        session_id: None,
+        resumed_from: None,
+        permissions_changed: None,
+        mcp_servers,
+    });
+}

@@ -1,0 +1,99 @@
+//! What a run and a listing of its tools are both built on: the ledger of the run tree's
+//! spending, the runtime every command, service and specialist belongs to (lazy: it costs
+//! nothing until something is started), the registry of tools with the specialists' tools in
+//! it, and the filter the flags put on them.
+
+use std::sync::Arc;
+
+use crate::mcp;
+use crate::output::{EventKind, Output};
+use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
+use crate::tasks;
+use crate::tools::{Policy, Registry, ToolFilter, Toolset};
+use crate::usage::Ledger;
+
+use super::failure::Failure;
+use super::settings::Settings;
+
+/// The run's ledger, runtime, registry and tool filter.
+pub(super) struct Pieces {
+    /// What the run tree spent, against its budget.
+    pub(super) ledger: Arc<Ledger>,
+    /// The runtime every command the run starts belongs to.
+    pub(super) tasks: Arc<Runtime>,
+    /// The tools, before the MCP servers' and before the filter.
+    registry: Registry,
+    /// The flags' tool filter, checked against the registry.
+    filter: ToolFilter,
+}
+
+impl Pieces {
+    /// Builds them from `settings`; the runtime's task events go to `output`. A tool filter
+    /// naming an unknown tool is a usage error.
+    pub(super) fn new(settings: &Settings, output: &Arc<Output>) -> Result<Self, Failure> {
+        let ledger = Arc::new(settings.ledger());
+        let tasks = Arc::new(Runtime::new(
+            settings.runtime_config(output.secrets()),
+            task_events(output),
+        ));
+        let mut registry = Registry::with_runtime(Arc::clone(&tasks));
+        let launcher = settings.launcher(output.run_id(), &ledger);
+        tasks::register(&mut registry, &tasks, launcher);
+        let filter = settings.tool_filter(&registry)?;
+        Ok(Pieces {
+            ledger,
+            tasks,
+            registry,
+            filter,
+        })
+    }
+
+    /// The registry with the MCP servers' tools, as the run's flags and `policy` select it.
+    pub(super) fn toolset(
+        &self,
+        started: &mcp::Started,
+        policy: &Policy,
+        output: &Output,
+    ) -> Toolset {
+        let mut registry = self.registry.clone();
+        for tool in &started.tools {
+            registry.register(Arc::clone(tool));
+        }
+        registry
+            .select(&self.filter, policy)
+            .redacting(output.secrets().clone())
+    }
+}
+
+/// Stops whatever tasks are still running and reports what could not be cleaned up; the
+/// stopped tasks themselves are reported by their `task_finished` events.
+pub(super) async fn close_tasks(tasks: &Runtime, output: &Output) {
+    for error in tasks.close().await.errors {
+        output.emit(EventKind::Warning {
+            message: format!("while stopping the run's background tasks: {error}"),
+        });
+    }
+}
+
+/// Forwards the task runtime's events to the output.
+fn task_events(output: &Arc<Output>) -> TaskEventSink {
+    let output = Arc::clone(output);
+    Arc::new(move |event| {
+        output.emit(match event {
+            TaskEvent::Started(record) => EventKind::TaskStarted {
+                task_id: record.id.to_string(),
+                kind: record.kind,
+                description: record.description,
+            },
+            TaskEvent::Finished(record) => EventKind::TaskFinished {
+                task_id: record.id.to_string(),
+                kind: record.kind,
+                status: record.status,
+                exit_code: record.exit_code,
+            },
+            TaskEvent::Unrecorded(error) => EventKind::Warning {
+                message: format!("a background task's state could not be saved: {error}"),
+            },
+        })
+    })
+}

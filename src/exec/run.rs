@@ -1,0 +1,355 @@
+//! The run mode: the agent on the prompt. [`run`] is the list of its steps — what the run
+//! needs before anything starts, the async runtime and the stops it watches, the provider and
+//! the MCP servers, the session, `run_start`, the loop and the close, the ending — each a
+//! function of its own below.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{AgentRun, Ending, Report, SchemaCheck, first_reads, system_prompt};
+use crate::exit::ExitCode;
+use crate::lifecycle::{self, CloseOnDrop};
+use crate::local_model::{LocalServer, LocalSettings};
+use crate::mcp;
+use crate::output::{EventKind, Output, PermissionsChanged};
+use crate::provider::{self, Message, Provider, ProviderConfig, WindowLookup};
+use crate::tools::{Permissions, ToolContext, Toolset};
+
+use super::ending::{self, Accounting};
+use super::failure::Failure;
+use super::pieces::{Pieces, close_tasks};
+use super::session::{self, RunSession};
+use super::settings::Settings;
+use super::{async_runtime, job, local_server, mcp_servers, prompt};
+
+/// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
+/// holds what `run_end` reports whichever way the run ends.
+pub(super) fn run(
+    settings: Settings,
+    pieces: Pieces,
+    output: &Arc<Output>,
+    accounting: &mut Accounting,
+) -> Result<ExitCode, Failure> {
+    let request = Request::read(&settings)?;
+    let runtime = async_runtime()?;
+    // Tasks, services and commands can only start from here on, so closing the task runtime
+    // right after the loop covers every way out of the job — a signal or a closed stdout
+    // cancels the loop and lands there too: each task's end is reported before `run_end` and
+    // nothing the run started outlives it. An error before the loop (a required MCP server
+    // that failed) or a panic skips that close; this guard does it.
+    let guard = CloseOnDrop::new(Arc::clone(&pieces.tasks), &runtime);
+    let cancel = watch_stops(output);
+    let connected = connect(
+        &settings,
+        &pieces,
+        request.provider,
+        &runtime,
+        output,
+        &cancel,
+    )?;
+    let toolset = pieces.toolset(&connected.mcp, &settings.policy, output);
+    let mut session = open_session(
+        &settings,
+        &*connected.provider,
+        &request.permissions,
+        output,
+    )?;
+    let (history, prompt) = match &mut session {
+        Some(session) => session.start(request.prompt),
+        None => (Vec::new(), request.prompt),
+    };
+    // Found out alongside the first request, which needs no window.
+    let window = {
+        let _entered = runtime.enter();
+        WindowLookup::start(settings.context_window, Arc::clone(&connected.provider))
+    };
+    announce(
+        &settings,
+        &connected,
+        session.as_ref(),
+        request.permissions,
+        output,
+    );
+    let conversation = Conversation {
+        history,
+        prompt,
+        toolset: &toolset,
+        window: window.clone(),
+        session: session.as_ref(),
+        cancel,
+    };
+    let report = runtime.block_on(async {
+        let report = converse(
+            &settings,
+            &pieces,
+            &*connected.provider,
+            conversation,
+            output,
+        )
+        .await;
+        // The servers first: each stdio server's stdin closes before its process is stopped.
+        connected.mcp.servers.close().await;
+        close_tasks(&pieces.tasks, output).await;
+        report
+    });
+    guard.disarm();
+    // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
+    // the process from exiting.
+    runtime.shutdown_background();
+    accounting.turns = report.turns;
+    // After the close: every specialist has ended and written its last report.
+    accounting.spent = pieces.ledger.spent();
+    accounting.window = window.now();
+    let stopped = lifecycle::received();
+    if let Some(session) = session {
+        let answered = matches!(report.ending, Ending::Answered(_)) && stopped.is_none();
+        close_session(session, answered, accounting, output);
+    }
+    // A signal, or the deadline, which stops the run the same way.
+    if let Some(stop) = stopped {
+        return Err(Failure::stopped(stop));
+    }
+    ending::conclude(
+        report.ending,
+        output,
+        request.last_message.as_deref(),
+        settings.output_schema.is_some(),
+    )
+}
+
+/// What the run needs before it starts anything, each checked in the order a user fixes
+/// them: `--output-last-message`, the prompt, the provider, the local model's settings and
+/// the price a cost budget needs.
+struct Request {
+    /// `--output-last-message`, checked.
+    last_message: Option<PathBuf>,
+    /// The prompt.
+    prompt: String,
+    /// The provider, and the local model's settings when it is the local one.
+    provider: (ProviderConfig, Option<LocalSettings>),
+    /// What the run may do, for the session's record and `run_start`.
+    permissions: Permissions,
+}
+
+impl Request {
+    /// Reads and checks it; stdin is read only when the prompt sources ask for it.
+    fn read(settings: &Settings) -> Result<Self, Failure> {
+        let last_message = settings
+            .last_message
+            .as_deref()
+            .map(job::last_message_path)
+            .transpose()?;
+        let prompt =
+            prompt::assemble(&settings.prompt, &settings.workspace, &mut std::io::stdin())?;
+        let config = settings
+            .provider
+            .as_ref()
+            .map_err(|e| Failure::config(e.to_string()))?
+            .clone();
+        let local = settings.local.clone()?;
+        settings.check_priced(&config)?;
+        let permissions = Permissions::of(
+            settings.policy.autonomy(),
+            &settings.confinement.commands.sandbox,
+        );
+        Ok(Request {
+            last_message,
+            prompt,
+            provider: (config, local),
+            permissions,
+        })
+    }
+}
+
+/// The token the run's work stops on: cancelled by a stop signal, by lifeline EOF, or when
+/// stdout goes away.
+fn watch_stops(output: &Arc<Output>) -> CancellationToken {
+    let cancel = output.stop_token();
+    lifecycle::watch(cancel.clone());
+    let reader_gone = Arc::clone(output);
+    lifecycle::watch_stdout(move || reader_gone.stdout_closed());
+    cancel
+}
+
+/// What the run talks to: the provider (and the local server it may need) and the MCP
+/// servers.
+struct Connected {
+    /// The local model's server, held until the run is over; the runtime's close stops it.
+    _local_server: Option<LocalServer>,
+    /// The model's provider.
+    provider: Arc<dyn Provider>,
+    /// The MCP servers started, their tools and states.
+    mcp: mcp::Started,
+}
+
+/// Starts the local model's server when the provider needs one, builds the provider, and
+/// starts the MCP servers.
+fn connect(
+    settings: &Settings,
+    pieces: &Pieces,
+    (mut config, local): (ProviderConfig, Option<LocalSettings>),
+    runtime: &tokio::runtime::Runtime,
+    output: &Output,
+    cancel: &CancellationToken,
+) -> Result<Connected, Failure> {
+    let local_server = runtime.block_on(local_server::start(
+        settings,
+        local,
+        &mut config,
+        &pieces.tasks,
+        cancel,
+    ))?;
+    let provider = provider::build(&config, output.run_id().as_str())
+        .map_err(|e| Failure::config(e.to_string()))?;
+    let mcp = runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, cancel))?;
+    Ok(Connected {
+        _local_server: local_server,
+        provider,
+        mcp,
+    })
+}
+
+/// The run's session, as the flags ask for it (see [`session::for_run`]).
+fn open_session(
+    settings: &Settings,
+    provider: &dyn Provider,
+    permissions: &Permissions,
+    output: &Output,
+) -> Result<Option<RunSession>, Failure> {
+    session::for_run(
+        &settings.session,
+        settings.runtime.data_dir.as_deref(),
+        session::RunFacts {
+            workspace: &settings.workspace,
+            run_id: output.run_id(),
+            provider: provider.name(),
+            model: provider.model(),
+            permissions: permissions.clone(),
+            secrets: output.secrets().clone(),
+        },
+        output,
+    )
+}
+
+/// Emits `run_start`, then the warnings the run starts with: the MCP configuration and
+/// servers, the session's notes, an unrestricted policy, an incomplete sandbox.
+fn announce(
+    settings: &Settings,
+    connected: &Connected,
+    session: Option<&RunSession>,
+    permissions: Permissions,
+    output: &Output,
+) {
+    output.emit(EventKind::RunStart {
+        cwd: settings.workspace.display().to_string(),
+        provider: Some(connected.provider.name().to_string()),
+        model: Some(connected.provider.model().to_string()),
+        sandbox: Some(settings.confinement.in_force()),
+        withheld_env: settings.confinement.withheld.clone(),
+        session_id: session.map(|session| session.id().to_string()),
+        resumed_from: session.and_then(|s| s.resumed_from.clone()),
+        permissions_changed: session
+            .and_then(|s| s.permissions_before.clone())
+            .map(|before| PermissionsChanged {
+                before,
+                now: permissions,
+            }),
+        mcp_servers: mcp_servers::infos(&connected.mcp.states),
+    });
+    mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
+    for note in session.iter().flat_map(|session| &session.notes) {
+        output.emit(EventKind::Warning {
+            message: format!("resuming the session: {note}"),
+        });
+    }
+    if let Some(warning) = settings.policy.unrestricted_warning() {
+        output.emit(EventKind::Warning { message: warning });
+    }
+    if let Some(warning) = settings.confinement.warning.clone() {
+        output.emit(EventKind::Warning { message: warning });
+    }
+}
+
+/// What the conversation starts from and runs with.
+struct Conversation<'a> {
+    /// The session's conversation so far.
+    history: Vec<Message>,
+    /// The prompt, with the session's notes in front.
+    prompt: String,
+    /// The tools on offer.
+    toolset: &'a Toolset,
+    /// The model's context window, found out alongside the first request.
+    window: WindowLookup,
+    /// Where the conversation is kept, when the run has a session.
+    session: Option<&'a RunSession>,
+    /// The run's stop token.
+    cancel: CancellationToken,
+}
+
+/// The agent loop, from the system prompt to the ending.
+async fn converse(
+    settings: &Settings,
+    pieces: &Pieces,
+    provider: &dyn Provider,
+    conversation: Conversation<'_>,
+    output: &Output,
+) -> Report {
+    let compact = settings.compact();
+    let workspace = &settings.workspace;
+    let system = system_prompt::build(&system_prompt::PromptFacts {
+        workspace,
+        autonomy: settings.policy.autonomy(),
+        tools: conversation
+            .toolset
+            .visible()
+            .iter()
+            .map(|t| t.name())
+            .collect(),
+        answer_schema: settings.output_schema.as_ref(),
+        compact,
+    });
+    let agent = AgentRun {
+        provider,
+        toolset: conversation.toolset,
+        context: ToolContext {
+            workspace: workspace.clone(),
+            policy: Arc::new(settings.policy.clone()),
+            cancel: conversation.cancel,
+            plan_updates: None,
+        },
+        output,
+        max_turns: settings.max_turns,
+        tasks: &pieces.tasks,
+        ledger: &pieces.ledger,
+        window: conversation.window,
+        schema: settings.output_schema.as_ref().map(|schema| SchemaCheck {
+            schema,
+            retries: settings.schema_retries,
+        }),
+        transcript: conversation.session.map(|session| &session.transcript),
+        first_reads: match compact {
+            true => first_reads::named_files(workspace, &conversation.prompt),
+            false => Vec::new(),
+        },
+    };
+    agent
+        .run(system, conversation.history, conversation.prompt)
+        .await
+}
+
+/// Records how the run ended in its session and what it spent, with a warning for what could
+/// not be recorded; the session's running total goes to `run_end`.
+fn close_session(
+    session: RunSession,
+    answered: bool,
+    accounting: &mut Accounting,
+    output: &Output,
+) {
+    let (total, problems) = session.end(answered, accounting.spent.total());
+    accounting.session_usage = Some(total);
+    for message in problems {
+        output.emit(EventKind::Warning { message });
+    }
+}
