@@ -161,9 +161,8 @@ pub(crate) enum EventKind {
     /// were replaced by the model's summary of them.
     #[serde(rename_all = "camelCase")]
     Compaction {
-        /// Why: `threshold` (the next request would have filled most of the window) or
-        /// `context_length` (the provider refused a request as too long).
-        reason: String,
+        /// Why.
+        reason: CompactionReason,
         /// The estimated tokens of the conversation before.
         tokens_before: u64,
         /// The estimated tokens after.
@@ -251,6 +250,16 @@ pub(crate) enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_usage: Option<UsageTotals>,
     },
+}
+
+/// Why the conversation was compacted (`compaction.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum CompactionReason {
+    /// The next request would have filled most of the window.
+    Threshold,
+    /// The provider refused a request as longer than the window.
+    ContextLength,
 }
 
 /// What a `waiting` event waits for.

@@ -29,9 +29,9 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
-    CallStatus, Decision, EventKind, McpServerInfo, McpState, McpTransport, PermissionsChanged,
-    RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase,
-    WindowInfo, WindowSource,
+    CallStatus, CompactionReason, Decision, EventKind, McpServerInfo, McpState, McpTransport,
+    PermissionsChanged, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo, ToolInfo,
+    UsageTotals, WaitPhase, WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
