@@ -69,6 +69,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         bench.turns(turns, rows)?;
     }
     bench.sandbox(rows)?;
+    bench.guardian(rows)?;
     bench.bounds(rows)?;
     bench.structured(rows)?;
     bench.sessions(rows)?;
@@ -305,6 +306,49 @@ impl Bench<'_> {
             FREE_TEXT_ANSWER,
             rows,
         )
+    }
+
+    /// What a guardian costs on its own, running `/bin/true`: unconfined, and confined as a
+    /// command at `--auto medium` is (Landlock, the socket allow-list, every capability
+    /// dropped). The descriptor sweep is in both. The guardian is started as the runtime
+    /// starts it: `zero __guard`, its report pipe as stdin.
+    fn guardian(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let workspace = self.temp_dir()?;
+        let root = format!("--write-root={}", workspace.path().display());
+        let cases: [(&str, Vec<&str>); 2] = [
+            ("guardian alone, unconfined: /bin/true", Vec::new()),
+            (
+                "guardian alone, confined as at medium: /bin/true",
+                vec![
+                    "--confine-writes",
+                    &root,
+                    "--block-network",
+                    "--drop-privileges",
+                ],
+            ),
+        ];
+        for (label, flags) in cases {
+            let mut row = Row::new(label, Unit::Ms, "difference ≤ 0.1 ms");
+            for _ in 0..self.options.runs {
+                let (report, writer) = std::io::pipe()?;
+                let mut command = Command::new(&self.options.bin);
+                command
+                    .args(["__guard", "--grace-ms", "100"])
+                    .args(&flags)
+                    .args(["--", "true"])
+                    .current_dir(workspace.path())
+                    .stdin(writer)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
+                let running = process::start(&mut command)?;
+                // Only the guardian holds the writing end now.
+                drop(command);
+                row.time(running.wait()?.wall);
+                drop(report);
+            }
+            rows.push(row);
+        }
+        Ok(())
     }
 
     /// What the bounds of a run cost a tool turn: a deadline, a token budget (checked after
