@@ -9,6 +9,7 @@ use std::path::{Component, Path};
 
 use crate::fsutil;
 use crate::provider::ToolCall;
+use crate::tools::ToolId;
 
 /// The most files read up front: a prompt that names more is about something broader than
 /// these files, and the model can read the rest itself.
@@ -55,7 +56,7 @@ pub(crate) fn calls(paths: &[String]) -> Vec<ToolCall> {
         .enumerate()
         .map(|(index, path)| ToolCall {
             id: format!("zero_read_{}", index + 1),
-            name: "read_file".to_string(),
+            name: ToolId::ReadFile.name().to_string(),
             arguments: serde_json::json!({ "path": path }).to_string(),
         })
         .collect()

@@ -15,12 +15,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Specialist, TASK_OUTPUT, TASK_STOP};
+use super::Specialist;
 use crate::cli::ExecArgs;
 use crate::output::{InputFormat, OutputFormat};
 use crate::redact::{HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE};
 use crate::runtime::{Launch, RunId};
-use crate::tools::ToolContext;
+use crate::tools::{ForSpecialists, ToolContext, ToolId};
 use crate::usage::Limits;
 
 /// Set in a specialist's environment to the id of the run that launched it. A run that sees
@@ -294,15 +294,16 @@ impl ChildRun<'_> {
 /// `--enabled-tools` would mean "no filter".
 fn tool_flags(tools: &[&'static str], mcp_tools: &[String]) -> (Vec<String>, Vec<String>) {
     if tools.is_empty() && mcp_tools.is_empty() {
-        let all = crate::tools::CORE_TOOL_NAMES
-            .into_iter()
-            .chain([TASK_OUTPUT, TASK_STOP])
+        let all = ToolId::ALL
+            .iter()
+            .filter(|id| id.specialists() != ForSpecialists::Never)
+            .map(|id| id.name())
             .collect::<Vec<_>>();
         return (Vec::new(), vec![all.join(",")]);
     }
     let mut enabled = tools.to_vec();
-    if tools.contains(&"bash") {
-        enabled.extend([TASK_OUTPUT, TASK_STOP]);
+    if tools.contains(&ToolId::Bash.name()) {
+        enabled.extend(ToolId::for_specialists(ForSpecialists::WithShell).map(|id| id.name()));
     }
     enabled.extend(mcp_tools.iter().map(String::as_str));
     (vec![enabled.join(",")], Vec::new())

@@ -34,13 +34,6 @@ use crate::usage::Ledger;
 pub(crate) use child::{ChildEnv, Parent};
 pub(crate) use discovery::{SearchPaths, discover};
 
-/// The name the model calls `Task` by.
-pub(crate) const TASK: &str = "Task";
-/// The name the model calls `TaskOutput` by.
-pub(crate) const TASK_OUTPUT: &str = "TaskOutput";
-/// The name the model calls `TaskStop` by.
-pub(crate) const TASK_STOP: &str = "TaskStop";
-
 /// What a run needs to launch specialists.
 pub struct Launcher {
     /// The launching run's id, handed to each child so it knows it is one.
@@ -144,5 +137,46 @@ fn signal_name(signal: i32) -> String {
     match nix::sys::signal::Signal::try_from(signal) {
         Ok(known) => format!("{signal} ({})", known.as_str()),
         Err(_) => signal.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::runtime::RuntimeConfig;
+    use crate::tools::policy::Autonomy;
+    use crate::tools::{Policy, SideEffect, ToolFilter, ToolId};
+    use crate::usage::{Ledger, Limits};
+
+    #[test]
+    fn every_catalog_tool_is_registered_under_its_name_with_its_side_effect() {
+        let runtime = Arc::new(Runtime::new(
+            RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
+            Arc::new(|_| {}),
+        ));
+        let mut registry = Registry::with_runtime(Arc::clone(&runtime));
+        let launcher = Launcher {
+            parent_run: RunId::generate(),
+            provider: None,
+            search: SearchPaths::new(Path::new("/nonexistent"), |_| None),
+            ledger: Arc::new(Ledger::new(Limits::default(), None, None)),
+            mcp_servers: Vec::new(),
+        };
+        register(&mut registry, &runtime, Some(launcher));
+        let everything = Policy::new(Autonomy::High, false, Vec::new());
+        let toolset = registry.select(&ToolFilter::default(), &everything);
+        let registered: Vec<(&str, SideEffect)> = toolset
+            .visible()
+            .iter()
+            .map(|tool| (tool.name(), tool.side_effect()))
+            .collect();
+        let mut catalog: Vec<(&str, SideEffect)> = ToolId::ALL
+            .iter()
+            .map(|id| (id.name(), id.side_effect()))
+            .collect();
+        catalog.sort_unstable_by_key(|(name, _)| *name);
+        assert_eq!(registered, catalog);
     }
 }

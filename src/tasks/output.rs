@@ -9,20 +9,30 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::describe;
 use super::ending::{self, ChildEnding, Excerpt};
-use super::{TASK_OUTPUT, describe};
 use crate::output::EventKind;
 use crate::runtime::{OutputWindow, Runtime, TaskKind, TaskRecord, TaskStatus, Window};
-use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
+use crate::tools::{
+    Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args, tool_error,
+};
 
 /// The output returned when the model gives no `max_bytes`.
 const DEFAULT_MAX_BYTES: u64 = 16 * 1024;
-/// The most output one call may ask for.
-const MAX_MAX_BYTES: u64 = 256 * 1024;
+/// The `max_bytes` argument: at most 256 KiB.
+const MAX_BYTES: Bounded<u64> = Bounded {
+    name: "max_bytes",
+    min: 1,
+    max: Some(256 * 1024),
+};
 /// How long `block` waits when the model gives no `timeout_ms`.
 const DEFAULT_BLOCK_MS: u64 = 30_000;
-/// The longest `block` wait one call may ask for.
-const MAX_BLOCK_MS: u64 = 600_000;
+/// The `timeout_ms` argument: the longest `block` wait, at most 10 minutes.
+const BLOCK_MS: Bounded<u64> = Bounded {
+    name: "timeout_ms",
+    min: 1,
+    max: Some(600_000),
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,7 +60,7 @@ impl TaskOutput {
 #[async_trait]
 impl Tool for TaskOutput {
     fn name(&self) -> &'static str {
-        TASK_OUTPUT
+        ToolId::TaskOutput.name()
     }
 
     fn description(&self) -> &'static str {
@@ -76,23 +86,13 @@ impl Tool for TaskOutput {
                     "type": "boolean",
                     "description": "Wait for the task to end (up to timeout_ms) before answering."
                 },
-                "timeout_ms": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_BLOCK_MS,
-                    "description": "With block: the longest to wait (default 30000)."
-                },
+                "timeout_ms": BLOCK_MS.schema("With block: the longest to wait (default 30000)."),
                 "offset": {
                     "type": "integer",
                     "minimum": 0,
                     "description": "Read output from this byte offset instead of the end."
                 },
-                "max_bytes": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_MAX_BYTES,
-                    "description": "The most output bytes to return (default 16384)."
-                },
+                "max_bytes": MAX_BYTES.schema("The most output bytes to return (default 16384)."),
                 "answer": {
                     "type": "boolean",
                     "description": "Read a specialist's final answer instead of its output: \
@@ -105,23 +105,13 @@ impl Tool for TaskOutput {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Read
+        ToolId::TaskOutput.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: OutputArgs = parse_args(args)?;
-        let max_bytes = bounded(
-            "max_bytes",
-            args.max_bytes,
-            DEFAULT_MAX_BYTES,
-            MAX_MAX_BYTES,
-        )? as usize;
-        let timeout_ms = bounded(
-            "timeout_ms",
-            args.timeout_ms,
-            DEFAULT_BLOCK_MS,
-            MAX_BLOCK_MS,
-        )?;
+        let max_bytes = MAX_BYTES.or(args.max_bytes, DEFAULT_MAX_BYTES)? as usize;
+        let timeout_ms = BLOCK_MS.or(args.timeout_ms, DEFAULT_BLOCK_MS)?;
         let id = args.task_id.as_str();
         let wait = args.block.unwrap_or(false).then_some(timeout_ms);
         let record = self.record(id, wait, ctx).await?;
@@ -285,20 +275,6 @@ fn append_errors(report: &mut String, ending: &ChildEnding) {
     }
 }
 
-/// An optional numeric argument with a default and a maximum; 0 is refused.
-fn bounded(name: &str, value: Option<u64>, default: u64, max: u64) -> Result<u64, ToolError> {
-    match value {
-        None => Ok(default),
-        Some(0) => Err(ToolError::InvalidArguments(format!(
-            "`{name}` must be at least 1"
-        ))),
-        Some(value) if value > max => Err(ToolError::InvalidArguments(format!(
-            "`{name}` is {value}; the maximum is {max}"
-        ))),
-        Some(value) => Ok(value),
-    }
-}
-
 /// Appends the output window: which bytes are shown, where to continue, then the text.
 fn append_window(report: &mut String, read: &OutputWindow, text: &str, next_offset: u64) {
     if read.size == 0 {
@@ -429,13 +405,5 @@ mod tests {
             (&b"{\"a\"}\n"[..], 9)
         );
         assert_eq!(whole_lines(&window(3, b"abc"), false), (&b"abc"[..], 6));
-    }
-
-    #[test]
-    fn numeric_limits_are_checked() {
-        assert_eq!(bounded("max_bytes", None, 7, 10), Ok(7));
-        assert_eq!(bounded("max_bytes", Some(10), 7, 10), Ok(10));
-        assert!(bounded("max_bytes", Some(0), 7, 10).is_err());
-        assert!(bounded("max_bytes", Some(11), 7, 10).is_err());
     }
 }

@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{TASK_STOP, describe};
+use super::describe;
 use crate::runtime::Runtime;
-use crate::tools::{SideEffect, Tool, ToolContext, ToolResult, parse_args, tool_error};
+use crate::tools::{SideEffect, Tool, ToolContext, ToolId, ToolResult, parse_args, tool_error};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +32,7 @@ impl TaskStop {
 #[async_trait]
 impl Tool for TaskStop {
     fn name(&self) -> &'static str {
-        TASK_STOP
+        ToolId::TaskStop.name()
     }
 
     fn description(&self) -> &'static str {
@@ -57,7 +57,7 @@ impl Tool for TaskStop {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Shell
+        ToolId::TaskStop.side_effect()
     }
 
     async fn call(&self, args: Value, _ctx: &ToolContext) -> ToolResult {

@@ -20,11 +20,13 @@ use super::child::{
     self, ChildEnv, ChildRun, KEY_FILE, MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
 };
 use super::ending::{self, ChildEnding};
-use super::{Launcher, SearchPaths, Specialist, TASK, describe, discover};
+use super::{Launcher, SearchPaths, Specialist, describe, discover};
 use crate::mcp;
 use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus};
 use crate::structured::OutputSchema;
-use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args, tool_error};
+use crate::tools::{
+    SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args, tool_error,
+};
 use crate::usage::Ledger;
 
 /// The most of a specialist's answer a `Task` result holds; the rest is read with
@@ -243,7 +245,7 @@ fn report_ending(record: &TaskRecord, ending: &ChildEnding) -> ToolResult {
 #[async_trait]
 impl Tool for TaskTool {
     fn name(&self) -> &'static str {
-        TASK
+        ToolId::Task.name()
     }
 
     fn description(&self) -> &'static str {
@@ -290,7 +292,7 @@ impl Tool for TaskTool {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Shell
+        ToolId::Task.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {

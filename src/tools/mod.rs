@@ -9,6 +9,7 @@
 //! with a message that says which flag would allow it.
 
 mod args;
+mod catalog;
 mod files;
 mod fsops;
 mod patch;
@@ -33,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeError};
 
-pub(crate) use args::parse_args;
+pub(crate) use args::{Bounded, parse_args};
+pub(crate) use catalog::{ForSpecialists, ToolId};
 pub(crate) use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Permissions, Policy};
 
@@ -52,19 +54,6 @@ pub enum SideEffect {
     External,
     /// Touches nothing outside the run (e.g. the plan).
     None,
-}
-
-impl SideEffect {
-    /// The word used in listings and events.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            SideEffect::Read => "read",
-            SideEffect::Write => "write",
-            SideEffect::Shell => "shell",
-            SideEffect::External => "external",
-            SideEffect::None => "none",
-        }
-    }
 }
 
 /// Why a tool call did not produce a result. The kind decides how the loop reports it (a
@@ -138,21 +127,6 @@ pub trait Tool: Send + Sync {
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult;
 }
 
-/// The names of the core tools (files, search, patch, shell and plan), sorted as
-/// [`Registry::names`] lists them: what a specialist's tool flags are made of, known without a
-/// runtime. A unit test holds it to what [`Registry::with_runtime`] registers.
-pub(crate) const CORE_TOOL_NAMES: [&str; 9] = [
-    "apply_patch",
-    "bash",
-    "edit_file",
-    "glob",
-    "grep",
-    "list_directory",
-    "read_file",
-    "update_plan",
-    "write_file",
-];
-
 /// Every tool this build knows, by name.
 #[derive(Clone)]
 pub struct Registry {
@@ -167,15 +141,11 @@ impl Registry {
         let mut registry = Registry {
             tools: BTreeMap::new(),
         };
-        registry.register(Arc::new(files::ReadFile));
-        registry.register(Arc::new(search::ListDirectory));
-        registry.register(Arc::new(search::Glob));
-        registry.register(Arc::new(search::Grep));
-        registry.register(Arc::new(files::WriteFile));
-        registry.register(Arc::new(files::EditFile));
-        registry.register(Arc::new(patch::ApplyPatch));
-        registry.register(Arc::new(shell::Bash::new(Arc::clone(&runtime))));
-        registry.register(Arc::new(plan::UpdatePlan));
+        for id in ToolId::ALL {
+            if let Some(tool) = core_tool(*id, &runtime) {
+                registry.register(tool);
+            }
+        }
         registry
     }
 
@@ -219,6 +189,23 @@ impl Registry {
     }
 }
 
+/// zero's own tool `id` as `tools` implements it, or `None` for the task tools, which
+/// `tasks::register` adds. A match over every tool, so a new one cannot be forgotten here.
+fn core_tool(id: ToolId, runtime: &Arc<Runtime>) -> Option<Arc<dyn Tool>> {
+    Some(match id {
+        ToolId::ReadFile => Arc::new(files::ReadFile),
+        ToolId::ListDirectory => Arc::new(search::ListDirectory),
+        ToolId::Glob => Arc::new(search::Glob),
+        ToolId::Grep => Arc::new(search::Grep),
+        ToolId::WriteFile => Arc::new(files::WriteFile),
+        ToolId::EditFile => Arc::new(files::EditFile),
+        ToolId::ApplyPatch => Arc::new(patch::ApplyPatch),
+        ToolId::Bash => Arc::new(shell::Bash::new(Arc::clone(runtime))),
+        ToolId::UpdatePlan => Arc::new(plan::UpdatePlan),
+        ToolId::Task | ToolId::TaskOutput | ToolId::TaskStop => return None,
+    })
+}
+
 /// The `--enabled-tools` / `--disabled-tools` lists, already validated against the registry.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
@@ -229,11 +216,11 @@ pub struct ToolFilter {
 }
 
 impl ToolFilter {
-    /// Also hides `names`, but for those the filter enables by name.
-    pub(crate) fn leave_out(&mut self, names: &[&str]) {
-        for name in names {
+    /// Also hides `tools`, but for those the filter enables by name.
+    pub(crate) fn leave_out(&mut self, tools: impl IntoIterator<Item = ToolId>) {
+        for name in tools.into_iter().map(ToolId::name) {
             if !self.enabled.iter().any(|enabled| enabled == name) {
-                self.disabled.push((*name).to_string());
+                self.disabled.push(name.to_string());
             }
         }
     }
@@ -286,6 +273,11 @@ impl Toolset {
     /// The tools the model sees, sorted by name.
     pub(crate) fn visible(&self) -> &[Arc<dyn Tool>] {
         &self.visible
+    }
+
+    /// Whether this run offers zero's own tool `id`.
+    pub(crate) fn offers(&self, id: ToolId) -> bool {
+        self.visible.iter().any(|tool| tool.name() == id.name())
     }
 
     /// The side effect of a tool the registry knows, offered in this run or not.
@@ -354,12 +346,29 @@ mod tests {
     use crate::runtime::{RunId, RuntimeConfig};
 
     #[test]
-    fn the_core_tool_names_are_what_the_registry_registers() {
+    fn the_core_tools_are_registered_as_the_catalog_describes_them() {
         let runtime = Runtime::new(
             RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
             Arc::new(|_| {}),
         );
         let registry = Registry::with_runtime(Arc::new(runtime));
-        assert_eq!(registry.names(), CORE_TOOL_NAMES);
+        assert_eq!(
+            registry.names(),
+            [
+                "apply_patch",
+                "bash",
+                "edit_file",
+                "glob",
+                "grep",
+                "list_directory",
+                "read_file",
+                "update_plan",
+                "write_file",
+            ]
+        );
+        for tool in registry.tools.values() {
+            let id = ToolId::from_name(tool.name()).expect("a catalog tool");
+            assert_eq!(tool.side_effect(), id.side_effect(), "{}", tool.name());
+        }
     }
 }

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use super::{SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
 
 /// One step of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,17 +28,6 @@ pub(crate) enum StepStatus {
     Completed,
 }
 
-impl StepStatus {
-    /// The status as the model writes it (`pending`, `in_progress`, `completed`).
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            StepStatus::Pending => "pending",
-            StepStatus::InProgress => "in_progress",
-            StepStatus::Completed => "completed",
-        }
-    }
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct UpdatePlanArgs {
@@ -51,7 +40,7 @@ pub(crate) struct UpdatePlan;
 #[async_trait]
 impl Tool for UpdatePlan {
     fn name(&self) -> &'static str {
-        "update_plan"
+        ToolId::UpdatePlan.name()
     }
 
     fn description(&self) -> &'static str {
@@ -85,7 +74,7 @@ impl Tool for UpdatePlan {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::None
+        ToolId::UpdatePlan.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {

@@ -9,13 +9,17 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use super::{Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
 use crate::runtime::{CommandOutput, Runtime, ShellCommand, TaskSpec, Termination};
 
 /// The timeout when the model gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
-/// The longest timeout a call may ask for.
-const MAX_TIMEOUT_MS: u64 = 600_000;
+/// The `timeout_ms` argument: at most 10 minutes.
+const TIMEOUT_MS: Bounded<u64> = Bounded {
+    name: "timeout_ms",
+    min: 1,
+    max: Some(600_000),
+};
 /// The most output (stdout and stderr together) returned to the model.
 const OUTPUT_MAX: usize = 64 * 1024;
 
@@ -55,7 +59,7 @@ impl Bash {
 #[async_trait]
 impl Tool for Bash {
     fn name(&self) -> &'static str {
-        "bash"
+        ToolId::Bash.name()
     }
 
     fn description(&self) -> &'static str {
@@ -70,12 +74,9 @@ impl Tool for Bash {
                     "type": "string",
                     "description": "The command line, run with `bash -c` in the workspace root."
                 },
-                "timeout_ms": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_TIMEOUT_MS,
-                    "description": "Kill the command after this many milliseconds (default 120000)."
-                },
+                "timeout_ms": TIMEOUT_MS.schema(
+                    "Kill the command after this many milliseconds (default 120000)."
+                ),
                 "run_in_background": {
                     "type": "boolean",
                     "description": "Start the command as a background task and return at once \
@@ -88,7 +89,7 @@ impl Tool for Bash {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Shell
+        ToolId::Bash.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
@@ -107,20 +108,7 @@ impl Tool for Bash {
             }
             return self.start_background(&args.command, ctx).await;
         }
-        let timeout_ms = match args.timeout_ms {
-            None => DEFAULT_TIMEOUT_MS,
-            Some(0) => {
-                return Err(ToolError::InvalidArguments(
-                    "`timeout_ms` must be at least 1".into(),
-                ));
-            }
-            Some(ms) if ms > MAX_TIMEOUT_MS => {
-                return Err(ToolError::InvalidArguments(format!(
-                    "`timeout_ms` is {ms}; the maximum is {MAX_TIMEOUT_MS}"
-                )));
-            }
-            Some(ms) => ms,
-        };
+        let timeout_ms = TIMEOUT_MS.or(args.timeout_ms, DEFAULT_TIMEOUT_MS)?;
         let output = self
             .runtime
             .run_foreground(

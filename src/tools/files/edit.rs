@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use crate::fsutil;
 use crate::tools::fsops::{EDIT_LIMIT, io_failure, open_failure, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    Access, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+};
 
 /// Most match positions listed when `old_string` is ambiguous.
 const MAX_LISTED_LINES: usize = 10;
@@ -34,7 +36,7 @@ pub(crate) struct EditFile;
 #[async_trait]
 impl Tool for EditFile {
     fn name(&self) -> &'static str {
-        "edit_file"
+        ToolId::EditFile.name()
     }
 
     fn description(&self) -> &'static str {
@@ -74,7 +76,7 @@ impl Tool for EditFile {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Write
+        ToolId::EditFile.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use crate::fsutil;
 use crate::tools::fsops::{io_failure, open_failure, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+};
 
 /// Most bytes of numbered lines one call returns.
 const OUTPUT_CAP: usize = 128 * 1024;
@@ -21,6 +23,13 @@ const OUTPUT_CAP: usize = 128 * 1024;
 const LINE_CAP: usize = 4 * 1024;
 /// How much of the start of a file decides whether it is text (as git and ripgrep do).
 const SNIFF_LEN: usize = 8 * 1024;
+
+/// The `limit` argument: how many lines; as many as fit when not given.
+const LIMIT: Bounded<usize> = Bounded {
+    name: "limit",
+    min: 1,
+    max: None,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +45,7 @@ pub(crate) struct ReadFile;
 #[async_trait]
 impl Tool for ReadFile {
     fn name(&self) -> &'static str {
-        "read_file"
+        ToolId::ReadFile.name()
     }
 
     fn description(&self) -> &'static str {
@@ -63,11 +72,7 @@ impl Tool for ReadFile {
                     "minimum": 1,
                     "description": "The first line to show, 1-based. Default 1."
                 },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "How many lines to show. Default: as many as fit in 128 KiB."
-                }
+                "limit": LIMIT.schema("How many lines to show. Default: as many as fit in 128 KiB.")
             },
             "required": ["path"],
             "additionalProperties": false
@@ -75,7 +80,7 @@ impl Tool for ReadFile {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Read
+        ToolId::ReadFile.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
@@ -102,14 +107,9 @@ impl Window {
                 "`offset` is 1-based: the first line of the file is 1".into(),
             ));
         }
-        if limit == Some(0) {
-            return Err(ToolError::InvalidArguments(
-                "`limit` must be at least 1".into(),
-            ));
-        }
         Ok(Window {
             first: offset.unwrap_or(1),
-            limit,
+            limit: limit.map(|limit| LIMIT.check(limit)).transpose()?,
         })
     }
 }

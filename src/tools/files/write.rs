@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::fsutil;
 use crate::tools::fsops::{io_failure, open_failure, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolResult, parse_args};
+use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolId, ToolResult, parse_args};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,7 +24,7 @@ pub(crate) struct WriteFile;
 #[async_trait]
 impl Tool for WriteFile {
     fn name(&self) -> &'static str {
-        "write_file"
+        ToolId::WriteFile.name()
     }
 
     fn description(&self) -> &'static str {
@@ -55,7 +55,7 @@ impl Tool for WriteFile {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Write
+        ToolId::WriteFile.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {

@@ -26,7 +26,7 @@ use self::apply::apply_hunks;
 use self::commit::{Change, CommitError, Original, commit};
 use self::parse::{FileOp, parse};
 use super::fsops::{EDIT_LIMIT, open_failure, run_blocking};
-use super::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use super::{Access, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
 use crate::fsutil::{self, OpenError};
 
 #[derive(Debug, Deserialize)]
@@ -41,7 +41,7 @@ pub(crate) struct ApplyPatch;
 #[async_trait]
 impl Tool for ApplyPatch {
     fn name(&self) -> &'static str {
-        "apply_patch"
+        ToolId::ApplyPatch.name()
     }
 
     fn description(&self) -> &'static str {
@@ -90,7 +90,7 @@ impl Tool for ApplyPatch {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Write
+        ToolId::ApplyPatch.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {

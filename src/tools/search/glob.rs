@@ -10,12 +10,20 @@ use tokio_util::sync::CancellationToken;
 
 use super::{display_path, require_dir, walker};
 use crate::tools::fsops::{check_cancelled, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+};
 
 /// Paths returned when the call gives no `limit`.
 const DEFAULT_LIMIT: usize = 100;
 /// Most paths one call may ask for.
 const MAX_LIMIT: usize = 1000;
+/// The `limit` argument.
+const LIMIT: Bounded<usize> = Bounded {
+    name: "limit",
+    min: 1,
+    max: Some(MAX_LIMIT),
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,7 +39,7 @@ pub(crate) struct Glob;
 #[async_trait]
 impl Tool for Glob {
     fn name(&self) -> &'static str {
-        "glob"
+        ToolId::Glob.name()
     }
 
     fn description(&self) -> &'static str {
@@ -57,12 +65,7 @@ impl Tool for Glob {
                     "type": "string",
                     "description": "The directory to search, relative to the workspace root (or absolute). Default: the workspace root."
                 },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "description": "Most paths to return. Default 100."
-                }
+                "limit": LIMIT.schema("Most paths to return. Default 100.")
             },
             "required": ["pattern"],
             "additionalProperties": false
@@ -70,17 +73,12 @@ impl Tool for Glob {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Read
+        ToolId::Glob.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: GlobArgs = parse_args(args)?;
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(ToolError::InvalidArguments(format!(
-                "`limit` must be from 1 to {MAX_LIMIT}"
-            )));
-        }
+        let limit = LIMIT.or(args.limit, DEFAULT_LIMIT)?;
         let matcher = compile(&args.pattern)?;
         let shown = args.path.unwrap_or_else(|| ".".to_string());
         let root = ctx.resolve(&shown, Access::Read)?;

@@ -22,14 +22,26 @@ use super::{display_path, ordered, walker};
 use crate::fsutil;
 use crate::tools::fsops::{check_cancelled, io_failure, open_failure, run_blocking};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+};
 
 /// Output lines (content mode) or files (other modes) when the call gives no `limit`.
 const DEFAULT_LIMIT: usize = 200;
 /// Most lines or files one call may ask for.
 const MAX_LIMIT: usize = 2000;
-/// Most context lines around each match.
-const MAX_CONTEXT: usize = 10;
+/// The `limit` argument: output lines or files.
+const LIMIT: Bounded<usize> = Bounded {
+    name: "limit",
+    min: 1,
+    max: Some(MAX_LIMIT),
+};
+/// The `context` argument: lines around each match.
+const CONTEXT: Bounded<usize> = Bounded {
+    name: "context",
+    min: 0,
+    max: Some(10),
+};
 /// Most bytes of output one call returns.
 const OUTPUT_CAP: usize = 64 * 1024;
 /// Longest line of text shown per match; matches in minified files stay readable.
@@ -72,7 +84,7 @@ pub(crate) struct Grep;
 #[async_trait]
 impl Tool for Grep {
     fn name(&self) -> &'static str {
-        "grep"
+        ToolId::Grep.name()
     }
 
     fn description(&self) -> &'static str {
@@ -109,23 +121,17 @@ impl Tool for Grep {
                     "type": "boolean",
                     "description": "Match regardless of case. Default false."
                 },
-                "context": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "maximum": MAX_CONTEXT,
-                    "description": "Lines of context to show before and after each match (content mode only). Default 0."
-                },
+                "context": CONTEXT.schema(
+                    "Lines of context to show before and after each match (content mode only). Default 0."
+                ),
                 "output_mode": {
                     "type": "string",
                     "enum": ["content", "files_with_matches", "count"],
                     "description": "What to list: matching lines (default), file paths, or match counts per file."
                 },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_LIMIT,
-                    "description": "Most output lines (content mode) or files (other modes). Default 200."
-                }
+                "limit": LIMIT.schema(
+                    "Most output lines (content mode) or files (other modes). Default 200."
+                )
             },
             "required": ["pattern"],
             "additionalProperties": false
@@ -133,7 +139,7 @@ impl Tool for Grep {
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Read
+        ToolId::Grep.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
@@ -172,17 +178,8 @@ struct Query {
 
 impl Query {
     fn new(args: &GrepArgs) -> Result<Self, ToolError> {
-        if args.context > MAX_CONTEXT {
-            return Err(ToolError::InvalidArguments(format!(
-                "`context` must be from 0 to {MAX_CONTEXT}"
-            )));
-        }
-        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(ToolError::InvalidArguments(format!(
-                "`limit` must be from 1 to {MAX_LIMIT}"
-            )));
-        }
+        CONTEXT.check(args.context)?;
+        let limit = LIMIT.or(args.limit, DEFAULT_LIMIT)?;
         let matcher = RegexMatcherBuilder::new()
             .case_insensitive(args.case_insensitive)
             // Lets the searcher go line by line: the regex can never match a line break.

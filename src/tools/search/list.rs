@@ -10,7 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{display_path, require_dir, walker};
 use crate::tools::fsops::{check_cancelled, io_failure, run_blocking};
-use crate::tools::{Access, SideEffect, Tool, ToolContext, ToolError, ToolResult, parse_args};
+use crate::tools::{
+    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+};
 
 /// Most entries one call lists.
 const MAX_ENTRIES: usize = 1000;
@@ -18,6 +20,12 @@ const MAX_ENTRIES: usize = 1000;
 const DEFAULT_DEPTH: usize = 3;
 /// Deepest a recursive listing may go.
 const MAX_DEPTH: usize = 10;
+/// The `max_depth` argument.
+const DEPTH: Bounded<usize> = Bounded {
+    name: "max_depth",
+    min: 1,
+    max: Some(MAX_DEPTH),
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,7 +41,7 @@ pub(crate) struct ListDirectory;
 #[async_trait]
 impl Tool for ListDirectory {
     fn name(&self) -> &'static str {
-        "list_directory"
+        ToolId::ListDirectory.name()
     }
 
     fn description(&self) -> &'static str {
@@ -59,19 +67,16 @@ impl Tool for ListDirectory {
                     "type": "boolean",
                     "description": "List the whole tree (skipping hidden and gitignored entries) instead of one level. Default false, or true when max_depth is given."
                 },
-                "max_depth": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_DEPTH,
-                    "description": "How many levels a recursive listing descends; 1 is the directory's own entries. Default 3."
-                }
+                "max_depth": DEPTH.schema(
+                    "How many levels a recursive listing descends; 1 is the directory's own entries. Default 3."
+                )
             },
             "additionalProperties": false
         })
     }
 
     fn side_effect(&self) -> SideEffect {
-        SideEffect::Read
+        ToolId::ListDirectory.side_effect()
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
@@ -101,10 +106,7 @@ impl Depth {
                 "`max_depth` applies only to a recursive listing; drop it or set recursive to true"
                     .into(),
             )),
-            (_, Some(depth)) if !(1..=MAX_DEPTH).contains(&depth) => Err(
-                ToolError::InvalidArguments(format!("`max_depth` must be from 1 to {MAX_DEPTH}")),
-            ),
-            (_, Some(depth)) => Ok(Depth::Recursive(depth)),
+            (_, Some(depth)) => DEPTH.check(depth).map(Depth::Recursive),
             (Some(true), None) => Ok(Depth::Recursive(DEFAULT_DEPTH)),
             (_, None) => Ok(Depth::Flat),
         }
