@@ -117,7 +117,7 @@ impl ProviderConfig {
     /// A local provider's child also gets the socket of the server already running.
     pub(crate) fn child_variables(&self) -> Vec<(&'static str, String)> {
         let mut variables = vec![
-            ("ZERO_PROVIDER", self.kind.as_str().to_string()),
+            ("ZERO_PROVIDER", self.kind.word()),
             ("ZERO_BASE_URL", self.base_url.clone()),
             ("ZERO_MODEL", self.model.clone()),
             ("ZERO_MAX_OUTPUT_TOKENS", self.max_output_tokens.to_string()),
@@ -398,15 +398,10 @@ fn infer_kind(var: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
 }
 
 fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "openai" => Ok(ProviderKind::Openai),
-        "anthropic" => Ok(ProviderKind::Anthropic),
-        "local" => Ok(ProviderKind::Local),
-        _ => Err(ConfigError::UnknownProvider {
-            variable: "ZERO_PROVIDER",
-            value: value.to_owned(),
-        }),
-    }
+    ProviderKind::from_word(value.trim()).ok_or_else(|| ConfigError::UnknownProvider {
+        variable: "ZERO_PROVIDER",
+        value: value.to_owned(),
+    })
 }
 
 /// The `api_key` of the config file, if it has one: a secret to hide whether or not this run

@@ -46,13 +46,17 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// The word `--provider` and `ZERO_PROVIDER` take for this wire.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Openai => "openai",
-            ProviderKind::Anthropic => "anthropic",
-            ProviderKind::Local => "local",
-        }
+    /// The word `--provider` and `ZERO_PROVIDER` take for this wire: clap's name for it, so the
+    /// flag, the variable and a child's environment cannot say different words.
+    pub(crate) fn word(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .map(|value| value.get_name().to_owned())
+            .unwrap_or_default()
+    }
+
+    /// The wire `word` names, in any case (`ZERO_PROVIDER`).
+    pub(crate) fn from_word(word: &str) -> Option<ProviderKind> {
+        clap::ValueEnum::from_str(word, true).ok()
     }
 }
 

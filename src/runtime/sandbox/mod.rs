@@ -37,17 +37,6 @@ pub enum SandboxMode {
     Off,
 }
 
-impl SandboxMode {
-    /// The word `--sandbox` takes for this mode.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::Auto => "auto",
-            SandboxMode::Required => "required",
-            SandboxMode::Off => "off",
-        }
-    }
-}
-
 /// Where a run's commands may write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Writes {
