@@ -21,10 +21,10 @@ use crate::runtime::{
 
 /// The variable a run hands its specialists the path of its local server's socket in, so they
 /// talk to the same server. Private to zero: a user setting it makes a run use that socket.
-pub const SOCKET_VARIABLE: &str = "ZERO_LOCAL_SOCKET";
+pub(crate) const SOCKET_VARIABLE: &str = "ZERO_LOCAL_SOCKET";
 
 /// The variable that names the cache directory, when not the default.
-pub const CACHE_VARIABLE: &str = "ZERO_LOCAL_MODEL_CACHE";
+const CACHE_VARIABLE: &str = "ZERO_LOCAL_MODEL_CACHE";
 
 /// The chat template every local model runs with (see its header), unless [`Template::Stock`].
 const TEMPLATE: &str = include_str!("qwen25-tools.jinja");
@@ -45,7 +45,7 @@ const SOCKET_PATH_MAX: usize = 107;
 
 /// A model `--provider local` can run: `--model local:0.5b` or `local:1.5b`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocalModel {
+pub(crate) enum LocalModel {
     /// Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (about 490 MB).
     Coder0_5b,
     /// Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (about 1.1 GB).
@@ -54,11 +54,11 @@ pub enum LocalModel {
 
 impl LocalModel {
     /// Every local model, smallest first.
-    pub const ALL: [LocalModel; 2] = [LocalModel::Coder0_5b, LocalModel::Coder1_5b];
+    const ALL: [LocalModel; 2] = [LocalModel::Coder0_5b, LocalModel::Coder1_5b];
 
     /// The model used when none is named, chosen by `scripts/local-eval`'s numbers
     /// (docs/LOCAL_MODEL.md). `scripts/local-model build` with no model builds this one.
-    pub const DEFAULT: LocalModel = LocalModel::Coder1_5b;
+    pub(crate) const DEFAULT: LocalModel = LocalModel::Coder1_5b;
 
     /// The size `scripts/local-model build` takes for this model.
     fn size(self) -> &'static str {
@@ -69,12 +69,12 @@ impl LocalModel {
     }
 
     /// The model's name as `--model` takes it and `run_start` reports it: `local:<size>`.
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         format!("local:{}", self.size())
     }
 
     /// The model `name` means, if it is one (`local:1.5b`; case and spaces ignored).
-    pub fn parse(name: &str) -> Option<LocalModel> {
+    pub(crate) fn parse(name: &str) -> Option<LocalModel> {
         let name = name.trim().to_ascii_lowercase();
         let size = name.strip_prefix("local:")?;
         LocalModel::ALL
@@ -83,7 +83,7 @@ impl LocalModel {
     }
 
     /// The names of every local model, for a message: `local:0.5b or local:1.5b`.
-    pub fn names() -> String {
+    pub(crate) fn names() -> String {
         let names: Vec<String> = LocalModel::ALL.iter().map(|model| model.name()).collect();
         names.join(" or ")
     }
@@ -106,9 +106,10 @@ impl LocalModel {
 }
 
 /// Where the chat template's "answer now" hint goes, or llama.cpp's own template
-/// (`ZERO_LOCAL_TEMPLATE`; see docs/LOCAL_MODEL.md for what each scores).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Template {
+/// (`ZERO_LOCAL_TEMPLATE`; see docs/LOCAL_MODEL.md for what each scores). Its words are clap's
+/// names for the variants (`system-hint`, `answer-hint`, `stock`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Template {
     /// zero's template, the hint in the system text.
     SystemHint,
     /// zero's template, the hint after the last tool response.
@@ -119,17 +120,7 @@ pub enum Template {
 
 impl Template {
     /// The template used when `ZERO_LOCAL_TEMPLATE` names none.
-    pub const DEFAULT: Template = Template::AnswerHint;
-
-    const ALL: [Template; 3] = [Template::SystemHint, Template::AnswerHint, Template::Stock];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            Template::SystemHint => "system-hint",
-            Template::AnswerHint => "answer-hint",
-            Template::Stock => "stock",
-        }
-    }
+    const DEFAULT: Template = Template::AnswerHint;
 
     /// The server's arguments for this template.
     fn server_args(self) -> Vec<OsString> {
@@ -149,10 +140,11 @@ impl Template {
 
 /// What the system prompt and the tool list look like for a local model
 /// (`ZERO_LOCAL_PROMPT`): each token of them is read again at every turn, at about 37 tokens a
-/// second on 2 cores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptStyle {
-    /// A short system prompt and only the tools a small model uses well.
+/// second on 2 cores. Its words are clap's names for the variants (`compact`, `full`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PromptStyle {
+    /// A short system prompt and only the tools a small model uses well (the tool catalog,
+    /// `tools::ToolId`, says which it leaves out).
     Compact,
     /// The system prompt and tools every other provider gets.
     Full,
@@ -160,44 +152,22 @@ pub enum PromptStyle {
 
 impl PromptStyle {
     /// The style used when `ZERO_LOCAL_PROMPT` names none.
-    pub const DEFAULT: PromptStyle = PromptStyle::Compact;
-
-    const ALL: [PromptStyle; 2] = [PromptStyle::Compact, PromptStyle::Full];
-
-    fn as_str(self) -> &'static str {
-        match self {
-            PromptStyle::Compact => "compact",
-            PromptStyle::Full => "full",
-        }
-    }
+    const DEFAULT: PromptStyle = PromptStyle::Compact;
 }
-
-/// The tools [`PromptStyle::Compact`] leaves out: the ones for work a small model does not do
-/// well (specialists, background tasks, plans, multi-file patches), about 1,500 tokens of
-/// schema read again at every turn; and `grep`, which a 1.5B model reaches for instead of
-/// reading ("is there a bug?" becomes a search for the word "bug").
-pub const COMPACT_LEAVES_OUT: &[&str] = &[
-    "Task",
-    "TaskOutput",
-    "TaskStop",
-    "apply_patch",
-    "update_plan",
-    "grep",
-];
 
 /// The local provider's settings, from the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LocalSettings {
+pub(crate) struct LocalSettings {
     /// The chat template.
-    pub template: Template,
+    template: Template,
     /// The system prompt and tool list.
-    pub prompt: PromptStyle,
+    pub(crate) prompt: PromptStyle,
 }
 
 /// A setting variable whose value is not one of its words.
 #[derive(Debug, thiserror::Error)]
 #[error("{variable}={value:?} is not valid: use {choices}")]
-pub struct InvalidSetting {
+pub(crate) struct InvalidSetting {
     variable: &'static str,
     value: String,
     choices: String,
@@ -205,55 +175,39 @@ pub struct InvalidSetting {
 
 impl LocalSettings {
     /// The settings `ZERO_LOCAL_TEMPLATE` and `ZERO_LOCAL_PROMPT` in `env` choose.
-    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, InvalidSetting> {
+    pub(crate) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, InvalidSetting> {
         Ok(LocalSettings {
-            template: choice(
-                env,
-                "ZERO_LOCAL_TEMPLATE",
-                &Template::ALL,
-                Template::as_str,
-                Template::DEFAULT,
-            )?,
-            prompt: choice(
-                env,
-                "ZERO_LOCAL_PROMPT",
-                &PromptStyle::ALL,
-                PromptStyle::as_str,
-                PromptStyle::DEFAULT,
-            )?,
+            template: choice(env, "ZERO_LOCAL_TEMPLATE", Template::DEFAULT)?,
+            prompt: choice(env, "ZERO_LOCAL_PROMPT", PromptStyle::DEFAULT)?,
         })
     }
 }
 
-/// The one of `choices` that `variable` names, else `default` when it is unset or empty.
-fn choice<T: Copy>(
+/// The choice `variable` names (exactly one of its words), else `default` when it is unset or
+/// empty.
+fn choice<T: clap::ValueEnum>(
     env: &dyn Fn(&str) -> Option<String>,
     variable: &'static str,
-    choices: &[T],
-    word: fn(T) -> &'static str,
     default: T,
 ) -> Result<T, InvalidSetting> {
     let Some(value) = env(variable).filter(|value| !value.trim().is_empty()) else {
         return Ok(default);
     };
-    choices
-        .iter()
-        .copied()
-        .find(|choice| word(*choice) == value.trim())
-        .ok_or_else(|| InvalidSetting {
-            variable,
-            value,
-            choices: choices
-                .iter()
-                .map(|c| word(*c))
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+    T::from_str(value.trim(), false).map_err(|_| InvalidSetting {
+        variable,
+        value,
+        choices: T::value_variants()
+            .iter()
+            .filter_map(T::to_possible_value)
+            .map(|choice| choice.get_name().to_owned())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
 }
 
 /// The cache `scripts/local-model build` fills: `$ZERO_LOCAL_MODEL_CACHE`, else
 /// `$XDG_CACHE_HOME/zero/local-model`, else `~/.cache/zero/local-model`.
-pub fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|value| !value.is_empty());
     if let Some(dir) = var(CACHE_VARIABLE) {
         return Some(dir.into());
@@ -265,9 +219,9 @@ pub fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
 /// A running local model server, as the run holds it. Dropping it stops the server; the
 /// runtime's close waits until it is over.
 #[derive(Debug)]
-pub struct LocalServer {
+pub(crate) struct LocalServer {
     /// The socket the server answers on.
-    pub socket: PathBuf,
+    pub(crate) socket: PathBuf,
     service: Service,
 }
 
@@ -277,7 +231,7 @@ impl LocalServer {
     /// it stops the server it started. Fails with a message that says what to
     /// do when the build is missing, and with the end of the server's log when it exits or
     /// does not become ready within [`START_TIMEOUT`].
-    pub async fn start(
+    pub(crate) async fn start(
         runtime: &Runtime,
         model: LocalModel,
         settings: LocalSettings,

@@ -32,18 +32,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use super::{Source, Specialist};
 use crate::mcp;
-
-/// The read-only core tools: the whole of `read-only`, and part of `edit` and `execute`.
-const READ_TOOLS: [&str; 4] = ["read_file", "list_directory", "glob", "grep"];
-/// The core tools that change files.
-const WRITE_TOOLS: [&str; 3] = ["write_file", "edit_file", "apply_patch"];
-/// The core tool that runs commands.
-const SHELL_TOOL: &str = "bash";
-/// The core tool that records a plan.
-const PLAN_TOOL: &str = "update_plan";
-
-/// The tools that start, read and stop tasks; a specialist may not have them.
-const TASK_TOOLS: [&str; 3] = ["Task", "TaskOutput", "TaskStop"];
+use crate::tools::{ForSpecialists, SideEffect, ToolId};
 
 /// Claude Code front-matter keys that only change how Claude Code displays an agent: accepted
 /// silently in its files, so listing existing agent definitions is not a wall of warnings.
@@ -52,13 +41,14 @@ const CLAUDE_CODE_DISPLAY_KEYS: [&str; 1] = ["color"];
 /// A named group of tools a manifest grants with one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Category {
-    /// `read-only`: read_file, list_directory, glob, grep.
+    /// `read-only`: the tools that read (read_file, list_directory, glob, grep).
     ReadOnly,
-    /// `edit`: read-only plus write_file, edit_file, apply_patch.
+    /// `edit`: read-only plus the tools that change files (write_file, edit_file,
+    /// apply_patch).
     Edit,
-    /// `execute`: read-only plus bash.
+    /// `execute`: read-only plus the tool that runs commands (bash).
     Execute,
-    /// `plan`: update_plan.
+    /// `plan`: the tool that touches nothing outside the run (update_plan).
     Plan,
 }
 
@@ -81,42 +71,28 @@ impl Category {
         }
     }
 
-    /// The tools it grants.
+    /// The tools it grants: those a manifest may grant whose side effect it covers, sorted
+    /// by name.
     pub(crate) fn tools(self) -> Vec<&'static str> {
+        ToolId::for_specialists(ForSpecialists::Manifest)
+            .filter(|id| self.covers(id.side_effect()))
+            .map(ToolId::name)
+            .collect()
+    }
+
+    /// Whether it grants the tools of this side effect.
+    fn covers(self, effect: SideEffect) -> bool {
         match self {
-            Category::ReadOnly => READ_TOOLS.to_vec(),
-            Category::Edit => [READ_TOOLS.as_slice(), &WRITE_TOOLS].concat(),
-            Category::Execute => [READ_TOOLS.as_slice(), &[SHELL_TOOL]].concat(),
-            Category::Plan => vec![PLAN_TOOL],
+            Category::ReadOnly => effect == SideEffect::Read,
+            Category::Edit => matches!(effect, SideEffect::Read | SideEffect::Write),
+            Category::Execute => matches!(effect, SideEffect::Read | SideEffect::Shell),
+            Category::Plan => effect == SideEffect::None,
         }
     }
 
     fn from_name(word: &str) -> Option<Category> {
         Category::ALL.into_iter().find(|c| c.name() == word)
     }
-}
-
-/// Every tool a manifest may name on its own: the union of the categories.
-fn zero_tool(word: &str) -> Option<&'static str> {
-    Category::ALL
-        .into_iter()
-        .flat_map(Category::tools)
-        .find(|tool| *tool == word)
-}
-
-/// The zero tool behind a Claude Code tool name, for the Claude tools zero has.
-fn claude_tool(word: &str) -> Option<&'static str> {
-    Some(match word {
-        "Read" => "read_file",
-        "Grep" => "grep",
-        "Glob" => "glob",
-        "LS" => "list_directory",
-        "Bash" => SHELL_TOOL,
-        "Edit" | "MultiEdit" => "edit_file",
-        "Write" => "write_file",
-        "TodoWrite" => PLAN_TOOL,
-        _ => return None,
-    })
 }
 
 /// Which vocabulary a manifest speaks; decided by the directory it was found in.
@@ -350,19 +326,21 @@ fn resolve_tools(
     let mut tools = BTreeSet::new();
     let mut mcp_tools = BTreeSet::new();
     for word in words {
-        if TASK_TOOLS.contains(&word.as_str()) {
+        let zero_tool = ToolId::from_name(word);
+        if zero_tool.is_some_and(|id| id.specialists() != ForSpecialists::Manifest) {
             return Err(ManifestError::ForbiddenTool(word.clone()));
         }
         if mcp::server_of(word).is_some() {
             mcp_tools.insert(word.clone());
         } else if let Some(category) = Category::from_name(word) {
             tools.extend(category.tools());
-        } else if let Some(tool) = zero_tool(word) {
-            tools.insert(tool);
+        } else if let Some(id) = zero_tool {
+            tools.insert(id.name());
         } else if dialect == Dialect::ClaudeCode {
-            match claude_tool(word) {
-                Some(tool) => {
-                    tools.insert(tool);
+            // The catalog maps Claude Code names only to tools a manifest may grant.
+            match ToolId::from_claude_name(word) {
+                Some(id) => {
+                    tools.insert(id.name());
                 }
                 None => ignored.push(Ignored::ClaudeTool(word.clone())),
             }
@@ -581,7 +559,11 @@ mod tests {
 
     #[test]
     fn task_tools_are_forbidden_in_both_dialects() {
-        for tool in TASK_TOOLS {
+        let task_tools = ToolId::ALL
+            .iter()
+            .filter(|id| id.specialists() != ForSpecialists::Manifest)
+            .map(|id| id.name());
+        for tool in task_tools {
             let text = manifest(&format!(
                 "name: t\ndescription: d\ntools: read-only, {tool}"
             ));
@@ -743,6 +725,10 @@ mod tests {
 
     #[test]
     fn the_categories_cover_exactly_the_core_tools() {
-        assert_eq!(tool_names(), crate::tools::CORE_TOOL_NAMES.join(", "));
+        assert_eq!(
+            tool_names(),
+            "apply_patch, bash, edit_file, glob, grep, list_directory, read_file, update_plan, \
+             write_file"
+        );
     }
 }
