@@ -394,27 +394,18 @@ impl Shared {
                 .await?;
 
         let command = started.as_ref().ok().map(|(guarded, _)| guarded.command);
-        let record = TaskRecord {
-            schema_version: RECORD_SCHEMA_VERSION,
-            id: id.clone(),
-            // What the record says is read back by `zero tasks` and the model: a key the
-            // model typed into a command stays out of it.
-            kind: spec.kind.redacted(&self.config.secrets),
-            description: spec
-                .description
+        // What the record says is read back by `zero tasks` and the model: a key the model
+        // typed into a command stays out of it.
+        let record = TaskRecord::running(
+            id.clone(),
+            spec.kind.redacted(&self.config.secrets),
+            spec.description
                 .map(|description| self.config.secrets.apply(&description)),
-            run_id: self.config.run_id.clone(),
-            pid: command.map(|identity| identity.pid),
-            start_time: command.and_then(|identity| identity.start_time),
-            boot_id: command.and(boot_id),
-            started_at: record::now(),
-            ended_at: None,
-            status: TaskStatus::Running,
-            exit_code: None,
-            signal: None,
-            reason: None,
+            self.config.run_id.clone(),
+            command,
+            boot_id,
             output_path,
-        };
+        );
         let process = started.as_ref().ok().map(|(guarded, _)| *guarded);
         let task = Arc::new(Task::new(layout.record(&id), record.clone(), process));
         state.tasks.insert(id.clone(), Arc::clone(&task));

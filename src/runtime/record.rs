@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use super::identity::ProcessIdentity;
 use super::run::open_own;
 use super::{RunId, TaskId};
 
@@ -35,7 +36,8 @@ pub enum TaskKind {
 }
 
 impl TaskKind {
-    /// The `kind` word.
+    /// The `kind` word, for tables and text lines. Serde cannot give it alone: it writes the
+    /// word as the tag beside `name` or `command`.
     pub(crate) fn as_str(&self) -> &'static str {
         match self {
             TaskKind::Specialist { .. } => "specialist",
@@ -90,7 +92,9 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    /// The status word.
+    /// The status word, for tables and text lines (`zero tasks`, `TaskOutput`): a plain
+    /// `&'static str` where serde would give a JSON value to take apart. Serde stays the only
+    /// name on the wire, and a test keeps the two the same.
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             TaskStatus::Running => "running",
@@ -146,6 +150,39 @@ pub struct TaskRecord {
     pub reason: Option<String>,
     /// The file its output is appended to.
     pub output_path: PathBuf,
+}
+
+impl TaskRecord {
+    /// The first record of a task: `running` since now. `process` is what was started (`None`
+    /// when nothing could be), and `boot_id` the boot it runs in, recorded only with a
+    /// process.
+    pub(crate) fn running(
+        id: TaskId,
+        kind: TaskKind,
+        description: Option<String>,
+        run_id: RunId,
+        process: Option<ProcessIdentity>,
+        boot_id: Option<String>,
+        output_path: PathBuf,
+    ) -> TaskRecord {
+        TaskRecord {
+            schema_version: RECORD_SCHEMA_VERSION,
+            id,
+            kind,
+            description,
+            run_id,
+            pid: process.map(|identity| identity.pid),
+            start_time: process.and_then(|identity| identity.start_time),
+            boot_id: process.and(boot_id),
+            started_at: now(),
+            ended_at: None,
+            status: TaskStatus::Running,
+            exit_code: None,
+            signal: None,
+            reason: None,
+            output_path,
+        }
+    }
 }
 
 /// Why a record file could not be used. A record written by another zero version, or damaged,
@@ -265,25 +302,20 @@ impl RecordLock {
 /// A `running` shell task record of `run_id` with no process identity, for tests.
 #[cfg(test)]
 pub(crate) fn running_for_test(run_id: &RunId, output_path: PathBuf) -> TaskRecord {
-    TaskRecord {
-        schema_version: RECORD_SCHEMA_VERSION,
-        id: TaskId::generate(),
-        kind: TaskKind::Shell {
+    TaskRecord::running(
+        TaskId::generate(),
+        TaskKind::Shell {
             command: "true".into(),
         },
-        description: None,
-        run_id: run_id.clone(),
-        pid: Some(1234),
-        start_time: None,
-        boot_id: None,
-        started_at: now(),
-        ended_at: None,
-        status: TaskStatus::Running,
-        exit_code: None,
-        signal: None,
-        reason: None,
+        None,
+        run_id.clone(),
+        Some(ProcessIdentity {
+            pid: 1234,
+            start_time: None,
+        }),
+        None,
         output_path,
-    }
+    )
 }
 
 /// The current time as the records write it.
@@ -295,6 +327,29 @@ pub(crate) fn now() -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_words_for_text_are_the_words_on_the_wire() {
+        let statuses = [
+            TaskStatus::Running,
+            TaskStatus::Completed,
+            TaskStatus::Failed,
+            TaskStatus::Killed,
+            TaskStatus::Interrupted,
+        ];
+        for status in statuses {
+            assert_eq!(json!(status), status.as_str());
+        }
+        let kinds = [
+            TaskKind::Specialist { name: "a".into() },
+            TaskKind::Shell {
+                command: "b".into(),
+            },
+        ];
+        for kind in kinds {
+            assert_eq!(json!(kind)["kind"], kind.as_str());
+        }
+    }
 
     #[test]
     fn records_use_the_documented_field_names_and_ignore_unknown_ones() {
