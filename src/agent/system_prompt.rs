@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
-use crate::tools::workspace_files;
+use crate::tools::{ToolId, workspace_files};
 
 /// Project guidance files, read in this order in each directory.
 const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];
@@ -35,7 +35,8 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
         true => compact_intro(facts),
         false => full_intro(facts),
     };
-    prompt.push_str(autonomy_note(facts.autonomy, facts.tools.contains(&"bash")));
+    let bash = facts.tools.contains(&ToolId::Bash.name());
+    prompt.push_str(autonomy_note(facts.autonomy, bash));
     if let Some(guidance) = project_guidance(facts.workspace) {
         prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
         prompt.push_str(&guidance);
