@@ -346,26 +346,16 @@ mod tests {
     use crate::runtime::{RunId, RuntimeConfig};
 
     #[test]
-    fn the_core_tools_are_registered_as_the_catalog_describes_them() {
+    fn the_core_tools_are_the_ones_a_manifest_may_grant_as_the_catalog_describes_them() {
         let runtime = Runtime::new(
             RuntimeConfig::new(RunId::generate(), std::env::temp_dir().join("unused")),
             Arc::new(|_| {}),
         );
         let registry = Registry::with_runtime(Arc::new(runtime));
-        assert_eq!(
-            registry.names(),
-            [
-                "apply_patch",
-                "bash",
-                "edit_file",
-                "glob",
-                "grep",
-                "list_directory",
-                "read_file",
-                "update_plan",
-                "write_file",
-            ]
-        );
+        let grantable: Vec<&str> = ToolId::for_specialists(ForSpecialists::Manifest)
+            .map(ToolId::name)
+            .collect();
+        assert_eq!(registry.names(), grantable);
         for tool in registry.tools.values() {
             let id = ToolId::from_name(tool.name()).expect("a catalog tool");
             assert_eq!(tool.side_effect(), id.side_effect(), "{}", tool.name());
