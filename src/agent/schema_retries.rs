@@ -93,6 +93,11 @@ mod tests {
         .unwrap()
     }
 
+    /// `schema` held with `retries` retries.
+    fn retrying(schema: &OutputSchema, retries: u32) -> SchemaRetries<'_> {
+        SchemaRetries::new(Some(SchemaCheck { schema, retries }))
+    }
+
     #[test]
     fn without_a_schema_every_answer_stands_as_text() {
         let mut retries = SchemaRetries::new(None);
@@ -103,10 +108,7 @@ mod tests {
     #[test]
     fn an_answer_that_satisfies_the_schema_stands_with_its_value() {
         let schema = schema();
-        let mut retries = SchemaRetries::new(Some(SchemaCheck {
-            schema: &schema,
-            retries: 1,
-        }));
+        let mut retries = retrying(&schema, 1);
         assert!(retries.accepts("{\"verdict\": \"ok\"}"));
         assert_eq!(
             retries.judge("```json\n{\"verdict\": \"ok\"}\n```"),
@@ -117,10 +119,7 @@ mod tests {
     #[test]
     fn misses_go_back_until_the_retries_are_spent_then_the_run_gives_up() {
         let schema = schema();
-        let mut retries = SchemaRetries::new(Some(SchemaCheck {
-            schema: &schema,
-            retries: 2,
-        }));
+        let mut retries = retrying(&schema, 2);
         for expected in [1, 2] {
             match retries.judge("{}") {
                 Verdict::Retry {
@@ -143,10 +142,7 @@ mod tests {
     #[test]
     fn with_no_retries_the_first_miss_gives_up() {
         let schema = schema();
-        let mut retries = SchemaRetries::new(Some(SchemaCheck {
-            schema: &schema,
-            retries: 0,
-        }));
+        let mut retries = retrying(&schema, 0);
         assert!(matches!(
             retries.judge("{}"),
             Verdict::GiveUp { retries: 0, .. }

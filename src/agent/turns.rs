@@ -3,35 +3,39 @@
 //! does its part and says which step follows:
 //!
 //! - **read first**: the files the prompt names, read before the first request (once);
-//! - **request**: the conversation compacted if it outgrows the window, then streamed to the
-//!   model — or, with the turns spent, the closing summary asked for instead;
+//! - **request**: the conversation compacted if it outgrows the window (`compact`), then
+//!   streamed to the model — or, with the turns spent, the closing summary asked for instead;
 //! - **respond**: the size estimate learns from the response, the budget is checked, a cut-off
 //!   is reported; a response with calls goes on to run them, one without to be judged;
-//! - **judge**: the safeguards on an answer, in order — a call written out as text goes back
-//!   (`written_calls`), background tasks still running are mentioned once (`still_running`),
-//!   and what passes is held to the schema (`schema_retries`) or taken as the answer;
+//! - **judge** (`judge`): the safeguards on an answer, in order — a call written out as text
+//!   goes back (`written_calls`), background tasks still running are mentioned once
+//!   (`still_running`), and what passes is held to the schema (`schema_retries`) or taken as
+//!   the answer;
 //! - **run calls**: a turn that only repeats known results is refused (`repeats`), the others
 //!   run (`calls`, where each call passes its decision), and the plan's updates are taken;
-//! - **answer now**: a model that keeps repeating itself is asked for its answer, no tools.
+//! - **answer now** (`judge`): a model that keeps repeating itself is asked for its answer,
+//!   with no tools on offer.
 //!
-//! A new safeguard is a step, or a check inside the step it guards, with a test of its own.
+//! A new safeguard is a step, or a check inside the step it guards, with a test of its own; a
+//! rule or hook on a single tool call belongs in `calls::decide`, which every call passes.
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
     AnswerFormat, Completion, ErrorClass, Message, Request, StopReason, ToolCall, ToolSpec,
 };
-use crate::structured;
 use crate::tools::{ToolContext, ToolId};
 use crate::usage::Exceeded;
 
-use super::compaction::{self, Estimator};
+use super::compaction::Estimator;
 use super::plan::Plan;
 use super::repeats::{self, Repeat, Repeats};
-use super::schema_retries::{SchemaRetries, Verdict};
+use super::schema_retries::SchemaRetries;
 use super::still_running::Reminder;
-use super::written_calls::{self, Strike, Strikes};
-use super::{AgentRun, Answer, Ending, Report, Stuck, calls, first_reads};
+use super::written_calls::Strikes;
+use super::{AgentRun, Answer, Ending, Report, calls, first_reads};
 
+mod compact;
+mod judge;
 #[cfg(test)]
 mod tests;
 
@@ -246,82 +250,6 @@ impl<'r, 'a> Turns<'r, 'a> {
         Ending::OverBudget(exceeded, answer)
     }
 
-    /// The model answered without calling a tool. A call written out as text goes back, and
-    /// so, once, does an answer given while background tasks still run; what is left is held
-    /// to the schema.
-    async fn judge(&mut self, text: String) -> Step {
-        if let Some(tool) = self.written_call(&text) {
-            return self.refuse_written_call(text, tool);
-        }
-        if let Some(notice) = self.still_running.due(self.agent.tasks).await {
-            return self.send_back(text, notice);
-        }
-        self.check_schema(text)
-    }
-
-    /// The tool `text` calls, when it is a call of a tool on offer written out as text —
-    /// unless `--output-schema` accepts it: then it is the answer asked for, whatever it looks
-    /// like.
-    fn written_call(&self, text: &str) -> Option<String> {
-        let offered: Vec<&str> = self
-            .request
-            .tools
-            .iter()
-            .map(|tool| tool.name.as_str())
-            .collect();
-        written_calls::called_tool(text, &offered).filter(|_| !self.schema.accepts(text))
-    }
-
-    /// An answer that is a call of `tool` written out as text goes back with a note the first
-    /// time; the second time in a row the model is stuck.
-    fn refuse_written_call(&mut self, text: String, tool: String) -> Step {
-        match self.written.strike() {
-            Strike::First => {
-                self.agent.warn(written_calls::warning(&tool));
-                self.send_back(text, written_calls::note(&tool))
-            }
-            Strike::Again => Step::End(Ending::Stuck(Stuck::WritingCalls(tool))),
-        }
-    }
-
-    /// The answer against the run's schema: it ends the run, goes back with its violations
-    /// while retries are left, or ends the run unsatisfied.
-    fn check_schema(&mut self, text: String) -> Step {
-        match self.schema.judge(&text) {
-            Verdict::Accepted(structured) => {
-                Step::End(Ending::Answered(Answer { text, structured }))
-            }
-            Verdict::Retry {
-                violations,
-                retry,
-                retries,
-            } => {
-                self.agent.warn(format!(
-                    "the final answer does not satisfy --output-schema; the errors went back to \
-                     the model (retry {retry} of {retries}):\n{}",
-                    structured::list(&violations)
-                ));
-                // The answer is due: a server that can hold it to the schema is asked to.
-                self.answer_due(true);
-                self.send_back(text, structured::feedback(&violations))
-            }
-            Verdict::GiveUp {
-                violations,
-                retries,
-            } => {
-                // Kept in the conversation: a resumed session shows what was refused.
-                self.request.messages.push(Message::Assistant {
-                    text,
-                    tool_calls: Vec::new(),
-                });
-                Step::End(Ending::SchemaUnsatisfied {
-                    violations,
-                    retries,
-                })
-            }
-        }
-    }
-
     /// The model called tools: they run, unless the turn only repeats results the model
     /// already has; then the plan's updates are taken.
     async fn run_calls(&mut self, turn: Calls) -> Step {
@@ -386,26 +314,6 @@ impl<'r, 'a> Turns<'r, 'a> {
         }
     }
 
-    /// The model repeats itself: ask for its answer with no tools on offer for this one
-    /// request (they are back for any turn after it, should the answer miss the schema).
-    async fn answer_now(&mut self) -> Step {
-        self.request.messages.push(Message::User {
-            content: repeats::ANSWER_NOW_REQUEST.into(),
-        });
-        let tools = std::mem::take(&mut self.request.tools);
-        self.count += 1;
-        let answered = self.agent.stream(&self.request, true).await;
-        self.request.tools = tools;
-        match answered {
-            Err(ending) => Step::End(ending),
-            // Still a call, written out as text: the model has no answer to give.
-            Ok(completion) if self.written_call(&completion.text).is_some() => {
-                Step::End(Ending::Stuck(Stuck::Repeating))
-            }
-            Ok(completion) => self.check_schema(completion.text),
-        }
-    }
-
     /// The turns are spent: ask once more, without tools, for a summary.
     async fn final_summary(&mut self) -> Ending {
         self.request.tools.clear();
@@ -426,79 +334,6 @@ impl<'r, 'a> Turns<'r, 'a> {
             }
             Err(other) => other,
         }
-    }
-
-    /// Compacts the conversation before a request that would fill most of the window. Until
-    /// the window is known there is nothing to compact: only the first request is sent before
-    /// it is.
-    async fn compact_if_outgrown(&mut self) -> Result<(), Ending> {
-        let threshold = self
-            .agent
-            .window
-            .now()
-            .map(|window| (f64::from(window.tokens) * compaction::THRESHOLD) as u64);
-        if threshold.is_some_and(|threshold| self.sizes.tokens(&self.request) > threshold) {
-            self.compact(CompactionReason::Threshold).await?;
-        }
-        Ok(())
-    }
-
-    /// Replaces the older turns by the model's summary of them (see [`compaction`]) and
-    /// reports it; `Ok(false)` when there is nothing older to summarise.
-    async fn compact(&mut self, reason: CompactionReason) -> Result<bool, Ending> {
-        let agent = self.agent;
-        let before = self.sizes.tokens(&self.request);
-        // A request the provider refused proves the estimate wrong: keep only the newest turn.
-        let keep = match reason {
-            CompactionReason::Threshold => compaction::KEEP_TURNS,
-            CompactionReason::ContextLength => 1,
-        };
-        let window = agent.window().await.tokens;
-        let messages = &self.request.messages;
-        let Some(split) = compaction::split(messages, keep, &self.sizes, u64::from(window)) else {
-            return Ok(false);
-        };
-        let task = match messages.first() {
-            Some(Message::User { content }) => content.clone(),
-            _ => String::new(),
-        };
-        let summary = compaction::summary_request(
-            &self.request.system,
-            &task,
-            &messages[1..split],
-            &self.sizes,
-            window,
-        );
-        let completion = agent.stream(&summary, false).await?;
-        if completion.text.trim().is_empty() {
-            agent.warn(
-                "the model's summary of the conversation was empty; it was not compacted".into(),
-            );
-            return Ok(false);
-        }
-        self.request.messages =
-            compaction::rebuild(messages, split, &completion.text, self.plan.current());
-        if let Some(transcript) = agent.transcript {
-            transcript.rewrite(&self.request.messages);
-        }
-        agent.output.emit(EventKind::Compaction {
-            reason,
-            tokens_before: before,
-            tokens_after: self.sizes.tokens(&self.request),
-            messages_summarized: split - 1,
-        });
-        Ok(true)
-    }
-
-    /// An answer that is not taken goes back to the model, kept in the conversation with the
-    /// `note` that says why.
-    fn send_back(&mut self, answer: String, note: String) -> Step {
-        self.request.messages.push(Message::Assistant {
-            text: answer,
-            tool_calls: Vec::new(),
-        });
-        self.request.messages.push(Message::User { content: note });
-        Step::Request
     }
 
     /// Says whether the answer is due now, for a server that can hold an answer to the schema.

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::agent::repeats::{ANSWER_NOW_REQUEST, REPEATED_CALL};
 use crate::agent::testing::{Harness, answer, calling, spending};
 use crate::agent::{Ending, Stuck};
-use crate::provider::{ErrorClass, Message, ProviderError, Request};
+use crate::provider::{Completion, ErrorClass, Message, ProviderError, Request};
 use crate::structured::OutputSchema;
 use crate::usage::Exceeded;
 
@@ -108,14 +108,15 @@ async fn a_written_call_the_schema_accepts_is_the_answer() {
     }
 }
 
+/// The script of a model that reads the notes three times, then responds with `last`.
+fn repeating_then(last: Completion) -> Vec<Result<Completion, ProviderError>> {
+    let read = || Ok(calling(&[READ_NOTES]));
+    vec![read(), read(), read(), Ok(last)]
+}
+
 #[tokio::test]
 async fn a_repeated_turn_is_refused_and_the_next_one_asks_for_the_answer_without_tools() {
-    let harness = Harness::new(vec![
-        Ok(calling(&[READ_NOTES])),
-        Ok(calling(&[READ_NOTES])),
-        Ok(calling(&[READ_NOTES])),
-        Ok(answer("done")),
-    ]);
+    let harness = Harness::new(repeating_then(answer("done")));
     let report = harness.run("read the notes").await;
     assert_eq!(answered(&report.ending), "done");
     assert_eq!(report.turns, 4);
@@ -127,12 +128,7 @@ async fn a_repeated_turn_is_refused_and_the_next_one_asks_for_the_answer_without
 
 #[tokio::test]
 async fn asked_for_its_answer_a_model_that_writes_a_call_is_stuck_repeating() {
-    let harness = Harness::new(vec![
-        Ok(calling(&[READ_NOTES])),
-        Ok(calling(&[READ_NOTES])),
-        Ok(calling(&[READ_NOTES])),
-        Ok(answer(WRITTEN_READ)),
-    ]);
+    let harness = Harness::new(repeating_then(answer(WRITTEN_READ)));
     let report = harness.run("read the notes").await;
     assert!(
         matches!(report.ending, Ending::Stuck(Stuck::Repeating)),

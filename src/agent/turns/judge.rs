@@ -1,0 +1,120 @@
+//! The steps on an answer the model gives without calling a tool: the safeguards that may send
+//! it back (a call written out as text, background tasks still running), the schema it is held
+//! to, and the answer asked for from a model that keeps repeating itself.
+
+use crate::provider::Message;
+use crate::structured;
+
+use super::{Step, Turns};
+use crate::agent::schema_retries::Verdict;
+use crate::agent::written_calls::{self, Strike};
+use crate::agent::{Answer, Ending, Stuck, repeats};
+
+impl Turns<'_, '_> {
+    /// The model answered without calling a tool. A call written out as text goes back, and
+    /// so, once, does an answer given while background tasks still run; what is left is held
+    /// to the schema.
+    pub(super) async fn judge(&mut self, text: String) -> Step {
+        if let Some(tool) = self.written_call(&text) {
+            return self.refuse_written_call(text, tool);
+        }
+        if let Some(notice) = self.still_running.due(self.agent.tasks).await {
+            return self.send_back(text, notice);
+        }
+        self.check_schema(text)
+    }
+
+    /// The tool `text` calls, when it is a call of a tool on offer written out as text —
+    /// unless `--output-schema` accepts it: then it is the answer asked for, whatever it looks
+    /// like.
+    pub(super) fn written_call(&self, text: &str) -> Option<String> {
+        let offered: Vec<&str> = self
+            .request
+            .tools
+            .iter()
+            .map(|tool| tool.name.as_str())
+            .collect();
+        written_calls::called_tool(text, &offered).filter(|_| !self.schema.accepts(text))
+    }
+
+    /// An answer that is a call of `tool` written out as text goes back with a note the first
+    /// time; the second time in a row the model is stuck.
+    pub(super) fn refuse_written_call(&mut self, text: String, tool: String) -> Step {
+        match self.written.strike() {
+            Strike::First => {
+                self.agent.warn(written_calls::warning(&tool));
+                self.send_back(text, written_calls::note(&tool))
+            }
+            Strike::Again => Step::End(Ending::Stuck(Stuck::WritingCalls(tool))),
+        }
+    }
+
+    /// The answer against the run's schema: it ends the run, goes back with its violations
+    /// while retries are left, or ends the run unsatisfied.
+    pub(super) fn check_schema(&mut self, text: String) -> Step {
+        match self.schema.judge(&text) {
+            Verdict::Accepted(structured) => {
+                Step::End(Ending::Answered(Answer { text, structured }))
+            }
+            Verdict::Retry {
+                violations,
+                retry,
+                retries,
+            } => {
+                self.agent.warn(format!(
+                    "the final answer does not satisfy --output-schema; the errors went back to \
+                     the model (retry {retry} of {retries}):\n{}",
+                    structured::list(&violations)
+                ));
+                // The answer is due: a server that can hold it to the schema is asked to.
+                self.answer_due(true);
+                self.send_back(text, structured::feedback(&violations))
+            }
+            Verdict::GiveUp {
+                violations,
+                retries,
+            } => {
+                // Kept in the conversation: a resumed session shows what was refused.
+                self.request.messages.push(Message::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                });
+                Step::End(Ending::SchemaUnsatisfied {
+                    violations,
+                    retries,
+                })
+            }
+        }
+    }
+
+    /// The model repeats itself: ask for its answer with no tools on offer for this one
+    /// request (they are back for any turn after it, should the answer miss the schema).
+    pub(super) async fn answer_now(&mut self) -> Step {
+        self.request.messages.push(Message::User {
+            content: repeats::ANSWER_NOW_REQUEST.into(),
+        });
+        let tools = std::mem::take(&mut self.request.tools);
+        self.count += 1;
+        let answered = self.agent.stream(&self.request, true).await;
+        self.request.tools = tools;
+        match answered {
+            Err(ending) => Step::End(ending),
+            // Still a call, written out as text: the model has no answer to give.
+            Ok(completion) if self.written_call(&completion.text).is_some() => {
+                Step::End(Ending::Stuck(Stuck::Repeating))
+            }
+            Ok(completion) => self.check_schema(completion.text),
+        }
+    }
+
+    /// An answer that is not taken goes back to the model, kept in the conversation with the
+    /// `note` that says why.
+    pub(super) fn send_back(&mut self, answer: String, note: String) -> Step {
+        self.request.messages.push(Message::Assistant {
+            text: answer,
+            tool_calls: Vec::new(),
+        });
+        self.request.messages.push(Message::User { content: note });
+        Step::Request
+    }
+}
