@@ -42,6 +42,7 @@ mod special_files;
 mod specialist_results;
 mod specialists;
 mod stalled_output;
+mod stream_json_fixtures;
 mod structured;
 mod task_tools;
 mod tasks;
