@@ -1,6 +1,7 @@
 //! The `zero` binary: install the lifecycle hooks, parse argv, dispatch, and exit with the
 //! code the job decided.
 
+use std::ffi::OsString;
 use std::process::ExitCode as ProcessExitCode;
 use std::time::Duration;
 
@@ -19,7 +20,7 @@ fn main() -> ProcessExitCode {
     // run through its close. A guardian handles its own signals instead.
     let is_guardian = std::env::args_os()
         .nth(1)
-        .is_some_and(|arg| arg == "__guard");
+        .is_some_and(|arg| arg == zero::runtime::GUARD_SUBCOMMAND);
     if is_guardian {
         return run_guardian();
     }
@@ -135,22 +136,27 @@ fn clap_failure(error: clap::Error) -> ExitCode {
     }
 }
 
-/// The machine-readable `-o` format named in argv, when clap could not parse the rest.
+/// The machine-readable `-o` format named in argv, when clap could not parse the rest: the
+/// first place in argv where `zero exec`'s own `-o` definition parses (every spelling clap
+/// takes: `-o json`, `-ojson`, `-o=json`, `--output-format json`, `--output-format=json`).
 fn requested_output_format() -> Option<OutputFormat> {
-    let args: Vec<String> = std::env::args().collect();
-    let value = args.iter().enumerate().find_map(|(i, arg)| {
-        arg.strip_prefix("--output-format=")
-            .or_else(|| arg.strip_prefix("-o="))
-            .map(str::to_string)
-            .or_else(|| {
-                (arg == "-o" || arg == "--output-format")
-                    .then(|| args.get(i + 1).cloned())
-                    .flatten()
-            })
+    let flag = Cli::command()
+        .find_subcommand("exec")?
+        .get_arguments()
+        .find(|arg| arg.get_id() == "output_format")?
+        .clone()
+        .default_value(None);
+    let only_the_flag = clap::Command::new("zero")
+        .no_binary_name(true)
+        .ignore_errors(true)
+        .arg(flag);
+    let argv: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let format = (0..argv.len()).find_map(|start| {
+        let matches = only_the_flag
+            .clone()
+            .try_get_matches_from(&argv[start..])
+            .ok()?;
+        matches.get_one::<OutputFormat>("output_format").copied()
     })?;
-    match value.as_str() {
-        "json" => Some(OutputFormat::Json),
-        "stream-json" => Some(OutputFormat::StreamJson),
-        _ => None,
-    }
+    Some(format).filter(|format| *format != OutputFormat::Text)
 }

@@ -62,7 +62,7 @@ pub use ids::{RunId, TaskId};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
-pub use spawn::{Launch, this_binary, use_guardian_program};
+pub use spawn::{GUARD_SUBCOMMAND, Launch, this_binary, use_guardian_program};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;

@@ -30,8 +30,9 @@ use super::sandbox::Sandbox;
 use super::stop::Guarded;
 use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE};
 
-/// The hidden subcommand that makes the zero binary a guardian.
-const GUARD_SUBCOMMAND: &str = "__guard";
+/// The hidden subcommand that makes the zero binary a guardian: the first word of every
+/// guardian's argv, which `main` looks for before anything else.
+pub const GUARD_SUBCOMMAND: &str = "__guard";
 
 /// The shell that runs commands: bash when the machine has it (models write bash), else `sh`.
 fn shell() -> &'static str {
@@ -69,21 +70,23 @@ pub fn this_binary() -> &'static Path {
     })
 }
 
-/// A program to start under a guardian.
+/// A program to start under a guardian. Made by [`Launch::program`] or [`Launch::shell`],
+/// confined by the run's sandbox unless [`Launch::unconfined`] says otherwise; only the spawn
+/// door reads it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Launch {
     /// The program to run.
-    pub program: PathBuf,
+    program: PathBuf,
     /// Its arguments.
-    pub(crate) args: Vec<OsString>,
+    args: Vec<OsString>,
     /// Its working directory.
-    pub cwd: PathBuf,
+    cwd: PathBuf,
     /// Variables set for it on top of the inherited environment (which never includes the
     /// provider's key variables). `Debug` shows only their names.
-    pub(crate) env: Vec<(OsString, OsString)>,
+    env: Vec<(OsString, OsString)>,
     /// Whether the run's sandbox confines it: every command does; a specialist's `zero exec`
     /// does not, since it confines its own commands (and must reach the model).
-    pub(crate) confined: bool,
+    confined: bool,
 }
 
 impl fmt::Debug for Launch {
@@ -120,12 +123,20 @@ impl Launch {
 
     /// `command` run by the platform shell (bash when there is one) in `cwd`.
     pub(crate) fn shell(command: &str, cwd: &Path) -> Self {
+        Launch::program(
+            shell().into(),
+            vec!["-c".into(), command.into()],
+            cwd.to_path_buf(),
+            Vec::new(),
+        )
+    }
+
+    /// The same launch, outside the run's sandbox: for a specialist's `zero exec`, which must
+    /// reach the model and its data directory, and confines its own commands.
+    pub(crate) fn unconfined(self) -> Self {
         Launch {
-            program: shell().into(),
-            args: vec!["-c".into(), command.into()],
-            cwd: cwd.to_path_buf(),
-            env: Vec::new(),
-            confined: true,
+            confined: false,
+            ..self
         }
     }
 }
@@ -385,7 +396,7 @@ mod tests {
             temp_dir: Some("/w/tmp".into()),
             withheld: Vec::new(),
         };
-        let mut launch = Launch::shell("true", Path::new("/w"));
+        let launch = Launch::shell("true", Path::new("/w"));
         let grace = Duration::from_millis(10);
         let confined = GuardianCommand::new(&launch, &confinement, grace, Stdio::Piped).args();
         assert_eq!(
@@ -400,7 +411,7 @@ mod tests {
                 "--drop-privileges"
             ]
         );
-        launch.confined = false;
+        let launch = launch.unconfined();
         let free = GuardianCommand::new(&launch, &confinement, grace, Stdio::Piped).args();
         assert_eq!(free[..4], ["__guard", "--grace-ms", "10", "--"]);
     }

@@ -276,15 +276,9 @@ impl ChildRun<'_> {
             env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
         }
         env.push((USAGE_REPORT_VARIABLE.into(), self.usage_report.into()));
-        Launch {
-            program,
-            args,
-            cwd: self.ctx.workspace.clone(),
-            env,
-            // The child is zero: it must reach the model and its data directory, and it
-            // confines its own commands as its flags (the parent's, never wider) say.
-            confined: false,
-        }
+        // The child is zero: it must reach the model and its data directory, and it confines
+        // its own commands as its flags (the parent's, never wider) say.
+        Launch::program(program, args, self.ctx.workspace.clone(), env).unconfined()
     }
 }
 

@@ -11,8 +11,8 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use zero::runtime::{
-    CommandStartFailure, RunId, Runtime, RuntimeConfig, RuntimeError, StartError, TaskEvent,
-    TaskKind, TaskRecord, TaskSpec, TaskStatus, Window,
+    CommandStartFailure, Launch, RunId, Runtime, RuntimeConfig, RuntimeError, StartError,
+    TaskEvent, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
 use crate::support::procs::stat;
@@ -453,7 +453,8 @@ async fn a_child_that_ignores_sigterm_is_killed_after_the_grace() {
 async fn a_command_the_guardian_cannot_start_is_a_typed_failed_start() {
     let h = Harness::with(|config| config.max_running = 1);
     let mut missing = TaskSpec::shell("true", h.workspace.path());
-    missing.launch.program = h.workspace.path().join("no-such-program");
+    let program = h.workspace.path().join("no-such-program");
+    missing.launch = Launch::program(program, Vec::new(), h.workspace.path().into(), Vec::new());
     let failed = h.runtime.start(missing).await;
     let Err(RuntimeError::StartFailed { id, source }) = failed else {
         panic!("expected a failed start, got {failed:?}");
@@ -492,8 +493,7 @@ async fn the_ninth_start_is_refused_and_a_failed_start_frees_its_slot() {
     );
 
     h.runtime.stop(tasks[0].id.as_str()).await.unwrap();
-    let mut doomed = TaskSpec::shell("true", h.workspace.path());
-    doomed.launch.cwd = h.workspace.path().join("does-not-exist");
+    let doomed = TaskSpec::shell("true", &h.workspace.path().join("does-not-exist"));
     let failed = h.runtime.start(doomed).await;
     let Err(RuntimeError::StartFailed { id, .. }) = failed else {
         panic!("expected a failed start, got {failed:?}");
