@@ -21,21 +21,21 @@ pub(crate) enum ErrorCode {
     /// No provider configured, or an invalid configuration (`config_error`).
     #[serde(rename = "config_error")]
     Config,
-    /// The provider refused the credentials.
+    /// `auth`, exit 3: the credentials were refused.
     Auth,
-    /// The provider refused the request as malformed, or the model does not exist.
+    /// `bad_request`, exit 3: the request was refused, e.g. for an unknown model.
     BadRequest,
-    /// The conversation no longer fits the model's context window.
+    /// `context_length`, exit 3: even compacted, the conversation does not fit the window.
     ContextLength,
-    /// 429 after all retries.
+    /// `rate_limited`, exit 3, retryable: still rate limited after every retry.
     RateLimited,
-    /// 5xx or an overloaded server after all retries.
+    /// `unavailable`, exit 3, retryable: the server was still failing after every retry.
     Unavailable,
-    /// Could not connect, the connection dropped, or a timeout fired.
+    /// `network`, exit 3, retryable: no connection, a lost one, or a timeout.
     Network,
-    /// The server's reply was not the wire protocol.
+    /// `protocol`, exit 3: the reply was not the wire protocol (a page, malformed SSE).
     Protocol,
-    /// The run was cancelled while a model request was in flight.
+    /// `cancelled`, exit 3: cancelled mid-request with no signal or deadline to name.
     Cancelled,
     /// `--max-turns` ran out, or the model got stuck, before a final answer.
     Incomplete,
