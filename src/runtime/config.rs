@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::sandbox::Sandbox;
+use super::spawn::this_binary;
 use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
 use crate::redact::Secrets;
@@ -38,6 +39,10 @@ pub struct RuntimeConfig {
     /// Variables no process the runtime starts receives, on top of the provider's key
     /// variables, which none ever does.
     pub withheld_env: Vec<OsString>,
+    /// The zero binary every guardian and specialist child runs as: this very executable
+    /// ([`this_binary`]) unless the program embedding the runtime is not zero itself (an
+    /// integration test, whose executable is the test harness, names a zero build here).
+    pub zero_binary: PathBuf,
 }
 
 impl RuntimeConfig {
@@ -52,6 +57,7 @@ impl RuntimeConfig {
             secrets: Secrets::default(),
             sandbox: Sandbox::open(),
             withheld_env: Vec::new(),
+            zero_binary: this_binary().to_path_buf(),
         }
     }
 
@@ -72,6 +78,7 @@ impl RuntimeConfig {
             secrets: Secrets::default(),
             sandbox: Sandbox::open(),
             withheld_env: Vec::new(),
+            zero_binary: this_binary().to_path_buf(),
         })
     }
 }

@@ -62,7 +62,7 @@ pub use ids::{RunId, TaskId};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
-pub use spawn::{GUARD_SUBCOMMAND, Launch, this_binary, use_guardian_program};
+pub use spawn::{GUARD_SUBCOMMAND, Launch};
 pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
@@ -226,6 +226,12 @@ impl Runtime {
         .await?
     }
 
+    /// The zero binary guardians and specialist children run as
+    /// ([`RuntimeConfig::zero_binary`]).
+    pub(crate) fn zero_binary(&self) -> &Path {
+        &self.shared.config.zero_binary
+    }
+
     /// The run's temporary directory (inside [`Runtime::run_dir`]): every confined command's
     /// `TMPDIR`, and the one place a service confined like them may always write.
     pub async fn temp_dir(&self) -> Result<PathBuf, RuntimeError> {
@@ -321,6 +327,7 @@ impl Shared {
                 sandbox: self.config.sandbox.clone(),
                 temp_dir: None,
                 withheld: self.config.withheld_env.clone(),
+                guardian: self.config.zero_binary.clone(),
             });
         }
         let mut state = self.state.lock().await;
@@ -345,6 +352,7 @@ impl Shared {
             sandbox: sandbox.also_writable(run.temp_dir()),
             temp_dir: confined.then(|| run.temp_dir()),
             withheld: self.config.withheld_env.clone(),
+            guardian: self.config.zero_binary.clone(),
         }
     }
 

@@ -42,24 +42,11 @@ fn shell() -> &'static str {
         .unwrap_or("/bin/sh")
 }
 
-/// Makes the runtime start guardians and specialist children from `program` instead of this
-/// process's own executable (see [`this_binary`]). Only for programs that embed the runtime
-/// but are not `zero` themselves (integration tests, whose executable is the test harness).
-/// The first call wins.
-pub fn use_guardian_program(program: impl Into<PathBuf>) {
-    let _ = GUARDIAN_PROGRAM.set(program.into());
-}
-
-static GUARDIAN_PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-
 /// The zero binary, which runs every guardian and every specialist child: this very
 /// executable. On Linux `/proc/self/exe`, which names the running binary even if its file was
 /// replaced or deleted since (a rebuild while a run goes on), where a path to the file could
-/// name another build or nothing. [`use_guardian_program`] overrides it.
-pub fn this_binary() -> &'static Path {
-    if let Some(program) = GUARDIAN_PROGRAM.get() {
-        return program;
-    }
+/// name another build or nothing. The default of [`super::RuntimeConfig::zero_binary`].
+pub(super) fn this_binary() -> &'static Path {
     static CURRENT: OnceLock<PathBuf> = OnceLock::new();
     CURRENT.get_or_init(|| {
         if cfg!(target_os = "linux") {
@@ -152,6 +139,9 @@ pub(crate) struct Confinement {
     pub(crate) temp_dir: Option<PathBuf>,
     /// Variables withheld from every process started, on top of the provider's keys.
     pub(crate) withheld: Vec<OsString>,
+    /// The program every guardian runs as: the zero binary
+    /// ([`super::RuntimeConfig::zero_binary`]).
+    pub(crate) guardian: PathBuf,
 }
 
 /// Where a guardian's stdout and stderr go (the command inherits them from it).
@@ -172,11 +162,12 @@ pub(crate) enum Stdio<'a> {
 }
 
 /// The command line a guardian for `launch` is started with. The one place that decides what
-/// every guardian gets: its program ([`this_binary`]), its argv, the lifeline, the report pipe
-/// as stdin, its own process group, an environment without the provider's key, and `stdio`.
+/// every guardian gets: its program (the zero binary the confinement names), its argv, the
+/// lifeline, the report pipe as stdin, its own process group, an environment without the
+/// provider's key, and `stdio`.
 #[derive(Debug)]
 pub(crate) struct GuardianCommand<'a> {
-    program: &'static Path,
+    program: &'a Path,
     launch: &'a Launch,
     confinement: &'a Confinement,
     grace: Duration,
@@ -194,7 +185,7 @@ impl<'a> GuardianCommand<'a> {
         stdio: Stdio<'a>,
     ) -> Self {
         GuardianCommand {
-            program: this_binary(),
+            program: &confinement.guardian,
             launch,
             confinement,
             grace,
@@ -373,6 +364,7 @@ mod tests {
             sandbox: Sandbox::open(),
             temp_dir: None,
             withheld: Vec::new(),
+            guardian: this_binary().to_path_buf(),
         };
         let command =
             GuardianCommand::new(&launch, &none, Duration::from_millis(1500), Stdio::Piped);
@@ -395,6 +387,7 @@ mod tests {
             },
             temp_dir: Some("/w/tmp".into()),
             withheld: Vec::new(),
+            guardian: "/zero".into(),
         };
         let launch = Launch::shell("true", Path::new("/w"));
         let grace = Duration::from_millis(10);

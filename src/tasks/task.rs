@@ -363,7 +363,7 @@ impl Tool for TaskTool {
             Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
             None => None,
         };
-        let program = crate::runtime::this_binary().to_path_buf();
+        let program = self.runtime.zero_binary().to_path_buf();
         let launch = ChildRun {
             specialist,
             prompt_file: &prompt_file,

@@ -34,8 +34,6 @@ fn run_cancelled_after(
     server: &FakeModel,
     cancel_when: impl Fn(&FakeModel) -> bool + Sync,
 ) -> (Ending, Duration) {
-    // Commands run under guardians, which are the zero binary, not this test harness.
-    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let tokio = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -58,10 +56,10 @@ fn run_cancelled_after(
     .unwrap();
     let policy = Policy::new(Autonomy::Medium, false, vec![root.clone()]);
     let home = tempfile::tempdir().unwrap();
-    let tasks = Arc::new(Runtime::new(
-        RuntimeConfig::new(RunId::generate(), home.path()),
-        Arc::new(|_| {}),
-    ));
+    let mut config = RuntimeConfig::new(RunId::generate(), home.path());
+    // Commands run under guardians, which are the zero binary, not this test harness.
+    config.zero_binary = env!("CARGO_BIN_EXE_zero").into();
+    let tasks = Arc::new(Runtime::new(config, Arc::new(|_| {})));
     let toolset =
         Registry::with_runtime(Arc::clone(&tasks)).select(&ToolFilter::default(), &policy);
     let cancel = CancellationToken::new();

@@ -26,9 +26,12 @@ fn run_id(text: &str) -> RunId {
     RunId::parse(text).unwrap()
 }
 
-/// Commands run under guardians, which are the zero binary, not this test harness.
-fn use_the_zero_binary_as_guardian() {
-    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
+/// A runtime configuration for the run `run_id` in `home` whose commands run under guardians
+/// that are the zero binary, not this test harness.
+fn zero_config(run_id: RunId, home: impl Into<std::path::PathBuf>) -> RuntimeConfig {
+    let mut config = RuntimeConfig::new(run_id, home);
+    config.zero_binary = env!("CARGO_BIN_EXE_zero").into();
+    config
 }
 
 /// A runtime in a fresh data directory, with a workspace for its commands and a log of events.
@@ -45,10 +48,9 @@ impl Harness {
     }
 
     fn with(adjust: impl FnOnce(&mut RuntimeConfig)) -> Self {
-        use_the_zero_binary_as_guardian();
         let home = tempfile::tempdir().unwrap();
         let workspace = tempfile::tempdir().unwrap();
-        let mut config = RuntimeConfig::new(run_id(RUN_A), home.path());
+        let mut config = zero_config(run_id(RUN_A), home.path());
         config.kill_grace = Duration::from_millis(300);
         adjust(&mut config);
         let events: Arc<Mutex<Vec<TaskEvent>>> = Arc::default();
@@ -63,7 +65,7 @@ impl Harness {
     }
 
     fn another_run(&self, id: &str) -> Runtime {
-        let config = RuntimeConfig::new(run_id(id), self.home.path());
+        let config = zero_config(run_id(id), self.home.path());
         Runtime::new(config, Arc::new(|_| {}))
     }
 
@@ -635,10 +637,9 @@ mod foreground {
     use zero::runtime::{CommandOutput, ShellCommand, Termination};
 
     async fn run(command: &str, timeout_ms: u64, cancel: &CancellationToken) -> CommandOutput {
-        use_the_zero_binary_as_guardian();
         let dir = tempfile::tempdir().unwrap();
         let runtime = Runtime::new(
-            RuntimeConfig::new(RunId::generate(), dir.path().join("home")),
+            zero_config(RunId::generate(), dir.path().join("home")),
             Arc::new(|_| {}),
         );
         runtime
@@ -806,10 +807,9 @@ mod foreground {
 #[test]
 fn a_panic_closes_the_runtime_through_the_guard() {
     use zero::lifecycle::CloseOnDrop;
-    use_the_zero_binary_as_guardian();
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
-    let mut config = RuntimeConfig::new(RunId::generate(), home.path());
+    let mut config = zero_config(RunId::generate(), home.path());
     config.kill_grace = Duration::from_millis(300);
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
     // The flavour `zero exec` runs on: once a panic has left `block_on`, nothing drives its

@@ -18,11 +18,11 @@ struct Setup {
 }
 
 fn setup(max_running: usize) -> Setup {
-    // Commands run under guardians, which are the zero binary, not this test harness.
-    zero::runtime::use_guardian_program(env!("CARGO_BIN_EXE_zero"));
     let home = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let mut config = RuntimeConfig::new(RunId::generate(), home.path());
+    // Commands run under guardians, which are the zero binary, not this test harness.
+    config.zero_binary = env!("CARGO_BIN_EXE_zero").into();
     config.max_running = max_running;
     config.kill_grace = std::time::Duration::from_millis(300);
     let runtime = Arc::new(Runtime::new(config, Arc::new(|_| {})));
@@ -208,10 +208,9 @@ async fn bad_ids_and_arguments_are_explained() {
 
     // Another run's task is named as such.
     let other_run = RunId::generate();
-    let other = Runtime::new(
-        RuntimeConfig::new(other_run.clone(), s._home.path()),
-        Arc::new(|_| {}),
-    );
+    let mut config = RuntimeConfig::new(other_run.clone(), s._home.path());
+    config.zero_binary = env!("CARGO_BIN_EXE_zero").into();
+    let other = Runtime::new(config, Arc::new(|_| {}));
     let theirs = other
         .start(TaskSpec::shell("true", s.workspace.path()))
         .await
