@@ -249,7 +249,7 @@ mod tests {
             "\n",
             r#"{"type":"text","delta":"more"}"#,
             "\n",
-            r#"{"type":"error","code":"x","message":"went wrong","retryable":false}"#,
+            r#"{"type":"error","code":"internal_error","message":"went wrong","retryable":false}"#,
             "\n",
             "a stray stderr line\n",
             r#"{"type":"final","text":"second"}"#,
@@ -277,7 +277,7 @@ mod tests {
         let failed = concat!(
             r#"{"type":"text","delta":"thinking"}"#,
             "\n",
-            r#"{"type":"error","code":"x","message":"no","retryable":false}"#,
+            r#"{"type":"error","code":"internal_error","message":"no","retryable":false}"#,
             "\n"
         );
         assert_eq!(decided(failed).answer, None);
