@@ -20,7 +20,8 @@ use std::time::SystemTime;
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
 use crate::local_model::{LocalSettings, PromptStyle};
-use crate::mcp::{ServerConfig, UnknownKey, config as mcp_config};
+use crate::mcp::config::{self as mcp_config, Entry};
+use crate::mcp::{ServerConfig, UnknownKey};
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
     ProviderKind, WindowSource,
@@ -167,13 +168,18 @@ pub(crate) struct McpSettings {
     pub(crate) unknown_keys: Vec<UnknownKey>,
     /// Whether the workspace has a `.mcp.json` this run does not read (no `--mcp-project`).
     pub(crate) project_unread: bool,
+    /// Each server's entry as a specialist gets it, `${VAR}` expanded (a child's environment
+    /// may lack the variables).
+    handed: Vec<(String, Entry)>,
 }
 
 impl McpSettings {
-    /// Loads the servers the flags and the config file name.
+    /// Loads the servers the flags and the config file name; `env` expands their entries
+    /// for specialists.
     fn resolve(
         args: &ExecArgs,
         file: Option<&ConfigFile>,
+        env: &Environment,
         workspace: &Path,
     ) -> Result<Self, Failure> {
         let project_mcp = workspace.join(".mcp.json");
@@ -184,7 +190,16 @@ impl McpSettings {
             strict: args.strict_mcp_config,
         })
         .map_err(|error| Failure::usage(error.to_string()))?;
+        let handed = mcp
+            .servers
+            .iter()
+            .map(|server| {
+                let entry = server.handed_entry(&|name| env.var(name));
+                (server.name.clone(), entry)
+            })
+            .collect();
         Ok(McpSettings {
+            handed,
             servers: mcp.servers,
             unknown_keys: mcp.unknown_keys,
             project_unread: !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file(),
@@ -242,7 +257,7 @@ impl Settings {
             Support::probe(),
         )?;
         let keys = FileKeys::read(file)?;
-        let mcp = McpSettings::resolve(&args, file, &workspace)?;
+        let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace)?;
         let deadline = deadline(&args, keys.timeout.as_deref(), &parent)?;
         let limits = limits(&args, &keys)?;
         let context_window = context_window(&args, &keys)?;
@@ -308,7 +323,7 @@ impl Settings {
 
     /// A variable of the environment the settings were resolved with: what `${VAR}` in an
     /// MCP server's entry and the local model's cache are read from when `mcp` and
-    /// `local_model` start what the run needs.
+    /// `local_model` start what the run needs (their APIs take a lookup, not the values).
     pub(crate) fn var(&self, name: &str) -> Option<String> {
         self.env.var(name)
     }
@@ -344,15 +359,7 @@ impl Settings {
                 .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
             search: self.specialists.clone(),
             ledger: Arc::clone(ledger),
-            mcp_servers: self
-                .mcp
-                .servers
-                .iter()
-                .map(|server| {
-                    let entry = server.handed_entry(&|name| self.var(name));
-                    (server.name.clone(), entry)
-                })
-                .collect(),
+            mcp_servers: self.mcp.handed.clone(),
         })
     }
 
@@ -498,4 +505,27 @@ fn deadline(
         (Some(own), Some(inherited)) => Some(own.min(inherited)),
         (own, inherited) => own.or(inherited),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn mode_of(flags: &[&str]) -> Mode {
+        let argv = ["zero", "exec"].iter().chain(flags);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Exec(args) => Mode::of(&args),
+            _ => unreachable!("parsed as exec"),
+        }
+    }
+
+    #[test]
+    fn each_listing_flag_picks_its_mode_and_none_runs_the_agent() {
+        assert_eq!(mode_of(&["fix it"]), Mode::Run);
+        assert_eq!(mode_of(&["--list-tools"]), Mode::ListTools);
+        assert_eq!(mode_of(&["--list-specialists"]), Mode::ListSpecialists);
+    }
 }
