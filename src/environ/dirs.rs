@@ -50,8 +50,13 @@ impl Base {
     /// The base directory the environment `var` looks up describes, if any.
     pub(crate) fn dir(self, var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
         absolute(var, self.variable())
-            .or_else(|| absolute(var, "HOME").map(|home| home.join(self.beneath_home())))
+            .or_else(|| home(var).map(|home| home.join(self.beneath_home())))
     }
+}
+
+/// The user's home directory: `$HOME` when it is an absolute path.
+pub(crate) fn home(var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    absolute(var, "HOME")
 }
 
 /// zero's own directory beneath `base` (`<base>/zero`).
@@ -97,9 +102,18 @@ mod tests {
         for base in [Base::Config, Base::Data, Base::Cache] {
             let home = format!("/h/{}", base.beneath_home());
             let var = base.variable();
-            assert_eq!(base.dir(&env(&[(var, "/x"), ("HOME", "/h")])), Some("/x".into()));
-            assert_eq!(base.dir(&env(&[(var, ""), ("HOME", "/h")])), Some(home.clone().into()));
-            assert_eq!(base.dir(&env(&[(var, "rel"), ("HOME", "/h")])), Some(home.into()));
+            assert_eq!(
+                base.dir(&env(&[(var, "/x"), ("HOME", "/h")])),
+                Some("/x".into())
+            );
+            assert_eq!(
+                base.dir(&env(&[(var, ""), ("HOME", "/h")])),
+                Some(home.clone().into())
+            );
+            assert_eq!(
+                base.dir(&env(&[(var, "rel"), ("HOME", "/h")])),
+                Some(home.into())
+            );
             assert_eq!(base.dir(&env(&[(var, "rel"), ("HOME", "h")])), None);
             assert_eq!(base.dir(&env(&[("HOME", "")])), None);
         }
@@ -117,6 +131,10 @@ mod tests {
             data_dir(&env(&[("XDG_DATA_HOME", "x"), ("HOME", "/h")])),
             Some("/h/.local/share/zero".into())
         );
-        assert!(data_dir(&env(&[("ZERO_HOME", "rel")])).unwrap().is_absolute());
+        assert!(
+            data_dir(&env(&[("ZERO_HOME", "rel")]))
+                .unwrap()
+                .is_absolute()
+        );
     }
 }

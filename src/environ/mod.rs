@@ -5,5 +5,5 @@
 mod dirs;
 mod hide;
 
-pub(crate) use dirs::{Base, data_dir, zero_dir};
+pub(crate) use dirs::{Base, data_dir, home, zero_dir};
 pub use hide::hide_secret_values;

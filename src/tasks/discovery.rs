@@ -50,24 +50,19 @@ pub(crate) struct SearchPaths {
     pub(crate) workspace: PathBuf,
     /// The user's home directory, for `~/.claude/agents` and the `~/.config` fallback.
     pub(crate) home: Option<PathBuf>,
-    /// `$XDG_CONFIG_HOME`; when `None`, `~/.config` is used.
+    /// The config base directory (`$XDG_CONFIG_HOME`); when `None`, `~/.config` is used.
     pub(crate) config_home: Option<PathBuf>,
 }
 
 impl SearchPaths {
     /// The paths for `workspace` under the `HOME` and `XDG_CONFIG_HOME` that the environment
-    /// `var` looks up. Unset, empty or relative values are ignored, as the XDG base directory
-    /// spec asks.
+    /// `var` looks up, by the one reading of the XDG rules (`environ`: unset, empty or
+    /// relative values are ignored), so specialists and `config.toml` come from one root.
     pub(crate) fn new(workspace: &Path, var: impl Fn(&str) -> Option<OsString>) -> Self {
-        let absolute_dir = |name: &str| {
-            var(name)
-                .map(PathBuf::from)
-                .filter(|path| path.is_absolute())
-        };
         SearchPaths {
             workspace: workspace.to_path_buf(),
-            home: absolute_dir("HOME"),
-            config_home: absolute_dir("XDG_CONFIG_HOME"),
+            home: crate::environ::home(&var),
+            config_home: crate::environ::Base::Config.dir(&var),
         }
     }
 
