@@ -10,6 +10,7 @@ use std::path::Path;
 use clap::ValueEnum;
 
 use super::ExecArgs;
+use crate::session::SessionId;
 
 impl ExecArgs {
     /// The arguments after `zero exec` that parse back into exactly these flags. Prompt words
@@ -84,46 +85,19 @@ impl ExecArgs {
         argv.choice("--input-format", Some(input_format));
         argv.path("--output-last-message", output_last_message.as_deref());
         argv.path("--output-schema", output_schema.as_deref());
-        if let Some(retries) = schema_retries {
-            argv.value("--schema-retries", &retries.to_string());
-        }
-        if let Some(model) = model {
-            argv.value("--model", model);
-        }
+        argv.shown("--schema-retries", *schema_retries);
+        argv.shown("--model", model.as_ref());
         argv.choice("--provider", provider.as_ref());
-        if let Some(url) = base_url {
-            argv.value("--base-url", url);
-        }
-        if let Some(tokens) = max_output_tokens {
-            argv.value("--max-output-tokens", &tokens.to_string());
-        }
-        if let Some(turns) = max_turns {
-            argv.value("--max-turns", &turns.to_string());
-        }
-        if let Some(timeout) = timeout {
-            argv.value(
-                "--timeout",
-                &humantime::format_duration(*timeout).to_string(),
-            );
-        }
-        if let Some(tokens) = max_tokens {
-            argv.value("--max-tokens", &tokens.to_string());
-        }
-        if let Some(dollars) = max_cost_usd {
-            argv.value("--max-cost-usd", &dollars.to_string());
-        }
-        if let Some(tokens) = context_window {
-            argv.value("--context-window", &tokens.to_string());
-        }
-        if let Some(id) = resume {
-            argv.value("--resume", id);
-        }
-        if let Some(id) = fork {
-            argv.value("--fork", id.as_str());
-        }
-        if let Some(id) = session_id {
-            argv.value("--session-id", id.as_str());
-        }
+        argv.shown("--base-url", base_url.as_ref());
+        argv.shown("--max-output-tokens", *max_output_tokens);
+        argv.shown("--max-turns", *max_turns);
+        argv.shown("--timeout", timeout.map(humantime::format_duration));
+        argv.shown("--max-tokens", *max_tokens);
+        argv.shown("--max-cost-usd", max_cost_usd.as_ref());
+        argv.shown("--context-window", *context_window);
+        argv.shown("--resume", resume.as_ref());
+        argv.shown("--fork", fork.as_ref().map(SessionId::as_str));
+        argv.shown("--session-id", session_id.as_ref().map(SessionId::as_str));
         argv.switch("--no-session", *no_session);
         argv.switch("--any-workspace", *any_workspace);
         argv.switch("--list-tools", *list_tools);
@@ -151,6 +125,14 @@ impl Argv {
 
     fn value(&mut self, flag: &str, value: &str) {
         self.joined(flag, value.as_ref());
+    }
+
+    /// `--flag=value` when there is a value, written as it displays (a number, a duration,
+    /// a text).
+    fn shown(&mut self, flag: &str, value: Option<impl std::fmt::Display>) {
+        if let Some(value) = value {
+            self.value(flag, &value.to_string());
+        }
     }
 
     fn path(&mut self, flag: &str, path: Option<&Path>) {

@@ -144,60 +144,14 @@ fn begin(
 ) -> Result<Option<RunSession>, Failure> {
     let sessions = Sessions::new(data_dir);
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let (held, earlier, loaded, forked_from) = match wanted {
-        SessionWanted::None => return Ok(None),
-        SessionWanted::Resume {
-            which,
-            any_workspace,
-        } => {
-            let id = match which.as_str() {
-                "last" => sessions
-                    .last_of(run.workspace)
-                    .map_err(usage_error)?
-                    .ok_or_else(|| {
-                        Failure::usage(format!(
-                            "--resume last: workspace {} has no session yet",
-                            run.workspace.display()
-                        ))
-                    })?,
-                id => SessionId::parse(id).map_err(usage_error)?,
-            };
-            let held = sessions
-                .open(&id, run.run_id.as_str())
-                .map_err(usage_error)?;
-            let meta = sessions.meta(&id).map_err(usage_error)?;
-            if meta.workspace != run.workspace && !any_workspace {
-                return Err(usage_error(SessionError::OtherWorkspace {
-                    id,
-                    workspace: meta.workspace.display().to_string(),
-                }));
-            }
-            let loaded = session::load(held.dir(), true).map_err(usage_error)?;
-            (held, Some(meta), loaded, None)
-        }
-        SessionWanted::Fork { source, id } => {
-            let meta = sessions.meta(source).map_err(|e| match e {
-                SessionError::Io { .. } if !sessions.exists(source) => {
-                    usage_error(SessionError::Unknown(source.clone()))
-                }
-                other => usage_error(other),
-            })?;
-            // Read as it is, without repairs to the file: a run may be using it.
-            let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
-            loaded.on_disk = 0;
-            let id = id.clone().unwrap_or_else(SessionId::generate);
-            let held = sessions
-                .create(&id, run.run_id.as_str())
-                .map_err(usage_error)?;
-            (held, Some(meta), loaded, Some(source.clone()))
-        }
-        SessionWanted::New(id) => {
-            let id = id.clone().unwrap_or_else(SessionId::generate);
-            let held = sessions
-                .create(&id, run.run_id.as_str())
-                .map_err(usage_error)?;
-            (held, None, session::Loaded::default(), None)
-        }
+    let Some(Opened {
+        held,
+        earlier,
+        loaded,
+        forked_from,
+    }) = open(wanted, &sessions, &run)?
+    else {
+        return Ok(None);
     };
     let mut notes = loaded.repairs.clone();
     if let Some(earlier) = &earlier
@@ -245,6 +199,112 @@ fn begin(
         permissions_before,
         notes,
     }))
+}
+
+/// A session opened for the run, before its record says so.
+struct Opened {
+    /// The session, held.
+    held: Held,
+    /// The record of the session resumed or forked.
+    earlier: Option<Meta>,
+    /// The conversation the run continues.
+    loaded: session::Loaded,
+    /// The session this one is a copy of, when it is a fork.
+    forked_from: Option<SessionId>,
+}
+
+/// Opens (or creates) the session `wanted` names; `None` with `--no-session`.
+fn open(
+    wanted: &SessionWanted,
+    sessions: &Sessions,
+    run: &RunFacts<'_>,
+) -> Result<Option<Opened>, Failure> {
+    let opened = match wanted {
+        SessionWanted::None => return Ok(None),
+        SessionWanted::Resume {
+            which,
+            any_workspace,
+        } => resume(sessions, which, *any_workspace, run)?,
+        SessionWanted::Fork { source, id } => fork(sessions, source, id.clone(), run)?,
+        SessionWanted::New(id) => Opened {
+            held: create(sessions, id.clone(), run)?,
+            earlier: None,
+            loaded: session::Loaded::default(),
+            forked_from: None,
+        },
+    };
+    Ok(Some(opened))
+}
+
+/// `--resume`: the session `which` names (`last`: the workspace's most recent), held, its
+/// conversation repaired; one of another workspace only with `--any-workspace`.
+fn resume(
+    sessions: &Sessions,
+    which: &str,
+    any_workspace: bool,
+    run: &RunFacts<'_>,
+) -> Result<Opened, Failure> {
+    let id = match which {
+        "last" => sessions
+            .last_of(run.workspace)
+            .map_err(usage_error)?
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "--resume last: workspace {} has no session yet",
+                    run.workspace.display()
+                ))
+            })?,
+        id => SessionId::parse(id).map_err(usage_error)?,
+    };
+    let held = sessions
+        .open(&id, run.run_id.as_str())
+        .map_err(usage_error)?;
+    let meta = sessions.meta(&id).map_err(usage_error)?;
+    if meta.workspace != run.workspace && !any_workspace {
+        return Err(usage_error(SessionError::OtherWorkspace {
+            id,
+            workspace: meta.workspace.display().to_string(),
+        }));
+    }
+    let loaded = session::load(held.dir(), true).map_err(usage_error)?;
+    Ok(Opened {
+        held,
+        earlier: Some(meta),
+        loaded,
+        forked_from: None,
+    })
+}
+
+/// `--fork`: a new session (`id`, or a new id) with a copy of `source`'s conversation.
+fn fork(
+    sessions: &Sessions,
+    source: &SessionId,
+    id: Option<SessionId>,
+    run: &RunFacts<'_>,
+) -> Result<Opened, Failure> {
+    let meta = sessions.meta(source).map_err(|e| match e {
+        SessionError::Io { .. } if !sessions.exists(source) => {
+            usage_error(SessionError::Unknown(source.clone()))
+        }
+        other => usage_error(other),
+    })?;
+    // Read as it is, without repairs to the file: a run may be using it.
+    let mut loaded = session::load(&sessions.dir(source), false).map_err(usage_error)?;
+    loaded.on_disk = 0;
+    Ok(Opened {
+        held: create(sessions, id, run)?,
+        earlier: Some(meta),
+        loaded,
+        forked_from: Some(source.clone()),
+    })
+}
+
+/// A new session, `id` or a new id, held by the run.
+fn create(sessions: &Sessions, id: Option<SessionId>, run: &RunFacts<'_>) -> Result<Held, Failure> {
+    let id = id.unwrap_or_else(SessionId::generate);
+    sessions
+        .create(&id, run.run_id.as_str())
+        .map_err(usage_error)
 }
 
 /// How the earlier run's background tasks ended: they died with it, and are not resumed.
