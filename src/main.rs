@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use zero::cli::{Cli, Command, GuardArgs};
+use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs};
 use zero::exec::{self, Failure, Invocation};
 use zero::exit::ExitCode;
 use zero::lifecycle;
@@ -40,31 +40,36 @@ fn main() -> ProcessExitCode {
         Err(error) => return clap_failure(error).into(),
     };
     match cli.command {
-        Command::Exec(args) => {
-            let exec_matches = matches
-                .subcommand_matches("exec")
-                .expect("clap returned the exec subcommand");
-            let prompt_parts = prompt_parts_in_argv_order(exec_matches);
-            let exit = exec::run(
-                Invocation {
-                    args: *args,
-                    prompt_parts,
-                },
-                zero::operator::reconcile_at_start,
-            );
-            lifecycle::exit(exit.code())
-        }
+        Command::Exec(args) => run_exec(*args, &matches),
         Command::Tasks(args) => zero::operator::run(args, &exec::known_secrets()).into(),
         Command::Sessions(args) => {
             zero::operator::sessions::run(args, &exec::known_secrets()).into()
         }
-        Command::Generate(args) => match zero::generate::write_all(&args) {
-            Ok(()) => ProcessExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("zero: error: {error:#}");
-                ExitCode::Internal.into()
-            }
-        },
+        Command::Generate(args) => generate(&args),
+    }
+}
+
+/// `zero exec`: one job, its prompt parts in argv order; the process exits with its code.
+fn run_exec(args: ExecArgs, matches: &ArgMatches) -> ProcessExitCode {
+    let exec_matches = matches
+        .subcommand_matches("exec")
+        .expect("clap returned the exec subcommand");
+    let invocation = Invocation {
+        args,
+        prompt_parts: prompt_parts_in_argv_order(exec_matches),
+    };
+    let exit = exec::run(invocation, zero::operator::reconcile_at_start);
+    lifecycle::exit(exit.code())
+}
+
+/// `zero __generate`: the completions and man pages.
+fn generate(args: &GenerateArgs) -> ProcessExitCode {
+    match zero::generate::write_all(args) {
+        Ok(()) => ProcessExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("zero: error: {error:#}");
+            ExitCode::Internal.into()
+        }
     }
 }
 
