@@ -1,8 +1,8 @@
 //! Secret handling for anything that may reach a user, a log, a command or a model.
 //!
 //! The first line of defence is that commands never receive the provider's key: the spawn door
-//! withholds [`KEY_VARIABLES`] from every child, and a specialist gets its key through a private
-//! file named by [`HANDED_KEY_VARIABLE`] that it reads and removes at start. Redaction is the
+//! withholds the key variables (`environ::names::KEY_VARIABLES`) from every child, and a specialist gets its key through a private
+//! file named by `ZERO_HANDED_KEY_FILE` that it reads and removes at start. Redaction is the
 //! second line: error messages quote what servers said, and servers love to echo the key they
 //! rejected ("Incorrect API key provided: sk-..."), a model may repeat what it read, and a
 //! command may print a key it found on disk. Everything that leaves the process with foreign
@@ -16,22 +16,10 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use memchr::memmem;
 use regex::bytes::Regex;
 
+use crate::environ::names::KEY_VARIABLES;
+
 /// What a removed secret is replaced with.
 pub(crate) const MASK: &str = "[REDACTED]";
-
-/// The environment variables that carry a provider key. No command zero starts receives them,
-/// and their values are redacted from everything zero writes.
-pub(crate) const KEY_VARIABLES: [&str; 3] = ["ZERO_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
-
-/// Names the private file (0600, in the parent run's directory) through which a parent run
-/// hands its key to a specialist child; the child reads and removes it at start. Withheld from
-/// commands like the key variables themselves.
-pub(crate) const HANDED_KEY_VARIABLE: &str = "ZERO_HANDED_KEY_FILE";
-
-/// Names the private file (in the parent run's directory) a specialist reports its spending
-/// to, for the parent's budget. Withheld from commands too: a command that could write the
-/// report could hide what its run spent.
-pub(crate) const USAGE_REPORT_VARIABLE: &str = "ZERO_USAGE_REPORT_FILE";
 
 /// Configured secrets shorter than this are not replaced verbatim: they cannot meaningfully
 /// leak, and masking every occurrence of a two-letter string would garble the message.
@@ -160,7 +148,7 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// The values of the [`KEY_VARIABLES`] set in the environment `var` looks up.
+    /// The values of the key variables (`KEY_VARIABLES`) set in the environment `var` looks up.
     pub(crate) fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
         let secrets = Secrets::default();
         for name in KEY_VARIABLES {
@@ -374,37 +362,11 @@ fn is_continuation(byte: u8) -> bool {
     byte & 0b1100_0000 == 0b1000_0000
 }
 
-/// The words that make a variable's name look like it holds a secret (matched without regard
-/// to case, anywhere in the name).
-const SECRET_WORDS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
-
-/// Whether a variable's name says it holds a secret.
-pub(crate) fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_WORDS.iter().any(|word| upper.contains(word))
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    #[test]
-    fn secret_looking_names_are_matched_without_regard_to_case() {
-        for name in [
-            "GITHUB_TOKEN",
-            "aws_secret_access_key",
-            "DbPassword",
-            "GCP_CREDENTIALS",
-            "keyring",
-        ] {
-            assert!(looks_secret(name), "{name}");
-        }
-        for name in ["PATH", "HOME", "TERM", "LANG", "CARGO_HOME"] {
-            assert!(!looks_secret(name), "{name}");
-        }
-    }
 
     #[test]
     fn configured_secret_is_removed_verbatim() {

@@ -11,11 +11,10 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use super::names::{HOME, XDG_CACHE_HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, ZERO_HOME};
+
 /// The name of zero's own directory beneath each base directory.
 const ZERO: &str = "zero";
-
-/// Names zero's data directory; beats `XDG_DATA_HOME`.
-const ZERO_HOME: &str = "ZERO_HOME";
 
 /// One of the XDG base directories zero uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,9 +31,9 @@ impl Base {
     /// The variable that names this base directory.
     fn variable(self) -> &'static str {
         match self {
-            Base::Config => "XDG_CONFIG_HOME",
-            Base::Data => "XDG_DATA_HOME",
-            Base::Cache => "XDG_CACHE_HOME",
+            Base::Config => XDG_CONFIG_HOME,
+            Base::Data => XDG_DATA_HOME,
+            Base::Cache => XDG_CACHE_HOME,
         }
     }
 
@@ -56,7 +55,7 @@ impl Base {
 
 /// The user's home directory: `$HOME` when it is an absolute path.
 pub(crate) fn home(var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    absolute(var, "HOME")
+    absolute(var, HOME)
 }
 
 /// zero's own directory beneath `base` (`<base>/zero`).

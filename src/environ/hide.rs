@@ -16,7 +16,7 @@
 use std::ffi::{CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::redact::{KEY_VARIABLES, looks_secret};
+use super::names::{KEY_VARIABLES, looks_secret};
 
 #[cfg(target_os = "linux")]
 unsafe extern "C" {

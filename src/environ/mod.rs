@@ -4,6 +4,7 @@
 
 mod dirs;
 mod hide;
+pub(crate) mod names;
 
 pub(crate) use dirs::{Base, data_dir, home, zero_dir};
 pub use hide::hide_secret_values;

@@ -22,9 +22,8 @@ use super::failure::Failure;
 use super::inputs::Environment;
 use crate::cli::ExecArgs;
 use crate::config_file::ConfigFile;
+use crate::environ::names::{KEY_VARIABLES, looks_secret};
 use crate::output::SandboxInForce;
-use crate::redact::KEY_VARIABLES;
-use crate::redact::looks_secret;
 use crate::runtime::sandbox::{Network, Privileges, Sandbox, SandboxMode, Support, Writes};
 use crate::tools::policy::{Autonomy, Commands};
 

@@ -6,7 +6,7 @@
 //! every command: under a guardian, tied to the lifeline (gone even when zero is SIGKILLed), its
 //! network blocked. It serves on a Unix socket in the run's temporary directory, and the provider
 //! speaks the OpenAI wire to it over that socket. A specialist of the run reuses its parent's
-//! server (the socket is handed down in [`SOCKET_VARIABLE`]) rather than loading the model again.
+//! server (the socket is handed down in [`ZERO_LOCAL_SOCKET`]) rather than loading the model again.
 //!
 //! The chat template and the system prompt small models are given are settings measured by
 //! `scripts/local-eval` (docs/LOCAL_MODEL.md): [`Template`] and [`PromptStyle`].
@@ -15,16 +15,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::environ::names::ZERO_LOCAL_MODEL_CACHE;
+use crate::environ::names::{ZERO_LOCAL_PROMPT, ZERO_LOCAL_TEMPLATE};
 use crate::runtime::{
     Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail,
 };
-
-/// The variable a run hands its specialists the path of its local server's socket in, so they
-/// talk to the same server. Private to zero: a user setting it makes a run use that socket.
-pub(crate) const SOCKET_VARIABLE: &str = "ZERO_LOCAL_SOCKET";
-
-/// The variable that names the cache directory, when not the default.
-const CACHE_VARIABLE: &str = "ZERO_LOCAL_MODEL_CACHE";
 
 /// The chat template every local model runs with (see its header), unless [`Template::Stock`].
 const TEMPLATE: &str = include_str!("qwen25-tools.jinja");
@@ -177,8 +172,8 @@ impl LocalSettings {
     /// The settings `ZERO_LOCAL_TEMPLATE` and `ZERO_LOCAL_PROMPT` in `env` choose.
     pub(crate) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, InvalidSetting> {
         Ok(LocalSettings {
-            template: choice(env, "ZERO_LOCAL_TEMPLATE", Template::DEFAULT)?,
-            prompt: choice(env, "ZERO_LOCAL_PROMPT", PromptStyle::DEFAULT)?,
+            template: choice(env, ZERO_LOCAL_TEMPLATE, Template::DEFAULT)?,
+            prompt: choice(env, ZERO_LOCAL_PROMPT, PromptStyle::DEFAULT)?,
         })
     }
 }
@@ -209,7 +204,7 @@ fn choice<T: clap::ValueEnum>(
 /// `$XDG_CACHE_HOME/zero/local-model`, else `~/.cache/zero/local-model`.
 fn cache_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|value| !value.is_empty());
-    if let Some(dir) = var(CACHE_VARIABLE) {
+    if let Some(dir) = var(ZERO_LOCAL_MODEL_CACHE) {
         return Some(dir.into());
     }
     let lookup = |name: &str| env(name).map(std::ffi::OsString::from);
@@ -315,7 +310,7 @@ fn installed(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(PathBuf, PathBuf), String> {
     let cache = cache_dir(env).ok_or_else(|| {
-        format!("no cache directory for the local model: set {CACHE_VARIABLE} or HOME")
+        format!("no cache directory for the local model: set {ZERO_LOCAL_MODEL_CACHE} or HOME")
     })?;
     let server = cache.join("bin").join("llama-server");
     let weights = cache.join(model.file());
@@ -416,7 +411,7 @@ mod tests {
         let cases: [(Env, Option<&str>); 5] = [
             (
                 &[
-                    (CACHE_VARIABLE, "/c"),
+                    (ZERO_LOCAL_MODEL_CACHE, "/c"),
                     ("XDG_CACHE_HOME", "/x"),
                     ("HOME", "/h"),
                 ],
@@ -428,7 +423,7 @@ mod tests {
             ),
             (&[("HOME", "/h")], Some("/h/.cache/zero/local-model")),
             (
-                &[(CACHE_VARIABLE, ""), ("HOME", "/h")],
+                &[(ZERO_LOCAL_MODEL_CACHE, ""), ("HOME", "/h")],
                 Some("/h/.cache/zero/local-model"),
             ),
             (&[], None),

@@ -22,8 +22,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::config_file::{self, ConfigFile, ConfigFileError};
+use crate::environ::names::{
+    KEY_VARIABLES, ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE, looks_secret,
+};
 use crate::fsutil;
-use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE, looks_secret};
 use crate::runtime::MAX_DURATION;
 
 /// How long a server may take to start and list its tools, unless its entry says otherwise.
@@ -721,7 +723,7 @@ fn check_name(name: &str) -> Result<(), EntryProblem> {
 /// Whether the variable `name` is one no server's entry may name: a provider's key, or the
 /// private files a parent run hands its key and its spending report through.
 fn never_expanded(name: &str) -> bool {
-    KEY_VARIABLES.contains(&name) || name == HANDED_KEY_VARIABLE || name == USAGE_REPORT_VARIABLE
+    KEY_VARIABLES.contains(&name) || name == ZERO_HANDED_KEY_FILE || name == ZERO_USAGE_REPORT_FILE
 }
 
 /// Checks the references in `text`, the value of `field`: well formed, no provider key
@@ -961,7 +963,7 @@ mod tests {
     fn a_provider_key_variable_is_refused_in_every_field() {
         for variable in KEY_VARIABLES
             .into_iter()
-            .chain([HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE])
+            .chain([ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE])
         {
             let reference = format!("${{{variable}:-x}}");
             for (json, field) in [

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{
     CallStatus, EventKind, McpServerInfo, McpState, SandboxInForce, SpecialistInfo, Writer, word,
 };
+use crate::environ::names::NO_COLOR;
 use crate::redact::Secrets;
 use crate::runtime::TaskStatus;
 use crate::tools::policy::FilesystemConfinement;
@@ -215,7 +216,7 @@ fn specialist_listing(specialists: &[SpecialistInfo]) -> String {
 /// Spinners and colour only on a terminal, and never when `NO_COLOR` or `TERM=dumb` says no.
 fn decorations_allowed() -> bool {
     io::stderr().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os(NO_COLOR).is_none_or(|v| v.is_empty())
         && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }
 

@@ -31,7 +31,11 @@ use super::ProviderKind;
 use super::http::BuildError;
 use super::tuning::{InvalidTuning, Tuning};
 use crate::config_file::{ConfigFile, ConfigFileError};
-use crate::local_model::{LocalModel, SOCKET_VARIABLE};
+use crate::environ::names::{
+    self, ANTHROPIC_API_KEY, OPENAI_API_KEY, ZERO_API_KEY, ZERO_BASE_URL, ZERO_LOCAL_SOCKET,
+    ZERO_MAX_OUTPUT_TOKENS, ZERO_MODEL, ZERO_PROVIDER,
+};
+use crate::local_model::LocalModel;
 
 /// The official OpenAI endpoint.
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -117,13 +121,13 @@ impl ProviderConfig {
     /// A local provider's child also gets the socket of the server already running.
     pub(crate) fn child_variables(&self) -> Vec<(&'static str, String)> {
         let mut variables = vec![
-            ("ZERO_PROVIDER", self.kind.word()),
-            ("ZERO_BASE_URL", self.base_url.clone()),
-            ("ZERO_MODEL", self.model.clone()),
-            ("ZERO_MAX_OUTPUT_TOKENS", self.max_output_tokens.to_string()),
+            (ZERO_PROVIDER, self.kind.word()),
+            (ZERO_BASE_URL, self.base_url.clone()),
+            (ZERO_MODEL, self.model.clone()),
+            (ZERO_MAX_OUTPUT_TOKENS, self.max_output_tokens.to_string()),
         ];
         if let Some(socket) = &self.socket {
-            variables.push((SOCKET_VARIABLE, socket.display().to_string()));
+            variables.push((ZERO_LOCAL_SOCKET, socket.display().to_string()));
         }
         variables
     }
@@ -224,7 +228,7 @@ pub fn resolve(
         None => FileConfig::default(),
     };
 
-    let explicit_kind = match (flags.provider, var("ZERO_PROVIDER")) {
+    let explicit_kind = match (flags.provider, var(ZERO_PROVIDER)) {
         (Some(kind), _) => Some(kind),
         (None, Some(value)) => Some(parse_kind(&value)?),
         (None, None) => file.provider,
@@ -235,14 +239,14 @@ pub fn resolve(
     }
     let wire = WireDefaults::of(kind);
 
-    let api_key = var("ZERO_API_KEY")
+    let api_key = var(ZERO_API_KEY)
         .or_else(|| var(wire.key_var))
         .or(file.api_key)
         .filter(|key| !key.trim().is_empty());
     let given_url = flags
         .base_url
         .clone()
-        .or_else(|| var("ZERO_BASE_URL"))
+        .or_else(|| var(ZERO_BASE_URL))
         .or_else(|| var(wire.url_var))
         .or(file.base_url);
     if explicit_kind.is_none() && api_key.is_none() && given_url.is_none() {
@@ -253,7 +257,7 @@ pub fn resolve(
     let model = flags
         .model
         .clone()
-        .or_else(|| var("ZERO_MODEL"))
+        .or_else(|| var(ZERO_MODEL))
         .or(file.model);
     let base_url_text = base_url.as_str().trim_end_matches('/').to_owned();
     let model = match model {
@@ -300,7 +304,7 @@ fn resolve_local(
     let model = match flags
         .model
         .clone()
-        .or_else(|| var("ZERO_MODEL"))
+        .or_else(|| var(ZERO_MODEL))
         .or(file_model)
     {
         Some(name) => {
@@ -315,7 +319,7 @@ fn resolve_local(
         model: model.name(),
         max_output_tokens: max_output_tokens(flags, var, file.max_output_tokens)?,
         tuning: Tuning::from_env(env)?,
-        socket: var(SOCKET_VARIABLE).map(PathBuf::from),
+        socket: var(ZERO_LOCAL_SOCKET).map(PathBuf::from),
     })
 }
 
@@ -330,8 +334,8 @@ fn max_output_tokens(
     if let Some(tokens) = flags.max_output_tokens {
         return Ok(tokens);
     }
-    let (source, value) = match (var("ZERO_MAX_OUTPUT_TOKENS"), file) {
-        (Some(value), _) => ("ZERO_MAX_OUTPUT_TOKENS", value),
+    let (source, value) = match (var(ZERO_MAX_OUTPUT_TOKENS), file) {
+        (Some(value), _) => (ZERO_MAX_OUTPUT_TOKENS, value),
         (None, Some(value)) => ("max_output_tokens in config.toml", value.to_string()),
         (None, None) => return Ok(DEFAULT_MAX_OUTPUT_TOKENS),
     };
@@ -369,15 +373,15 @@ impl WireDefaults {
     fn of(kind: ProviderKind) -> WireDefaults {
         match kind {
             ProviderKind::Openai | ProviderKind::Local => WireDefaults {
-                key_var: "OPENAI_API_KEY",
-                url_var: "OPENAI_BASE_URL",
+                key_var: OPENAI_API_KEY,
+                url_var: names::OPENAI_BASE_URL,
                 url: OPENAI_BASE_URL,
                 host: "api.openai.com",
                 model: OPENAI_DEFAULT_MODEL,
             },
             ProviderKind::Anthropic => WireDefaults {
-                key_var: "ANTHROPIC_API_KEY",
-                url_var: "ANTHROPIC_BASE_URL",
+                key_var: ANTHROPIC_API_KEY,
+                url_var: names::ANTHROPIC_BASE_URL,
                 url: ANTHROPIC_BASE_URL,
                 host: "api.anthropic.com",
                 model: ANTHROPIC_DEFAULT_MODEL,
@@ -390,7 +394,9 @@ impl WireDefaults {
 /// (the wire most servers speak).
 fn infer_kind(var: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
     let set = |key: &str, url: &str| var(key).is_some() || var(url).is_some();
-    if set("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL") && !set("OPENAI_API_KEY", "OPENAI_BASE_URL") {
+    if set(ANTHROPIC_API_KEY, names::ANTHROPIC_BASE_URL)
+        && !set(OPENAI_API_KEY, names::OPENAI_BASE_URL)
+    {
         ProviderKind::Anthropic
     } else {
         ProviderKind::Openai
@@ -399,7 +405,7 @@ fn infer_kind(var: &dyn Fn(&str) -> Option<String>) -> ProviderKind {
 
 fn parse_kind(value: &str) -> Result<ProviderKind, ConfigError> {
     ProviderKind::from_word(value.trim()).ok_or_else(|| ConfigError::UnknownProvider {
-        variable: "ZERO_PROVIDER",
+        variable: ZERO_PROVIDER,
         value: value.to_owned(),
     })
 }
@@ -696,14 +702,14 @@ mod tests {
         let env = env_of(&[
             ("ZERO_PROVIDER", "local"),
             ("ZERO_MODEL", "LOCAL:0.5B"),
-            (SOCKET_VARIABLE, "/run/x/llama.sock"),
+            (ZERO_LOCAL_SOCKET, "/run/x/llama.sock"),
         ]);
         let child = resolve_in(&ProviderFlags::default(), &env).unwrap();
         assert_eq!(child.model, "local:0.5b");
         assert_eq!(child.socket, Some(PathBuf::from("/run/x/llama.sock")));
         let handed = child.child_variables();
         assert!(handed.contains(&("ZERO_PROVIDER", "local".to_string())));
-        assert!(handed.contains(&(SOCKET_VARIABLE, "/run/x/llama.sock".to_string())));
+        assert!(handed.contains(&(ZERO_LOCAL_SOCKET, "/run/x/llama.sock".to_string())));
 
         let not_local = ProviderFlags {
             model: Some("gpt-4.1".into()),

@@ -1,5 +1,9 @@
 //! Timeouts, the retry policy and the waiting notices of the HTTP transport.
 
+use crate::environ::names::{
+    ZERO_CONNECT_TIMEOUT_MS, ZERO_FIRST_BYTE_TIMEOUT_MS, ZERO_MAX_ATTEMPTS, ZERO_RETRY_BASE_MS,
+    ZERO_RETRY_MAX_WAIT_MS, ZERO_STREAM_IDLE_TIMEOUT_MS, ZERO_WAIT_NOTICE_MS,
+};
 use std::time::Duration;
 
 /// A tuning variable whose value is not a usable number.
@@ -85,7 +89,7 @@ impl Tuning {
                 }
             };
         let defaults = Tuning::default();
-        let max_attempts = match env("ZERO_MAX_ATTEMPTS").filter(|value| !value.is_empty()) {
+        let max_attempts = match env(ZERO_MAX_ATTEMPTS).filter(|value| !value.is_empty()) {
             None => defaults.max_attempts,
             Some(value) => {
                 value
@@ -94,20 +98,20 @@ impl Tuning {
                     .ok()
                     .filter(|n| *n >= 1)
                     .ok_or(InvalidTuning {
-                        variable: "ZERO_MAX_ATTEMPTS",
+                        variable: ZERO_MAX_ATTEMPTS,
                         value,
                         expected: "a whole number of at least 1",
                     })?
             }
         };
         Ok(Tuning {
-            connect_timeout: millis("ZERO_CONNECT_TIMEOUT_MS", defaults.connect_timeout)?,
-            first_byte_timeout: millis("ZERO_FIRST_BYTE_TIMEOUT_MS", defaults.first_byte_timeout)?,
-            idle_timeout: millis("ZERO_STREAM_IDLE_TIMEOUT_MS", defaults.idle_timeout)?,
+            connect_timeout: millis(ZERO_CONNECT_TIMEOUT_MS, defaults.connect_timeout)?,
+            first_byte_timeout: millis(ZERO_FIRST_BYTE_TIMEOUT_MS, defaults.first_byte_timeout)?,
+            idle_timeout: millis(ZERO_STREAM_IDLE_TIMEOUT_MS, defaults.idle_timeout)?,
             max_attempts,
-            retry_base: millis("ZERO_RETRY_BASE_MS", defaults.retry_base)?,
-            retry_max_wait: millis("ZERO_RETRY_MAX_WAIT_MS", defaults.retry_max_wait)?,
-            wait_notice: millis("ZERO_WAIT_NOTICE_MS", defaults.wait_notice)?,
+            retry_base: millis(ZERO_RETRY_BASE_MS, defaults.retry_base)?,
+            retry_max_wait: millis(ZERO_RETRY_MAX_WAIT_MS, defaults.retry_max_wait)?,
+            wait_notice: millis(ZERO_WAIT_NOTICE_MS, defaults.wait_notice)?,
         })
     }
 

@@ -8,15 +8,11 @@ use super::sandbox::Sandbox;
 use super::spawn::this_binary;
 use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
+use crate::environ::names::{ZERO_KILL_GRACE_MS, ZERO_MAX_BACKGROUND_TASKS};
 use crate::redact::Secrets;
 
 /// The most tasks one run may have running at once, unless configured otherwise.
 pub const DEFAULT_MAX_RUNNING: usize = 8;
-
-/// Environment variable overriding [`DEFAULT_MAX_RUNNING`].
-const MAX_RUNNING_VAR: &str = "ZERO_MAX_BACKGROUND_TASKS";
-/// Environment variable overriding [`DEFAULT_KILL_GRACE`], in milliseconds.
-const KILL_GRACE_VAR: &str = "ZERO_KILL_GRACE_MS";
 
 /// Everything a [`super::Runtime`] is configured with.
 #[derive(Debug, Clone)]
@@ -103,10 +99,14 @@ impl Environment {
     }
 
     fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Result<Self, RuntimeError> {
-        let max_running = match setting(&var, MAX_RUNNING_VAR, "a whole number of at least 1")? {
+        let max_running = match setting(
+            &var,
+            ZERO_MAX_BACKGROUND_TASKS,
+            "a whole number of at least 1",
+        )? {
             Some(0) => {
                 return Err(RuntimeError::InvalidSetting {
-                    name: MAX_RUNNING_VAR,
+                    name: ZERO_MAX_BACKGROUND_TASKS,
                     value: "0".into(),
                     expected: "a whole number of at least 1",
                 });
@@ -114,7 +114,7 @@ impl Environment {
             Some(max) => max as usize,
             None => DEFAULT_MAX_RUNNING,
         };
-        let kill_grace = setting(&var, KILL_GRACE_VAR, "a whole number of milliseconds")?
+        let kill_grace = setting(&var, ZERO_KILL_GRACE_MS, "a whole number of milliseconds")?
             .map_or(DEFAULT_KILL_GRACE, Duration::from_millis);
         Ok(Environment {
             data_dir: crate::environ::data_dir(&var),
@@ -179,13 +179,13 @@ mod tests {
         let defaults = config(&[]).unwrap();
         assert_eq!(defaults.max_running, DEFAULT_MAX_RUNNING);
         assert_eq!(defaults.kill_grace, DEFAULT_KILL_GRACE);
-        let set = config(&[(MAX_RUNNING_VAR, "3"), (KILL_GRACE_VAR, "50")]).unwrap();
+        let set = config(&[(ZERO_MAX_BACKGROUND_TASKS, "3"), (ZERO_KILL_GRACE_MS, "50")]).unwrap();
         assert_eq!(set.max_running, 3);
         assert_eq!(set.kill_grace, Duration::from_millis(50));
         for bad in [
-            (MAX_RUNNING_VAR, "0"),
-            (MAX_RUNNING_VAR, "x"),
-            (KILL_GRACE_VAR, "-1"),
+            (ZERO_MAX_BACKGROUND_TASKS, "0"),
+            (ZERO_MAX_BACKGROUND_TASKS, "x"),
+            (ZERO_KILL_GRACE_MS, "-1"),
         ] {
             assert!(matches!(
                 config(&[bad]),

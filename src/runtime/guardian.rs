@@ -31,6 +31,7 @@
 //! itself and polls for those that are not its children. The runtime's ladder only asks the
 //! guardian and backs it up; `runtime/timing.rs` says how the two sets of waits relate.
 
+use crate::environ::names::ZERO_LIFELINE_FD;
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -50,7 +51,7 @@ use nix::unistd::{Pid, getpgrp};
 
 use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
-use super::lifeline::{self, CHILD_LIFELINE_FD, LIFELINE_FD_VAR, Pulse};
+use super::lifeline::{self, CHILD_LIFELINE_FD, Pulse};
 use super::reap::ProcessEnd;
 use super::sandbox::{self, Sandbox};
 use super::timing::{GUARDIAN_AFTER_KILL, GUARDIAN_SWEEP_TICK, GUARDIAN_TICK};
@@ -222,8 +223,8 @@ fn spawn_command(
     let mut command = std::process::Command::new(&args.program);
     command.args(&args.args).stdin(stdin).process_group(0);
     match lifeline {
-        Some(_) => command.env(LIFELINE_FD_VAR, CHILD_LIFELINE_FD.to_string()),
-        None => command.env_remove(LIFELINE_FD_VAR),
+        Some(_) => command.env(ZERO_LIFELINE_FD, CHILD_LIFELINE_FD.to_string()),
+        None => command.env_remove(ZERO_LIFELINE_FD),
     };
     // SAFETY: only prctl and dup2, which are async-signal-safe, run between fork and exec. The
     // lifeline is numbered above fd 3 (see `run`), so dup2 really copies it, without

@@ -7,11 +7,12 @@
 //!   child, grandchild or escaped daemon can hold it (if one did, EOF would never come);
 //! - the read end is inheritable for the whole life of the process, so a child receives it
 //!   with nothing to do between fork and exec (guardians are spawned the cheap `vfork` way);
-//!   [`LIFELINE_FD_VAR`] tells the child its number. A guardian moves it to
+//!   [`ZERO_LIFELINE_FD`] tells the child its number. A guardian moves it to
 //!   [`CHILD_LIFELINE_FD`] for its command;
 //! - only EOF means the parent died: interrupted reads, spurious wake-ups and non-blocking
 //!   "try again" are retried, so a parent that is merely stopped (SIGSTOP) never looks dead.
 
+use crate::environ::names::ZERO_LIFELINE_FD;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::OnceLock;
@@ -20,9 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-
-/// The environment variable that tells a child which fd holds its lifeline's read end.
-pub(crate) const LIFELINE_FD_VAR: &str = "ZERO_LIFELINE_FD";
 
 /// The fd a guardian's command finds its lifeline on.
 pub(crate) const CHILD_LIFELINE_FD: RawFd = 3;
@@ -40,7 +38,7 @@ struct Lifeline {
 }
 
 /// The read end of this process's lifeline (created on first use, inheritable), whose number
-/// a child is told in [`LIFELINE_FD_VAR`].
+/// a child is told in [`ZERO_LIFELINE_FD`].
 pub(crate) fn read_end() -> io::Result<RawFd> {
     static LIFELINE: OnceLock<Result<Lifeline, Errno>> = OnceLock::new();
     LIFELINE
@@ -83,7 +81,7 @@ pub(crate) fn place_in_child(source: RawFd, target: RawFd) -> io::Result<()> {
 /// number since).
 pub(crate) fn inherited() -> Option<OwnedFd> {
     static TAKEN: AtomicBool = AtomicBool::new(false);
-    take_once(&TAKEN, || std::env::var(LIFELINE_FD_VAR).ok())
+    take_once(&TAKEN, || std::env::var(ZERO_LIFELINE_FD).ok())
 }
 
 /// [`inherited`]'s work: the open fd `named` gives the number of, unless `taken` says it was

@@ -1,7 +1,7 @@
 //! The spawn door: every process zero starts is spawned here, so the rules live in one place.
 //! Every command runs under a guardian (`zero __guard`, see [`super::guardian`]), which gets
 //! its own process group, the report pipe as its stdin and the lifeline on the fd
-//! [`LIFELINE_FD_VAR`] names, and which starts the command in a process group of its own.
+//! [`ZERO_LIFELINE_FD`] names, and which starts the command in a process group of its own.
 //! Nothing runs between fork and exec, so the guardian is spawned the `vfork` way
 //! (`posix_spawn`): forking a multi-threaded runtime of several MB costs more than the whole
 //! guardian start. A command counts as started only once its guardian has said so (the
@@ -24,11 +24,13 @@ use nix::sys::signal::Signal;
 
 use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
-use super::lifeline::{self, LIFELINE_FD_VAR};
+use super::lifeline;
 use super::reap;
 use super::sandbox::Sandbox;
 use super::stop::Guarded;
-use crate::redact::{HANDED_KEY_VARIABLE, KEY_VARIABLES, USAGE_REPORT_VARIABLE};
+use crate::environ::names::{
+    KEY_VARIABLES, TMPDIR, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD, ZERO_USAGE_REPORT_FILE,
+};
 
 /// The hidden subcommand that makes the zero binary a guardian: the first word of every
 /// guardian's argv, which `main` looks for before anything else.
@@ -223,7 +225,7 @@ impl<'a> GuardianCommand<'a> {
             .arg0("zero")
             .args(self.args())
             .current_dir(&self.launch.cwd)
-            .env(LIFELINE_FD_VAR, lifeline.to_string())
+            .env(ZERO_LIFELINE_FD, lifeline.to_string())
             .stdin(std::process::Stdio::from(write))
             .process_group(0);
         match self.stdio {
@@ -245,11 +247,11 @@ impl<'a> GuardianCommand<'a> {
         }
         // No command ever receives the provider's key, nor the files a parent handed this
         // process its key in and has it report its spending to. Only a launch that names them
-        // on purpose (a specialist, see `redact::HANDED_KEY_VARIABLE`) passes them on; a key
+        // on purpose (a specialist, see `environ::names::ZERO_HANDED_KEY_FILE`) passes them on; a key
         // variable never passes.
         for name in KEY_VARIABLES
             .iter()
-            .chain([&HANDED_KEY_VARIABLE, &USAGE_REPORT_VARIABLE])
+            .chain([&ZERO_HANDED_KEY_FILE, &ZERO_USAGE_REPORT_FILE])
         {
             command.env_remove(name);
         }
@@ -261,7 +263,7 @@ impl<'a> GuardianCommand<'a> {
         if self.launch.confined
             && let Some(temp_dir) = &self.confinement.temp_dir
         {
-            command.env("TMPDIR", temp_dir);
+            command.env(TMPDIR, temp_dir);
         }
         command.envs(
             self.launch

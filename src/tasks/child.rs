@@ -17,19 +17,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Specialist;
 use crate::cli::ExecArgs;
+use crate::environ::names::{ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RUN};
+use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};
-use crate::redact::{HANDED_KEY_VARIABLE, USAGE_REPORT_VARIABLE};
 use crate::runtime::{Launch, RunId};
 use crate::tools::{ForSpecialists, ToolContext, ToolId};
 use crate::usage::Limits;
-
-/// Set in a specialist's environment to the id of the run that launched it. A run that sees
-/// it is a child, and offers no `Task` tool: specialists never launch specialists.
-pub(crate) const PARENT_RUN_VAR: &str = "ZERO_PARENT_RUN";
-
-/// Set in a specialist's environment to the launching run's deadline, in milliseconds since
-/// the Unix epoch: the absolute time, so a child started late still ends when its parent must.
-pub(crate) const DEADLINE_VAR: &str = "ZERO_DEADLINE_UNIX_MS";
 
 /// The longest key file a child accepts: far beyond any real key, so a wrong path cannot make
 /// it read without bound.
@@ -50,28 +43,28 @@ pub(super) const MCP_FILE: &str = "mcp";
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Parent {
-    /// [`PARENT_RUN_VAR`] as the parent set it (checked only where it decides a path).
+    /// [`ZERO_PARENT_RUN`] as the parent set it (checked only where it decides a path).
     run: OsString,
-    /// [`HANDED_KEY_VARIABLE`]: the file the parent handed the key over in, if any.
+    /// [`ZERO_HANDED_KEY_FILE`]: the file the parent handed the key over in, if any.
     handed_key: Option<PathBuf>,
-    /// [`DEADLINE_VAR`]: when the parent's run must end, if it has a deadline.
+    /// [`ZERO_DEADLINE_UNIX_MS`]: when the parent's run must end, if it has a deadline.
     deadline: Option<SystemTime>,
-    /// [`USAGE_REPORT_VARIABLE`]: where to report this run's spending, if the parent follows it.
+    /// [`ZERO_USAGE_REPORT_FILE`]: where to report this run's spending, if the parent follows it.
     usage_report: Option<PathBuf>,
 }
 
 impl Parent {
     /// The parent named by the environment `var` looks up; `None` for a run of its own.
     pub(crate) fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Option<Parent> {
-        let run = var(PARENT_RUN_VAR).filter(|value| !value.is_empty())?;
-        let deadline = var(DEADLINE_VAR)
+        let run = var(ZERO_PARENT_RUN).filter(|value| !value.is_empty())?;
+        let deadline = var(ZERO_DEADLINE_UNIX_MS)
             .and_then(|ms| ms.to_str()?.parse::<u64>().ok())
             .map(|ms| UNIX_EPOCH + Duration::from_millis(ms));
         Some(Parent {
             run,
-            handed_key: var(HANDED_KEY_VARIABLE).map(PathBuf::from),
+            handed_key: var(ZERO_HANDED_KEY_FILE).map(PathBuf::from),
             deadline,
-            usage_report: var(USAGE_REPORT_VARIABLE).map(PathBuf::from),
+            usage_report: var(ZERO_USAGE_REPORT_FILE).map(PathBuf::from),
         })
     }
 
@@ -85,7 +78,7 @@ impl Parent {
     pub(crate) fn usage_report(&self) -> Result<Option<PathBuf>, String> {
         match &self.usage_report {
             Some(path) if !self.is_private_path(path, USAGE_FILE) => Err(format!(
-                "{USAGE_REPORT_VARIABLE} names {}, which is not a report file of a parent run; \
+                "{ZERO_USAGE_REPORT_FILE} names {}, which is not a report file of a parent run; \
                  nothing was written to it",
                 path.display()
             )),
@@ -93,7 +86,7 @@ impl Parent {
         }
     }
 
-    /// Takes the key the parent handed over: reads the file [`HANDED_KEY_VARIABLE`] names and
+    /// Takes the key the parent handed over: reads the file [`ZERO_HANDED_KEY_FILE`] names and
     /// removes it, so nothing the child starts can find it. `Ok(None)` when no key was handed
     /// over.
     pub(crate) fn take_handed_key(&self) -> Result<Option<String>, String> {
@@ -104,7 +97,7 @@ impl Parent {
         // parent run writes is taken.
         if !self.is_private_path(path, KEY_FILE) {
             return Err(format!(
-                "{HANDED_KEY_VARIABLE} names {}, which is not a key file a parent run wrote; \
+                "{ZERO_HANDED_KEY_FILE} names {}, which is not a key file a parent run wrote; \
                  it was left alone",
                 path.display()
             ));
@@ -191,7 +184,7 @@ pub(super) struct ChildRun<'a> {
     pub(crate) ctx: &'a ToolContext,
     /// The parent's provider.
     pub(crate) provider: &'a ChildEnv,
-    /// The parent's run id, handed over in [`PARENT_RUN_VAR`].
+    /// The parent's run id, handed over in [`ZERO_PARENT_RUN`].
     pub(crate) parent_run: &'a RunId,
     /// What is left of the parent's budget: the child's own.
     pub(crate) allowance: Limits,
@@ -264,18 +257,18 @@ impl ChildRun<'_> {
             .iter()
             .map(|(name, value)| (name.into(), value.into()))
             .collect();
-        env.push((PARENT_RUN_VAR.into(), self.parent_run.as_str().into()));
+        env.push((ZERO_PARENT_RUN.into(), self.parent_run.as_str().into()));
         if let Some(deadline) = self.ctx.policy.deadline() {
             let ms = deadline
                 .duration_since(UNIX_EPOCH)
                 .unwrap_or_default()
                 .as_millis();
-            env.push((DEADLINE_VAR.into(), ms.to_string().into()));
+            env.push((ZERO_DEADLINE_UNIX_MS.into(), ms.to_string().into()));
         }
         if let Some(key_file) = self.key_file {
-            env.push((HANDED_KEY_VARIABLE.into(), key_file.into()));
+            env.push((ZERO_HANDED_KEY_FILE.into(), key_file.into()));
         }
-        env.push((USAGE_REPORT_VARIABLE.into(), self.usage_report.into()));
+        env.push((ZERO_USAGE_REPORT_FILE.into(), self.usage_report.into()));
         // The child is zero: it must reach the model and its data directory, and it confines
         // its own commands as its flags (the parent's, never wider) say.
         Launch::program(program, args, self.ctx.workspace.clone(), env).unconfined()

@@ -55,7 +55,7 @@ struct Catalog {
 /// Launches a specialist. See the module documentation.
 pub(super) struct TaskTool {
     runtime: Arc<Runtime>,
-    /// This run's id, handed to each child in [`child::PARENT_RUN_VAR`].
+    /// This run's id, handed to each child in `ZERO_PARENT_RUN`.
     parent_run: RunId,
     /// The run's provider, for its children; `None` when the run has none (a listing).
     provider: Option<ChildEnv>,
