@@ -19,6 +19,7 @@ use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
+use crate::environ::names::ZERO_API_KEY;
 use crate::local_model::{LocalSettings, PromptStyle};
 use crate::mcp::config::{self as mcp_config, Entry};
 use crate::mcp::{ServerConfig, UnknownKey};
@@ -416,8 +417,8 @@ fn resolve_provider(
     file: Result<Option<ConfigFile>, ConfigFileError>,
     handed_key: Option<String>,
 ) -> Result<ProviderConfig, ConfigError> {
-    let provider_env = |name: &str| match (name, &handed_key) {
-        ("ZERO_API_KEY", Some(key)) => Some(key.clone()),
+    let provider_env = |name: &str| match &handed_key {
+        Some(key) if name == ZERO_API_KEY => Some(key.clone()),
         _ => env.var(name),
     };
     let flags = ProviderFlags {
