@@ -7,6 +7,9 @@
 //! and the integration tests use, everything else is `pub(crate)`.
 
 #![warn(missing_docs)]
+// A long function is a list of named steps: past 100 lines it is split, or an `allow` next to
+// it says why not.
+#![warn(clippy::too_many_lines)]
 
 pub mod agent;
 pub mod cli;

@@ -1,6 +1,8 @@
 //! The `zero` binary: install the lifecycle hooks, parse argv, dispatch, and exit with the
 //! code the job decided.
 
+#![warn(clippy::too_many_lines)]
+
 use std::ffi::OsString;
 use std::process::ExitCode as ProcessExitCode;
 use std::time::Duration;

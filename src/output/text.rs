@@ -8,11 +8,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use super::{
-    CallStatus, EventKind, McpServerInfo, McpState, SandboxInForce, SpecialistInfo, Writer, word,
+    CallStatus, EventKind, McpServerInfo, McpState, SandboxInForce, SpecialistInfo, ToolInfo,
+    Writer, word,
 };
 use crate::environ::names::NO_COLOR;
 use crate::redact::Secrets;
-use crate::runtime::TaskStatus;
+use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::policy::FilesystemConfinement;
 
 /// Longest one-line summary of a call's arguments or outcome on stderr.
@@ -76,27 +77,7 @@ impl Writer for TextWriter {
                 }
                 self.waiting_for_model();
             }
-            EventKind::Tools { tools } => {
-                let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
-                let effects = tools
-                    .iter()
-                    .map(|t| word(&t.side_effect).len() + 2)
-                    .max()
-                    .unwrap_or(0);
-                let mut listing = String::new();
-                for tool in tools {
-                    let effect = format!("[{}]", word(&tool.side_effect));
-                    listing.push_str(&format!(
-                        "{:width$}  {effect:effects$}  {}\n",
-                        tool.name,
-                        first_sentence(&tool.description),
-                    ));
-                }
-                if tools.is_empty() {
-                    listing.push_str("(no tools are enabled)\n");
-                }
-                return self.stdout(&listing);
-            }
+            EventKind::Tools { tools } => return self.stdout(&tool_listing(tools)),
             EventKind::Specialists { specialists } => {
                 return self.stdout(&specialist_listing(specialists));
             }
@@ -128,17 +109,7 @@ impl Writer for TextWriter {
                 kind,
                 status,
                 exit_code,
-            } => {
-                let code = match exit_code {
-                    Some(code) if *status != TaskStatus::Completed => format!(", exit code {code}"),
-                    _ => String::new(),
-                };
-                self.stderr_line(&format!(
-                    "▸ task {task_id} {}{code} ({})",
-                    word(status),
-                    one_line(kind.label())
-                ))
-            }
+            } => self.stderr_line(&task_finished_line(task_id, kind, *status, *exit_code)),
             EventKind::Compaction {
                 tokens_before,
                 tokens_after,
@@ -177,6 +148,48 @@ impl Writer for TextWriter {
         }
         Ok(())
     }
+}
+
+/// One aligned line per tool: name, side effect, and the first sentence of its description.
+fn tool_listing(tools: &[ToolInfo]) -> String {
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let effects = tools
+        .iter()
+        .map(|t| word(&t.side_effect).len() + 2)
+        .max()
+        .unwrap_or(0);
+    let mut listing = String::new();
+    for tool in tools {
+        let effect = format!("[{}]", word(&tool.side_effect));
+        listing.push_str(&format!(
+            "{:width$}  {effect:effects$}  {}\n",
+            tool.name,
+            first_sentence(&tool.description),
+        ));
+    }
+    if tools.is_empty() {
+        listing.push_str("(no tools are enabled)\n");
+    }
+    listing
+}
+
+/// `▸ task ID STATUS[, exit code N] (what it ran)`: the exit code only when it did not
+/// complete.
+fn task_finished_line(
+    task_id: &str,
+    kind: &TaskKind,
+    status: TaskStatus,
+    exit_code: Option<i32>,
+) -> String {
+    let code = match exit_code {
+        Some(code) if status != TaskStatus::Completed => format!(", exit code {code}"),
+        _ => String::new(),
+    };
+    format!(
+        "▸ task {task_id} {}{code} ({})",
+        word(&status),
+        one_line(kind.label())
+    )
 }
 
 /// One aligned line per specialist: name, source, tools, and the first sentence of its

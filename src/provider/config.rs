@@ -499,6 +499,8 @@ mod tests {
     use ProviderKind::{Anthropic, Openai};
 
     #[test]
+    // One table of cases, a row per precedence rule: split, the rules would read apart.
+    #[allow(clippy::too_many_lines)]
     fn precedence_and_inference() {
         let flags = |provider, model: Option<&str>, base_url: Option<&str>| ProviderFlags {
             provider,

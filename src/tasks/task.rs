@@ -22,7 +22,7 @@ use super::child::{
 use super::ending::{self, ChildEnding};
 use super::{Launcher, SearchPaths, Specialist, describe, discover};
 use crate::mcp;
-use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord, TaskSpec, TaskStatus};
+use crate::runtime::{RunId, Runtime, TaskId, TaskKind, TaskRecord, TaskSpec, TaskStatus};
 use crate::structured::OutputSchema;
 use crate::tools::{
     SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args, tool_error,
@@ -102,6 +102,57 @@ impl TaskTool {
                 })
             })
             .await
+    }
+
+    /// Discovery's warnings, told to the model once per run (with the first call), else
+    /// nothing.
+    fn first_warnings(&self, catalog: &Catalog) -> String {
+        if self.warned.swap(true, Ordering::Relaxed) {
+            return String::new();
+        }
+        catalog
+            .warnings
+            .iter()
+            .map(|warning| format!("warning: {warning}\n"))
+            .collect()
+    }
+
+    /// Writes the files a child of `specialist` is handed: its prompt, the schema of its
+    /// answer, its MCP servers' entries, and the run's key.
+    async fn hand_off(
+        &self,
+        specialist: &Specialist,
+        prompt: &str,
+        output_schema: Option<&OutputSchema>,
+        provider: &ChildEnv,
+    ) -> Result<Handoff, ToolError> {
+        let prompt = self
+            .write_private(
+                PROMPT_FILE,
+                child::envelope(specialist, prompt, output_schema.is_some()),
+            )
+            .await?;
+        let schema = match output_schema {
+            Some(schema) => Some(
+                self.write_private(SCHEMA_FILE, schema.schema().to_string())
+                    .await?,
+            ),
+            None => None,
+        };
+        let mcp = match self.mcp_config_of(specialist)? {
+            Some(config) => Some(self.write_private(MCP_FILE, config).await?),
+            None => None,
+        };
+        let key = match provider.api_key() {
+            Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
+            None => None,
+        };
+        Ok(Handoff {
+            prompt,
+            schema,
+            mcp,
+            key,
+        })
     }
 
     /// A fresh path for a private file holding `what` in the run directory (see
@@ -296,44 +347,10 @@ impl Tool for TaskTool {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
-        let args: TaskArgs = parse_args(args)?;
-        if args.prompt.trim().is_empty() {
-            return Err(ToolError::InvalidArguments(
-                "`prompt` must not be empty".into(),
-            ));
-        }
-        // Checked before anything starts: a schema that is no schema is the caller's to fix.
-        let output_schema = args
-            .output_schema
-            .map(OutputSchema::new)
-            .transpose()
-            .map_err(|e| {
-                ToolError::InvalidArguments(format!(
-                    "`output_schema` is not a valid JSON Schema: {e}"
-                ))
-            })?;
+        let (args, output_schema) = checked_args(args)?;
         let catalog = self.catalog().await?;
-        let warnings = if self.warned.swap(true, Ordering::Relaxed) {
-            String::new()
-        } else {
-            catalog
-                .warnings
-                .iter()
-                .map(|warning| format!("warning: {warning}\n"))
-                .collect()
-        };
-        let Some(specialist) = catalog.specialists.iter().find(|s| s.name == args.name) else {
-            return Err(ToolError::Failed(format!(
-                "{warnings}unknown specialist `{}`; the specialists available are: {}",
-                args.name,
-                catalog
-                    .specialists
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        };
+        let warnings = self.first_warnings(catalog);
+        let specialist = find_specialist(catalog, &args.name, &warnings)?;
         let provider = self.provider.as_ref().ok_or_else(|| {
             ToolError::Failed("specialists cannot be launched in this run: no provider".into())
         })?;
@@ -342,34 +359,16 @@ impl Tool for TaskTool {
         })?;
         // The child writes it; the parent only reads it, from now on.
         let usage_report = self.watch_usage().await?;
-        let prompt_file = self
-            .write_private(
-                PROMPT_FILE,
-                child::envelope(specialist, &args.prompt, output_schema.is_some()),
-            )
+        let handoff = self
+            .hand_off(specialist, &args.prompt, output_schema.as_ref(), provider)
             .await?;
-        let schema_file = match &output_schema {
-            Some(schema) => Some(
-                self.write_private(SCHEMA_FILE, schema.schema().to_string())
-                    .await?,
-            ),
-            None => None,
-        };
-        let mcp_file = match self.mcp_config_of(specialist)? {
-            Some(config) => Some(self.write_private(MCP_FILE, config).await?),
-            None => None,
-        };
-        let key_file = match provider.api_key() {
-            Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
-            None => None,
-        };
         let program = self.runtime.zero_binary().to_path_buf();
         let launch = ChildRun {
             specialist,
-            prompt_file: &prompt_file,
-            output_schema: schema_file.as_deref(),
-            mcp_config: mcp_file.as_deref(),
-            key_file: key_file.as_deref(),
+            prompt_file: &handoff.prompt,
+            output_schema: handoff.schema.as_deref(),
+            mcp_config: handoff.mcp.as_deref(),
+            key_file: handoff.key.as_deref(),
             ctx,
             provider,
             parent_run: &self.parent_run,
@@ -387,36 +386,103 @@ impl Tool for TaskTool {
                 launch,
             })
             .await;
-        if let (Err(_), Some(key_file)) = (&record, &key_file) {
-            // No child will read it (best effort: close removes the run directory anyway).
-            let _ = tokio::fs::remove_file(key_file).await;
+        if record.is_err() {
+            handoff.unread_key().await;
         }
         let record = record.map_err(tool_error)?;
         let result = if args.run_in_background.unwrap_or(false) {
-            let id = &record.id;
-            Ok(format!(
-                "started specialist `{name}` as background task {id}\n\
-                 Read its progress and final answer with TaskOutput {{\"task_id\": \"{id}\"}} \
-                 (add \"block\": true to wait for it to finish). Stop it with TaskStop \
-                 {{\"task_id\": \"{id}\"}}. It is stopped when the run ends.\n",
-                name = specialist.name,
-            ))
+            Ok(started_in_background(&specialist.name, &record.id))
         } else {
             let followed = self.follow(record, ctx).await;
-            // The child has ended and read its prompt and schema long ago; the run directory
-            // need not keep them until close (best effort: close removes the directory anyway).
-            for file in std::iter::once(&prompt_file)
-                .chain(&schema_file)
-                .chain(&mcp_file)
-            {
-                let _ = tokio::fs::remove_file(file).await;
-            }
+            handoff.read().await;
             followed
         };
         match result {
             Ok(text) => Ok(warnings + &text),
             Err(ToolError::Failed(text)) => Err(ToolError::Failed(warnings + &text)),
             Err(other) => Err(other),
+        }
+    }
+}
+
+/// The call's arguments, checked before anything starts: a prompt, and a schema that is a
+/// schema (the caller's to fix otherwise).
+fn checked_args(args: Value) -> Result<(TaskArgs, Option<OutputSchema>), ToolError> {
+    let args: TaskArgs = parse_args(args)?;
+    if args.prompt.trim().is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "`prompt` must not be empty".into(),
+        ));
+    }
+    let output_schema = args
+        .output_schema
+        .clone()
+        .map(OutputSchema::new)
+        .transpose()
+        .map_err(|e| {
+            ToolError::InvalidArguments(format!("`output_schema` is not a valid JSON Schema: {e}"))
+        })?;
+    Ok((args, output_schema))
+}
+
+/// The specialist named `name`, or an error listing the ones there are (after `warnings`).
+fn find_specialist<'a>(
+    catalog: &'a Catalog,
+    name: &str,
+    warnings: &str,
+) -> Result<&'a Specialist, ToolError> {
+    catalog
+        .specialists
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| {
+            ToolError::Failed(format!(
+                "{warnings}unknown specialist `{name}`; the specialists available are: {}",
+                catalog
+                    .specialists
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+}
+
+/// What the model is told when a specialist starts in the background.
+fn started_in_background(name: &str, id: &TaskId) -> String {
+    format!(
+        "started specialist `{name}` as background task {id}\n\
+         Read its progress and final answer with TaskOutput {{\"task_id\": \"{id}\"}} \
+         (add \"block\": true to wait for it to finish). Stop it with TaskStop \
+         {{\"task_id\": \"{id}\"}}. It is stopped when the run ends.\n"
+    )
+}
+
+/// The private files a child is handed (in the run directory, 0600): its prompt, its answer's
+/// schema, its MCP servers' entries and the run's key.
+struct Handoff {
+    prompt: PathBuf,
+    schema: Option<PathBuf>,
+    mcp: Option<PathBuf>,
+    key: Option<PathBuf>,
+}
+
+impl Handoff {
+    /// The child has ended and read its prompt, schema and MCP entries long ago; the run
+    /// directory need not keep them until close (best effort: close removes it anyway).
+    async fn read(&self) {
+        for file in std::iter::once(&self.prompt)
+            .chain(&self.schema)
+            .chain(&self.mcp)
+        {
+            let _ = tokio::fs::remove_file(file).await;
+        }
+    }
+
+    /// No child will read the key (best effort: close removes the run directory anyway).
+    async fn unread_key(&self) {
+        if let Some(key) = &self.key {
+            let _ = tokio::fs::remove_file(key).await;
         }
     }
 }

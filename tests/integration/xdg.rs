@@ -87,9 +87,8 @@ fn config_toml_is_read_beneath_home_when_xdg_config_home_is_empty_or_relative() 
 
 #[test]
 fn specialists_are_read_beneath_home_when_xdg_config_home_is_empty_or_relative() {
-    let manifest = |name: &str| {
-        format!("---\nname: {name}\ndescription: d\ntools: read-only\n---\nDo it.\n")
-    };
+    let manifest =
+        |name: &str| format!("---\nname: {name}\ndescription: d\ntools: read-only\n---\nDo it.\n");
     for value in IGNORED {
         let place = Place::new();
         write(
@@ -106,8 +105,8 @@ fn specialists_are_read_beneath_home_when_xdg_config_home_is_empty_or_relative()
             .args(["exec", "--list-specialists", "-o", "json"])
             .output()
             .unwrap();
-        let listing: Value = serde_json::from_slice(&output.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {output:?}"));
+        let listing: Value =
+            serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {output:?}"));
         let names = listing.to_string();
         assert!(names.contains("from-home"), "{value:?}: {names}");
         assert!(!names.contains("from-relative"), "{value:?}: {names}");
