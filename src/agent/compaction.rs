@@ -228,7 +228,11 @@ pub(crate) fn rebuild(
     if !plan.is_empty() {
         first.push_str("\n\n## Current plan\n");
         for step in plan {
-            first.push_str(&format!("\n- [{}] {}", crate::output::word(&step.status), step.step));
+            first.push_str(&format!(
+                "\n- [{}] {}",
+                crate::output::word(&step.status),
+                step.step
+            ));
         }
     }
     let mut rebuilt = vec![Message::User { content: first }];
