@@ -84,6 +84,12 @@ fn rust_files(path: &Path) -> Vec<PathBuf> {
 /// The first segment of every `crate::` path in `source`: `crate::a::b` and each item of
 /// `crate::{a, b::c}`.
 fn crate_paths(source: &str) -> BTreeSet<String> {
+    paths_after(source, "crate::")
+}
+
+/// The first segment after every `prefix` in `source` (comments left out), as
+/// [`crate_paths`] reads `crate::`.
+fn paths_after(source: &str, prefix: &str) -> BTreeSet<String> {
     let code: String = source
         .lines()
         .filter(|line| !line.trim_start().starts_with("//"))
@@ -91,9 +97,9 @@ fn crate_paths(source: &str) -> BTreeSet<String> {
         .join("\n");
     let mut found = BTreeSet::new();
     let mut rest = code.as_str();
-    while let Some(at) = rest.find("crate::") {
+    while let Some(at) = rest.find(prefix) {
         let before = rest[..at].chars().next_back();
-        rest = &rest[at + "crate::".len()..];
+        rest = &rest[at + prefix.len()..];
         if before.is_some_and(|c| c == '$' || c.is_alphanumeric() || c == '_') {
             continue;
         }
@@ -132,6 +138,56 @@ fn identifier(text: &str) -> String {
     text.chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect()
+}
+
+/// The sibling files each file of a module directory names: `super::NAME` from a file beside
+/// `NAME.rs`, and `crate::DIR::NAME` (keyed by path relative to `src/`).
+fn sibling_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("src");
+    let mut edges = BTreeMap::new();
+    for file in rust_files(&src) {
+        let (Some(dir), Some(stem)) = (file.parent(), file.file_stem()) else {
+            continue;
+        };
+        if stem == "mod" || stem == "lib" || stem == "main" || dir == src {
+            continue;
+        }
+        let module = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace('/', "::");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut named = paths_after(&text, "super::");
+        named.extend(paths_after(&text, &format!("crate::{module}::")));
+        let siblings: BTreeSet<String> = named
+            .into_iter()
+            .filter(|name| {
+                name != stem.to_str().unwrap() && dir.join(format!("{name}.rs")).is_file()
+            })
+            .map(|name| format!("{module}::{name}"))
+            .collect();
+        edges.insert(format!("{module}::{}", stem.to_str().unwrap()), siblings);
+    }
+    edges
+}
+
+#[test]
+fn no_two_files_of_a_module_import_each_other() {
+    let edges = sibling_imports();
+    let mut circles = Vec::new();
+    for (file, named) in &edges {
+        for other in named {
+            if file < other && edges.get(other).is_some_and(|back| back.contains(file)) {
+                circles.push(format!("{file} <-> {other}"));
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files that import each other: {circles:?}"
+    );
 }
 
 #[test]
