@@ -36,7 +36,7 @@ pub struct RuntimeConfig {
     /// variables, which none ever does.
     pub withheld_env: Vec<OsString>,
     /// The zero binary every guardian and specialist child runs as: this very executable
-    /// ([`this_binary`]) unless the program embedding the runtime is not zero itself (an
+    /// (`this_binary`) unless the program embedding the runtime is not zero itself (an
     /// integration test, whose executable is the test harness, names a zero build here).
     pub zero_binary: PathBuf,
 }

@@ -59,8 +59,8 @@ pub(super) fn this_binary() -> &'static Path {
     })
 }
 
-/// A program to start under a guardian. Made by [`Launch::program`] or [`Launch::shell`],
-/// confined by the run's sandbox unless [`Launch::unconfined`] says otherwise; only the spawn
+/// A program to start under a guardian. Made by [`Launch::program`] or `Launch::shell`,
+/// confined by the run's sandbox unless `Launch::unconfined` says otherwise; only the spawn
 /// door reads it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Launch {
