@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::support::runs::Home;
-use crate::support::wait::DEADLINE;
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 /// What every refusal of a path spelled as a directory says.
 const NAMES_A_DIRECTORY: &str = "names a directory";
@@ -27,16 +26,13 @@ fn results(workspace: &Path, calls: &[(&str, Value)]) -> Vec<Value> {
         .reply(Reply::text("Done."));
     let server = FakeModel::start(script);
     let home = Home::new();
-    let output = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
-        .env("ZERO_HOME", home.path())
-        .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
-        .current_dir(workspace)
-        .timeout(DEADLINE)
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{events:?}");
-    assert_stream_contract(&events, 0);
+    let events = finished_stream(
+        assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
+            .env("ZERO_HOME", home.path())
+            .args(["exec", "--auto", "medium", "-o", "stream-json", "go"])
+            .current_dir(workspace),
+        0,
+    );
     let results: Vec<Value> = events
         .into_iter()
         .filter(|e| e["type"] == "tool_result")

@@ -10,8 +10,7 @@ use serde_json::json;
 
 use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script, TASK_ID};
 use crate::support::runs::Home;
-use crate::support::wait::DEADLINE;
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 /// The most of an answer a `Task` result holds.
 const TASK_CAP: usize = 32 * 1024;
@@ -24,17 +23,14 @@ const OUTPUT_CAP: usize = 16 * 1024;
 fn tool_outputs(server: &FakeModel, auto: &str) -> Vec<(String, String)> {
     let workspace = tempfile::tempdir().unwrap();
     let home = Home::new();
-    let output = assert_cmd::Command::from_std(zero_std_with(server, Wire::OpenAi))
-        .env("ZERO_HOME", home.path())
-        .env("ZERO_KILL_GRACE_MS", "300")
-        .args(["exec", "--auto", auto, "-o", "stream-json", "delegate"])
-        .current_dir(workspace.path())
-        .timeout(DEADLINE)
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{events:?}");
-    assert_stream_contract(&events, 0);
+    let events = finished_stream(
+        assert_cmd::Command::from_std(zero_std_with(server, Wire::OpenAi))
+            .env("ZERO_HOME", home.path())
+            .env("ZERO_KILL_GRACE_MS", "300")
+            .args(["exec", "--auto", auto, "-o", "stream-json", "delegate"])
+            .current_dir(workspace.path()),
+        0,
+    );
     let statuses = events
         .iter()
         .filter(|e| e["type"] == "tool_result")
