@@ -183,7 +183,6 @@ impl McpSettings {
         env: &Environment,
         workspace: &Path,
     ) -> Result<Self, Failure> {
-        let project_mcp = workspace.join(".mcp.json");
         let mcp = mcp_config::load(mcp_config::Sources {
             config_file: file,
             files: &args.mcp_config,
@@ -203,9 +202,18 @@ impl McpSettings {
             handed,
             servers: mcp.servers,
             unknown_keys: mcp.unknown_keys,
-            project_unread: !args.mcp_project && !args.strict_mcp_config && project_mcp.is_file(),
+            project_unread: !args.mcp_project
+                && !args.strict_mcp_config
+                && project_mcp_json_there(workspace),
         })
     }
+}
+
+/// Whether the workspace holds a `.mcp.json` that `--mcp-project` would read: a regular file
+/// beneath it (one that links out would be refused, so it is not "skipped" either).
+fn project_mcp_json_there(workspace: &Path) -> bool {
+    crate::fsutil::open_beneath(workspace, Path::new(".mcp.json"))
+        .is_ok_and(|(_, metadata)| metadata.is_file())
 }
 
 /// The `config.toml` keys the settings read themselves.

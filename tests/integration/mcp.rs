@@ -597,6 +597,10 @@ fn a_projects_mcp_json_linking_out_of_the_workspace_is_refused_and_one_linking_i
         "{error}"
     );
     assert!(fixture.record().is_empty(), "the server was never started");
+    // Without --mcp-project, nothing suggests it: the flag would not read a file that links out.
+    let (code, events) = fixture.run(&server, &["--list-tools"]);
+    assert_eq!(code, 0, "{events:?}");
+    assert!(messages(&events, "warning").is_empty(), "{events:?}");
 
     // The same file in the workspace, reached through a link that stays inside, is read.
     let inside = fixture.workspace().join("config");
