@@ -153,7 +153,8 @@ fn requested_output_format() -> Option<OutputFormat> {
         .find(|arg| arg.get_id() == "output_format")?
         .clone()
         .default_value(None);
-    let only_the_flag = clap::Command::new("zero")
+    // A clap parser (not a process): only the one flag.
+    let only_the_flag = clap::Command::default()
         .no_binary_name(true)
         .ignore_errors(true)
         .arg(flag);
