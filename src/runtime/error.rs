@@ -20,6 +20,12 @@ pub enum RuntimeError {
         "`{0}` is not a run id: a run id is `run_`, the run's start time (UTC, yyyymmddHHMMSS), `_` and 6 lowercase hex digits, like run_20260102030405_0a1b2c"
     )]
     MalformedRunId(String),
+    /// The text cannot be a worktree name.
+    #[error(
+        "`{0}` is not a usable worktree name: use 1 to {max} letters, digits, `-`, `_` or `.`, starting with a letter or digit, without `..` or a `.lock` ending",
+        max = super::ids::MAX_WORKTREE_NAME_LEN
+    )]
+    MalformedWorktreeName(String),
     /// No task with this id exists in this run or on disk.
     #[error("there is no task {0}")]
     UnknownTask(TaskId),

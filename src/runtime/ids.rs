@@ -1,6 +1,7 @@
-//! The ids zero gives runs and tasks: each format is defined once, here, by the function that
-//! makes fresh ids and the one parser that every id read back must pass — from the command
-//! line, from the model, or from the data directory (file names, index lines, records).
+//! The ids zero gives runs, tasks and worktrees: each format is defined once, here, by the
+//! function that makes fresh ids and the one parser that every id read back must pass — from
+//! the command line, from the model, or from the data directory (file names, index lines,
+//! records).
 //!
 //! The ids name files (`runs/<run_id>.lock`, `tasks/<task_id>.json`), so a name read from disk
 //! is parsed, never trusted: a stray `runs/...lock` must not become the run id `..` and then
@@ -97,6 +98,61 @@ impl RunId {
     }
 }
 
+/// The longest name a worktree may have (it names a file, a directory and a branch).
+pub(crate) const MAX_WORKTREE_NAME_LEN: usize = 64;
+
+/// The prefix of a generated worktree name.
+const WORKTREE_PREFIX: &str = "wt-";
+
+/// The hex digits of a generated worktree name.
+const WORKTREE_HEX_DIGITS: usize = 12;
+
+/// A worktree's name: its record's file name, its directory's name, and its branch
+/// `zero/<name>`. Checked before use, so a name typed by the user or read from disk can never
+/// name a path outside the worktrees directory or an unusual git ref: 1 to 64 of ASCII letters,
+/// digits, `-`, `_` and `.`, starting with a letter or digit, with no `..` and no `.lock`
+/// ending.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct WorktreeName(String);
+
+impl WorktreeName {
+    /// A fresh name (`wt-` and 12 random lowercase hex digits), for a worktree the user did
+    /// not name.
+    pub fn generate() -> Self {
+        WorktreeName(format!(
+            "{WORKTREE_PREFIX}{:0width$x}",
+            fastrand::u64(..1 << (4 * WORKTREE_HEX_DIGITS)),
+            width = WORKTREE_HEX_DIGITS
+        ))
+    }
+
+    /// Checks that `text` is a name zero may use as a file name and a branch component.
+    pub fn parse(text: &str) -> Result<Self, RuntimeError> {
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+        let well_formed = (1..=MAX_WORKTREE_NAME_LEN).contains(&text.len())
+            && text.bytes().all(allowed)
+            && text.as_bytes()[0].is_ascii_alphanumeric()
+            && !text.contains("..")
+            && !text.ends_with(".lock");
+        if well_formed {
+            Ok(WorktreeName(text.to_string()))
+        } else {
+            Err(RuntimeError::MalformedWorktreeName(text.to_string()))
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The branch the worktree's work is committed to.
+    pub fn branch(&self) -> String {
+        format!("zero/{}", self.0)
+    }
+}
+
 /// Whether `text` is exactly `digits` lowercase hex digits (the case zero writes).
 fn is_lower_hex(text: &str, digits: usize) -> bool {
     text.len() == digits
@@ -134,6 +190,7 @@ macro_rules! id_conversions {
 
 id_conversions!(TaskId);
 id_conversions!(RunId);
+id_conversions!(WorktreeName);
 
 #[cfg(test)]
 mod tests {
@@ -185,6 +242,29 @@ mod tests {
                 "{bad:?} was accepted"
             );
         }
+    }
+
+    #[test]
+    fn names_are_checked_before_they_name_a_file_or_a_branch() {
+        let name = WorktreeName::generate();
+        assert_eq!(WorktreeName::parse(name.as_str()).unwrap(), name);
+        assert_eq!(
+            WorktreeName::parse("ci-7.a_b").unwrap().branch(),
+            "zero/ci-7.a_b"
+        );
+        let too_long = "a".repeat(MAX_WORKTREE_NAME_LEN + 1);
+        for bad in [
+            "", ".", "..", "a..b", "-a", ".a", "_a", "a/b", "../x", "a b", "x.lock", "é", &too_long,
+        ] {
+            assert!(
+                matches!(
+                    WorktreeName::parse(bad),
+                    Err(RuntimeError::MalformedWorktreeName(_))
+                ),
+                "{bad:?} was accepted"
+            );
+        }
+        assert!(serde_json::from_str::<WorktreeName>(r#""../../etc""#).is_err());
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod stop;
 mod store;
 mod task;
 mod timing;
+mod worktree;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -58,7 +59,7 @@ pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use foreground::{CommandOutput, ShellCommand, Termination};
 pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
-pub use ids::{RunId, TaskId};
+pub use ids::{RunId, TaskId, WorktreeName};
 pub use output::{OutputWindow, Window};
 pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
@@ -67,6 +68,10 @@ pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
 pub(crate) use timing::MAX_DURATION;
+pub use worktree::{
+    Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeRecord, WorktreeRecords,
+    WorktreeState,
+};
 
 use foreground::Foreground;
 use run::{Layout, Run};

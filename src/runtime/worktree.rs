@@ -1,0 +1,473 @@
+//! The durable worktree record (`<data>/worktrees/<name>.json`): the first piece of isolated
+//! work (`zero exec --worktree`, and later isolated specialists).
+//!
+//! A worktree is durable state with the same discipline as a task: one record per worktree,
+//! written atomically (blocking: callers on async threads use `spawn_blocking`), naming the run
+//! whose lease is the evidence that `preparing` or `active` is still true. Every change of state
+//! goes through [`WorktreeRecords::transition`], a compare-and-set under a cross-process lock,
+//! so the owning run and a reconciler can never write over each other's terminal state. Names
+//! read from the command line or from disk are parsed (`WorktreeName::parse`, with the other
+//! ids) before they become paths or branch names.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use super::record::now;
+use super::run::{Layout, Lease, open_own};
+use super::{RunId, WorktreeName};
+
+/// The version of the worktree record's shape; bumped on any incompatible change.
+pub const WORKTREE_SCHEMA_VERSION: u32 = 1;
+
+/// Where a worktree is in its life. `Preparing` and `Active` are claims the run's lease must
+/// back; every other state is final (see `docs/RUNTIME.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorktreeState {
+    /// Being made: branch, directory and lock may be half there.
+    Preparing,
+    /// Made and locked; the run works in it.
+    Active,
+    /// The run ended and its work was committed; see [`WorktreeRecord::directory`].
+    Finished,
+    /// It could not be made, or its run died while making it (everything made was removed).
+    Failed,
+    /// Its run died while working in it: kept, since it may hold work worth keeping.
+    Interrupted,
+}
+
+impl WorktreeState {
+    /// Whether the state is final.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, WorktreeState::Preparing | WorktreeState::Active)
+    }
+}
+
+/// What became of a finished worktree's directory (its branch is always kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Directory {
+    /// Still there, for someone to look at.
+    Kept,
+    /// Removed; the branch holds the work.
+    Removed,
+}
+
+/// One worktree's durable record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorktreeRecord {
+    /// Always [`WORKTREE_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// The worktree's name (also its directory's and its branch's).
+    pub name: WorktreeName,
+    /// The run that holds it; its lease is the evidence behind `preparing` and `active`.
+    pub run_id: RunId,
+    /// The repository it is a worktree of (its top-level directory).
+    pub repository: PathBuf,
+    /// The branch its work is committed to.
+    pub branch: String,
+    /// Its directory (under the data directory, never inside the user's tree).
+    pub path: PathBuf,
+    /// When it was claimed (RFC 3339, UTC).
+    pub created_at: String,
+    /// When it reached a final state (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// Where it is in its life.
+    pub state: WorktreeState,
+    /// For a finished worktree: whether its directory was kept or removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<Directory>,
+    /// The commit the run's changes were recorded in, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Why it failed or was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A change of a worktree's state: the only way a record changes after it is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// `preparing → active`: branch, directory and lock are in place.
+    Activate,
+    /// `active → finished`: the run ended; `commit` holds its changes, if any.
+    Finish {
+        /// The commit made of the run's changes.
+        commit: Option<String>,
+        /// What became of the directory.
+        directory: Directory,
+    },
+    /// `preparing | active → failed`: it could not be made or used (what was made is gone).
+    Fail {
+        /// Why.
+        reason: String,
+    },
+    /// `active → interrupted`: its run died while working in it (found by reconciliation).
+    Interrupt {
+        /// Why, as the evidence says.
+        reason: String,
+    },
+}
+
+impl Transition {
+    /// The state the transition leads to.
+    fn target(&self) -> WorktreeState {
+        match self {
+            Transition::Activate => WorktreeState::Active,
+            Transition::Finish { .. } => WorktreeState::Finished,
+            Transition::Fail { .. } => WorktreeState::Failed,
+            Transition::Interrupt { .. } => WorktreeState::Interrupted,
+        }
+    }
+
+    /// Whether the transition may start from `from`.
+    fn allowed_from(&self, from: WorktreeState) -> bool {
+        match self {
+            Transition::Activate => from == WorktreeState::Preparing,
+            Transition::Fail { .. } => !from.is_terminal(),
+            Transition::Finish { .. } | Transition::Interrupt { .. } => {
+                from == WorktreeState::Active
+            }
+        }
+    }
+
+    /// Applies the transition to `record` (already checked to be allowed).
+    fn apply(self, record: &mut WorktreeRecord) {
+        record.state = self.target();
+        if record.state.is_terminal() {
+            record.ended_at = Some(now());
+        }
+        match self {
+            Transition::Activate => {}
+            Transition::Finish { commit, directory } => {
+                record.commit = commit;
+                record.directory = Some(directory);
+            }
+            Transition::Fail { reason } | Transition::Interrupt { reason } => {
+                record.reason = Some(reason);
+            }
+        }
+    }
+}
+
+/// Why a worktree record could not be made, read or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    /// A record of that name exists already.
+    #[error("a worktree named {0} already exists")]
+    Exists(WorktreeName),
+    /// There is no record of that name.
+    #[error("there is no worktree {0}")]
+    Unknown(WorktreeName),
+    /// The transition is not allowed from the record's current state.
+    #[error("worktree {name} is {from:?}, so it cannot become {to:?}")]
+    Illegal {
+        /// The worktree.
+        name: WorktreeName,
+        /// Its current state.
+        from: WorktreeState,
+        /// The state asked for.
+        to: WorktreeState,
+    },
+    /// The record is not one this zero can read (damaged, or another version's).
+    #[error("worktree record {} cannot be used: {reason}", path.display())]
+    Unusable {
+        /// The record file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing the data directory failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: io::Error,
+    },
+}
+
+impl WorktreeError {
+    /// A mapper from an I/O error on `path` while doing `action`.
+    fn io<'a>(
+        action: &'static str,
+        path: &'a Path,
+    ) -> impl FnOnce(io::Error) -> WorktreeError + 'a {
+        move |source| WorktreeError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// The worktree records of a data directory (`<data>/worktrees/`). Blocking throughout.
+#[derive(Debug, Clone)]
+pub struct WorktreeRecords {
+    dir: PathBuf,
+    layout: Layout,
+}
+
+impl WorktreeRecords {
+    /// The records kept under the data directory `data_dir`. Creates nothing.
+    pub fn new(data_dir: &Path) -> Self {
+        WorktreeRecords {
+            dir: data_dir.join("worktrees"),
+            layout: Layout::new(data_dir.to_path_buf()),
+        }
+    }
+
+    /// Whether the record's state is true as the evidence says: a final state is trusted
+    /// from disk, while `preparing` and `active` are claims that hold only while a live
+    /// process holds the lease of the run the record names. A lease that cannot be checked
+    /// counts as held: the cost of that mistake is keeping a worktree, never removing one in
+    /// use.
+    pub fn is_backed(&self, record: &WorktreeRecord) -> bool {
+        record.state.is_terminal() || Lease::is_held(&self.layout.lease(&record.run_id))
+    }
+
+    /// The directory a worktree of this name lives in.
+    pub fn worktree_dir(&self, name: &WorktreeName) -> PathBuf {
+        self.dir.join(name.as_str())
+    }
+
+    /// The record file of a worktree of this name.
+    fn record_path(&self, name: &WorktreeName) -> PathBuf {
+        self.dir.join(format!("{name}.json"))
+    }
+
+    /// Claims `name` for `run_id`: writes its first record, `preparing`. Fails, writing
+    /// nothing, when a record of that name exists.
+    pub fn create(
+        &self,
+        name: WorktreeName,
+        run_id: RunId,
+        repository: PathBuf,
+    ) -> Result<WorktreeRecord, WorktreeError> {
+        fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
+        let _lock = self.lock()?;
+        let path = self.record_path(&name);
+        if fs::symlink_metadata(&path).is_ok() {
+            return Err(WorktreeError::Exists(name));
+        }
+        let record = WorktreeRecord {
+            schema_version: WORKTREE_SCHEMA_VERSION,
+            branch: name.branch(),
+            path: self.worktree_dir(&name),
+            name,
+            run_id,
+            repository,
+            created_at: now(),
+            ended_at: None,
+            state: WorktreeState::Preparing,
+            directory: None,
+            commit: None,
+            reason: None,
+        };
+        write(&path, &record)?;
+        Ok(record)
+    }
+
+    /// Moves the worktree's record through `transition`: a compare-and-set under the records'
+    /// cross-process lock, persisted before it returns. A transition from a state it does not
+    /// start from is refused and changes nothing, so a terminal state is never overwritten.
+    pub fn transition(
+        &self,
+        name: &WorktreeName,
+        transition: Transition,
+    ) -> Result<WorktreeRecord, WorktreeError> {
+        let _lock = self.lock()?;
+        let mut record = self.read(name)?;
+        if !transition.allowed_from(record.state) {
+            return Err(WorktreeError::Illegal {
+                name: name.clone(),
+                from: record.state,
+                to: transition.target(),
+            });
+        }
+        transition.apply(&mut record);
+        write(&self.record_path(name), &record)?;
+        Ok(record)
+    }
+
+    /// The worktree's record as stored (its `preparing` or `active` is a claim: check the
+    /// run's lease).
+    pub fn read(&self, name: &WorktreeName) -> Result<WorktreeRecord, WorktreeError> {
+        let path = self.record_path(name);
+        let mut bytes = Vec::new();
+        match open_own(&path).and_then(|mut file| file.read_to_end(&mut bytes)) {
+            Ok(_) => {}
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Err(WorktreeError::Unknown(name.clone()));
+            }
+            Err(error) => return Err(WorktreeError::io("read", &path)(error)),
+        }
+        let unusable = |reason: String| WorktreeError::Unusable {
+            path: path.clone(),
+            reason,
+        };
+        let record: WorktreeRecord =
+            serde_json::from_slice(&bytes).map_err(|error| unusable(error.to_string()))?;
+        if record.schema_version > WORKTREE_SCHEMA_VERSION {
+            return Err(unusable(format!(
+                "schema version {} is newer than this zero's {WORKTREE_SCHEMA_VERSION}",
+                record.schema_version
+            )));
+        }
+        if &record.name != name {
+            return Err(unusable(format!("it is the record of {}", record.name)));
+        }
+        Ok(record)
+    }
+
+    /// The exclusive cross-process lock every change of a record is made under: an `flock`
+    /// on the worktrees directory itself, which (unlike a record, renamed over on each write)
+    /// is never replaced. Changes are rare, so one lock for all of them costs nothing.
+    fn lock(&self) -> Result<Flock<File>, WorktreeError> {
+        let dir = File::open(&self.dir).map_err(WorktreeError::io("open", &self.dir))?;
+        Flock::lock(dir, FlockArg::LockExclusive)
+            .map_err(|(_, errno)| WorktreeError::io("lock", &self.dir)(io::Error::from(errno)))
+    }
+}
+
+/// Writes `record` to `path` atomically (through the one atomic-write door).
+fn write(path: &Path, record: &WorktreeRecord) -> Result<(), WorktreeError> {
+    let mut json = serde_json::to_vec_pretty(record)
+        .map_err(|error| WorktreeError::io("encode", path)(error.into()))?;
+    json.push(b'\n');
+    crate::fsutil::write_atomic(path, &json).map_err(WorktreeError::io("write", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run_id() -> RunId {
+        RunId::parse("run_20260102030405_0a1b2c").unwrap()
+    }
+
+    #[test]
+    fn a_record_moves_only_along_its_state_machine() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        let name = WorktreeName::parse("ci").unwrap();
+        let created = records
+            .create(name.clone(), run_id(), "/repo".into())
+            .unwrap();
+        assert_eq!(created.state, WorktreeState::Preparing);
+        assert_eq!(created.path, data.path().join("worktrees/ci"));
+        assert!(matches!(
+            records.create(name.clone(), run_id(), "/repo".into()),
+            Err(WorktreeError::Exists(_))
+        ));
+        let interrupt = || Transition::Interrupt {
+            reason: "gone".into(),
+        };
+        assert!(matches!(
+            records.transition(&name, interrupt()),
+            Err(WorktreeError::Illegal { .. })
+        ));
+        records.transition(&name, Transition::Activate).unwrap();
+        let finished = records
+            .transition(
+                &name,
+                Transition::Finish {
+                    commit: Some("abc".into()),
+                    directory: Directory::Removed,
+                },
+            )
+            .unwrap();
+        assert_eq!(finished.state, WorktreeState::Finished);
+        assert!(finished.ended_at.is_some());
+        for late in [interrupt(), Transition::Activate] {
+            assert!(matches!(
+                records.transition(&name, late),
+                Err(WorktreeError::Illegal { .. })
+            ));
+        }
+        assert_eq!(records.read(&name).unwrap(), finished);
+    }
+
+    #[test]
+    fn a_claim_is_backed_only_while_its_runs_lease_is_held() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        let run_id = RunId::generate();
+        let name = WorktreeName::parse("ci").unwrap();
+        let record = records
+            .create(name.clone(), run_id.clone(), "/repo".into())
+            .unwrap();
+        assert!(!records.is_backed(&record), "no lease: nobody holds it");
+        let run = super::super::run::Run::open(&records.layout, &run_id).unwrap();
+        assert!(records.is_backed(&record));
+        assert!(run.close().is_empty());
+        assert!(!records.is_backed(&record));
+        let failed = records
+            .transition(
+                &name,
+                Transition::Fail {
+                    reason: "gone".into(),
+                },
+            )
+            .unwrap();
+        assert!(records.is_backed(&failed), "a final state is trusted");
+    }
+
+    #[test]
+    fn records_use_the_documented_field_names() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        let name = WorktreeName::parse("ci").unwrap();
+        records
+            .create(name.clone(), run_id(), "/repo".into())
+            .unwrap();
+        let failed = records
+            .transition(
+                &name,
+                Transition::Fail {
+                    reason: "no repo".into(),
+                },
+            )
+            .unwrap();
+        let mut value = serde_json::to_value(&failed).unwrap();
+        for time in ["createdAt", "endedAt"] {
+            assert!(value[time].is_string(), "{time}");
+            value[time] = json!("t");
+        }
+        let path = data.path().join("worktrees/ci");
+        assert_eq!(
+            value,
+            json!({
+                "schemaVersion": 1, "name": "ci", "runId": "run_20260102030405_0a1b2c",
+                "repository": "/repo", "branch": "zero/ci", "path": path,
+                "createdAt": "t", "endedAt": "t", "state": "failed", "reason": "no repo"
+            })
+        );
+    }
+
+    #[test]
+    fn a_missing_or_foreign_record_is_reported_not_followed() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        let (a, b) = (
+            WorktreeName::parse("a").unwrap(),
+            WorktreeName::parse("b").unwrap(),
+        );
+        assert!(matches!(records.read(&a), Err(WorktreeError::Unknown(_))));
+        records.create(a.clone(), run_id(), "/repo".into()).unwrap();
+        fs::copy(records.record_path(&a), records.record_path(&b)).unwrap();
+        assert!(matches!(
+            records.read(&b),
+            Err(WorktreeError::Unusable { .. })
+        ));
+    }
+}
