@@ -98,7 +98,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --mcp-config --mcp-project --strict-mcp-config --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --mcp-config --mcp-project --strict-mcp-config --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,6 +125,10 @@ _zero() {
                     return 0
                     ;;
                 -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --worktree)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

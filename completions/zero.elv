@@ -34,6 +34,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --file 'Read (more of) the prompt from a file, appended after a blank line'
             cand -C 'Workspace root (default: the current directory)'
             cand --cwd 'Workspace root (default: the current directory)'
+            cand --worktree 'Run in a new git worktree of the workspace''s repository, on the branch `zero/NAME` (NAME defaults to a fresh id); at the end the changes are committed there, the worktree directory is removed and the branch is kept. Write it `--worktree=NAME` before a prompt word'
             cand --add-dir 'An extra directory the agent may write to (repeatable)'
             cand --auto 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything'
             cand --sandbox 'The kernel sandbox for commands: auto = apply what the kernel supports and warn about the rest, required = exit 3 when a rule cannot be enforced, off = none [default: auto, or `sandbox` in config.toml]'

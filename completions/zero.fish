@@ -33,6 +33,7 @@ complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write she
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l worktree -d 'Run in a new git worktree of the workspace\'s repository, on the branch `zero/NAME` (NAME defaults to a fresh id); at the end the changes are committed there, the worktree directory is removed and the branch is kept. Write it `--worktree=NAME` before a prompt word' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l auto -d 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything' -r -f -a "low\t'Read-only tools and planning'
 medium\t'Adds writes inside the workspace and `--add-dir` roots, and shell commands. (At low, `bash` is offered too when the sandbox makes commands read-only.)'

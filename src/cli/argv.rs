@@ -22,6 +22,7 @@ impl ExecArgs {
             prompt,
             file,
             cwd,
+            worktree,
             add_dir,
             auto,
             skip_permissions_unsafe,
@@ -60,6 +61,11 @@ impl ExecArgs {
         }
         argv.path("--file", file.as_deref());
         argv.path("--cwd", cwd.as_deref());
+        match worktree {
+            Some(Some(name)) => argv.value("--worktree", name),
+            Some(None) => argv.switch("--worktree", true),
+            None => {}
+        }
         for dir in add_dir {
             argv.path("--add-dir", Some(dir));
         }
@@ -191,6 +197,7 @@ mod tests {
             prompt: vec!["first".into(), "--second".into()],
             file: Some(PathBuf::from("/run/task-prompt-0")),
             cwd: Some(PathBuf::from("/work space")),
+            worktree: Some(Some("ci-1".into())),
             add_dir: vec![PathBuf::from("/a"), PathBuf::from("-b")],
             auto: Autonomy::Medium,
             skip_permissions_unsafe: true,

@@ -85,6 +85,13 @@ pub struct ExecArgs {
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,
 
+    /// Run in a new git worktree of the workspace's repository, on the branch `zero/NAME`
+    /// (NAME defaults to a fresh id); at the end the changes are committed there, the
+    /// worktree directory is removed and the branch is kept. Write it `--worktree=NAME`
+    /// before a prompt word.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true)]
+    pub(crate) worktree: Option<Option<String>>,
+
     /// An extra directory the agent may write to (repeatable).
     #[arg(long = "add-dir", value_name = "DIR")]
     pub(crate) add_dir: Vec<PathBuf>,

@@ -16,7 +16,7 @@ use crate::usage::Spent;
 use super::failure::Failure;
 
 /// Turns and what the run tree spent, for `run_end`.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Accounting {
     /// The model requests the run made.
     pub(super) turns: u32,
@@ -26,6 +26,8 @@ pub(super) struct Accounting {
     pub(super) window: Option<ContextWindow>,
     /// What every run of the session spent, this one included.
     pub(super) session_usage: Option<UsageTotals>,
+    /// With `--worktree`: the commit the run's changes were recorded in.
+    pub(super) worktree_commit: Option<String>,
 }
 
 /// Emits `run_end`. A stdout that broke along the way makes the run an internal error.
@@ -44,6 +46,7 @@ pub(super) fn finish(output: &Output, exit: ExitCode, accounting: Accounting) ->
         cost_usd: accounting.spent.cost,
         context_window: accounting.window.map(WindowInfo::from),
         session_usage: accounting.session_usage,
+        worktree_commit: accounting.worktree_commit,
     });
     let dropped = output.drain();
     if dropped > 0 {

@@ -112,5 +112,6 @@ fn start_listing(output: &Output, workspace: &Path, mcp_servers: Vec<McpServerIn
         resumed_from: None,
         permissions_changed: None,
         mcp_servers,
+        worktree: None,
     });
 }

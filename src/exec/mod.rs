@@ -17,6 +17,7 @@ mod prompt;
 mod run;
 mod session;
 mod settings;
+mod worktree;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, Stop};
+use crate::output::event::WorktreeInfo;
 use crate::output::{Output, OutputFormat, stderr_line_if_writable};
 use crate::provider::ProviderConfig;
 use crate::redact::Secrets;
@@ -34,6 +36,7 @@ use ending::{Accounting, finish};
 use inputs::Inputs;
 use pieces::Pieces;
 use settings::{Mode, Settings};
+use worktree::RunWorktree;
 
 pub use failure::Failure;
 
@@ -70,7 +73,7 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
     }
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        run_job(invocation, inputs, runtime, &output, &mut accounting)
+        in_worktree(invocation, inputs, runtime, &output, &mut accounting)
     }));
     let exit = match job {
         Ok(Ok(exit)) => exit,
@@ -88,6 +91,34 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
     finish(&output, exit, accounting)
 }
 
+/// The job, in a worktree of its own when `--worktree` asks for one: made before the settings
+/// fix the workspace (which becomes the worktree), and ended (what changed committed on its
+/// branch, `run_end` naming the commit) however the job ended.
+fn in_worktree(
+    mut invocation: Invocation,
+    inputs: Inputs,
+    runtime: Result<RuntimeConfig, RuntimeError>,
+    output: &Arc<Output>,
+    accounting: &mut Accounting,
+) -> Result<ExitCode, Failure> {
+    let Some(name) = invocation.args.worktree.take() else {
+        return run_job(invocation, inputs, runtime, output, accounting, None);
+    };
+    let data_dir = match &runtime {
+        Ok(config) => config.data_dir.clone().ok_or_else(|| {
+            Failure::usage("--worktree needs a data directory (set ZERO_HOME)".into())
+        })?,
+        Err(error) => return Err(Failure::usage(error.to_string())),
+    };
+    let workspace = job::workspace(invocation.args.cwd.as_deref())?;
+    let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, output.run_id())?;
+    invocation.args.cwd = Some(worktree.workspace_for(&workspace));
+    let info = worktree.info();
+    let job = run_job(invocation, inputs, runtime, output, accounting, Some(info));
+    accounting.worktree_commit = worktree.finish(output.run_id())?;
+    job
+}
+
 /// The job, step by step: the settings (after the config file's unknown keys are warned
 /// about), what they change for the whole process, then the mode they ask for.
 fn run_job(
@@ -96,11 +127,13 @@ fn run_job(
     runtime: Result<RuntimeConfig, RuntimeError>,
     output: &Arc<Output>,
     accounting: &mut Accounting,
+    worktree: Option<WorktreeInfo>,
 ) -> Result<ExitCode, Failure> {
     for warning in settings::config_warnings(&inputs) {
         output.warn_at_start(warning);
     }
-    let settings = Settings::resolve(invocation, inputs, runtime)?;
+    let mut settings = Settings::resolve(invocation, inputs, runtime)?;
+    settings.worktree = worktree;
     take_effect(&settings, output)?;
     match settings.mode {
         Mode::ListSpecialists => Ok(listing::specialists(&settings, output)),

@@ -257,6 +257,7 @@ fn announce(
                 now: permissions,
             }),
         mcp_servers: mcp_servers::infos(&connected.mcp.states),
+        worktree: settings.worktree.clone(),
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
     for note in session.iter().flat_map(|session| &session.notes) {

@@ -23,6 +23,7 @@ use crate::environ::names::ZERO_API_KEY;
 use crate::local_model::{LocalSettings, PromptStyle};
 use crate::mcp::config::{self as mcp_config, Entry};
 use crate::mcp::{ServerConfig, UnknownKey};
+use crate::output::event::WorktreeInfo;
 use crate::provider::{
     self, ConfigError, ContextWindow, MIN_CONTEXT_WINDOW, ProviderConfig, ProviderFlags,
     ProviderKind, WindowSource,
@@ -157,6 +158,8 @@ pub(crate) struct Settings {
     pub(crate) schema_retries: u32,
     /// The MCP servers the run starts, and what to warn about their configuration.
     pub(crate) mcp: McpSettings,
+    /// With `--worktree`: the worktree `workspace` lies in (set once it is made).
+    pub(crate) worktree: Option<WorktreeInfo>,
     /// The process environment, for [`Settings::var`].
     env: Environment,
 }
@@ -326,6 +329,7 @@ impl Settings {
             output_schema,
             schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
             mcp,
+            worktree: None,
             env,
         })
     }

@@ -65,6 +65,9 @@ pub(crate) enum EventKind {
         /// The MCP servers the run configured, each with how its start went.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         mcp_servers: Vec<McpServerInfo>,
+        /// With `--worktree`: the worktree the run works in (`cwd` is inside it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree: Option<WorktreeInfo>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -249,6 +252,10 @@ pub(crate) enum EventKind {
         /// What every run of the session spent together, this one included.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         session_usage: Option<UsageTotals>,
+        /// With `--worktree`: the commit the run's changes were recorded in on its branch;
+        /// absent when it changed nothing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        worktree_commit: Option<String>,
     },
 }
 
@@ -284,6 +291,16 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// A `--worktree` run's worktree, as `run_start.worktree` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WorktreeInfo {
+    /// The worktree's name.
+    pub(crate) name: String,
+    /// The branch its changes are committed to (`zero/NAME`), kept after the run.
+    pub(crate) branch: String,
 }
 
 /// An MCP server as `run_start` reports it.

@@ -186,6 +186,8 @@ impl Writer for JsonWriter {
                 cost_usd,
                 context_window,
                 session_usage,
+                // The worktree's commit is reported in stream-json's `run_end`.
+                worktree_commit: _,
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,

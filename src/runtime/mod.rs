@@ -24,6 +24,7 @@ pub(crate) mod capture;
 mod config;
 mod error;
 mod foreground;
+pub(crate) mod git;
 pub mod guardian;
 mod guardian_report;
 mod identity;

@@ -205,6 +205,8 @@ impl ChildRun<'_> {
             prompt: Vec::new(),
             file: Some(self.prompt_file.to_path_buf()),
             cwd: Some(self.ctx.workspace.clone()),
+            // A specialist works in its parent's workspace (its worktree, if it has one).
+            worktree: None,
             add_dir: self.ctx.policy.extra_roots().to_vec(),
             auto: self.ctx.policy.autonomy(),
             skip_permissions_unsafe: false,

@@ -50,4 +50,5 @@ mod tasks_cli;
 mod timeout;
 mod waiting;
 mod window;
+mod worktrees;
 mod xdg;

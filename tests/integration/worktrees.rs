@@ -1,0 +1,147 @@
+//! `zero exec --worktree[=NAME]`: the whole run in a new git worktree under the data
+//! directory, its changes committed on the branch `zero/NAME`, the directory removed and the
+//! branch kept; and the refusals (not a repository, a bare one, a taken name), which leave
+//! nothing behind. Through the real binary, with real git, against the fake model.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::runs::Home;
+use crate::support::zero::{Wire, finished_stream, zero_std_with};
+
+/// Runs `git args…` in `dir` and returns its stdout, trimmed; panics when it fails.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "git {args:?}: {output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// A repository with one commit holding `a.txt`.
+fn repository() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "--quiet"]);
+    std::fs::write(repo.path().join("a.txt"), "alpha\n").unwrap();
+    git(repo.path(), &["add", "a.txt"]);
+    git(repo.path(), &["commit", "--quiet", "-m", "first"]);
+    repo
+}
+
+/// Runs `zero exec --auto medium` with `flag` in `dir` against a model that plays `script`;
+/// returns the events, checking the exit code.
+fn run(dir: &Path, home: &Home, flag: &str, script: Script, code: i32) -> Vec<Value> {
+    let server = FakeModel::start(script);
+    finished_stream(
+        assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
+            .env("ZERO_HOME", home.path())
+            .args(["exec", "--auto", "medium", flag, "-o", "stream-json", "go"])
+            .current_dir(dir),
+        code,
+    )
+}
+
+/// The `error` event's message.
+fn error_message(events: &[Value]) -> String {
+    let error = events.iter().find(|e| e["type"] == "error").unwrap();
+    error["message"].as_str().unwrap().to_string()
+}
+
+/// Whether the data directory holds anything under `worktrees/`.
+fn worktrees_left(home: &Home) -> Vec<String> {
+    match std::fs::read_dir(home.path().join("worktrees")) {
+        Ok(entries) => entries
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn a_worktree_run_commits_its_changes_on_its_branch_and_leaves_the_checkout_alone() {
+    let repo = repository();
+    let head = git(repo.path(), &["rev-parse", "HEAD"]);
+    git(repo.path(), &["checkout", "--quiet", "--detach"]);
+    let home = Home::new();
+    let script = Script::new()
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "b.txt", "content": "beta\n"}),
+        ))
+        .reply(Reply::text("Done."));
+    let events = run(repo.path(), &home, "--worktree=ci-1", script, 0);
+    let start = &events[0];
+    assert_eq!(start["type"], "run_start");
+    assert_eq!(
+        start["worktree"],
+        json!({"name": "ci-1", "branch": "zero/ci-1"})
+    );
+    let cwd = start["cwd"].as_str().unwrap();
+    assert!(cwd.ends_with("/worktrees/ci-1"), "{start}");
+    let end = events.last().unwrap();
+    let commit = end["worktreeCommit"].as_str().unwrap();
+    assert_eq!(git(repo.path(), &["rev-parse", "zero/ci-1"]), commit);
+    assert_eq!(git(repo.path(), &["rev-parse", "zero/ci-1^"]), head);
+    assert_eq!(git(repo.path(), &["show", "zero/ci-1:b.txt"]), "beta");
+    assert_eq!(
+        git(
+            repo.path(),
+            &["log", "-1", "--format=%an <%ae>", "zero/ci-1"]
+        ),
+        "zero <zero@localhost>"
+    );
+    // The user's checkout: still detached at the same commit, with no new file.
+    assert_eq!(git(repo.path(), &["rev-parse", "HEAD"]), head);
+    assert!(!repo.path().join("b.txt").exists());
+    assert_eq!(git(repo.path(), &["status", "--porcelain"]), "");
+    // The directory is gone; only the main worktree is listed; the record says finished.
+    assert!(!home.path().join("worktrees/ci-1").exists());
+    assert_eq!(
+        git(repo.path(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(home.path().join("worktrees/ci-1.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["state"], "finished", "{record}");
+    assert_eq!(record["commit"], commit, "{record}");
+}
+
+#[test]
+fn a_worktree_is_refused_outside_a_repository_in_a_bare_one_and_under_a_taken_name() {
+    let plain = tempfile::tempdir().unwrap();
+    let bare = tempfile::tempdir().unwrap();
+    git(bare.path(), &["init", "--quiet", "--bare"]);
+    let taken = repository();
+    git(taken.path(), &["branch", "zero/ci-1"]);
+    let cases: [(&Path, &str); 3] = [
+        (plain.path(), "is not in one"),
+        (bare.path(), "is a bare repository"),
+        (taken.path(), "the branch zero/ci-1 exists already"),
+    ];
+    for (dir, expected) in cases {
+        let home = Home::new();
+        let events = run(dir, &home, "--worktree=ci-1", Script::new(), 2);
+        let message = error_message(&events);
+        assert!(message.contains(expected), "{message}");
+        assert_eq!(worktrees_left(&home), Vec::<String>::new());
+    }
+    assert_eq!(
+        git(taken.path(), &["branch", "--list", "zero/*"]),
+        "zero/ci-1"
+    );
+    assert_eq!(
+        git(taken.path(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+}
