@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use crate::output::event::WorktreeInfo;
 use crate::runtime::git::{GitError, git};
-use crate::runtime::{Directory, RunId, Transition, WorktreeName, WorktreeRecord, WorktreeRecords};
+use crate::runtime::{
+    Directory, RunId, Transition, WorktreeLease, WorktreeName, WorktreeRecord, WorktreeRecords,
+};
 
 use super::failure::Failure;
 
@@ -21,6 +23,9 @@ const AUTHOR: [&str; 4] = ["-c", "user.name=zero", "-c", "user.email=zero@localh
 pub(crate) struct RunWorktree {
     records: WorktreeRecords,
     record: WorktreeRecord,
+    /// Backs the record's claim from before it is `preparing` until this value is dropped,
+    /// after the run's end is recorded.
+    _lease: WorktreeLease,
 }
 
 impl RunWorktree {
@@ -51,10 +56,17 @@ impl RunWorktree {
             )));
         }
         let records = WorktreeRecords::new(data_dir);
+        let lease = records
+            .hold(run_id)
+            .map_err(|e| Failure::internal(e.to_string()))?;
         let record = records
             .create(name, run_id.clone(), repository)
             .map_err(|e| Failure::usage(e.to_string()))?;
-        let worktree = RunWorktree { records, record };
+        let worktree = RunWorktree {
+            records,
+            record,
+            _lease: lease,
+        };
         match worktree.add(run_id) {
             Ok(()) => Ok(worktree),
             Err(error) => Err(worktree.fail(&error)),

@@ -70,8 +70,8 @@ pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
 pub(crate) use timing::MAX_DURATION;
 pub use worktree::{
-    Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeRecord, WorktreeRecords,
-    WorktreeState,
+    Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeLease, WorktreeRecord,
+    WorktreeRecords, WorktreeState,
 };
 
 use foreground::Foreground;

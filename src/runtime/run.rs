@@ -219,25 +219,8 @@ impl Run {
                 .create(dir)
                 .map_err(RuntimeError::io("create", dir.as_path()))?;
         }
-        // The lease is created and locked under a temporary name and only then renamed into
-        // place, so `runs/<run_id>.lock` is held from the moment it exists: a reconciler can
-        // never find a live run's lease unheld and mistake the run for a dead one.
-        // std opens every file close-on-exec, so no child ever inherits the lease: only this
-        // process holding it can keep the run looking alive.
-        let new_lease = layout.new_lease(run_id);
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&new_lease)
-            .map_err(RuntimeError::io("create", new_lease.as_path()))?;
-        let lease = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
-            RuntimeError::io("lock", new_lease.as_path())(io::Error::from(errno))
-        })?;
         let lease_path = layout.lease(run_id);
-        fs::rename(&new_lease, &lease_path)
-            .map_err(RuntimeError::io("create", lease_path.as_path()))?;
+        let lease = take_new_lease(&layout.new_lease(run_id), &lease_path)?;
         let dir = layout.run_dir(run_id);
         let temp_dir = dir.join(TEMP_DIR);
         for dir in [&dir, &temp_dir] {
@@ -279,6 +262,25 @@ impl Run {
         drop(self.lease);
         errors
     }
+}
+
+/// Creates the lease file `path` already held: created and locked under the temporary name
+/// `new` and only then renamed into place, so the file is held from the moment it exists and a
+/// reconciler can never find a live run's lease unheld and mistake the run for a dead one.
+/// std opens every file close-on-exec, so no child ever inherits the lease: only this process
+/// holding it can keep the run looking alive. Blocking.
+pub(crate) fn take_new_lease(new: &Path, path: &Path) -> Result<Flock<File>, RuntimeError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(new)
+        .map_err(RuntimeError::io("create", new))?;
+    let lease = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| RuntimeError::io("lock", new)(io::Error::from(errno)))?;
+    fs::rename(new, path).map_err(RuntimeError::io("create", path))?;
+    Ok(lease)
 }
 
 /// Opens the file zero keeps at `path` for reading, never through a symbolic link (that fails

@@ -17,7 +17,7 @@ use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use super::record::now;
-use super::run::{Layout, Lease, open_own};
+use super::run::{Layout, Lease, open_own, take_new_lease};
 use super::{RunId, WorktreeName};
 
 /// The version of the worktree record's shape; bumped on any incompatible change.
@@ -231,7 +231,28 @@ impl WorktreeRecords {
     /// counts as held: the cost of that mistake is keeping a worktree, never removing one in
     /// use.
     pub fn is_backed(&self, record: &WorktreeRecord) -> bool {
-        record.state.is_terminal() || Lease::is_held(&self.layout.lease(&record.run_id))
+        record.state.is_terminal()
+            || Lease::is_held(&self.layout.lease(&record.run_id))
+            || Lease::is_held(&self.lease_path(&record.run_id))
+    }
+
+    /// Takes the worktree lease of `run_id` (`<data>/worktrees/<run_id>.lock`, held from the
+    /// moment it exists): the run's own evidence behind its worktree's claim, held from before
+    /// the record is `preparing` until after the run's end is recorded, which the run's
+    /// runtime lease (opened later, released earlier) does not cover. No worktree is named
+    /// `*.lock`, so the file is never a worktree's directory.
+    pub fn hold(&self, run_id: &RunId) -> Result<WorktreeLease, WorktreeError> {
+        fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
+        let path = self.lease_path(run_id);
+        let new = self.dir.join(format!(".{run_id}.lock.new"));
+        let lock = take_new_lease(&new, &path)
+            .map_err(|error| WorktreeError::io("take", &path)(io::Error::other(error)))?;
+        Ok(WorktreeLease { path, _lock: lock })
+    }
+
+    /// The worktree lease file of `run_id`.
+    fn lease_path(&self, run_id: &RunId) -> PathBuf {
+        self.dir.join(format!("{run_id}.lock"))
     }
 
     /// The directory a worktree of this name lives in.
@@ -338,6 +359,21 @@ impl WorktreeRecords {
     }
 }
 
+/// A run's hold on its worktree claim (see [`WorktreeRecords::hold`]): while it lives, the
+/// record's `preparing` or `active` is backed. Dropping it removes the file, then releases
+/// the lock, so nobody finds it unheld while it still exists.
+#[derive(Debug)]
+pub struct WorktreeLease {
+    path: PathBuf,
+    _lock: Flock<File>,
+}
+
+impl Drop for WorktreeLease {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// Writes `record` to `path` atomically (through the one atomic-write door).
 fn write(path: &Path, record: &WorktreeRecord) -> Result<(), WorktreeError> {
     let mut json = serde_json::to_vec_pretty(record)
@@ -420,6 +456,27 @@ mod tests {
             )
             .unwrap();
         assert!(records.is_backed(&failed), "a final state is trusted");
+    }
+
+    #[test]
+    fn a_claim_is_backed_while_its_runs_worktree_lease_is_held() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        let run_id = RunId::generate();
+        let lease = records.hold(&run_id).unwrap();
+        let record = records
+            .create(
+                WorktreeName::parse("ci").unwrap(),
+                run_id.clone(),
+                "/repo".into(),
+            )
+            .unwrap();
+        assert!(records.is_backed(&record));
+        let path = records.lease_path(&run_id);
+        assert!(path.exists());
+        drop(lease);
+        assert!(!path.exists(), "the file goes with the hold");
+        assert!(!records.is_backed(&record));
     }
 
     #[test]
