@@ -120,11 +120,8 @@ impl RunWorktree {
     /// Undoes what was made (worktree, lock, branch) and records `failed`: the failure to
     /// report, exit 2.
     fn fail(&self, reason: &str) -> Failure {
-        self.remove_directory();
-        let _ = git(
-            &self.record.repository,
-            &["branch", "-D", self.record.branch.as_str()],
-        );
+        self.record.remove_directory();
+        self.record.delete_branch();
         let _ = self.records.transition(
             &self.record.name,
             Transition::Fail {
@@ -137,16 +134,6 @@ impl RunWorktree {
         ))
     }
 
-    /// Unlocks and removes the worktree's directory (its branch stays).
-    fn remove_directory(&self) {
-        let repository = &self.record.repository;
-        let path = self.record.path.as_os_str().to_string_lossy();
-        let _ = git(repository, &["worktree", "unlock", &path]);
-        let _ = git(repository, &["worktree", "remove", "--force", &path]);
-        let _ = std::fs::remove_dir_all(&self.record.path);
-        let _ = git(repository, &["worktree", "prune"]);
-    }
-
     /// Ends the run's worktree: commits what changed (if anything) on its branch, removes
     /// the directory and records `finished`. Returns the commit made.
     pub(crate) fn finish(self, run_id: &RunId) -> Result<Option<String>, Failure> {
@@ -154,7 +141,7 @@ impl RunWorktree {
             Ok(commit) => commit,
             Err(reason) => return Err(self.fail(&reason)),
         };
-        self.remove_directory();
+        self.record.remove_directory();
         self.records
             .transition(
                 &self.record.name,

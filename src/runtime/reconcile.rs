@@ -14,6 +14,9 @@
 //! 4. the run directory, the index and — last — the lease file are removed, which marks the
 //!    run reconciled.
 //!
+//! Worktree records whose run died are reconciled first (`WorktreeRecords::reconcile`: a
+//! `preparing` one undone and `failed`, an `active` one kept and `interrupted`).
+//!
 //! The cost is one directory listing of `runs/` (which holds only live and unreconciled runs)
 //! plus work proportional to the dead runs' tasks; it never reads all of `tasks/`. When no run
 //! is dead it only reads. Runs whose lease is held are never touched, and neither is anything
@@ -27,7 +30,7 @@ use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock, now};
 use super::run::{self, EntryKind, Lease, RunFile};
 use super::store::Store;
-use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
+use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus, WorktreeRecords};
 
 /// What one reconciliation pass did.
 #[derive(Debug, Default)]
@@ -44,6 +47,9 @@ impl Store {
     /// [`Store::take_warnings`]; none stops the pass. Blocking.
     pub(crate) fn reconcile(&self) -> Reconciliation {
         let mut done = Reconciliation::default();
+        for warning in WorktreeRecords::new(self.root()).reconcile() {
+            self.warn(warning);
+        }
         let entries = match self.run_entries() {
             Ok(entries) => entries,
             Err(error) => {

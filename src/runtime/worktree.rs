@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use super::git::git;
 use super::record::now;
 use super::run::{Layout, Lease, open_own, take_new_lease};
 use super::{RunId, WorktreeName};
@@ -349,6 +350,92 @@ impl WorktreeRecords {
         Ok(record)
     }
 
+    /// Reconciles the records whose run died (see `docs/RUNTIME.md`): a `preparing` one that
+    /// no lease backs loses what was made (directory, lock, branch) and becomes `failed`; an
+    /// `active` one is kept (it may hold work) and becomes `interrupted`. Worktree leases that
+    /// nobody holds any more are removed. Returns what went wrong, as warnings: nothing stops
+    /// the pass. Every name read from disk is parsed before it becomes a path. Blocking; it
+    /// reads every record, and runs `git` only for a dead run's `preparing` one.
+    pub fn reconcile(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return warnings,
+            Err(error) => return vec![WorktreeError::io("list", &self.dir)(error).to_string()],
+        };
+        let mut leases = Vec::new();
+        for entry in entries.flatten() {
+            let file_name = entry.file_name();
+            let text = file_name.to_string_lossy();
+            if let Some(stem) = text.strip_suffix(".json") {
+                match WorktreeName::parse(stem) {
+                    Ok(name) => {
+                        if let Err(error) = self.reconcile_one(&name, &mut warnings) {
+                            warnings.push(error.to_string());
+                        }
+                    }
+                    Err(_) => warnings.push(format!(
+                        "{} is not a worktree record: left alone",
+                        entry.path().display()
+                    )),
+                }
+            } else if let Some(Ok(run_id)) = text.strip_suffix(".lock").map(RunId::parse) {
+                leases.push(run_id);
+            }
+        }
+        for run_id in leases {
+            // A run that died before it claimed a record, or one reconciled above.
+            if let Ok(Lease::Taken(lock)) = Lease::try_take(&self.lease_path(&run_id)) {
+                let _ = fs::remove_file(self.lease_path(&run_id));
+                drop(lock);
+            }
+        }
+        warnings
+    }
+
+    /// Reconciles the record `name` if its claim is a dead run's.
+    fn reconcile_one(
+        &self,
+        name: &WorktreeName,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), WorktreeError> {
+        let record = self.read(name)?;
+        if record.state.is_terminal() {
+            return Ok(());
+        }
+        let lease_path = self.lease_path(&record.run_id);
+        let lease = Lease::try_take(&lease_path).map_err(WorktreeError::io("lock", &lease_path))?;
+        if matches!(lease, Lease::Held) || Lease::is_held(&self.layout.lease(&record.run_id)) {
+            return Ok(());
+        }
+        if record.path != self.worktree_dir(name) || record.branch != name.branch() {
+            return Err(WorktreeError::Unusable {
+                path: self.record_path(name),
+                reason: "its path or branch is not its name's: left alone".into(),
+            });
+        }
+        let run = &record.run_id;
+        let transition = if record.state == WorktreeState::Preparing {
+            record.remove_directory();
+            record.delete_branch();
+            Transition::Fail {
+                reason: format!("its run {run} died while making it"),
+            }
+        } else {
+            if fs::symlink_metadata(&record.path).is_err() {
+                warnings.push(format!(
+                    "worktree {name}: its directory {} is gone",
+                    record.path.display()
+                ));
+            }
+            Transition::Interrupt {
+                reason: format!("its run {run} died while working in it"),
+            }
+        };
+        self.transition(name, transition)?;
+        Ok(())
+    }
+
     /// The exclusive cross-process lock every change of a record is made under: an `flock`
     /// on the worktrees directory itself, which (unlike a record, renamed over on each write)
     /// is never replaced. Changes are rare, so one lock for all of them costs nothing.
@@ -356,6 +443,24 @@ impl WorktreeRecords {
         let dir = File::open(&self.dir).map_err(WorktreeError::io("open", &self.dir))?;
         Flock::lock(dir, FlockArg::LockExclusive)
             .map_err(|(_, errno)| WorktreeError::io("lock", &self.dir)(io::Error::from(errno)))
+    }
+}
+
+impl WorktreeRecord {
+    /// Unlocks and removes the worktree's directory, and forgets it in the repository (its
+    /// branch stays). Best effort: whatever is already gone is no error.
+    pub fn remove_directory(&self) {
+        let repository = &self.repository;
+        let path = self.path.as_os_str().to_string_lossy();
+        let _ = git(repository, &["worktree", "unlock", &path]);
+        let _ = git(repository, &["worktree", "remove", "--force", &path]);
+        let _ = fs::remove_dir_all(&self.path);
+        let _ = git(repository, &["worktree", "prune"]);
+    }
+
+    /// Deletes the worktree's branch (and the commits only it holds). Best effort.
+    pub fn delete_branch(&self) {
+        let _ = git(&self.repository, &["branch", "-D", self.branch.as_str()]);
     }
 }
 

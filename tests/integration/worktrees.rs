@@ -9,7 +9,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::runs::Home;
+use crate::support::runs::{Exec, Home, stall};
+use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 /// Runs `git args…` in `dir` and returns its stdout, trimmed; panics when it fails.
@@ -140,6 +141,107 @@ fn a_worktree_is_refused_outside_a_repository_in_a_bare_one_and_under_a_taken_na
     );
     assert_eq!(
         git(taken.path(), &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+}
+
+/// The worktree record `name` in `home`.
+fn record(home: &Home, name: &str) -> Value {
+    let path = home.path().join(format!("worktrees/{name}.json"));
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Runs one plain `zero exec` with `home` (whose start reconciles), to its end; returns the
+/// record `name` afterwards, checked to be `state` because its run died.
+fn reconciled(home: &Home, name: &str, state: &str) -> Value {
+    let server = FakeModel::start(Script::new().reply(Reply::text("hi")));
+    let (code, events) = Exec::start(&server, home).finish();
+    assert_eq!(code, 0, "{events:?}");
+    let record = record(home, name);
+    assert_eq!(record["state"], state, "{record}");
+    assert!(
+        record["reason"].as_str().unwrap().contains("died"),
+        "{record}"
+    );
+    record
+}
+
+#[test]
+fn a_worktree_whose_run_was_killed_while_working_is_kept_and_interrupted() {
+    let repo = repository();
+    let home = Home::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "write_file",
+                json!({"path": "b.txt", "content": "beta\n"}),
+            ))
+            .reply(stall()),
+    );
+    let top = repo.path().to_str().unwrap();
+    let mut exec = Exec::start_with(&server, &home, &["--worktree=wip", "-C", top]);
+    let written = home.path().join("worktrees/wip/b.txt");
+    wait_for("the model's file", DEADLINE, || {
+        written.exists().then_some(())
+    });
+    assert_eq!(record(&home, "wip")["state"], "active");
+    exec.sigkill();
+    let record = reconciled(&home, "wip", "interrupted");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "beta\n");
+    assert_eq!(
+        git(
+            repo.path(),
+            &["branch", "--list", "--format=%(refname:short)", "zero/wip"]
+        ),
+        "zero/wip"
+    );
+    let run_id = record["runId"].as_str().unwrap();
+    assert!(
+        !home
+            .path()
+            .join(format!("worktrees/{run_id}.lock"))
+            .exists()
+    );
+}
+
+#[test]
+fn a_worktree_left_preparing_by_a_dead_run_is_removed_and_failed() {
+    let repo = repository();
+    let top = std::fs::canonicalize(repo.path()).unwrap();
+    let home = Home::new();
+    let dir = home.path().join("worktrees/half");
+    std::fs::create_dir_all(home.path().join("worktrees")).unwrap();
+    let path = dir.to_str().unwrap();
+    git(
+        &top,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            "-b",
+            "zero/half",
+            path,
+            "HEAD",
+        ],
+    );
+    git(&top, &["worktree", "lock", "--reason", "zero run", path]);
+    let claim = json!({
+        "schemaVersion": 1, "name": "half", "runId": "run_20260102030405_0a1b2c",
+        "repository": top, "branch": "zero/half", "path": dir,
+        "createdAt": "2026-01-02T03:04:05Z", "state": "preparing"
+    });
+    std::fs::write(
+        home.path().join("worktrees/half.json"),
+        serde_json::to_vec(&claim).unwrap(),
+    )
+    .unwrap();
+    reconciled(&home, "half", "failed");
+    assert!(!dir.exists());
+    assert_eq!(git(&top, &["branch", "--list", "zero/half"]), "");
+    assert_eq!(
+        git(&top, &["worktree", "list", "--porcelain"])
             .matches("worktree ")
             .count(),
         1
