@@ -28,6 +28,9 @@ _zero() {
             zero,tasks)
                 cmd="zero__subcmd__tasks"
                 ;;
+            zero,worktrees)
+                cmd="zero__subcmd__worktrees"
+                ;;
             zero__subcmd__sessions,gc)
                 cmd="zero__subcmd__sessions__subcmd__gc"
                 ;;
@@ -55,6 +58,18 @@ _zero() {
             zero__subcmd__tasks,stop)
                 cmd="zero__subcmd__tasks__subcmd__stop"
                 ;;
+            zero__subcmd__worktrees,gc)
+                cmd="zero__subcmd__worktrees__subcmd__gc"
+                ;;
+            zero__subcmd__worktrees,list)
+                cmd="zero__subcmd__worktrees__subcmd__list"
+                ;;
+            zero__subcmd__worktrees,rm)
+                cmd="zero__subcmd__worktrees__subcmd__rm"
+                ;;
+            zero__subcmd__worktrees,show)
+                cmd="zero__subcmd__worktrees__subcmd__show"
+                ;;
             *)
                 ;;
         esac
@@ -62,7 +77,7 @@ _zero() {
 
     case "${cmd}" in
         zero)
-            opts="-h -V --help --version exec tasks sessions __generate"
+            opts="-h -V --help --version exec tasks sessions worktrees __generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -408,6 +423,80 @@ _zero() {
             return 0
             ;;
         zero__subcmd__tasks__subcmd__stop)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__worktrees)
+            opts="-h -V --help --version list show rm gc"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__worktrees__subcmd__gc)
+            opts="-h -V --older-than --include-interrupted --dry-run --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__worktrees__subcmd__list)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__worktrees__subcmd__rm)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__worktrees__subcmd__show)
             opts="-h -V --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

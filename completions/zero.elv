@@ -25,6 +25,7 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand exec 'Run one agent job headlessly and exit with a code a script can act on'
             cand tasks 'Inspect, follow, stop and clean up background tasks and specialists of every run'
             cand sessions 'List, show and clean up the sessions `zero exec --resume` continues'
+            cand worktrees 'List, show and clean up the worktrees `zero exec --worktree` made'
             cand __generate 'Write shell completions and man pages (used to refresh the committed copies)'
         }
         &'zero;exec'= {
@@ -160,6 +161,45 @@ set edit:completion:arg-completer[zero] = {|@words|
             cand --older-than 'Only sessions last used longer ago than this (`12h`, `7d`, `2w`)'
             cand --dry-run 'Say what would be deleted, delete nothing'
             cand --json 'The report as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;worktrees'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List worktrees, by name'
+            cand show 'Show one worktree''s record'
+            cand rm 'Delete a worktree: its directory, lock, branch and record (refused while a run uses it)'
+            cand gc 'Delete the records (and kept directories) of worktrees that ended longer ago than a cutoff; their branches stay'
+        }
+        &'zero;worktrees;list'= {
+            cand --json 'One JSON array of records instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;worktrees;show'= {
+            cand --json 'The record as JSON instead of `key: value` lines'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;worktrees;rm'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'zero;worktrees;gc'= {
+            cand --older-than 'Only worktrees that ended longer ago than this (`12h`, `7d`, `2w`)'
+            cand --include-interrupted 'Interrupted worktrees too (their directories may hold uncommitted work)'
+            cand --dry-run 'Say what would be deleted, delete nothing'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

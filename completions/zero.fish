@@ -29,6 +29,7 @@ complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print versio
 complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
 complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
 complete -c zero -n "__fish_zero_needs_command" -f -a "sessions" -d 'List, show and clean up the sessions `zero exec --resume` continues'
+complete -c zero -n "__fish_zero_needs_command" -f -a "worktrees" -d 'List, show and clean up the worktrees `zero exec --worktree` made'
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
@@ -127,6 +128,25 @@ complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subc
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -f -a "list" -d 'List worktrees, by name'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -f -a "show" -d 'Show one worktree\'s record'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -f -a "rm" -d 'Delete a worktree: its directory, lock, branch and record (refused while a run uses it)'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -f -a "gc" -d 'Delete the records (and kept directories) of worktrees that ended longer ago than a cutoff; their branches stay'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from list" -l json -d 'One JSON array of records instead of a table'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from show" -l json -d 'The record as JSON instead of `key: value` lines'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from gc" -l older-than -d 'Only worktrees that ended longer ago than this (`12h`, `7d`, `2w`)' -r
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from gc" -l include-interrupted -d 'Interrupted worktrees too (their directories may hold uncommitted work)'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from gc" -l dry-run -d 'Say what would be deleted, delete nothing'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand worktrees; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l completions -d 'Directory that receives the shell completions' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -l man -d 'Directory that receives the man pages' -r -F
 complete -c zero -n "__fish_zero_using_subcommand __generate" -s h -l help -d 'Print help'

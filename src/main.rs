@@ -44,6 +44,9 @@ fn main() -> ProcessExitCode {
     match cli.command {
         Command::Exec(args) => run_exec(*args, &matches),
         Command::Tasks(args) => zero::operator::run(args, &exec::known_secrets()).into(),
+        Command::Worktrees(args) => {
+            zero::operator::worktrees::run(args, &exec::known_secrets()).into()
+        }
         Command::Sessions(args) => {
             zero::operator::sessions::run(args, &exec::known_secrets()).into()
         }

@@ -18,7 +18,7 @@ pub(crate) use duration::parse_timeout;
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind};
 use crate::runtime::sandbox::SandboxMode;
-use crate::runtime::{RunId, TaskId};
+use crate::runtime::{RunId, TaskId, WorktreeName};
 use crate::session::SessionId;
 use crate::tools::policy::Autonomy;
 use crate::usage::Usd;
@@ -61,6 +61,13 @@ pub enum Command {
                       usage, an unknown session id, or a session in use."
     )]
     Sessions(SessionsArgs),
+    /// List, show and clean up the worktrees `zero exec --worktree` made.
+    #[command(
+        after_help = "Dead runs are reconciled first, so a worktree is shown as it is settled: \
+                      `active` only while its run is alive. Exit codes: 0 success, 1 I/O error, 2 \
+                      usage, an unknown worktree, or a worktree in use."
+    )]
+    Worktrees(WorktreesArgs),
     /// Write shell completions and man pages (used to refresh the committed copies).
     #[command(name = "__generate", hide = true)]
     Generate(GenerateArgs),
@@ -372,6 +379,54 @@ pub enum SessionsCommand {
         /// The report as JSON.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `zero worktrees`: the operator's view of the worktrees in the data directory.
+#[derive(Debug, Args)]
+pub struct WorktreesArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: WorktreesCommand,
+}
+
+/// The subcommands of `zero worktrees`.
+#[derive(Debug, Subcommand)]
+pub enum WorktreesCommand {
+    /// List worktrees, by name.
+    List {
+        /// One JSON array of records instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one worktree's record.
+    Show {
+        /// The worktree's name.
+        #[arg(value_name = "NAME", value_parser = WorktreeName::parse)]
+        name: WorktreeName,
+        /// The record as JSON instead of `key: value` lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a worktree: its directory, lock, branch and record (refused while a run uses it).
+    Rm {
+        /// The worktree's name.
+        #[arg(value_name = "NAME", value_parser = WorktreeName::parse)]
+        name: WorktreeName,
+    },
+    /// Delete the records (and kept directories) of worktrees that ended longer ago than a
+    /// cutoff; their branches stay.
+    Gc {
+        /// Only worktrees that ended longer ago than this (`12h`, `7d`, `2w`).
+        #[arg(long = "older-than", value_name = "AGE", default_value = "7d",
+              value_parser = duration::parse_duration)]
+        older_than: std::time::Duration,
+        /// Interrupted worktrees too (their directories may hold uncommitted work).
+        #[arg(long = "include-interrupted")]
+        include_interrupted: bool,
+        /// Say what would be deleted, delete nothing.
+        #[arg(long = "dry-run")]
+        dry_run: bool,
     },
 }
 

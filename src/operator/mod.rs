@@ -9,6 +9,7 @@
 
 mod render;
 pub mod sessions;
+pub mod worktrees;
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};

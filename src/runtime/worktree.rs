@@ -166,6 +166,14 @@ pub enum WorktreeError {
     /// There is no record of that name.
     #[error("there is no worktree {0}")]
     Unknown(WorktreeName),
+    /// A live run uses the worktree.
+    #[error("worktree {name} is in use by run {run_id}")]
+    InUse {
+        /// The worktree.
+        name: WorktreeName,
+        /// The run using it.
+        run_id: RunId,
+    },
     /// The transition is not allowed from the record's current state.
     #[error("worktree {name} is {from:?}, so it cannot become {to:?}")]
     Illegal {
@@ -357,30 +365,14 @@ impl WorktreeRecords {
     /// the pass. Every name read from disk is parsed before it becomes a path. Blocking; it
     /// reads every record, and runs `git` only for a dead run's `preparing` one.
     pub fn reconcile(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return warnings,
-            Err(error) => return vec![WorktreeError::io("list", &self.dir)(error).to_string()],
-        };
-        let mut leases = Vec::new();
-        for entry in entries.flatten() {
-            let file_name = entry.file_name();
-            let text = file_name.to_string_lossy();
-            if let Some(stem) = text.strip_suffix(".json") {
-                match WorktreeName::parse(stem) {
-                    Ok(name) => {
-                        if let Err(error) = self.reconcile_one(&name, &mut warnings) {
-                            warnings.push(error.to_string());
-                        }
-                    }
-                    Err(_) => warnings.push(format!(
-                        "{} is not a worktree record: left alone",
-                        entry.path().display()
-                    )),
-                }
-            } else if let Some(Ok(run_id)) = text.strip_suffix(".lock").map(RunId::parse) {
-                leases.push(run_id);
+        let Scan {
+            names,
+            leases,
+            mut warnings,
+        } = self.scan();
+        for name in names {
+            if let Err(error) = self.reconcile_one(&name, &mut warnings) {
+                warnings.push(error.to_string());
             }
         }
         for run_id in leases {
@@ -408,12 +400,7 @@ impl WorktreeRecords {
         if matches!(lease, Lease::Held) || Lease::is_held(&self.layout.lease(&record.run_id)) {
             return Ok(());
         }
-        if record.path != self.worktree_dir(name) || record.branch != name.branch() {
-            return Err(WorktreeError::Unusable {
-                path: self.record_path(name),
-                reason: "its path or branch is not its name's: left alone".into(),
-            });
-        }
+        self.check_own(&record)?;
         let run = &record.run_id;
         let transition = if record.state == WorktreeState::Preparing {
             record.remove_directory();
@@ -434,6 +421,94 @@ impl WorktreeRecords {
         };
         self.transition(name, transition)?;
         Ok(())
+    }
+
+    /// Every readable record, by name, and what could not be read (as warnings).
+    pub fn list(&self) -> (Vec<WorktreeRecord>, Vec<String>) {
+        let Scan {
+            names,
+            mut warnings,
+            ..
+        } = self.scan();
+        let mut records = Vec::new();
+        for name in names {
+            match self.read(&name) {
+                Ok(record) => records.push(record),
+                Err(error) => warnings.push(error.to_string()),
+            }
+        }
+        records.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+        (records, warnings)
+    }
+
+    /// Removes the worktree `name`: its directory (if it is there) and lock, its branch when
+    /// `branch` says so, then its record. Refused while a live run backs its claim (the
+    /// worktree is in use), and for a record whose path or branch is not its name's.
+    pub fn remove(
+        &self,
+        name: &WorktreeName,
+        branch: bool,
+    ) -> Result<WorktreeRecord, WorktreeError> {
+        self.read(name)?;
+        let _lock = self.lock()?;
+        let record = self.read(name)?;
+        if !record.state.is_terminal() && self.is_backed(&record) {
+            return Err(WorktreeError::InUse {
+                name: name.clone(),
+                run_id: record.run_id,
+            });
+        }
+        self.check_own(&record)?;
+        record.remove_directory();
+        if branch {
+            record.delete_branch();
+        }
+        let path = self.record_path(name);
+        fs::remove_file(&path).map_err(WorktreeError::io("remove", &path))?;
+        Ok(record)
+    }
+
+    /// Checks that the record's path and branch are the ones its name gives, before anything
+    /// it names is touched: a record is read from disk, and only the parsed name is trusted.
+    fn check_own(&self, record: &WorktreeRecord) -> Result<(), WorktreeError> {
+        if record.path == self.worktree_dir(&record.name) && record.branch == record.name.branch() {
+            return Ok(());
+        }
+        Err(WorktreeError::Unusable {
+            path: self.record_path(&record.name),
+            reason: "its path or branch is not its name's: left alone".into(),
+        })
+    }
+
+    /// One listing of the records' directory: the names of the records (parsed from their
+    /// file names), the run ids of the worktree leases, and what is neither (as warnings).
+    fn scan(&self) -> Scan {
+        let mut scan = Scan::default();
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return scan,
+            Err(error) => {
+                let error = WorktreeError::io("list", &self.dir)(error);
+                scan.warnings.push(error.to_string());
+                return scan;
+            }
+        };
+        for entry in entries.flatten() {
+            let file_name = entry.file_name();
+            let text = file_name.to_string_lossy();
+            if let Some(stem) = text.strip_suffix(".json") {
+                match WorktreeName::parse(stem) {
+                    Ok(name) => scan.names.push(name),
+                    Err(_) => scan.warnings.push(format!(
+                        "{} is not a worktree record: left alone",
+                        entry.path().display()
+                    )),
+                }
+            } else if let Some(Ok(run_id)) = text.strip_suffix(".lock").map(RunId::parse) {
+                scan.leases.push(run_id);
+            }
+        }
+        scan
     }
 
     /// The exclusive cross-process lock every change of a record is made under: an `flock`
@@ -462,6 +537,14 @@ impl WorktreeRecord {
     pub fn delete_branch(&self) {
         let _ = git(&self.repository, &["branch", "-D", self.branch.as_str()]);
     }
+}
+
+/// What one listing of the records' directory found (see [`WorktreeRecords::scan`]).
+#[derive(Default)]
+struct Scan {
+    names: Vec<WorktreeName>,
+    leases: Vec<RunId>,
+    warnings: Vec<String>,
 }
 
 /// A run's hold on its worktree claim (see [`WorktreeRecords::hold`]): while it lives, the

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::support::runs::{Exec, Home, stall};
 use crate::support::wait::{DEADLINE, wait_for};
-use crate::support::zero::{Wire, finished_stream, zero_std_with};
+use crate::support::zero::{Wire, finished_stream, zero_std, zero_std_with};
 
 /// Runs `git args…` in `dir` and returns its stdout, trimmed; panics when it fails.
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -246,4 +246,102 @@ fn a_worktree_left_preparing_by_a_dead_run_is_removed_and_failed() {
             .count(),
         1
     );
+}
+
+/// Runs `zero worktrees args…` with `home`; returns the exit code, stdout and stderr.
+fn worktrees(home: &Home, args: &[&str]) -> (i32, String, String) {
+    let output = zero_std()
+        .env("ZERO_HOME", home.path())
+        .arg("worktrees")
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        text(output.stdout),
+        text(output.stderr),
+    )
+}
+
+/// The states `zero worktrees list --json` shows, by name.
+fn listed_states(home: &Home) -> Vec<(String, String)> {
+    let (code, stdout, stderr) = worktrees(home, &["list", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let listed: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    listed
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().into(),
+                r["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn zero_worktrees_lists_shows_and_removes_refusing_one_in_use() {
+    let repo = repository();
+    let home = Home::new();
+    let server = FakeModel::start(Script::new().reply(stall()));
+    let top = repo.path().to_str().unwrap();
+    let mut exec = Exec::start_with(&server, &home, &["--worktree=wip", "-C", top]);
+    let dir = home.path().join("worktrees/wip");
+    wait_for("the worktree", DEADLINE, || {
+        let listed = listed_states(&home);
+        (listed == [("wip".to_string(), "active".to_string())]).then_some(())
+    });
+    let (code, stdout, _) = worktrees(&home, &["show", "wip"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("branch:     zero/wip"), "{stdout}");
+    let run_id = record(&home, "wip")["runId"].as_str().unwrap().to_string();
+    let (code, _, stderr) = worktrees(&home, &["rm", "wip"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(&run_id), "{stderr}");
+    assert!(dir.exists());
+    exec.sigkill();
+    assert_eq!(listed_states(&home), [("wip".into(), "interrupted".into())]);
+    let (code, _, stderr) = worktrees(&home, &["rm", "wip"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!dir.exists());
+    assert!(!home.path().join("worktrees/wip.json").exists());
+    assert_eq!(git(repo.path(), &["branch", "--list", "zero/*"]), "");
+    let (code, _, stderr) = worktrees(&home, &["show", "wip"]);
+    assert_eq!(code, 2, "{stderr}");
+}
+
+#[test]
+fn zero_worktrees_gc_removes_ended_records_and_interrupted_ones_only_when_asked() {
+    let repo = repository();
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("worktrees")).unwrap();
+    for (name, state) in [("done", "finished"), ("cut", "interrupted")] {
+        let ended = json!({
+            "schemaVersion": 1, "name": name, "runId": "run_20200102030405_0a1b2c",
+            "repository": repo.path(), "branch": format!("zero/{name}"),
+            "path": home.path().join(format!("worktrees/{name}")),
+            "createdAt": "2020-01-02T03:04:05Z", "endedAt": "2020-01-02T03:05:05Z",
+            "state": state
+        });
+        let path = home.path().join(format!("worktrees/{name}.json"));
+        std::fs::write(path, serde_json::to_vec(&ended).unwrap()).unwrap();
+    }
+    let both = || {
+        vec![
+            ("cut".to_string(), "interrupted".to_string()),
+            ("done".to_string(), "finished".to_string()),
+        ]
+    };
+    let (code, stdout, _) = worktrees(&home, &["gc", "--dry-run"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("would remove worktree done"), "{stdout}");
+    assert!(!stdout.contains("cut"), "{stdout}");
+    assert_eq!(listed_states(&home), both());
+    let (code, _, stderr) = worktrees(&home, &["gc"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(listed_states(&home), [("cut".into(), "interrupted".into())]);
+    let (code, _, stderr) = worktrees(&home, &["gc", "--include-interrupted"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(listed_states(&home), Vec::<(String, String)>::new());
 }
