@@ -41,6 +41,45 @@ fn reconcile(store: &Store, secrets: &Secrets) {
     }
 }
 
+/// What an operator command over the data directory (`zero sessions`, `zero worktrees`) failed
+/// with: its own error `E`, or what surrounds it.
+#[derive(Debug, thiserror::Error)]
+enum Failure<E: std::error::Error + 'static> {
+    #[error(transparent)]
+    Own(E),
+    #[error("no data directory: set ZERO_HOME (or HOME)")]
+    NoDataDir,
+    #[error("{0}")]
+    Environment(String),
+    #[error("cannot write to stdout: {0}")]
+    Stdout(#[from] io::Error),
+}
+
+/// Runs an operator command on the data directory the environment names: `work` gets the
+/// store; a failure is printed (secrets masked) and is exit 2 when `usage` says the user can
+/// fix it (and for a bad environment), exit 1 otherwise.
+fn operate<E: std::error::Error + 'static>(
+    secrets: &Secrets,
+    work: impl FnOnce(&Store) -> Result<(), Failure<E>>,
+    usage: impl Fn(&E) -> bool,
+) -> ExitCode {
+    let result = Store::from_env()
+        .map_err(|e| Failure::Environment(e.to_string()))
+        .and_then(|store| store.ok_or(Failure::NoDataDir))
+        .and_then(|store| work(&store));
+    match result {
+        Ok(()) => ExitCode::Success,
+        Err(error) => {
+            eprintln!("zero: error: {}", secrets.apply(&error.to_string()));
+            match error {
+                Failure::Own(own) if usage(&own) => ExitCode::Usage,
+                Failure::Environment(_) => ExitCode::Usage,
+                _ => ExitCode::Internal,
+            }
+        }
+    }
+}
+
 /// Runs one `zero tasks` subcommand and returns the exit code. `secrets` are masked in
 /// everything it prints: records and logs hold what commands wrote.
 pub fn run(args: TasksArgs, secrets: &Secrets) -> ExitCode {

@@ -13,44 +13,32 @@ use crate::cli::{SessionsArgs, SessionsCommand};
 use crate::exit::ExitCode;
 use crate::provider::Message;
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::Store;
 use crate::session::{self, Meta, SessionError, SessionStatus, Sessions};
 
 /// What `zero sessions` failed with.
-#[derive(Debug, thiserror::Error)]
-enum Failure {
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    #[error("no data directory: set ZERO_HOME (or HOME)")]
-    NoDataDir,
-    #[error("{0}")]
-    Environment(String),
-    #[error("cannot write to stdout: {0}")]
-    Stdout(#[from] io::Error),
+type Failure = super::Failure<SessionError>;
+
+impl From<SessionError> for Failure {
+    fn from(error: SessionError) -> Self {
+        Failure::Own(error)
+    }
 }
 
 /// Runs one `zero sessions` subcommand and returns the exit code. `secrets` are masked in
 /// everything it prints.
 pub fn run(args: SessionsArgs, secrets: &Secrets) -> ExitCode {
-    let result = Store::from_env()
-        .map_err(|e| Failure::Environment(e.to_string()))
-        .and_then(|store| store.ok_or(Failure::NoDataDir))
-        .and_then(|store| dispatch(&Sessions::new(store.root()), args.command, secrets));
-    match result {
-        Ok(()) => ExitCode::Success,
-        Err(error) => {
-            eprintln!("zero: error: {}", secrets.apply(&error.to_string()));
-            match error {
-                Failure::Session(
-                    SessionError::MalformedId(_)
+    super::operate(
+        secrets,
+        |store| dispatch(&Sessions::new(store.root()), args.command, secrets),
+        |error| {
+            matches!(
+                error,
+                SessionError::MalformedId(_)
                     | SessionError::Unknown(_)
-                    | SessionError::InUse { .. },
-                )
-                | Failure::Environment(_) => ExitCode::Usage,
-                _ => ExitCode::Internal,
-            }
-        }
-    }
+                    | SessionError::InUse { .. }
+            )
+        },
+    )
 }
 
 /// A session as listed: its record, with `running` corrected by its lease.

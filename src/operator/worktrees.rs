@@ -9,42 +9,33 @@ use super::render;
 use crate::cli::{WorktreesArgs, WorktreesCommand};
 use crate::exit::ExitCode;
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::{Store, WorktreeError, WorktreeRecord, WorktreeRecords, WorktreeState};
+use crate::runtime::{WorktreeError, WorktreeRecord, WorktreeRecords, WorktreeState};
 
 /// What `zero worktrees` failed with.
-#[derive(Debug, thiserror::Error)]
-enum Failure {
-    #[error(transparent)]
-    Worktree(#[from] WorktreeError),
-    #[error("no data directory: set ZERO_HOME (or HOME)")]
-    NoDataDir,
-    #[error("{0}")]
-    Environment(String),
-    #[error("cannot write to stdout: {0}")]
-    Stdout(#[from] io::Error),
+type Failure = super::Failure<WorktreeError>;
+
+impl From<WorktreeError> for Failure {
+    fn from(error: WorktreeError) -> Self {
+        Failure::Own(error)
+    }
 }
 
 /// Runs one `zero worktrees` subcommand and returns the exit code. `secrets` are masked in
 /// everything it prints.
 pub fn run(args: WorktreesArgs, secrets: &Secrets) -> ExitCode {
-    let result = Store::from_env()
-        .map_err(|e| Failure::Environment(e.to_string()))
-        .and_then(|store| store.ok_or(Failure::NoDataDir))
-        .and_then(|store| {
-            super::reconcile(&store, secrets);
+    super::operate(
+        secrets,
+        |store| {
+            super::reconcile(store, secrets);
             dispatch(&WorktreeRecords::new(store.root()), args.command, secrets)
-        });
-    match result {
-        Ok(()) => ExitCode::Success,
-        Err(error) => {
-            eprintln!("zero: error: {}", secrets.apply(&error.to_string()));
-            match error {
-                Failure::Worktree(WorktreeError::Unknown(_) | WorktreeError::InUse { .. })
-                | Failure::Environment(_) => ExitCode::Usage,
-                _ => ExitCode::Internal,
-            }
-        }
-    }
+        },
+        |error| {
+            matches!(
+                error,
+                WorktreeError::Unknown(_) | WorktreeError::InUse { .. }
+            )
+        },
+    )
 }
 
 fn dispatch(
