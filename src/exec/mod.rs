@@ -101,7 +101,9 @@ fn in_worktree(
     output: &Arc<Output>,
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
-    let Some(name) = invocation.args.worktree.take() else {
+    // A listing runs no job, so it makes no worktree.
+    let listing = invocation.args.list_tools || invocation.args.list_specialists;
+    let Some(name) = invocation.args.worktree.take().filter(|_| !listing) else {
         return run_job(invocation, inputs, runtime, output, accounting, None);
     };
     let data_dir = match &runtime {

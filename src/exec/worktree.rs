@@ -139,7 +139,7 @@ impl RunWorktree {
     pub(crate) fn finish(self, run_id: &RunId) -> Result<Option<String>, Failure> {
         let commit = match self.commit(run_id) {
             Ok(commit) => commit,
-            Err(reason) => return Err(self.fail(&reason)),
+            Err(reason) => return Err(self.keep(&reason)),
         };
         self.record.remove_directory();
         self.records
@@ -152,6 +152,23 @@ impl RunWorktree {
             )
             .map_err(|e| Failure::internal(e.to_string()))?;
         Ok(commit)
+    }
+
+    /// Records `failed` when the run's changes could not be committed, keeping the directory
+    /// (and what the run left in it) for someone to look at: the failure to report, exit 1.
+    fn keep(&self, reason: &str) -> Failure {
+        let record = &self.record;
+        let reason = format!(
+            "cannot commit the run's changes ({reason}); they are left in {}",
+            record.path.display()
+        );
+        let _ = self.records.transition(
+            &record.name,
+            Transition::Fail {
+                reason: reason.clone(),
+            },
+        );
+        Failure::internal(format!("worktree {}: {reason}", record.name))
     }
 
     /// Commits every change in the worktree (tracked and untracked, minus ignored files) as

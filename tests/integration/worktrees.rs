@@ -345,3 +345,46 @@ fn zero_worktrees_gc_removes_ended_records_and_interrupted_ones_only_when_asked(
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(listed_states(&home), Vec::<(String, String)>::new());
 }
+
+#[test]
+fn a_listing_with_worktree_makes_no_worktree() {
+    let repo = repository();
+    for listing in ["--list-tools", "--list-specialists"] {
+        let home = Home::new();
+        let output = zero_std()
+            .env("ZERO_HOME", home.path())
+            .args(["exec", "--worktree=ci", listing])
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{listing}: {output:?}");
+        assert_eq!(worktrees_left(&home), Vec::<String>::new(), "{listing}");
+    }
+    assert_eq!(git(repo.path(), &["branch", "--list", "zero/*"]), "");
+}
+
+#[test]
+fn a_worktree_whose_changes_cannot_be_committed_is_kept_and_failed() {
+    let repo = repository();
+    let home = Home::new();
+    let script = Script::new()
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "b.txt", "content": "beta\n"}),
+        ))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": ".git", "content": "gitdir: /nonexistent\n"}),
+        ))
+        .reply(Reply::text("Done."));
+    let events = run(repo.path(), &home, "--worktree=kept", script, 1);
+    assert!(error_message(&events).contains("left in"), "{events:?}");
+    let record = record(&home, "kept");
+    assert_eq!(record["state"], "failed", "{record}");
+    assert!(
+        record["reason"].as_str().unwrap().contains("left in"),
+        "{record}"
+    );
+    let kept = home.path().join("worktrees/kept/b.txt");
+    assert_eq!(std::fs::read_to_string(kept).unwrap(), "beta\n");
+}
