@@ -27,22 +27,23 @@ fn unread(reader: &OwnedFd) -> usize {
     waiting as usize
 }
 
+/// An answer far larger than the pipe and zero's queue hold together, in 2 KiB deltas.
+fn flood() -> Reply {
+    Reply::text(&"word ".repeat(400 * 1024))
+        .in_pieces(2048)
+        .event_gap(Duration::ZERO)
+}
+
 #[test]
 fn sigterm_ends_a_run_whose_stdout_is_never_read() {
     let workspace = tempfile::tempdir().unwrap();
     let home = Home::new();
     let marker = nonce();
     let _cleanup = KillOnDrop(marker.clone());
-    // Far more than the pipe and zero's queue hold together, in 2 KiB deltas.
-    let answer = "word ".repeat(400 * 1024);
     let server = FakeModel::start(
         Script::new()
             .reply(background(&format!("sleep {marker}")))
-            .reply(
-                Reply::text(&answer)
-                    .in_pieces(2048)
-                    .event_gap(Duration::ZERO),
-            )
+            .reply(flood())
             .reply(Reply::text("done")),
     );
     let (reader, writer) = nix::unistd::pipe().unwrap();
@@ -97,16 +98,10 @@ fn the_deadline_ends_a_run_whose_stdout_is_never_read_in_every_format() {
         let _cleanup = KillOnDrop(marker.clone());
         // In stream-json the deltas fill the pipe and zero's queue long before the deadline;
         // then the model says nothing more, ever.
-        let answer = "word ".repeat(400 * 1024);
         let server = FakeModel::start(
             Script::new()
                 .reply(background(&format!("sleep {marker}")))
-                .reply(
-                    Reply::text(&answer)
-                        .in_pieces(2048)
-                        .event_gap(Duration::ZERO)
-                        .stall(),
-                ),
+                .reply(flood().stall()),
         );
         let (reader, writer) = nix::unistd::pipe().unwrap();
         let mut child = zero_std_with(&server, Wire::OpenAi)
