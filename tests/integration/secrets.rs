@@ -425,6 +425,30 @@ fn every_sink(
     sinks
 }
 
+/// `zero exec -o FORMAT --output-last-message answer.md go` in `workspace` with `home` as its
+/// data directory, `adjust`ed first; its output.
+fn run_with_last_message(
+    server: &FakeModel,
+    format: &str,
+    home: &Home,
+    workspace: &Path,
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> std::process::Output {
+    let mut zero = zero_std_with(server, Wire::OpenAi);
+    zero.env("ZERO_HOME", home.path()).current_dir(workspace);
+    adjust(&mut zero);
+    zero.args([
+        "exec",
+        "-o",
+        format,
+        "--output-last-message",
+        "answer.md",
+        "go",
+    ])
+    .output()
+    .unwrap()
+}
+
 #[test]
 fn a_broken_config_file_is_never_quoted_so_its_key_is_in_no_sink() {
     let config_home = tempfile::tempdir().unwrap();
@@ -439,22 +463,10 @@ fn a_broken_config_file_is_never_quoted_so_its_key_is_in_no_sink() {
     .unwrap();
     let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
     for format in ["text", "json", "stream-json"] {
-        let workspace = tempfile::tempdir().unwrap();
-        let home = Home::new();
-        let output = zero_std_with(&server, Wire::OpenAi)
-            .env("ZERO_HOME", home.path())
-            .env("XDG_CONFIG_HOME", config_home.path())
-            .current_dir(workspace.path())
-            .args([
-                "exec",
-                "-o",
-                format,
-                "--output-last-message",
-                "answer.md",
-                "go",
-            ])
-            .output()
-            .unwrap();
+        let (workspace, home) = (tempfile::tempdir().unwrap(), Home::new());
+        let output = run_with_last_message(&server, format, &home, workspace.path(), |zero| {
+            zero.env("XDG_CONFIG_HOME", config_home.path());
+        });
         assert_eq!(output.status.code(), Some(3), "{format}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(
@@ -483,21 +495,8 @@ fn a_key_shape_in_the_answer_is_masked_in_json_as_in_text() {
     let answer = format!("The file says api_key = \"{echoed}\" on line 2.");
     for format in ["text", "json", "stream-json"] {
         let server = FakeModel::start(Script::new().reply(Reply::text(&answer)));
-        let workspace = tempfile::tempdir().unwrap();
-        let home = Home::new();
-        let output = zero_std_with(&server, Wire::OpenAi)
-            .env("ZERO_HOME", home.path())
-            .current_dir(workspace.path())
-            .args([
-                "exec",
-                "-o",
-                format,
-                "--output-last-message",
-                "answer.md",
-                "go",
-            ])
-            .output()
-            .unwrap();
+        let (workspace, home) = (tempfile::tempdir().unwrap(), Home::new());
+        let output = run_with_last_message(&server, format, &home, workspace.path(), |_| {});
         assert_eq!(output.status.code(), Some(0), "{format}");
         let written = std::fs::read_to_string(workspace.path().join("answer.md")).unwrap();
         assert_eq!(written, "The file says api_key = \"[REDACTED]\" on line 2.");
