@@ -159,6 +159,7 @@ fn show(record: &WorktreeRecord, out: &mut impl Write) -> io::Result<()> {
                 .and_then(render::timestamp)
                 .unwrap_or_default(),
         ),
+        ("base", optional(&record.base)),
         ("commit", optional(&record.commit)),
         ("reason", optional(&record.reason)),
     ];
@@ -189,6 +190,7 @@ mod tests {
             run_id: RunId::generate(),
             repository: "/repo".into(),
             branch: "zero/ci".into(),
+            base: None,
             path: "/data/worktrees/ci".into(),
             created_at: "2026-01-01T00:00:00Z".into(),
             ended_at: ended.map(str::to_string),

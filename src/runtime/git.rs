@@ -1,5 +1,5 @@
 //! The one place zero starts `git` for its own bookkeeping (making, committing and removing
-//! the worktree of a `--worktree` run). It is zero's work, not the model's command, so it runs
+//! the worktrees of `--worktree` runs and isolated specialists). It is zero's work, not the model's command, so it runs
 //! unconfined and blocking (callers on async threads use `spawn_blocking`); like every child,
 //! it never gets the provider's key variables.
 
@@ -31,12 +31,22 @@ pub enum GitError {
 
 /// Runs `git args…` in `cwd` and returns its stdout, trimmed.
 pub fn git<S: AsRef<OsStr>>(cwd: &Path, args: &[S]) -> Result<String, GitError> {
+    git_with(cwd, args, &[])
+}
+
+/// [`git`] with `env` set on top of what it inherits (a temporary index, say).
+pub fn git_with<S: AsRef<OsStr>>(
+    cwd: &Path,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+) -> Result<String, GitError> {
     let mut command = Command::new("git");
     command
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
-        .env("GIT_TERMINAL_PROMPT", "0");
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(env.iter().copied());
     for name in KEY_VARIABLES {
         command.env_remove(name);
     }

@@ -21,6 +21,7 @@
 //! contain each command; `run`, `record`, `store` and `reconcile` are the data directory.
 
 pub(crate) mod capture;
+mod checkout;
 mod config;
 mod error;
 mod foreground;
@@ -69,6 +70,7 @@ pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
 pub(crate) use timing::MAX_DURATION;
+pub use checkout::{Checkout, CheckoutError, NewCheckout};
 pub use worktree::{
     Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeLease, WorktreeRecord,
     WorktreeRecords, WorktreeState,

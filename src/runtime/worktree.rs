@@ -1,5 +1,6 @@
-//! The durable worktree record (`<data>/worktrees/<name>.json`): the first piece of isolated
-//! work (`zero exec --worktree`, and later isolated specialists).
+//! The durable worktree record (`<data>/worktrees/<name>.json`) of isolated work: a
+//! `zero exec --worktree` run, or a specialist launched with `isolation: worktree`. How a
+//! worktree is made and ended on disk is `super::checkout`'s.
 //!
 //! A worktree is durable state with the same discipline as a task: one record per worktree,
 //! written atomically (blocking: callers on async threads use `spawn_blocking`), naming the run
@@ -12,6 +13,7 @@
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,7 @@ use super::git::git;
 use super::record::now;
 use super::run::{Layout, Lease, open_own, take_new_lease};
 use super::{RunId, WorktreeName};
+use crate::sync::lock;
 
 /// The version of the worktree record's shape; bumped on any incompatible change.
 pub const WORKTREE_SCHEMA_VERSION: u32 = 1;
@@ -72,6 +75,10 @@ pub struct WorktreeRecord {
     pub repository: PathBuf,
     /// The branch its work is committed to.
     pub branch: String,
+    /// The commit it started from (its branch's first commit is made on top of it); known
+    /// once it is `active`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Its directory (under the data directory, never inside the user's tree).
     pub path: PathBuf,
     /// When it was claimed (RFC 3339, UTC).
@@ -96,7 +103,10 @@ pub struct WorktreeRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transition {
     /// `preparing → active`: branch, directory and lock are in place.
-    Activate,
+    Activate {
+        /// The commit the worktree starts from.
+        base: String,
+    },
     /// `active → finished`: the run ended; `commit` holds its changes, if any.
     Finish {
         /// The commit made of the run's changes.
@@ -104,10 +114,13 @@ pub enum Transition {
         /// What became of the directory.
         directory: Directory,
     },
-    /// `preparing | active → failed`: it could not be made or used (what was made is gone).
+    /// `preparing | active → failed`: it could not be made or used.
     Fail {
         /// Why.
         reason: String,
+        /// `Some(Kept)` when its directory was left for someone to look at (the work could
+        /// not be committed); `None` when what was made is gone.
+        directory: Option<Directory>,
     },
     /// `active → interrupted`: its run died while working in it (found by reconciliation).
     Interrupt {
@@ -120,7 +133,7 @@ impl Transition {
     /// The state the transition leads to.
     fn target(&self) -> WorktreeState {
         match self {
-            Transition::Activate => WorktreeState::Active,
+            Transition::Activate { .. } => WorktreeState::Active,
             Transition::Finish { .. } => WorktreeState::Finished,
             Transition::Fail { .. } => WorktreeState::Failed,
             Transition::Interrupt { .. } => WorktreeState::Interrupted,
@@ -130,7 +143,7 @@ impl Transition {
     /// Whether the transition may start from `from`.
     fn allowed_from(&self, from: WorktreeState) -> bool {
         match self {
-            Transition::Activate => from == WorktreeState::Preparing,
+            Transition::Activate { .. } => from == WorktreeState::Preparing,
             Transition::Fail { .. } => !from.is_terminal(),
             Transition::Finish { .. } | Transition::Interrupt { .. } => {
                 from == WorktreeState::Active
@@ -145,14 +158,16 @@ impl Transition {
             record.ended_at = Some(now());
         }
         match self {
-            Transition::Activate => {}
+            Transition::Activate { base } => record.base = Some(base),
             Transition::Finish { commit, directory } => {
                 record.commit = commit;
                 record.directory = Some(directory);
             }
-            Transition::Fail { reason } | Transition::Interrupt { reason } => {
+            Transition::Fail { reason, directory } => {
                 record.reason = Some(reason);
+                record.directory = directory;
             }
+            Transition::Interrupt { reason } => record.reason = Some(reason),
         }
     }
 }
@@ -250,13 +265,30 @@ impl WorktreeRecords {
     /// the record is `preparing` until after the run's end is recorded, which the run's
     /// runtime lease (opened later, released earlier) does not cover. No worktree is named
     /// `*.lock`, so the file is never a worktree's directory.
-    pub fn hold(&self, run_id: &RunId) -> Result<WorktreeLease, WorktreeError> {
-        fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
+    ///
+    /// A run holds one lease for all its worktrees (its own, and its isolated specialists'):
+    /// while a hold lives, holding again in the same process gives the same lease, since a
+    /// second `flock` of the file would conflict with the first.
+    pub fn hold(&self, run_id: &RunId) -> Result<Arc<WorktreeLease>, WorktreeError> {
+        /// The leases this process holds, by file.
+        static HELD: Mutex<Vec<Weak<WorktreeLease>>> = Mutex::new(Vec::new());
         let path = self.lease_path(run_id);
+        let mut held = lock(&HELD);
+        held.retain(|lease| lease.strong_count() > 0);
+        if let Some(lease) = held
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|lease| lease.path == path)
+        {
+            return Ok(lease);
+        }
+        fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
         let new = self.dir.join(format!(".{run_id}.lock.new"));
-        let lock = take_new_lease(&new, &path)
+        let taken = take_new_lease(&new, &path)
             .map_err(|error| WorktreeError::io("take", &path)(io::Error::other(error)))?;
-        Ok(WorktreeLease { path, _lock: lock })
+        let lease = Arc::new(WorktreeLease { path, _lock: taken });
+        held.push(Arc::downgrade(&lease));
+        Ok(lease)
     }
 
     /// The worktree lease file of `run_id`.
@@ -291,6 +323,7 @@ impl WorktreeRecords {
         let record = WorktreeRecord {
             schema_version: WORKTREE_SCHEMA_VERSION,
             branch: name.branch(),
+            base: None,
             path: self.worktree_dir(&name),
             name,
             run_id,
@@ -304,6 +337,23 @@ impl WorktreeRecords {
         };
         write(&path, &record)?;
         Ok(record)
+    }
+
+    /// Forgets the claim `name` of `run_id` that never became a worktree: its `preparing`
+    /// record is removed (a failure to make it leaves nothing behind). Any other record is
+    /// left alone.
+    pub fn discard(&self, name: &WorktreeName, run_id: &RunId) -> Result<(), WorktreeError> {
+        let _lock = self.lock()?;
+        let record = self.read(name)?;
+        if record.state != WorktreeState::Preparing || &record.run_id != run_id {
+            return Err(WorktreeError::Illegal {
+                name: name.clone(),
+                from: record.state,
+                to: WorktreeState::Failed,
+            });
+        }
+        let path = self.record_path(name);
+        fs::remove_file(&path).map_err(WorktreeError::io("remove", &path))
     }
 
     /// Moves the worktree's record through `transition`: a compare-and-set under the records'
@@ -407,6 +457,7 @@ impl WorktreeRecords {
             record.delete_branch();
             Transition::Fail {
                 reason: format!("its run {run} died while making it"),
+                directory: None,
             }
         } else {
             if fs::symlink_metadata(&record.path).is_err() {
@@ -600,7 +651,9 @@ mod tests {
             records.transition(&name, interrupt()),
             Err(WorktreeError::Illegal { .. })
         ));
-        records.transition(&name, Transition::Activate).unwrap();
+        records
+            .transition(&name, Transition::Activate { base: "b0".into() })
+            .unwrap();
         let finished = records
             .transition(
                 &name,
@@ -612,7 +665,7 @@ mod tests {
             .unwrap();
         assert_eq!(finished.state, WorktreeState::Finished);
         assert!(finished.ended_at.is_some());
-        for late in [interrupt(), Transition::Activate] {
+        for late in [interrupt(), Transition::Activate { base: "b1".into() }] {
             assert!(matches!(
                 records.transition(&name, late),
                 Err(WorktreeError::Illegal { .. })
@@ -640,6 +693,7 @@ mod tests {
                 &name,
                 Transition::Fail {
                     reason: "gone".into(),
+                    directory: None,
                 },
             )
             .unwrap();
@@ -680,6 +734,7 @@ mod tests {
                 &name,
                 Transition::Fail {
                     reason: "no repo".into(),
+                    directory: None,
                 },
             )
             .unwrap();
