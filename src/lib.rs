@@ -17,6 +17,7 @@ mod config_file;
 pub mod environ;
 pub mod exec;
 pub mod exit;
+pub mod findings;
 mod fsutil;
 pub mod generate;
 mod http_client;

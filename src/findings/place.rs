@@ -1,0 +1,149 @@
+//! Placing findings on the diff: a finding is reported only where the diff shows the code it
+//! names. One off the diff is dropped with the reason (the caller warns), never moved to a
+//! line nearby: a finding at a wrong place is worse than none.
+
+use super::answer::{Answer, Finding, Severity};
+use super::diff::{Diff, check_path};
+use super::fingerprint;
+
+/// A finding placed on the diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// The finding as the reviewer gave it.
+    pub finding: Finding,
+    /// Its last line: `end_line`, kept within the hunk that shows `line`; `line` without one.
+    pub end_line: u32,
+    /// Its stable fingerprint ([`fingerprint`]).
+    pub fingerprint: String,
+}
+
+/// A review's outcome, ready to be written in any format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The reviewer's verdict on the change.
+    pub summary: String,
+    /// The findings placed on the diff, in the reviewer's order.
+    pub findings: Vec<Placed>,
+}
+
+impl Report {
+    /// Places `answer`'s findings on `diff`; each one dropped comes back as a warning saying
+    /// which and why.
+    pub fn place(answer: Answer, diff: &Diff) -> (Report, Vec<String>) {
+        let mut findings = Vec::new();
+        let mut warnings = Vec::new();
+        for finding in answer.findings {
+            match place(&finding, diff) {
+                Ok((end_line, fingerprint)) => findings.push(Placed {
+                    finding,
+                    end_line,
+                    fingerprint,
+                }),
+                Err(reason) => warnings.push(format!(
+                    "a finding was dropped ({:?} at {:?} line {}): {reason}",
+                    finding.title, finding.path, finding.line
+                )),
+            }
+        }
+        let report = Report {
+            summary: answer.summary,
+            findings,
+        };
+        (report, warnings)
+    }
+
+    /// How many findings of `severity` it holds.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|placed| placed.finding.severity == severity)
+            .count()
+    }
+}
+
+/// Where `finding` lies on `diff`: its last line and its fingerprint, or why it cannot be
+/// placed.
+fn place(finding: &Finding, diff: &Diff) -> Result<(u32, String), String> {
+    check_path(&finding.path).map_err(|reason| format!("its path is refused: {reason}"))?;
+    let file = diff
+        .file(&finding.path)
+        .ok_or("its file is not one the diff changes")?;
+    let hunk = file
+        .hunk_at(finding.line)
+        .ok_or("its line is not one the diff shows for that file")?;
+    let end_line = finding
+        .end_line
+        .unwrap_or(finding.line)
+        .clamp(finding.line, hunk.end());
+    let lines = hunk.text(finding.line, end_line);
+    Ok((
+        end_line,
+        fingerprint::of(&finding.path, lines, &finding.title),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIFF: &str = "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +10,3 @@\n x\n-y\n+z\n+w\n";
+
+    fn finding(path: &str, line: u32, end_line: Option<u32>) -> Finding {
+        Finding {
+            path: path.into(),
+            line,
+            end_line,
+            severity: Severity::Warning,
+            title: "t".into(),
+            body: "b".into(),
+            suggestion: None,
+        }
+    }
+
+    fn placed(findings: Vec<Finding>) -> (Report, Vec<String>) {
+        let answer = Answer {
+            summary: "s".into(),
+            findings,
+        };
+        Report::place(answer, &Diff::parse(DIFF).unwrap())
+    }
+
+    #[test]
+    fn a_finding_on_a_shown_line_is_placed_with_its_span_kept_in_the_hunk() {
+        let (report, warnings) = placed(vec![
+            finding("src/a.rs", 10, None),
+            finding("src/a.rs", 11, Some(99)),
+            finding("src/a.rs", 12, Some(3)),
+        ]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let ends: Vec<u32> = report.findings.iter().map(|p| p.end_line).collect();
+        assert_eq!(ends, [10, 12, 12]);
+        assert_eq!(
+            report.findings[0].fingerprint,
+            fingerprint::of("src/a.rs", &["x".to_string()], "t")
+        );
+    }
+
+    #[test]
+    fn a_finding_off_the_diff_is_dropped_with_the_reason() {
+        let (report, warnings) = placed(vec![
+            finding("src/b.rs", 10, None),
+            finding("src/a.rs", 9, None),
+            finding("src/a.rs", 13, None),
+            finding("../src/a.rs", 10, None),
+            finding("src/a.rs\n::error::x", 10, None),
+        ]);
+        assert!(report.findings.is_empty());
+        assert_eq!(warnings.len(), 5);
+        assert!(
+            warnings[0].contains("not one the diff changes"),
+            "{}",
+            warnings[0]
+        );
+        assert!(warnings[1].contains("line is not one the diff shows"));
+        assert!(warnings[2].contains("line 13"));
+        assert!(warnings[3].contains("`..`"));
+        // The path is quoted: its newline cannot start a line of its own on stderr.
+        assert!(!warnings[4].contains('\n'), "{}", warnings[4]);
+    }
+}
