@@ -28,6 +28,7 @@ pub mod operator;
 pub mod output;
 pub mod provider;
 mod redact;
+mod rules;
 pub mod runtime;
 pub mod session;
 pub mod structured;

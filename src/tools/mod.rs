@@ -36,6 +36,7 @@ use crate::runtime::{Runtime, RuntimeError};
 
 pub(crate) use args::{Bounded, parse_args};
 pub(crate) use catalog::{ForSpecialists, ToolId};
+pub(crate) use patch::patch_paths;
 pub(crate) use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Permissions, Policy};
 

@@ -118,6 +118,24 @@ struct Target {
     move_to: Option<PathBuf>,
 }
 
+/// Every path a patch touches — each file's, and the `*** Move to:` target of a rename — read
+/// by the parser the tool itself uses: what permission rules match an `apply_patch` call
+/// against before it runs.
+pub(crate) fn patch_paths(patch: &str) -> Result<Vec<String>, String> {
+    let ops = parse(patch).map_err(|error| error.to_string())?;
+    let mut paths = Vec::new();
+    for op in &ops {
+        paths.push(op.path().to_owned());
+        if let FileOp::Update {
+            move_to: Some(to), ..
+        } = op
+        {
+            paths.push(to.clone());
+        }
+    }
+    Ok(paths)
+}
+
 /// Resolves every path for writing before anything is read or written, and refuses a patch
 /// that names one file twice (its sections would silently depend on each other).
 fn resolve_targets(ops: Vec<FileOp>, ctx: &ToolContext) -> Result<Vec<Target>, ToolError> {

