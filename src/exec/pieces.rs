@@ -21,6 +21,9 @@ pub(super) struct Pieces {
     pub(super) ledger: Arc<Ledger>,
     /// The runtime every command the run starts belongs to.
     pub(super) tasks: Arc<Runtime>,
+    /// The worktrees of the specialists launched with `isolation: worktree` (`None` when the
+    /// run launches none: it is a specialist itself).
+    isolated: Option<Arc<tasks::Isolated>>,
     /// The tools, before the MCP servers' and before the filter.
     registry: Registry,
     /// The flags' tool filter, checked against the registry.
@@ -38,11 +41,12 @@ impl Pieces {
         ));
         let mut registry = Registry::with_runtime(Arc::clone(&tasks));
         let launcher = settings.launcher(output.run_id(), &ledger);
-        tasks::register(&mut registry, &tasks, launcher);
+        let isolated = tasks::register(&mut registry, &tasks, launcher);
         let filter = settings.tool_filter(&registry)?;
         Ok(Pieces {
             ledger,
             tasks,
+            isolated,
             registry,
             filter,
         })
@@ -65,13 +69,25 @@ impl Pieces {
     }
 }
 
-/// Stops whatever tasks are still running and reports what could not be cleaned up; the
-/// stopped tasks themselves are reported by their `task_finished` events.
-pub(super) async fn close_tasks(tasks: &Runtime, output: &Output) {
-    for error in tasks.close().await.errors {
-        output.emit(EventKind::Warning {
-            message: format!("while stopping the run's background tasks: {error}"),
-        });
+impl Pieces {
+    /// Stops whatever tasks are still running, then ends the isolated specialists' worktrees
+    /// (their work committed, the kept ones' directories removed, branches kept), and reports
+    /// what could not be cleaned up; the stopped tasks themselves are reported by their
+    /// `task_finished` events.
+    pub(super) async fn close(&self, output: &Output) {
+        for error in self.tasks.close().await.errors {
+            output.emit(EventKind::Warning {
+                message: format!("while stopping the run's background tasks: {error}"),
+            });
+        }
+        let Some(isolated) = &self.isolated else {
+            return;
+        };
+        for error in isolated.close().await {
+            output.emit(EventKind::Warning {
+                message: format!("while ending the specialists' worktrees: {error}"),
+            });
+        }
     }
 }
 

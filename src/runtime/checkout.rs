@@ -93,12 +93,20 @@ impl Checkout {
         new: NewCheckout<'_>,
     ) -> Result<Checkout, CheckoutError> {
         let repository = repository_of(new.workspace)?;
-        let head = git(&repository, &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-            .map_err(|_| CheckoutError::NoCommit(repository.clone()))?;
+        let head = git(
+            &repository,
+            &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+        )
+        .map_err(|_| CheckoutError::NoCommit(repository.clone()))?;
         let branch = new.name.branch();
         if git(
             &repository,
-            &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")],
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ],
         )
         .is_ok()
         {
@@ -247,9 +255,21 @@ impl Checkout {
             None => head.to_string(),
         };
         let path = record.path.as_os_str().to_string_lossy();
+        // zero's own bookkeeping runs none of the repository's hooks (a `post-checkout` hook
+        // would run unconfined, and could make the preparation hang).
         git_step(
             &record.repository,
-            &["worktree", "add", "--quiet", "-b", &record.branch, &path, &base],
+            &[
+                "-c",
+                "core.hooksPath=/dev/null",
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                &record.branch,
+                &path,
+                &base,
+            ],
         )?;
         let reason = format!("zero run {run_id}");
         git_step(
@@ -327,7 +347,10 @@ fn repository_of(workspace: &Path) -> Result<PathBuf, CheckoutError> {
     if bare == "true" {
         return Err(CheckoutError::Bare(workspace.to_path_buf()));
     }
-    Ok(PathBuf::from(git(workspace, &["rev-parse", "--show-toplevel"])?))
+    Ok(PathBuf::from(git(
+        workspace,
+        &["rev-parse", "--show-toplevel"],
+    )?))
 }
 
 /// A `git` step of making or ending a worktree, its error as text for the record.

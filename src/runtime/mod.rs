@@ -106,6 +106,9 @@ pub struct TaskSpec {
     pub(crate) kind: TaskKind,
     /// A short description for records and events.
     pub(crate) description: Option<String>,
+    /// The id to start it under, when it is made up front because something else is named
+    /// after it (an isolated specialist's worktree and branch); a fresh one when `None`.
+    pub(crate) id: Option<TaskId>,
     /// The program to run.
     pub launch: Launch,
 }
@@ -118,6 +121,7 @@ impl TaskSpec {
                 command: command.to_string(),
             },
             description: None,
+            id: None,
             launch: Launch::shell(command, cwd),
         }
     }
@@ -232,6 +236,11 @@ impl Runtime {
             Ok(run.dir().to_path_buf())
         })
         .await?
+    }
+
+    /// The data directory, when the environment names one (`ZERO_HOME` or XDG's).
+    pub(crate) fn data_dir(&self) -> Option<&Path> {
+        self.shared.config.data_dir.as_deref()
     }
 
     /// The zero binary guardians and specialist children run as
@@ -390,7 +399,7 @@ impl Shared {
             });
         }
         let layout = self.layout()?;
-        let id = TaskId::generate();
+        let id = spec.id.unwrap_or_else(TaskId::generate);
         let output_path = layout.output(&id, &spec.kind);
         // No file of this id may exist: creating the output file exclusively claims the id
         // before anything (a record) is written under it.

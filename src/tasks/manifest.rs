@@ -7,6 +7,7 @@
 //! description: Runs the test suite and fixes failing tests.
 //! tools: edit, execute      # or a YAML list: [edit, execute]
 //! model: gpt-4.1-mini       # optional; default: the model of the launching run
+//! isolation: worktree       # optional; default: none (works in the parent's workspace)
 //! ---
 //! You fix failing tests. ...
 //! ```
@@ -30,7 +31,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
-use super::{Source, Specialist};
+use super::{Isolation, Source, Specialist};
 use crate::mcp;
 use crate::tools::{ForSpecialists, SideEffect, ToolId};
 
@@ -282,6 +283,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
             tools,
             mcp_tools,
             model,
+            isolation: front.isolation.unwrap_or_default(),
             prompt: prompt.to_string(),
             source,
         },
@@ -382,6 +384,7 @@ struct FrontMatter {
     description: Option<String>,
     tools: Option<ToolWords>,
     model: Option<String>,
+    isolation: Option<Isolation>,
     #[serde(flatten)]
     unknown: yaml_serde::Mapping,
 }
@@ -475,6 +478,7 @@ mod tests {
                 ],
                 mcp_tools: Vec::new(),
                 model: Some("gpt-4.1-mini".into()),
+                isolation: Isolation::None,
                 prompt: "You fix failing tests.\n\nRun them first.".into(),
                 source: Source::Builtin,
             }

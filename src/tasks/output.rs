@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::describe;
 use super::ending::{self, ChildEnding, Excerpt};
+use super::{Isolated, describe};
 use crate::output::EventKind;
 use crate::runtime::{OutputWindow, Runtime, TaskKind, TaskRecord, TaskStatus, Window};
 use crate::tools::{
@@ -48,12 +48,15 @@ struct OutputArgs {
 /// Reads a background task's state and output.
 pub(crate) struct TaskOutput {
     runtime: Arc<Runtime>,
+    /// The run's isolated worktrees, whose state a report includes; `None` in a run that
+    /// launches no specialists.
+    isolated: Option<Arc<Isolated>>,
 }
 
 impl TaskOutput {
-    /// The tool over the run's runtime.
-    pub(crate) fn new(runtime: Arc<Runtime>) -> Self {
-        TaskOutput { runtime }
+    /// The tool over the run's runtime (and its isolated worktrees).
+    pub(crate) fn new(runtime: Arc<Runtime>, isolated: Option<Arc<Isolated>>) -> Self {
+        TaskOutput { runtime, isolated }
     }
 }
 
@@ -118,6 +121,11 @@ impl Tool for TaskOutput {
         let specialist = matches!(record.kind, TaskKind::Specialist { .. });
         let ended = record.status != TaskStatus::Running;
         let mut report = describe(&record);
+        if let Some(isolated) = &self.isolated
+            && let Some(worktree) = isolated.report(&record.id, ended).await
+        {
+            report.push_str(&worktree);
+        }
         if wait.is_some() && !ended {
             report.push_str(&format!(
                 "note: still running after waiting {timeout_ms} ms; call TaskOutput with \

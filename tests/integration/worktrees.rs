@@ -14,7 +14,7 @@ use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, finished_stream, zero_std, zero_std_with};
 
 /// Runs `git args…` in `dir` and returns its stdout, trimmed; panics when it fails.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
         .args(args)
@@ -26,7 +26,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository with one commit holding `a.txt`.
-fn repository() -> tempfile::TempDir {
+pub(crate) fn repository() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
     git(repo.path(), &["init", "--quiet"]);
     std::fs::write(repo.path().join("a.txt"), "alpha\n").unwrap();
@@ -55,7 +55,7 @@ fn error_message(events: &[Value]) -> String {
 }
 
 /// Whether the data directory holds anything under `worktrees/`.
-fn worktrees_left(home: &Home) -> Vec<String> {
+pub(crate) fn worktrees_left(home: &Home) -> Vec<String> {
     match std::fs::read_dir(home.path().join("worktrees")) {
         Ok(entries) => entries
             .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -148,7 +148,7 @@ fn a_worktree_is_refused_outside_a_repository_in_a_bare_one_and_under_a_taken_na
 }
 
 /// The worktree record `name` in `home`.
-fn record(home: &Home, name: &str) -> Value {
+pub(crate) fn record(home: &Home, name: &str) -> Value {
     let path = home.path().join(format!("worktrees/{name}.json"));
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
@@ -249,7 +249,7 @@ fn a_worktree_left_preparing_by_a_dead_run_is_removed_and_failed() {
 }
 
 /// Runs `zero worktrees args…` with `home`; returns the exit code, stdout and stderr.
-fn worktrees(home: &Home, args: &[&str]) -> (i32, String, String) {
+pub(crate) fn worktrees(home: &Home, args: &[&str]) -> (i32, String, String) {
     let output = zero_std()
         .env("ZERO_HOME", home.path())
         .arg("worktrees")
@@ -265,7 +265,7 @@ fn worktrees(home: &Home, args: &[&str]) -> (i32, String, String) {
 }
 
 /// The states `zero worktrees list --json` shows, by name.
-fn listed_states(home: &Home) -> Vec<(String, String)> {
+pub(crate) fn listed_states(home: &Home) -> Vec<(String, String)> {
     let (code, stdout, stderr) = worktrees(home, &["list", "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let listed: Vec<Value> = serde_json::from_str(&stdout).unwrap();

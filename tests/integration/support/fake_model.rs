@@ -780,17 +780,24 @@ pub const TASK_ID: &str = "$TASK_ID";
 /// the child and the parent differently.
 pub const CHILD: &str = "## Assigned task";
 
+/// Like [`TASK_ID`], but replaced by the task id mentioned first in the request's messages:
+/// with two tasks started, a script reaches the first one with it.
+pub const FIRST_TASK_ID: &str = "$FIRST_TASK_ID";
+
 fn fill_task_ids(reply: &mut Streamed, request_body: &str) {
-    let Some(id) = last_task_id(request_body) else {
+    let ids: Vec<String> = task_ids(request_body).collect();
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else {
         return;
     };
     for (_, arguments) in &mut reply.tool_calls {
-        *arguments = arguments.replace(TASK_ID, &id);
+        *arguments = arguments
+            .replace(FIRST_TASK_ID, first)
+            .replace(TASK_ID, last);
     }
 }
 
-/// The last `task_` followed by 12 lowercase hex digits in `text`.
-fn last_task_id(text: &str) -> Option<String> {
+/// Each `task_` followed by 12 lowercase hex digits in `text`, in order.
+fn task_ids(text: &str) -> impl Iterator<Item = String> + '_ {
     text.match_indices("task_")
         .filter_map(|(at, _)| text.get(at..at + 17))
         .filter(|id| {
@@ -798,7 +805,6 @@ fn last_task_id(text: &str) -> Option<String> {
                 .chars()
                 .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
         })
-        .last()
         .map(str::to_owned)
 }
 

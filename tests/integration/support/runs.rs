@@ -1,6 +1,7 @@
 //! Runs that share one data directory: starting `zero exec` in the background against a fake
 //! model, waiting (with deadlines) for what it records, killing it, and looking at processes.
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -104,7 +105,9 @@ impl Exec {
             .env("ZERO_STREAM_IDLE_TIMEOUT_MS", "600000")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            // A group of its own, so a test can kill it together with the `git` it runs.
+            .process_group(0);
         Exec {
             child: cmd.spawn().unwrap(),
             home: home.path(),
@@ -115,6 +118,25 @@ impl Exec {
     pub fn sigkill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// SIGKILLs its process group — zero and what it runs in its own group (its bookkeeping
+    /// `git`), as a CI runner ending a job does — and reaps it.
+    pub fn sigkill_group(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+
+    /// Sends it SIGTERM, then waits for it as [`Exec::finish`] does.
+    pub fn terminate(self) -> (i32, Vec<Value>) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        self.finish()
     }
 
     /// Waits for it to exit on its own; returns the exit code and its stream-json events.
