@@ -20,6 +20,7 @@ pub mod exit;
 pub mod findings;
 mod fsutil;
 pub mod generate;
+pub mod hooks;
 mod http_client;
 pub mod lifecycle;
 mod local_model;

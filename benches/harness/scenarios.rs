@@ -71,6 +71,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.sandbox(rows)?;
     bench.guardian(rows)?;
     bench.bounds(rows)?;
+    bench.hooks(rows)?;
     bench.structured(rows)?;
     bench.sessions(rows)?;
     bench.mcp(rows)?;
@@ -554,6 +555,27 @@ impl Bench<'_> {
         }
         rows.extend([tcp, local]);
         Ok(())
+    }
+
+    /// What a `pre_tool_use` hook costs a tool turn: one more command (`cat > /dev/null`,
+    /// which reads its input and has no opinion) before each `bash` call, against no hook.
+    fn hooks(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let dir = self.temp_dir()?;
+        let file = dir.path().join("hooks.toml");
+        fs::write(
+            &file,
+            "[[hooks.pre_tool_use]]\ncommand = \"cat > /dev/null\"\nmatcher = \"bash\"\n",
+        )?;
+        let file = file.to_str().context("the scratch path is not UTF-8")?;
+        self.compare_turns(
+            &[
+                ("no hooks", &[]),
+                ("one pre_tool_use hook", &["--hooks", file]),
+            ],
+            "difference ≈ one command",
+            FREE_TEXT_ANSWER,
+            rows,
+        )
     }
 
     /// The median tool turn of 20-turn jobs under each case's flags, the cases interleaved so

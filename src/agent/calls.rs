@@ -7,14 +7,18 @@
 //! that result: a small model that repeats a `read_file` ten times in one response costs one
 //! read, not ten. Only within a batch: a write between two reads may change what they see.
 //!
-//! Every call passes through one decision before it runs ([`decide`]): today the run's policy
-//! alone, the place where rules and hooks that allow or deny a call belong.
+//! Every call passes through one decision before it runs ([`decide`]): the run's policy, the
+//! place where rules that allow or deny a call belong. A call it allows then meets the caller's
+//! `pre_tool_use` hooks, which may only narrow: deny it, or rewrite its arguments (which are
+//! then decided on again); after it ran, `post_tool_use` hooks may add notes to its result.
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::hooks::{Call, Hooks, PreVerdict};
 use crate::output::{CallStatus, Decision, EventKind, Output};
 use crate::provider::{Message, ToolCall};
+use crate::rules::{Denial, RuleSet, Verdict};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, Toolset};
 
@@ -39,6 +43,9 @@ enum Permission {
     /// The call is refused, for this reason, which names what would allow it; reported as a
     /// `permission_decision` event and as the call's error result.
     Deny(String),
+    /// A permission rule refused the call; reported as a `permission_denied` event (the rule
+    /// and the arguments) and as the call's error result.
+    Refused(Denial),
 }
 
 /// What the model is told about a call whose arguments the output limit cut off.
@@ -57,6 +64,22 @@ pub(crate) fn result_cap(window_tokens: u32, calls: usize) -> usize {
     (turn / calls.max(1)).max(MIN_RESULT_BYTES)
 }
 
+/// What a turn's calls go through: the tools, the context each call gets, the caller's hooks
+/// around each one, and the output their events go to.
+#[derive(Clone, Copy)]
+pub(crate) struct Doors<'a> {
+    /// The tools on offer.
+    pub(crate) toolset: &'a Toolset,
+    /// The caller's permission rules, checked on each call before it runs.
+    pub(crate) rules: &'a RuleSet,
+    /// What every call gets.
+    pub(crate) context: &'a ToolContext,
+    /// The hooks run before and after each call.
+    pub(crate) hooks: &'a Hooks,
+    /// Where the events go.
+    pub(crate) output: &'a Output,
+}
+
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
 /// `cut_off` says the response ended at the output token limit: its last call's arguments may
 /// be incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
@@ -64,16 +87,20 @@ pub(crate) async fn run_all(
     calls: &[ToolCall],
     cut_off: bool,
     cap: usize,
-    toolset: &Toolset,
-    context: &ToolContext,
-    output: &Output,
+    doors: Doors<'_>,
 ) -> Vec<Message> {
+    let Doors {
+        toolset,
+        context,
+        output,
+        ..
+    } = doors;
     let prepared: Vec<Prepared<'_>> = calls
         .iter()
         .enumerate()
         .map(|(index, call)| {
             let last_of_a_cut_response = cut_off && index + 1 == calls.len();
-            prepare(call, last_of_a_cut_response, toolset)
+            prepare(call, last_of_a_cut_response, toolset, doors.rules)
         })
         .collect();
     let mut results = Vec::with_capacity(calls.len());
@@ -99,7 +126,7 @@ pub(crate) async fn run_all(
             .collect();
         let distinct = (0..batch.len()).filter(|&index| originals[index] == index);
         let ran: Vec<(usize, Result<String, ToolError>)> = futures_util::stream::iter(distinct)
-            .map(|index| async move { (index, execute(&batch[index], toolset, context).await) })
+            .map(|index| async move { (index, execute(&batch[index], doors).await) })
             .buffered(PARALLEL_READS)
             .collect()
             .await;
@@ -126,7 +153,7 @@ pub(crate) async fn run_all(
 /// A call as a comparable value: its tool's name and its decoded arguments (the raw text when
 /// they are not JSON), with whether the tool only reads.
 pub(crate) fn identity(call: &ToolCall, toolset: &Toolset) -> (String, Value, bool) {
-    let prepared = prepare(call, false, toolset);
+    let prepared = prepare(call, false, toolset, &RuleSet::default());
     let args = prepared
         .args
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
@@ -144,7 +171,11 @@ pub(crate) fn refuse_all(
     calls
         .iter()
         .map(|call| {
-            announce(&prepare(call, false, toolset), toolset, output);
+            announce(
+                &prepare(call, false, toolset, &RuleSet::default()),
+                toolset,
+                output,
+            );
             report(
                 call,
                 Err(ToolError::Failed(reason.to_owned())),
@@ -161,9 +192,15 @@ fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
     a.parallel && b.parallel && a.call.name == b.call.name && a.args == b.args
 }
 
-/// Decodes a call's arguments; `may_be_cut` marks the last call of a response the output
-/// limit ended, whose invalid arguments are explained as cut rather than as bad JSON.
-fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepared<'a> {
+/// Decodes a call's arguments and decides on it under `rules`; `may_be_cut` marks the last
+/// call of a response the output limit ended, whose invalid arguments are explained as cut
+/// rather than as bad JSON.
+fn prepare<'a>(
+    call: &'a ToolCall,
+    may_be_cut: bool,
+    toolset: &Toolset,
+    rules: &RuleSet,
+) -> Prepared<'a> {
     let args = parse_arguments(&call.arguments).map_err(|invalid| {
         if may_be_cut {
             CUT_ARGUMENTS.to_owned()
@@ -176,20 +213,29 @@ fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepa
             .lookup(&call.name)
             .is_ok_and(|tool| tool.side_effect() == SideEffect::Read);
     Prepared {
+        permission: decide(call, &args, toolset, rules),
         call,
         args,
-        permission: decide(call, toolset),
         parallel,
     }
 }
 
-/// The decision every call passes through before it runs: whether it may. Today the run's
-/// policy alone decides: a tool `--auto` hides is denied, with the flag that would allow it.
-/// Rules that allow or deny calls, and hooks run before a call, decide here too.
-fn decide(call: &ToolCall, toolset: &Toolset) -> Permission {
-    match toolset.lookup(&call.name) {
-        Err(ToolError::Denied(reason)) => Permission::Deny(reason),
-        _ => Permission::Allow,
+/// The decision every call passes through before it runs: whether it may. The run's policy
+/// first (a tool `--auto` hides is denied, with the flag that would allow it), then the
+/// caller's rules on its arguments (`rules::RuleSet::check`: deny rules, then allow rules).
+/// Arguments that are not JSON are left to the tool to refuse.
+fn decide(
+    call: &ToolCall,
+    args: &Result<Value, String>,
+    toolset: &Toolset,
+    rules: &RuleSet,
+) -> Permission {
+    if let Err(ToolError::Denied(reason)) = toolset.lookup(&call.name) {
+        return Permission::Deny(reason);
+    }
+    match args.as_ref().map(|args| rules.check(&call.name, args)) {
+        Ok(Verdict::Deny(denial)) => Permission::Refused(denial),
+        Ok(Verdict::Allow) | Err(_) => Permission::Allow,
     }
 }
 
@@ -201,7 +247,8 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     serde_json::from_str(raw).map_err(|e| format!("the arguments are not valid JSON ({e})"))
 }
 
-/// Emits the `tool_call` event (and a `permission_decision` when policy refuses the call).
+/// Emits the `tool_call` event, and a `permission_decision` when policy refuses the call or a
+/// `permission_denied` (its arguments' secrets masked) when a rule does.
 fn announce(item: &Prepared<'_>, toolset: &Toolset, output: &Output) {
     let call = item.call;
     output.emit(EventKind::ToolCall {
@@ -213,29 +260,131 @@ fn announce(item: &Prepared<'_>, toolset: &Toolset, output: &Output) {
             .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         side_effect: toolset.side_effect_of(&call.name).into(),
     });
-    if let Permission::Deny(reason) = &item.permission {
-        output.emit(EventKind::PermissionDecision {
+    match &item.permission {
+        Permission::Allow => {}
+        Permission::Deny(reason) => output.emit(EventKind::PermissionDecision {
             id: call.id.clone(),
             name: call.name.clone(),
             decision: Decision::Deny,
             reason: reason.clone(),
-        });
+        }),
+        Permission::Refused(denial) => output.emit(EventKind::PermissionDenied {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args: item.args.as_ref().map_or(Value::Null, |args| {
+                masked(args, &|text| output.secrets().apply(text))
+            }),
+            rule: denial.rule.clone(),
+            reason: denial.reason.clone(),
+        }),
     }
 }
 
-/// Runs one call the model made, unless its arguments are invalid or [`decide`] denied it.
-async fn execute(
-    item: &Prepared<'_>,
-    toolset: &Toolset,
-    context: &ToolContext,
-) -> Result<String, ToolError> {
-    let args = item.args.clone().map_err(ToolError::InvalidArguments)?;
-    if let Permission::Deny(reason) = &item.permission {
-        return Err(ToolError::Denied(reason.clone()));
+/// `value` with `mask` applied to every string in it.
+fn masked(value: &Value, mask: &dyn Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(text) => Value::String(mask(text)),
+        Value::Array(items) => Value::Array(items.iter().map(|item| masked(item, mask)).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, field)| (key.clone(), masked(field, mask)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
-    tokio::select! {
-        result = toolset.call(&item.call.name, args, context) => result,
+}
+
+/// Runs one call the model made, unless its arguments are invalid, [`decide`] denied it or a
+/// `pre_tool_use` hook did; `post_tool_use` hooks add their notes to what it returned.
+async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<String, ToolError> {
+    let args = item.args.clone().map_err(ToolError::InvalidArguments)?;
+    match &item.permission {
+        Permission::Allow => {}
+        Permission::Deny(reason) => return Err(ToolError::Denied(reason.clone())),
+        Permission::Refused(denial) => return Err(ToolError::Denied(denial.reason.clone())),
+    }
+    let args = vet(item.call, args, doors).await?;
+    let context = doors.context;
+    let outcome = tokio::select! {
+        result = doors.toolset.call(&item.call.name, args.clone(), context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
+    };
+    annotate(item.call, &args, outcome, doors.hooks).await
+}
+
+/// The `pre_tool_use` hooks on a call [`decide`] allowed: the arguments it runs with, or its
+/// denial (reported as a `permission_decision`). Arguments a hook rewrote are decided on
+/// again, so a hook cannot turn a call into one the rules deny.
+async fn vet(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<Value, ToolError> {
+    let verdict = doors
+        .hooks
+        .pre_tool_use(Call {
+            id: &call.id,
+            tool: &call.name,
+            arguments: &args,
+        })
+        .await;
+    let reason = match verdict {
+        PreVerdict::Proceed {
+            arguments,
+            rewritten: false,
+        } => return Ok(arguments),
+        PreVerdict::Proceed {
+            arguments,
+            rewritten: true,
+        } => {
+            let rewritten = ToolCall {
+                arguments: arguments.to_string(),
+                ..call.clone()
+            };
+            let decoded = Ok(arguments.clone());
+            match decide(&rewritten, &decoded, doors.toolset, doors.rules) {
+                Permission::Allow => return Ok(arguments),
+                Permission::Deny(reason) | Permission::Refused(Denial { reason, .. }) => {
+                    format!("the arguments a pre_tool_use hook rewrote are denied: {reason}")
+                }
+            }
+        }
+        PreVerdict::Deny(reason) => reason,
+    };
+    doors.output.emit(EventKind::PermissionDecision {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        decision: Decision::Deny,
+        reason: reason.clone(),
+    });
+    Err(ToolError::Denied(reason))
+}
+
+/// A call's `outcome` with the notes of the `post_tool_use` hooks on it. Only a call that ran
+/// (its tool returned, or failed) has hooks run after it.
+async fn annotate(
+    call: &ToolCall,
+    args: &Value,
+    outcome: Result<String, ToolError>,
+    hooks: &Hooks,
+) -> Result<String, ToolError> {
+    let (text, is_error) = match &outcome {
+        Ok(text) => (text.as_str(), false),
+        Err(ToolError::Failed(text)) => (text.as_str(), true),
+        Err(_) => return outcome,
+    };
+    let call = Call {
+        id: &call.id,
+        tool: &call.name,
+        arguments: args,
+    };
+    let notes = hooks.post_tool_use(call, text, is_error).await;
+    if notes.is_empty() {
+        return outcome;
+    }
+    let noted = notes.iter().fold(text.to_string(), |text, note| {
+        format!("{text}\n\n[note from a post_tool_use hook] {note}")
+    });
+    match is_error {
+        false => Ok(noted),
+        true => Err(ToolError::Failed(noted)),
     }
 }
 
@@ -332,7 +481,14 @@ mod tests {
             plan_updates: None,
         };
         let output = Output::new(OutputFormat::Json, Default::default());
-        let results = run_all(calls, cut_off, usize::MAX, &toolset, &context, &output).await;
+        let doors = Doors {
+            toolset: &toolset,
+            rules: &RuleSet::default(),
+            context: &context,
+            hooks: &Hooks::none(),
+            output: &output,
+        };
+        let results = run_all(calls, cut_off, usize::MAX, doors).await;
         (results, counter.load(Ordering::SeqCst))
     }
 

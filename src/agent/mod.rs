@@ -23,8 +23,10 @@ mod written_calls;
 
 use serde_json::Value;
 
+use crate::hooks::Hooks;
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{ContextWindow, Message, Provider, ProviderError, Usage, WindowLookup};
+use crate::rules::RuleSet;
 use crate::runtime::Runtime;
 use crate::session::Transcript;
 use crate::structured::{OutputSchema, Violation};
@@ -55,6 +57,10 @@ pub struct AgentRun<'a> {
     pub schema: Option<SchemaCheck<'a>>,
     /// Where the conversation is kept as it grows (the run's session), if anywhere.
     pub transcript: Option<&'a Transcript>,
+    /// The caller's hooks: around each tool call and on the final answer.
+    pub hooks: &'a Hooks,
+    /// The caller's permission rules, checked on each tool call before it runs.
+    pub rules: &'a RuleSet,
     /// Files read for the model before its first request (see `agent::first_reads`): the ones the
     /// prompt names, in the compact style; none otherwise.
     pub first_reads: Vec<String>,
@@ -114,6 +120,9 @@ pub enum Stuck {
     /// It wrote a call (of this tool) out as text again after it was told such calls are
     /// not run.
     WritingCalls(String),
+    /// `stop` hooks refused its answers more often than `hooks::MAX_STOP_REFUSALS` allows;
+    /// the last refusal's reason.
+    StopRefused(String),
 }
 
 /// Token counts as the events report them.

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentRun, Report, SchemaCheck};
+use crate::hooks::Hooks;
 use crate::output::{Output, OutputFormat};
 use crate::provider::{
     Completion, ContextWindow, Notice, Provider, ProviderError, Request, StopReason, StreamDelta,
@@ -187,6 +188,8 @@ impl Harness {
                 retries: *retries,
             }),
             transcript: None,
+            hooks: &Hooks::none(),
+            rules: &crate::rules::RuleSet::default(),
             first_reads: self.first_reads.clone(),
         };
         agent.run("system".into(), Vec::new(), prompt.into()).await

@@ -285,9 +285,13 @@ impl<'r, 'a> Turns<'r, 'a> {
             calls,
             cut_off,
             cap,
-            agent.toolset,
-            &self.context,
-            agent.output,
+            calls::Doors {
+                toolset: agent.toolset,
+                rules: agent.rules,
+                context: &self.context,
+                hooks: agent.hooks,
+                output: agent.output,
+            },
         )
         .await;
         self.repeats.ran(&results);

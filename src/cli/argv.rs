@@ -5,7 +5,7 @@
 //! flag back.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
@@ -31,9 +31,14 @@ impl ExecArgs {
             env_keep,
             enabled_tools,
             disabled_tools,
+            allow,
+            deny,
+            rules,
             mcp_config,
             mcp_project,
             strict_mcp_config,
+            hooks,
+            hooks_fail_open,
             output_format,
             input_format,
             output_last_message,
@@ -56,9 +61,7 @@ impl ExecArgs {
             list_tools,
             list_specialists,
         } = self;
-        for text in prompt {
-            argv.value("--prompt", text);
-        }
+        argv.values("--prompt", prompt);
         argv.path("--file", file.as_deref());
         argv.path("--cwd", cwd.as_deref());
         match worktree {
@@ -66,27 +69,22 @@ impl ExecArgs {
             Some(None) => argv.switch("--worktree", true),
             None => {}
         }
-        for dir in add_dir {
-            argv.path("--add-dir", Some(dir));
-        }
+        argv.paths("--add-dir", add_dir);
         argv.choice("--auto", Some(auto));
         argv.switch("--skip-permissions-unsafe", *skip_permissions_unsafe);
         argv.choice("--sandbox", sandbox.as_ref());
         argv.switch("--network", *network);
-        for name in env_keep {
-            argv.value("--env-keep", name);
-        }
-        for list in enabled_tools {
-            argv.value("--enabled-tools", list);
-        }
-        for list in disabled_tools {
-            argv.value("--disabled-tools", list);
-        }
-        for file in mcp_config {
-            argv.path("--mcp-config", Some(file));
-        }
+        argv.values("--env-keep", env_keep);
+        argv.values("--enabled-tools", enabled_tools);
+        argv.values("--disabled-tools", disabled_tools);
+        argv.values("--allow", allow);
+        argv.values("--deny", deny);
+        argv.path("--rules", rules.as_deref());
+        argv.paths("--mcp-config", mcp_config);
         argv.switch("--mcp-project", *mcp_project);
         argv.switch("--strict-mcp-config", *strict_mcp_config);
+        argv.paths("--hooks", hooks);
+        argv.switch("--hooks-fail-open", *hooks_fail_open);
         argv.choice("--output-format", Some(output_format));
         argv.choice("--input-format", Some(input_format));
         argv.path("--output-last-message", output_last_message.as_deref());
@@ -138,6 +136,20 @@ impl Argv {
     fn shown(&mut self, flag: &str, value: Option<impl std::fmt::Display>) {
         if let Some(value) = value {
             self.value(flag, &value.to_string());
+        }
+    }
+
+    /// `--flag=value` for each of `values`, in order.
+    fn values(&mut self, flag: &str, values: &[String]) {
+        for value in values {
+            self.value(flag, value);
+        }
+    }
+
+    /// `--flag=path` for each of `paths`, in order.
+    fn paths(&mut self, flag: &str, paths: &[PathBuf]) {
+        for path in paths {
+            self.path(flag, Some(path));
         }
     }
 
@@ -206,9 +218,14 @@ mod tests {
             env_keep: vec!["GITHUB_TOKEN".into(), "-X".into()],
             enabled_tools: vec!["bash,read_file".into(), "grep".into()],
             disabled_tools: vec!["write_file".into()],
+            allow: vec!["bash(cargo test *)".into(), "-x".into()],
+            deny: vec!["Bash(git push:*)".into()],
+            rules: Some(PathBuf::from("-settings.json")),
             mcp_config: vec![PathBuf::from("a.json"), PathBuf::from("-b.json")],
             mcp_project: true,
             strict_mcp_config: true,
+            hooks: vec![PathBuf::from("hooks.toml"), PathBuf::from("-settings.json")],
+            hooks_fail_open: true,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::StreamJson,
             output_last_message: Some(PathBuf::from("/tmp/last")),

@@ -151,6 +151,17 @@ pub struct ExecArgs {
     #[arg(long = "strict-mcp-config")]
     pub(crate) strict_mcp_config: bool,
 
+    /// Run the hooks this file configures, besides config.toml's `[hooks]` (repeatable): TOML
+    /// or JSON in zero's shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json
+    /// (`{"hooks": {"PreToolUse": [...]}}`). A workspace's own files are never read without it.
+    #[arg(long = "hooks", value_name = "FILE")]
+    pub(crate) hooks: Vec<PathBuf>,
+
+    /// Let a call through when a hook fails (crashes, times out, prints what is not a reply)
+    /// instead of denying it.
+    #[arg(long = "hooks-fail-open")]
+    pub(crate) hooks_fail_open: bool,
+
     /// What goes to stdout: the final answer, one JSON summary, or a JSON event per line.
     #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub(crate) output_format: OutputFormat,

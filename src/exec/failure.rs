@@ -100,6 +100,11 @@ impl Failure {
                 "the model wrote its tool calls as text (a call of `{tool}`) instead of making \
                  them, again after it was told they are not run; it gave no answer"
             ),
+            Stuck::StopRefused(reason) => format!(
+                "stop hooks refused the model's final answer more than {} times; the last \
+                 refusal: {reason}",
+                crate::hooks::MAX_STOP_REFUSALS
+            ),
         };
         Failure::plain(ErrorCode::Incomplete, message)
     }

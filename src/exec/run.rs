@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentRun, Ending, Report, SchemaCheck, first_reads, system_prompt};
 use crate::exit::ExitCode;
+use crate::hooks::{HookSink, Hooks, RunFacts};
 use crate::lifecycle::{self, CloseOnDrop};
 use crate::local_model::{LocalServer, LocalSettings};
 use crate::mcp;
@@ -19,7 +20,7 @@ use crate::tools::{Permissions, ToolContext, Toolset};
 
 use super::ending::{self, Accounting};
 use super::failure::Failure;
-use super::pieces::{Pieces, close_tasks};
+use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
 use super::{async_runtime, job, local_server, mcp_servers, prompt};
@@ -72,12 +73,15 @@ pub(super) fn run(
         request.permissions,
         output,
     );
+    let hooks = hooks(&settings, &pieces, session.as_ref(), &cancel, output);
+    let prompt = runtime.block_on(session_start(&hooks, session.as_ref(), prompt))?;
     let conversation = Conversation {
         history,
         prompt,
         toolset: &toolset,
         window: window.clone(),
         session: session.as_ref(),
+        hooks: &hooks,
         cancel,
     };
     let report = runtime.block_on(async {
@@ -91,7 +95,7 @@ pub(super) fn run(
         .await;
         // The servers first: each stdio server's stdin closes before its process is stopped.
         connected.mcp.servers.close().await;
-        close_tasks(&pieces.tasks, output).await;
+        pieces.close(output).await;
         report
     });
     guard.disarm();
@@ -285,6 +289,8 @@ struct Conversation<'a> {
     window: WindowLookup,
     /// Where the conversation is kept, when the run has a session.
     session: Option<&'a RunSession>,
+    /// The caller's hooks.
+    hooks: &'a Hooks,
     /// The run's stop token.
     cancel: CancellationToken,
 }
@@ -330,6 +336,8 @@ async fn converse(
             retries: settings.schema_retries,
         }),
         transcript: conversation.session.map(|session| &session.transcript),
+        hooks: conversation.hooks,
+        rules: &settings.rules,
         first_reads: match compact {
             true => first_reads::named_files(workspace, &conversation.prompt),
             false => Vec::new(),
@@ -338,6 +346,57 @@ async fn converse(
     agent
         .run(system, conversation.history, conversation.prompt)
         .await
+}
+
+/// The run's hooks, run by its runtime within its deadline and stopped with it (`cancel`),
+/// each run reported as a `hook` event.
+fn hooks(
+    settings: &Settings,
+    pieces: &Pieces,
+    session: Option<&RunSession>,
+    cancel: &CancellationToken,
+    output: &Arc<Output>,
+) -> Hooks {
+    if settings.hooks.is_empty() {
+        return Hooks::none();
+    }
+    let reports = Arc::clone(output);
+    let sink: HookSink = Arc::new(move |report| reports.emit(EventKind::Hook(report)));
+    Hooks::new(
+        settings.hooks.clone(),
+        settings.hooks_fail_open,
+        Some(Arc::clone(&pieces.tasks)),
+        RunFacts {
+            run_id: output.run_id().to_string(),
+            session_id: session.map(|session| session.id().to_string()),
+            workspace: settings.workspace.clone(),
+        },
+        settings.deadline,
+        cancel.clone(),
+        sink,
+    )
+}
+
+/// Runs the `session_start` hooks (`resume` for a resumed session, else `startup`): the
+/// context they give follows the prompt. A hook that fails ends the run (exit 2), unless
+/// `--hooks-fail-open`.
+async fn session_start(
+    hooks: &Hooks,
+    session: Option<&RunSession>,
+    prompt: String,
+) -> Result<String, Failure> {
+    let source = match session.is_some_and(|session| session.resumed_from.is_some()) {
+        true => "resume",
+        false => "startup",
+    };
+    let context = hooks.session_start(source).await.map_err(Failure::usage)?;
+    Ok(match context.is_empty() {
+        true => prompt,
+        false => format!(
+            "{prompt}\n\nContext from the caller's session_start hooks:\n\n{}",
+            context.join("\n\n")
+        ),
+    })
 }
 
 /// Records how the run ended in its session and what it spent, with a warning for what could

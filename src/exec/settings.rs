@@ -20,6 +20,7 @@ use std::time::SystemTime;
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
 use crate::environ::names::ZERO_API_KEY;
+use crate::hooks::{self, HookSet};
 use crate::local_model::{LocalSettings, PromptStyle};
 use crate::mcp::config::{self as mcp_config, Entry};
 use crate::mcp::{ServerConfig, UnknownKey};
@@ -29,10 +30,11 @@ use crate::provider::{
     ProviderKind, WindowSource,
 };
 use crate::redact::Secrets;
+use crate::rules::{self, Effect, RuleSet};
 use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
-use crate::tasks::{ChildEnv, Launcher, Parent, SearchPaths};
+use crate::tasks::{ChildEnv, HandedHooks, HandedRules, Launcher, Parent, SearchPaths};
 use crate::tools::{Policy, Registry, ToolFilter, ToolId};
 use crate::usage::{Ledger, Limits, Price, Prices, Usd};
 
@@ -106,6 +108,8 @@ fn known_config_keys() -> Vec<&'static str> {
         config_file::fields::<confinement::FileKeys>(),
         config_file::fields::<provider::config::FileConfig>(),
         config_file::fields::<mcp_config::FileKeys>(),
+        config_file::fields::<rules::FileKeys>(),
+        config_file::fields::<hooks::config::FileKeys>(),
     ]
     .concat()
 }
@@ -160,6 +164,14 @@ pub(crate) struct Settings {
     pub(crate) mcp: McpSettings,
     /// With `--worktree`: the worktree `workspace` lies in (set once it is made).
     pub(crate) worktree: Option<WorktreeInfo>,
+    /// The run's hooks: config.toml's `[hooks]` and the `--hooks` files (a specialist's: only
+    /// the file its parent handed it).
+    pub(crate) hooks: HookSet,
+    /// `--hooks-fail-open`.
+    pub(crate) hooks_fail_open: bool,
+    /// The permission rules: `--allow`, `--deny`, `--rules` and config.toml's
+    /// `[permissions]` (a specialist's: only the flags its parent wrote).
+    pub(crate) rules: RuleSet,
     /// The process environment, for [`Settings::var`].
     env: Environment,
 }
@@ -270,6 +282,8 @@ impl Settings {
         )?;
         let keys = FileKeys::read(file)?;
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace)?;
+        let rules = rule_set(&args, file, &inputs.env, &workspace, parent.is_some())?;
+        let hooks = hook_set(&args, file, parent.is_some())?;
         let deadline = deadline(&args, keys.timeout.as_deref(), &parent)?;
         let limits = limits(&args, &keys)?;
         let context_window = context_window(&args, &keys)?;
@@ -330,6 +344,9 @@ impl Settings {
             schema_retries: args.schema_retries.unwrap_or(DEFAULT_SCHEMA_RETRIES),
             mcp,
             worktree: None,
+            rules,
+            hooks,
+            hooks_fail_open: args.hooks_fail_open,
             env,
         })
     }
@@ -373,6 +390,14 @@ impl Settings {
             search: self.specialists.clone(),
             ledger: Arc::clone(ledger),
             mcp_servers: self.mcp.handed.clone(),
+            rules: HandedRules {
+                allow: self.rules.texts(Effect::Allow),
+                deny: self.rules.texts(Effect::Deny),
+            },
+            hooks: (!self.hooks.is_empty()).then(|| HandedHooks {
+                text: self.hooks.to_file_text(),
+                fail_open: self.hooks_fail_open,
+            }),
         })
     }
 
@@ -405,6 +430,55 @@ impl Settings {
             _ => Ok(()),
         }
     }
+}
+
+/// The run's hooks: config.toml's `[hooks]`, then each `--hooks` file in order. A specialist
+/// reads only the `--hooks` file its parent handed it (its parent's hooks, config.toml's among
+/// them), so no hook runs twice and none is lost. A hook that is not valid is a usage error
+/// naming the file and the key.
+fn hook_set(
+    args: &ExecArgs,
+    file: Option<&ConfigFile>,
+    specialist: bool,
+) -> Result<HookSet, Failure> {
+    let timeout = |text: &str| parse_timeout(text).map_err(|e| e.to_string());
+    let mut set = HookSet::default();
+    if let Some(file) = file.filter(|_| !specialist) {
+        let keys = file.keys().map_err(|e| Failure::usage(e.to_string()))?;
+        set.add_config(keys, &timeout).map_err(|e| {
+            Failure::usage(format!(
+                "invalid hooks in {}: {e}",
+                file.location().display()
+            ))
+        })?;
+    }
+    for path in &args.hooks {
+        set.add_file(path, &timeout)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+    }
+    Ok(set)
+}
+
+/// The run's permission rules: the flags, config.toml's `[permissions]` and the `--rules`
+/// file. A specialist reads only its flags, which its parent wrote from every rule it had. A
+/// rule that does not parse is a usage error naming it.
+fn rule_set(
+    args: &ExecArgs,
+    file: Option<&ConfigFile>,
+    env: &Environment,
+    workspace: &Path,
+    specialist: bool,
+) -> Result<RuleSet, Failure> {
+    let home = crate::environ::home(&|name| env.var_os(name));
+    rules::load(&rules::Sources {
+        allow: &args.allow,
+        deny: &args.deny,
+        file: args.rules.as_deref(),
+        config: file.filter(|_| !specialist),
+        workspace,
+        home: home.as_deref(),
+    })
+    .map_err(|error| Failure::usage(error.to_string()))
 }
 
 /// The run's canonical roots, the workspace first.

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::error_code::ErrorCode;
 use crate::exit::ExitCode;
+pub(crate) use crate::hooks::HookReport;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::structured::Violation;
 pub(crate) use crate::tools::policy::SandboxInForce;
@@ -112,6 +113,10 @@ pub(crate) enum EventKind {
         /// Why, naming the flag that would allow it.
         reason: String,
     },
+    /// A hook ran (see `hooks`): at which point, for which call, what came of it and how long
+    /// it took. A hook's denial is also reported as a `permission_decision`.
+    #[serde(rename_all = "camelCase")]
+    Hook(HookReport),
     /// A tool call finished.
     ToolResult {
         /// The call id.

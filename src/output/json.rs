@@ -5,7 +5,10 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{CallStatus, EventKind, RunStatus, SpecialistInfo, UsageTotals, WindowInfo, Writer};
+use super::{
+    CallStatus, EventKind, RuleInfo, RunStatus, SpecialistInfo, ToolInfo, UsageTotals, WindowInfo,
+    Writer,
+};
 use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
 
@@ -120,9 +123,9 @@ impl JsonWriter {
 impl Writer for JsonWriter {
     fn write(&mut self, event: &EventKind) -> io::Result<()> {
         match event {
-            EventKind::Tools { tools } => {
+            EventKind::Tools { tools, rules } => {
                 self.listed = true;
-                return self.print(&json!({ "tools": tools }));
+                return self.print(&tool_listing(tools, rules));
             }
             EventKind::Specialists { specialists } => {
                 // Manifest warnings come before the listing; carry them in it, since no run
@@ -186,8 +189,10 @@ impl Writer for JsonWriter {
                 cost_usd,
                 context_window,
                 session_usage,
-                // The worktree's commit is reported in stream-json's `run_end`.
+                // The worktree's commit and the denials are reported in stream-json's
+                // `run_end` (each denial is in `toolCalls` as an error result too).
                 worktree_commit: _,
+                permission_denials: _,
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
@@ -215,6 +220,8 @@ impl Writer for JsonWriter {
             EventKind::Text { .. }
             | EventKind::Reasoning { .. }
             | EventKind::PermissionDecision { .. }
+            | EventKind::PermissionDenied { .. }
+            | EventKind::Hook(_)
             | EventKind::Plan { .. }
             | EventKind::Compaction { .. }
             | EventKind::Retry { .. }
@@ -222,5 +229,13 @@ impl Writer for JsonWriter {
             | EventKind::Usage(_) => {}
         }
         Ok(())
+    }
+}
+
+/// `--list-tools -o json`: `{"tools": [...]}`, with `"rules"` when rules are in force.
+fn tool_listing(tools: &[ToolInfo], rules: &[RuleInfo]) -> Value {
+    match rules.is_empty() {
+        true => json!({ "tools": tools }),
+        false => json!({ "tools": tools, "rules": rules }),
     }
 }

@@ -8,10 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use super::{
-    CallStatus, EventKind, McpServerInfo, McpState, SandboxInForce, SpecialistInfo, ToolInfo,
-    Writer, word,
+    CallStatus, EventKind, McpServerInfo, McpState, RuleInfo, SandboxInForce, SpecialistInfo,
+    ToolInfo, Writer, word,
 };
 use crate::environ::names::NO_COLOR;
+use crate::hooks::HookDecision;
 use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::tools::policy::FilesystemConfinement;
@@ -77,7 +78,7 @@ impl Writer for TextWriter {
                 }
                 self.waiting_for_model();
             }
-            EventKind::Tools { tools } => return self.stdout(&tool_listing(tools)),
+            EventKind::Tools { tools, rules } => return self.stdout(&tool_listing(tools, rules)),
             EventKind::Specialists { specialists } => {
                 return self.stdout(&specialist_listing(specialists));
             }
@@ -121,6 +122,21 @@ impl Writer for TextWriter {
             EventKind::Warning { message } => {
                 self.stderr_line(&format!("zero: warning: {message}"))
             }
+            EventKind::Hook(report) => {
+                if report.decision != HookDecision::None {
+                    self.stderr_line(&format!(
+                        "  ▸ {} hook `{}`: {}{}",
+                        word(&report.event),
+                        one_line(&report.command),
+                        word(&report.decision),
+                        report
+                            .reason
+                            .as_deref()
+                            .map(|reason| format!(" ({})", one_line(reason)))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
             EventKind::Retry { .. } | EventKind::Waiting { .. } => {
                 if let Some(line) = event.waiting_line() {
                     self.stderr_line(&line);
@@ -144,14 +160,16 @@ impl Writer for TextWriter {
             EventKind::Text { .. }
             | EventKind::Reasoning { .. }
             | EventKind::Usage(_)
-            | EventKind::PermissionDecision { .. } => {}
+            | EventKind::PermissionDecision { .. }
+            | EventKind::PermissionDenied { .. } => {}
         }
         Ok(())
     }
 }
 
-/// One aligned line per tool: name, side effect, and the first sentence of its description.
-fn tool_listing(tools: &[ToolInfo]) -> String {
+/// One aligned line per tool: name, side effect, and the first sentence of its description;
+/// then the rules in force.
+fn tool_listing(tools: &[ToolInfo], rules: &[RuleInfo]) -> String {
     let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
     let effects = tools
         .iter()
@@ -170,7 +188,26 @@ fn tool_listing(tools: &[ToolInfo]) -> String {
     if tools.is_empty() {
         listing.push_str("(no tools are enabled)\n");
     }
-    listing
+    listing + &rule_listing(rules)
+}
+
+/// The rules in force after the tools: one `allow RULE (source)` line each.
+fn rule_listing(rules: &[RuleInfo]) -> String {
+    if rules.is_empty() {
+        return String::new();
+    }
+    let lines: String = rules
+        .iter()
+        .map(|rule| {
+            format!(
+                "  {:5}  {}  ({})\n",
+                word(&rule.effect),
+                rule.rule,
+                rule.source
+            )
+        })
+        .collect();
+    format!("\nrules:\n{lines}")
 }
 
 /// `▸ task ID STATUS[, exit code N] (what it ran)`: the exit code only when it did not

@@ -39,6 +39,30 @@ pub(super) const USAGE_FILE: &str = "usage";
 pub(super) const SCHEMA_FILE: &str = "schema";
 /// The private file holding the MCP servers a child starts (see [`private_file_name`]).
 pub(super) const MCP_FILE: &str = "mcp";
+/// The private file holding the hooks a child runs (see [`private_file_name`]).
+pub(super) const HOOKS_FILE: &str = "hooks";
+
+/// The launching run's hooks as a specialist gets them: every one (a specialist never has
+/// fewer hooks than its parent), written in zero's shape, and `--hooks-fail-open`.
+#[derive(Debug, Clone)]
+pub(crate) struct HandedHooks {
+    /// The hooks file's text (`hooks::HookSet::to_file_text`).
+    pub(crate) text: String,
+    /// Whether a failing hook lets the call through.
+    pub(crate) fail_open: bool,
+}
+
+/// The launching run's permission rules as a specialist gets them: every one, written as
+/// `--allow` and `--deny` flags. A specialist reads no rules of its own (not config.toml's,
+/// which are among these), and no manifest names any, so its rules are exactly its parent's:
+/// never fewer, never wider.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HandedRules {
+    /// The allow rules, as written.
+    pub(crate) allow: Vec<String>,
+    /// The deny rules, as written (Claude Code's `ask` rules among them).
+    pub(crate) deny: Vec<String>,
+}
 
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,8 +204,18 @@ pub(super) struct ChildRun<'a> {
     pub(crate) mcp_config: Option<&'a Path>,
     /// Its key, in a private file, when the parent has one.
     pub(crate) key_file: Option<&'a Path>,
+    /// The parent's hooks, in a private file, with `--hooks-fail-open`, when it has any.
+    pub(crate) hooks: Option<(&'a Path, bool)>,
+    /// The parent's permission rules.
+    pub(crate) rules: &'a HandedRules,
     /// The launching call's context: the workspace and the policy the child inherits.
     pub(crate) ctx: &'a ToolContext,
+    /// Where the child works: the launching call's workspace, or the same place in the
+    /// child's own worktree when it is isolated.
+    pub(crate) workspace: &'a Path,
+    /// What an isolated child's commands may write beyond its worktree: the git directory
+    /// entries its commits need. Empty otherwise.
+    pub(crate) git_paths: &'a [PathBuf],
     /// The parent's provider.
     pub(crate) provider: &'a ChildEnv,
     /// The parent's run id, handed over in [`ZERO_PARENT_RUN`].
@@ -204,10 +238,10 @@ impl ChildRun<'_> {
             prompt_words: Vec::new(),
             prompt: Vec::new(),
             file: Some(self.prompt_file.to_path_buf()),
-            cwd: Some(self.ctx.workspace.clone()),
-            // A specialist works in its parent's workspace (its worktree, if it has one).
+            cwd: Some(self.workspace.to_path_buf()),
+            // A specialist works in its parent's workspace, or in the worktree made for it.
             worktree: None,
-            add_dir: self.ctx.policy.extra_roots().to_vec(),
+            add_dir: [self.ctx.policy.extra_roots(), self.git_paths].concat(),
             auto: self.ctx.policy.autonomy(),
             skip_permissions_unsafe: false,
             // The same sandbox, network and environment rules as the parent's commands.
@@ -216,11 +250,23 @@ impl ChildRun<'_> {
             env_keep: self.ctx.policy.commands().env_keep.clone(),
             enabled_tools,
             disabled_tools,
+            // The parent's rules, every one of them; none read from a file of the child's.
+            allow: self.rules.allow.clone(),
+            deny: self.rules.deny.clone(),
+            rules: None,
             // A specialist starts only the MCP servers its tools name, from the launching
             // run's configuration; none from config.toml or the workspace of its own.
             mcp_config: self.mcp_config.map(Path::to_path_buf).into_iter().collect(),
             mcp_project: false,
             strict_mcp_config: true,
+            // The parent's hooks, all of them: config.toml's are among them, and a specialist
+            // reads no hooks of its own.
+            hooks: self
+                .hooks
+                .map(|(file, _)| file.to_path_buf())
+                .into_iter()
+                .collect(),
+            hooks_fail_open: self.hooks.is_some_and(|(_, fail_open)| fail_open),
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::Text,
             output_last_message: None,
@@ -273,7 +319,7 @@ impl ChildRun<'_> {
         env.push((ZERO_USAGE_REPORT_FILE.into(), self.usage_report.into()));
         // The child is zero: it must reach the model and its data directory, and it confines
         // its own commands as its flags (the parent's, never wider) say.
-        Launch::program(program, args, self.ctx.workspace.clone(), env).unconfined()
+        Launch::program(program, args, self.workspace.to_path_buf(), env).unconfined()
     }
 }
 

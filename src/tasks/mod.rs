@@ -16,6 +16,7 @@
 mod child;
 mod discovery;
 mod ending;
+mod isolation;
 pub(crate) mod manifest;
 mod output;
 mod stop;
@@ -31,8 +32,10 @@ use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
 use crate::usage::Ledger;
 
-pub(crate) use child::{ChildEnv, Parent};
+pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, Parent};
 pub(crate) use discovery::{SearchPaths, discover};
+pub use isolation::Isolated;
+pub(crate) use isolation::Isolation;
 
 /// What a run needs to launch specialists.
 pub struct Launcher {
@@ -49,17 +52,40 @@ pub struct Launcher {
     /// child's environment may lack the variables): a specialist whose tools name a server
     /// gets its entry, and starts its own copy.
     pub(crate) mcp_servers: Vec<(String, mcp::config::Entry)>,
+    /// The run's hooks, which every specialist runs too; `None` when it has none.
+    pub(crate) hooks: Option<HandedHooks>,
+    /// The run's permission rules, which every specialist has too.
+    pub(crate) rules: HandedRules,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
 /// `Task` when the run may launch specialists (`launcher`; a specialist never launches
-/// specialists of its own).
-pub fn register(registry: &mut Registry, runtime: &Arc<Runtime>, launcher: Option<Launcher>) {
-    registry.register(Arc::new(output::TaskOutput::new(Arc::clone(runtime))));
+/// specialists of its own). Returns the run's isolated worktrees when it may launch
+/// specialists: the run ends them with [`Isolated::close`] after its runtime's close.
+pub fn register(
+    registry: &mut Registry,
+    runtime: &Arc<Runtime>,
+    launcher: Option<Launcher>,
+) -> Option<Arc<Isolated>> {
+    let isolated = launcher.as_ref().map(|launcher| {
+        Arc::new(Isolated::new(
+            Arc::clone(runtime),
+            launcher.parent_run.clone(),
+        ))
+    });
+    registry.register(Arc::new(output::TaskOutput::new(
+        Arc::clone(runtime),
+        isolated.clone(),
+    )));
     registry.register(Arc::new(stop::TaskStop::new(Arc::clone(runtime))));
-    if let Some(launcher) = launcher {
-        registry.register(Arc::new(task::TaskTool::new(Arc::clone(runtime), launcher)));
+    if let (Some(launcher), Some(isolated)) = (launcher, &isolated) {
+        registry.register(Arc::new(task::TaskTool::new(
+            Arc::clone(runtime),
+            launcher,
+            Arc::clone(isolated),
+        )));
     }
+    isolated
 }
 
 /// A sub-agent that can be launched by name.
@@ -76,6 +102,9 @@ pub(crate) struct Specialist {
     pub(crate) mcp_tools: Vec<String>,
     /// The model it runs on; `None` means the model of the run that launches it.
     pub(crate) model: Option<String>,
+    /// Where it works: in the launching run's workspace, or in a worktree of its own (the
+    /// `Task` call may ask for one too).
+    pub(crate) isolation: Isolation,
     /// Its system prompt: the manifest's body, trimmed.
     pub(crate) prompt: String,
     /// Where it was defined, so a user can tell which of several same-named manifests won.
@@ -163,6 +192,8 @@ mod tests {
             search: SearchPaths::new(Path::new("/nonexistent"), |_| None),
             ledger: Arc::new(Ledger::new(Limits::default(), None, None)),
             mcp_servers: Vec::new(),
+            hooks: None,
+            rules: HandedRules::default(),
         };
         register(&mut registry, &runtime, Some(launcher));
         let everything = Policy::new(Autonomy::High, false, Vec::new());

@@ -17,17 +17,19 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::child::{
-    self, ChildEnv, ChildRun, KEY_FILE, MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
+    self, ChildEnv, ChildRun, HOOKS_FILE, HandedHooks, HandedRules, KEY_FILE, MCP_FILE,
+    PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
 };
 use super::ending::{self, ChildEnding};
-use super::{Launcher, SearchPaths, Specialist, describe, discover};
+use super::isolation::Prepared;
+use super::{Isolated, Isolation, Launcher, SearchPaths, Specialist, describe, discover};
 use crate::mcp;
 use crate::runtime::{RunId, Runtime, TaskId, TaskKind, TaskRecord, TaskSpec, TaskStatus};
 use crate::structured::OutputSchema;
 use crate::tools::{
     SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args, tool_error,
 };
-use crate::usage::Ledger;
+use crate::usage::{Ledger, Limits};
 
 /// The most of a specialist's answer a `Task` result holds; the rest is read with
 /// `TaskOutput` (the result says how).
@@ -44,6 +46,8 @@ struct TaskArgs {
     description: Option<String>,
     run_in_background: Option<bool>,
     output_schema: Option<Value>,
+    isolation: Option<Isolation>,
+    include_uncommitted: Option<bool>,
 }
 
 /// What discovery found, read once per run on first use.
@@ -65,16 +69,22 @@ pub(super) struct TaskTool {
     ledger: Arc<Ledger>,
     /// The run's MCP servers, as a child reads them.
     mcp_servers: Vec<(String, mcp::config::Entry)>,
+    /// The run's hooks, handed to every child.
+    hooks: Option<HandedHooks>,
+    /// The run's permission rules, handed to every child.
+    rules: HandedRules,
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
     /// Numbers the private files (prompts, keys), which share the run directory.
     files: AtomicU64,
+    /// The worktrees of the specialists launched with `isolation: worktree`.
+    isolated: Arc<Isolated>,
 }
 
 impl TaskTool {
     /// The tool over the run's runtime, complete: what `launcher` says is all it needs.
-    pub(crate) fn new(runtime: Arc<Runtime>, launcher: Launcher) -> Self {
+    pub(crate) fn new(runtime: Arc<Runtime>, launcher: Launcher, isolated: Arc<Isolated>) -> Self {
         TaskTool {
             runtime,
             parent_run: launcher.parent_run,
@@ -82,9 +92,12 @@ impl TaskTool {
             search: launcher.search,
             ledger: launcher.ledger,
             mcp_servers: launcher.mcp_servers,
+            hooks: launcher.hooks,
+            rules: launcher.rules,
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
+            isolated,
         }
     }
 
@@ -147,11 +160,16 @@ impl TaskTool {
             Some(key) => Some(self.write_private(KEY_FILE, key.to_string()).await?),
             None => None,
         };
+        let hooks = match &self.hooks {
+            Some(hooks) => Some(self.write_private(HOOKS_FILE, hooks.text.clone()).await?),
+            None => None,
+        };
         Ok(Handoff {
             prompt,
             schema,
             mcp,
             key,
+            hooks,
         })
     }
 
@@ -237,6 +255,69 @@ impl TaskTool {
         Ok(Some(serde_json::to_string(&file).map_err(|e| {
             ToolError::Failed(format!("cannot write the MCP configuration: {e}"))
         })?))
+    }
+
+    /// Hands the child its files and starts it as the task `id`, in `prepared`'s worktree
+    /// when it is isolated (else in the parent's workspace): its running record and the files
+    /// handed to it.
+    async fn launch(
+        &self,
+        launching: Launching<'_>,
+        ctx: &ToolContext,
+    ) -> Result<(TaskRecord, Handoff), ToolError> {
+        let Launching {
+            specialist,
+            args,
+            output_schema,
+            provider,
+            allowance,
+            id,
+            prepared,
+        } = launching;
+        // The child writes it; the parent only reads it, from now on.
+        let usage_report = self.watch_usage().await?;
+        let handoff = self
+            .hand_off(specialist, &args.prompt, output_schema, provider)
+            .await?;
+        let program = self.runtime.zero_binary().to_path_buf();
+        let launch = ChildRun {
+            specialist,
+            prompt_file: &handoff.prompt,
+            output_schema: handoff.schema.as_deref(),
+            mcp_config: handoff.mcp.as_deref(),
+            key_file: handoff.key.as_deref(),
+            hooks: handoff
+                .hooks
+                .as_deref()
+                .zip(self.hooks.as_ref().map(|h| h.fail_open)),
+            rules: &self.rules,
+            ctx,
+            workspace: prepared.map_or(&ctx.workspace, |prepared| &prepared.workspace),
+            git_paths: prepared.map_or(&[], |prepared| &prepared.git_paths[..]),
+            provider,
+            parent_run: &self.parent_run,
+            allowance,
+            usage_report: &usage_report,
+        }
+        .launch(program);
+        let record = self
+            .runtime
+            .start(TaskSpec {
+                kind: TaskKind::Specialist {
+                    name: specialist.name.clone(),
+                },
+                description: args.description.clone(),
+                id: Some(id.clone()),
+                launch,
+            })
+            .await;
+        match record {
+            Ok(record) => Ok((record, handoff)),
+            Err(error) => {
+                handoff.unread_key().await;
+                Err(tool_error(error))
+            }
+        }
     }
 
     /// Waits for a foreground child and reports how it ended. Stops the child if this call is
@@ -335,6 +416,22 @@ impl Tool for TaskTool {
                     "type": "object",
                     "description": "A JSON Schema the specialist's final answer must satisfy: \
                                     its answer then comes back as that JSON value."
+                },
+                "isolation": {
+                    "type": "string",
+                    "enum": ["none", "worktree"],
+                    "description": "worktree: the specialist works in a git worktree of its \
+                                    own, on branch zero/<task id> from HEAD, so it cannot \
+                                    collide with other specialists or with you; its changes \
+                                    come back as a commit on that branch to merge or \
+                                    cherry-pick. Default: the specialist's own setting, else \
+                                    none (it works in your workspace)."
+                },
+                "include_uncommitted": {
+                    "type": "boolean",
+                    "description": "With isolation worktree: start from your uncommitted \
+                                    changes too (tracked and untracked files, minus ignored \
+                                    ones), not just HEAD."
                 }
             },
             "required": ["name", "prompt"],
@@ -357,45 +454,67 @@ impl Tool for TaskTool {
         let allowance = self.ledger.allowance().map_err(|spent| {
             ToolError::Failed(format!("{warnings}no specialist can be launched: {spent}"))
         })?;
-        // The child writes it; the parent only reads it, from now on.
-        let usage_report = self.watch_usage().await?;
-        let handoff = self
-            .hand_off(specialist, &args.prompt, output_schema.as_ref(), provider)
-            .await?;
-        let program = self.runtime.zero_binary().to_path_buf();
-        let launch = ChildRun {
+        let isolation = args.isolation.unwrap_or(specialist.isolation);
+        if args.include_uncommitted == Some(true) && isolation != Isolation::Worktree {
+            return Err(ToolError::InvalidArguments(
+                "`include_uncommitted` needs `isolation: \"worktree\"`".into(),
+            ));
+        }
+        // Made up front: the worktree and its branch are named after the task.
+        let id = TaskId::generate();
+        let prepared = match isolation {
+            Isolation::Worktree => Some(
+                self.isolated
+                    .prepare(&id, &ctx.workspace, args.include_uncommitted == Some(true))
+                    .await
+                    .map_err(|e| ToolError::Failed(format!("{warnings}{e}")))?,
+            ),
+            Isolation::None => None,
+        };
+        let launching = Launching {
             specialist,
-            prompt_file: &handoff.prompt,
-            output_schema: handoff.schema.as_deref(),
-            mcp_config: handoff.mcp.as_deref(),
-            key_file: handoff.key.as_deref(),
-            ctx,
+            args: &args,
+            output_schema: output_schema.as_ref(),
             provider,
-            parent_run: &self.parent_run,
             allowance,
-            usage_report: &usage_report,
+            id: &id,
+            prepared: prepared.as_ref(),
+        };
+        let launched = self.launch(launching, ctx).await;
+        let (record, handoff) = match launched {
+            Ok(launched) => launched,
+            Err(error) => {
+                if let Some(prepared) = prepared {
+                    self.isolated.abandon(prepared).await;
+                }
+                return Err(error);
+            }
+        };
+        let about = match &args.description {
+            Some(description) => format!("{} specialist: {description}", specialist.name),
+            None => format!("{} specialist", specialist.name),
+        };
+        if let Some(prepared) = prepared {
+            self.isolated.watch(&record.id, prepared, about);
         }
-        .launch(program);
-        let record = self
-            .runtime
-            .start(TaskSpec {
-                kind: TaskKind::Specialist {
-                    name: specialist.name.clone(),
-                },
-                description: args.description,
-                launch,
-            })
-            .await;
-        if record.is_err() {
-            handoff.unread_key().await;
-        }
-        let record = record.map_err(tool_error)?;
-        let result = if args.run_in_background.unwrap_or(false) {
-            Ok(started_in_background(&specialist.name, &record.id))
+        let id = record.id.clone();
+        let background = args.run_in_background.unwrap_or(false);
+        let result = if background {
+            Ok(started_in_background(&specialist.name, &id))
         } else {
             let followed = self.follow(record, ctx).await;
             handoff.read().await;
             followed
+        };
+        let worktree = self
+            .isolated
+            .report(&id, !background)
+            .await
+            .unwrap_or_default();
+        let result = match result {
+            Ok(text) => Ok(text + &worktree),
+            Err(ToolError::Failed(text)) => Err(ToolError::Failed(text + &worktree)),
+            Err(other) => Err(other),
         };
         match result {
             Ok(text) => Ok(warnings + &text),
@@ -458,6 +577,20 @@ fn started_in_background(name: &str, id: &TaskId) -> String {
     )
 }
 
+/// What a specialist is launched with, checked before anything was made for it.
+struct Launching<'a> {
+    specialist: &'a Specialist,
+    args: &'a TaskArgs,
+    output_schema: Option<&'a OutputSchema>,
+    provider: &'a ChildEnv,
+    /// What is left of the run's budget: the child's own.
+    allowance: Limits,
+    /// The id it starts under.
+    id: &'a TaskId,
+    /// Its worktree, when it is isolated.
+    prepared: Option<&'a Prepared>,
+}
+
 /// The private files a child is handed (in the run directory, 0600): its prompt, its answer's
 /// schema, its MCP servers' entries and the run's key.
 struct Handoff {
@@ -465,6 +598,7 @@ struct Handoff {
     schema: Option<PathBuf>,
     mcp: Option<PathBuf>,
     key: Option<PathBuf>,
+    hooks: Option<PathBuf>,
 }
 
 impl Handoff {
@@ -474,6 +608,7 @@ impl Handoff {
         for file in std::iter::once(&self.prompt)
             .chain(&self.schema)
             .chain(&self.mcp)
+            .chain(&self.hooks)
         {
             let _ = tokio::fs::remove_file(file).await;
         }

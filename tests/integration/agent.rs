@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use zero::agent::{AgentRun, Ending};
+use zero::hooks::Hooks;
 use zero::output::Output;
 use zero::output::OutputFormat;
 use zero::provider::ProviderKind;
 use zero::provider::{
     self, ContextWindow, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning, WindowLookup,
 };
+use zero::rules::RuleSet;
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
@@ -80,6 +82,8 @@ fn run_cancelled_after(
         window: WindowLookup::known(ContextWindow::DEFAULT),
         schema: None,
         transcript: None,
+        hooks: &Hooks::none(),
+        rules: &RuleSet::default(),
         first_reads: Vec::new(),
     };
     let started = Instant::now();

@@ -24,6 +24,7 @@ mod exec;
 mod extreme_values;
 mod file_paths;
 mod generated;
+mod hooks;
 mod hostile_names;
 mod lifecycle;
 mod local_model;

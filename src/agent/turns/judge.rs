@@ -1,7 +1,9 @@
 //! The steps on an answer the model gives without calling a tool: the safeguards that may send
 //! it back (a call written out as text, background tasks still running), the schema it is held
-//! to, and the answer asked for from a model that keeps repeating itself.
+//! to, the caller's `stop` hooks it is put to, and the answer asked for from a model that keeps
+//! repeating itself.
 
+use crate::hooks::StopVerdict;
 use crate::provider::Message;
 use crate::structured;
 
@@ -13,7 +15,7 @@ use crate::agent::{Answer, Ending, Stuck, repeats};
 impl Turns<'_, '_> {
     /// The model answered without calling a tool. A call written out as text goes back, and
     /// so, once, does an answer given while background tasks still run; what is left is held
-    /// to the schema.
+    /// to the schema, and an answer that satisfies it is put to the `stop` hooks.
     pub(super) async fn judge(&mut self, text: String) -> Step {
         if let Some(tool) = self.written_call(&text) {
             return self.refuse_written_call(text, tool);
@@ -21,7 +23,35 @@ impl Turns<'_, '_> {
         if let Some(notice) = self.still_running.due(self.agent.tasks).await {
             return self.send_back(text, notice);
         }
-        self.check_schema(text)
+        let step = self.check_schema(text);
+        self.put_to_stop_hooks(step).await
+    }
+
+    /// An answer that would end the run, put to the caller's `stop` hooks: one they refuse goes
+    /// back with their reason, and the run goes on; past `hooks::MAX_STOP_REFUSALS` refusals
+    /// it ends incomplete instead. Any other step passes as it is.
+    pub(super) async fn put_to_stop_hooks(&mut self, step: Step) -> Step {
+        let Step::End(Ending::Answered(answer)) = step else {
+            return step;
+        };
+        match self.agent.hooks.stop(&answer.text).await {
+            StopVerdict::Accept => Step::End(Ending::Answered(answer)),
+            StopVerdict::Refuse(reason) => self.send_back(
+                answer.text,
+                format!(
+                    "Your final answer was not accepted: {reason}\nContinue the task, then \
+                     give your final answer again."
+                ),
+            ),
+            StopVerdict::Exhausted(reason) => {
+                // Kept in the conversation: a resumed session shows what was refused.
+                self.request.messages.push(Message::Assistant {
+                    text: answer.text,
+                    tool_calls: Vec::new(),
+                });
+                Step::End(Ending::Stuck(Stuck::StopRefused(reason)))
+            }
+        }
     }
 
     /// The tool `text` calls, when it is a call of a tool on offer written out as text —
@@ -103,7 +133,10 @@ impl Turns<'_, '_> {
             Ok(completion) if self.written_call(&completion.text).is_some() => {
                 Step::End(Ending::Stuck(Stuck::Repeating))
             }
-            Ok(completion) => self.check_schema(completion.text),
+            Ok(completion) => {
+                let step = self.check_schema(completion.text);
+                self.put_to_stop_hooks(step).await
+            }
         }
     }
 
