@@ -432,10 +432,10 @@ impl Settings {
     }
 }
 
-/// The run's hooks: config.toml's `[hooks]`, then each `--hooks` file in order. A specialist
-/// reads only the `--hooks` file its parent handed it (its parent's hooks, config.toml's among
-/// them), so no hook runs twice and none is lost. A hook that is not valid is a usage error
-/// naming the file and the key.
+/// The run's hooks: config.toml's `[hooks]`, the `--rules` file's, then each `--hooks` file
+/// in order. A specialist reads only the `--hooks` file its parent handed it (its parent's
+/// hooks, config.toml's among them), so no hook runs twice and none is lost. A hook that is
+/// not valid is a usage error naming the file and the key.
 fn hook_set(
     args: &ExecArgs,
     file: Option<&ConfigFile>,
@@ -452,7 +452,12 @@ fn hook_set(
             ))
         })?;
     }
-    for path in &args.hooks {
+    // The `--rules` file may hold hooks beside its rules (a Claude Code settings.json does).
+    let rules_file = args.rules.as_deref().filter(|_| !specialist);
+    for path in rules_file
+        .into_iter()
+        .chain(args.hooks.iter().map(PathBuf::as_path))
+    {
         set.add_file(path, &timeout)
             .map_err(|e| Failure::usage(e.to_string()))?;
     }

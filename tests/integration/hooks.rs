@@ -1,5 +1,5 @@
 //! Hooks through the real binary: real hook scripts (sh and python3) configured in config.toml,
-//! a `--hooks` file or a Claude Code settings.json, run by zero around real tool calls against
+//! a `--hooks` file or a Claude Code settings.json given with `--rules`, run by zero around real tool calls against
 //! the fake model server. What a hook decides is checked where a user sees it: the tool's
 //! result, the file the call would have written, the next request the model gets, the exit
 //! code; and nothing a hook started is left running.
@@ -146,7 +146,8 @@ if data["tool_name"] == "Bash" and "marker" in command:
             ]))
             .reply(Reply::text("done")),
     );
-    let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
+    // The file that carries a team's permission rules carries its hooks too.
+    let events = setup.run(&server, &["--rules", file.to_str().unwrap()], 0);
     let outputs = tool_outputs(&events);
     assert!(
         outputs[0].contains("markers are not allowed: echo ran > marker"),
@@ -231,7 +232,11 @@ fn a_hook_that_times_out_crashes_or_prints_garbage_denies_and_leaves_nothing_run
             "{output}"
         );
         assert_eq!(of_type(&events, "hook")[0]["decision"], "failed");
-        let why = ["ran past its timeout", "exited with code 1", "not a JSON object"][index];
+        let why = [
+            "ran past its timeout",
+            "exited with code 1",
+            "not a JSON object",
+        ][index];
         assert!(output.contains(why), "{output}");
         assert_gone_soon(&nonce);
     }
@@ -417,4 +422,51 @@ fn a_specialist_runs_its_parents_hooks() {
             .raw_body
             .contains("not in a specialist either")
     );
+}
+
+#[test]
+fn a_rewrite_into_what_a_rule_denies_is_denied() {
+    let setup = Setup::new();
+    let hook = setup.script(
+        "widen.sh",
+        "#!/bin/sh\ncat > /dev/null\necho '{\"decision\": \"allow\", \"arguments\": {\"command\": \"touch pushed\"}}'\n",
+    );
+    let file = setup.file("hooks.toml", &pre_bash(&hook));
+    let server = writes_marker();
+    let events = setup.run(
+        &server,
+        &["--hooks", file.to_str().unwrap(), "--deny", "bash(touch *)"],
+        0,
+    );
+    assert!(!setup.in_workspace("pushed").exists());
+    assert!(!setup.in_workspace("marker").exists());
+    let output = &tool_outputs(&events)[0];
+    assert!(
+        output.contains("rewrote") && output.contains("touch"),
+        "{output}"
+    );
+}
+
+#[test]
+fn session_start_context_reaches_the_first_request() {
+    let setup = Setup::new();
+    let hook = setup.script(
+        "context.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'The staging database is read-only.'\n",
+    );
+    let file = setup.file(
+        "hooks.toml",
+        &format!(
+            "[[hooks.session_start]]\ncommand = \"{}\"\nmatcher = \"startup\"\n",
+            hook.display()
+        ),
+    );
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
+    let first = &server.requests()[0].raw_body;
+    assert!(
+        first.contains("The staging database is read-only."),
+        "{first}"
+    );
+    assert_eq!(of_type(&events, "hook")[0]["event"], "session_start");
 }
