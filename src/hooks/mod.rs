@@ -7,8 +7,8 @@
 //! ([`crate::runtime::Runtime::run_foreground`]), so it is sandboxed as the run's commands are,
 //! contained in its own group under a guardian (killed with the run, SIGKILL of zero included),
 //! given no secret, started in the workspace, bounded by its timeout and the run's deadline,
-//! its output captured within bounds. It reads one JSON object on stdin ([`input`]) and
-//! answers with its exit code and an optional JSON object ([`reply`]), in zero's words or
+//! its output captured within bounds. It reads one JSON object on stdin (`input`) and
+//! answers with its exit code and an optional JSON object (`reply`), in zero's words or
 //! Claude Code's, so a hook script written for Claude Code works unchanged.
 //!
 //! A hook only ever narrows: `pre_tool_use` runs after the `--auto` level and the rules have
