@@ -35,6 +35,7 @@ mod provider;
 mod reconcile;
 mod repeats;
 mod replay;
+mod review;
 mod runtime;
 mod sandbox;
 mod secrets;
