@@ -47,6 +47,7 @@ pub(super) fn finish(output: &Output, exit: ExitCode, accounting: Accounting) ->
         context_window: accounting.window.map(WindowInfo::from),
         session_usage: accounting.session_usage,
         worktree_commit: accounting.worktree_commit,
+        permission_denials: output.permission_denials(),
     });
     let dropped = output.drain();
     if dropped > 0 {

@@ -8,11 +8,14 @@ use std::sync::Arc;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop};
 use crate::mcp;
-use crate::output::{EventKind, McpServerInfo, Output, SpecialistInfo, ToolInfo};
+use crate::output::{
+    Decision, EventKind, McpServerInfo, Output, RuleInfo, SpecialistInfo, ToolInfo,
+};
+use crate::rules::Effect;
 use crate::tasks;
 
 use super::failure::Failure;
-use super::pieces::{Pieces, close_tasks};
+use super::pieces::Pieces;
 use super::settings::Settings;
 use super::{async_runtime, mcp_servers};
 
@@ -58,11 +61,24 @@ pub(super) fn tools(
                 input_schema: tool.input_schema(),
             })
             .collect(),
+        rules: settings
+            .rules
+            .rules()
+            .iter()
+            .map(|rule| RuleInfo {
+                effect: match rule.effect {
+                    Effect::Allow => Decision::Allow,
+                    Effect::Deny => Decision::Deny,
+                },
+                rule: rule.text.clone(),
+                source: rule.origin.to_string(),
+            })
+            .collect(),
     });
     if let Some(runtime) = &runtime {
         runtime.block_on(async {
             started.servers.close().await;
-            close_tasks(&pieces.tasks, output).await;
+            pieces.close(output).await;
         });
     }
     Ok(ExitCode::Success)

@@ -74,6 +74,9 @@ pub(crate) enum EventKind {
     Tools {
         /// One entry per tool, sorted by name.
         tools: Vec<ToolInfo>,
+        /// The permission rules in force, in the order given; absent when there are none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        rules: Vec<RuleInfo>,
     },
     /// The specialists the `Task` tool can launch (for `--list-specialists`).
     Specialists {
@@ -117,6 +120,22 @@ pub(crate) enum EventKind {
     /// it took. A hook's denial is also reported as a `permission_decision`.
     #[serde(rename_all = "camelCase")]
     Hook(HookReport),
+    /// A permission rule refused a call (emitted between its `tool_call` and `tool_result`):
+    /// the arguments it was judged on, the rule and why.
+    PermissionDenied {
+        /// The call id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments, every secret in them masked; `null` when they were not JSON.
+        args: Value,
+        /// The deny rule that matched, as written; absent when no allow rule matched the call
+        /// or it could not be checked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
+        /// Why, and what the caller could add to allow it.
+        reason: String,
+    },
     /// A tool call finished.
     ToolResult {
         /// The call id.
@@ -261,7 +280,16 @@ pub(crate) enum EventKind {
         /// absent when it changed nothing.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree_commit: Option<String>,
+        /// The calls refused before they ran (by the `--auto` level, a rule or a hook);
+        /// absent when there were none.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        permission_denials: u32,
     },
+}
+
+/// Whether a count is zero (a count field is left out then).
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// Why the conversation was compacted (`compaction.reason`).
@@ -296,6 +324,17 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// A permission rule as `--list-tools` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RuleInfo {
+    /// `allow` or `deny`.
+    pub(crate) effect: Decision,
+    /// The rule as written.
+    pub(crate) rule: String,
+    /// Where it came from: `the command line`, `config.toml` or the `--rules` file's path.
+    pub(crate) source: String,
 }
 
 /// A `--worktree` run's worktree, as `run_start.worktree` names it.
@@ -477,8 +516,7 @@ impl From<ExitCode> for RunStatus {
     /// The `run_end.status` that goes with an exit code.
     fn from(exit: ExitCode) -> Self {
         match exit {
-            // A review that found something still ran to its answer.
-            ExitCode::Success | ExitCode::Findings => RunStatus::Success,
+            ExitCode::Success => RunStatus::Success,
             ExitCode::Internal | ExitCode::Usage | ExitCode::Provider => RunStatus::Error,
             ExitCode::Incomplete => RunStatus::Incomplete,
             ExitCode::Hangup | ExitCode::Interrupted | ExitCode::Terminated => {
@@ -522,6 +560,18 @@ fn seconds(ms: u64) -> String {
 pub(crate) const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
 
 impl EventKind {
+    /// Whether the event reports a call refused before it ran: what `run_end` counts.
+    pub(crate) fn is_denial(&self) -> bool {
+        matches!(
+            self,
+            EventKind::PermissionDenied { .. }
+                | EventKind::PermissionDecision {
+                    decision: Decision::Deny,
+                    ..
+                }
+        )
+    }
+
     /// The stderr line of an event about waiting on the model (`retry`, `waiting`), which
     /// every output format writes so that a person watching a slow run sees why; `None` for
     /// any other event.

@@ -30,8 +30,8 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
     CallStatus, CompactionReason, Decision, EventKind, McpServerInfo, McpState, McpTransport,
-    PermissionsChanged, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo, ToolInfo,
-    UsageTotals, WaitPhase, WindowInfo, WindowSource,
+    PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo,
+    ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
@@ -90,8 +90,6 @@ pub struct Output {
     stopping: CancellationToken,
     queue: Arc<Queue>,
     state: Mutex<State>,
-    /// With [`Output::keeping_answer`]: the final answer's JSON value, kept instead of written.
-    kept: Option<Mutex<Option<serde_json::Value>>>,
 }
 
 struct State {
@@ -103,6 +101,8 @@ struct State {
     early_warnings: Vec<String>,
     /// Streamed text not yet written: it may be the start of a secret.
     held: Option<HeldStream>,
+    /// How many calls were refused before they ran (`run_end.permissionDenials`).
+    denials: u32,
 }
 
 /// Which delta stream a [`StreamRedactor`] is holding text of.
@@ -140,30 +140,20 @@ impl Output {
                 opened: false,
                 early_warnings: Vec::new(),
                 held: None,
+                denials: 0,
             }),
-            kept: None,
         }
-    }
-
-    /// An output for a caller that takes the final answer itself (`zero review`, which writes
-    /// findings on stdout): everything as `-o text` writes it, on stderr, except the checked
-    /// final answer, which is kept for [`Output::kept_answer`] instead of written.
-    pub(crate) fn keeping_answer(secrets: Secrets) -> Self {
-        let mut output = Output::new(OutputFormat::Text, secrets);
-        output.kept = Some(Mutex::new(None));
-        output
-    }
-
-    /// The final answer's JSON value an [`Output::keeping_answer`] kept, once the run gave one.
-    pub(crate) fn kept_answer(&self) -> Option<serde_json::Value> {
-        let kept = self.kept.as_ref()?;
-        crate::sync::lock(kept).clone()
     }
 
     /// The secrets hidden from everything written; adding to them hides a secret learned
     /// mid-run (e.g. a key read from the config file) from then on.
     pub(crate) fn secrets(&self) -> &Secrets {
         &self.secrets
+    }
+
+    /// How many calls were refused before they ran, by the events reported so far.
+    pub(crate) fn permission_denials(&self) -> u32 {
+        crate::sync::lock(&self.state).denials
     }
 
     /// The run id every event carries.
@@ -180,16 +170,13 @@ impl Output {
         if state.ended {
             return;
         }
-        if let (Some(kept), EventKind::Final { structured, .. }) = (&self.kept, &event) {
-            *crate::sync::lock(kept) = structured.clone();
-            return;
-        }
         let (delta, reasoning) = match event {
             EventKind::Text { delta } => (delta, false),
             EventKind::Reasoning { delta } => (delta, true),
             other => {
                 self.release_held(&mut state);
                 state.ended = matches!(other, EventKind::RunEnd { .. });
+                state.denials += u32::from(other.is_denial());
                 let opening = !state.opened && matches!(other, EventKind::RunStart { .. });
                 if !opening {
                     self.release_early_warnings(&mut state);

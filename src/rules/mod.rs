@@ -28,9 +28,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use self::paths::Touched;
-pub(crate) use self::rule::{Effect, FORMS, Origin, Pattern, Rule};
+pub(crate) use self::rule::{Effect, Pattern, Rule};
 use self::shell::{SimpleCommand, Word};
-pub(crate) use self::sources::{RuleError, Sources, load};
+pub(crate) use self::sources::{FileKeys, Sources, load};
 use crate::tools::{ToolId, patch_paths};
 
 /// Commands that run the rest of their arguments as another command: a deny rule is checked
@@ -45,7 +45,7 @@ const WRAPPERS: [&str; 22] = [
 
 /// The rules in force for one run.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct RuleSet {
+pub struct RuleSet {
     /// Every rule, in the order given (flags, then config.toml, then the rules file).
     rules: Vec<Rule>,
     /// The workspace path patterns are relative to, and call paths are resolved against.
@@ -80,14 +80,18 @@ impl RuleSet {
         }
     }
 
-    /// Whether there are no rules at all.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.rules.is_empty()
-    }
-
     /// Every rule, in order.
     pub(crate) fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The text of every rule of `effect`, in order: what a specialist is handed as flags.
+    pub(crate) fn texts(&self, effect: Effect) -> Vec<String> {
+        self.rules
+            .iter()
+            .filter(|rule| rule.effect == effect)
+            .map(|rule| rule.text.clone())
+            .collect()
     }
 
     /// The decision on a call of `tool` with `args` (decoded JSON).
@@ -161,7 +165,7 @@ impl RuleSet {
         let mut allows = applicable()
             .filter(|rule| rule.effect == Effect::Allow)
             .peekable();
-        if allows.peek().is_none() || allows.any(|rule| matches(rule)) {
+        if allows.peek().is_none() || allows.any(matches) {
             return Verdict::Allow;
         }
         Verdict::Deny(self.not_allowed(tool, covers, what, suggestion))

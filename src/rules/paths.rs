@@ -17,8 +17,6 @@ use globset::{GlobBuilder, GlobMatcher};
 /// A compiled path pattern.
 #[derive(Debug, Clone)]
 pub(crate) struct PathPattern {
-    /// The pattern as the rule wrote it.
-    text: String,
     /// The absolute globs it stands for (the directory itself too, for `dir/**`).
     globs: Vec<GlobMatcher>,
 }
@@ -62,20 +60,12 @@ impl PathPattern {
                     .map_err(|error| format!("the path pattern is not a valid glob ({error})"))
             })
             .collect::<Result<_, _>>()?;
-        Ok(PathPattern {
-            text: trimmed.to_owned(),
-            globs,
-        })
+        Ok(PathPattern { globs })
     }
 
     /// Whether `path` (absolute) matches.
     pub(crate) fn matches(&self, path: &Path) -> bool {
         self.globs.iter().any(|glob| glob.is_match(path))
-    }
-
-    /// The pattern as the rule wrote it.
-    pub(crate) fn text(&self) -> &str {
-        &self.text
     }
 }
 

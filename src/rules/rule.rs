@@ -184,11 +184,6 @@ impl Rule {
         matches!(&self.scope, Scope::Mcp { server: s, tool: t }
             if s == server && t.as_deref().is_none_or(|t| t == tool))
     }
-
-    /// The rule as a flag gives it, for messages: `--deny 'bash(git push *)'`.
-    pub(crate) fn as_flag(&self) -> String {
-        format!("{} '{}'", self.effect.flag(), self.text)
-    }
 }
 
 /// `Tool(pattern)` into its name and pattern.

@@ -1,0 +1,360 @@
+//! Permission rules through the real binary and a real shell: what a rule denies never runs
+//! (the disk says so, not zero's account), what it allows runs, a denial names the rule, and
+//! a specialist is held to its parent's rules.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
+use crate::support::zero::{
+    Wire, assert_stream_contract, events, tool_outputs, zero, zero_std_with,
+};
+
+/// Runs `zero exec -o stream-json` in `workspace` with `flags`, the model asking for each of
+/// `calls` in turn and then answering; returns the exit code and the events.
+fn run(calls: Vec<Reply>, workspace: &Path, flags: &[&str]) -> (i32, Vec<Value>) {
+    let mut script = Script::new();
+    for call in calls {
+        script = script.reply(call);
+    }
+    let server = FakeModel::start(script.reply(Reply::text("done")));
+    let output = zero_std_with(&server, Wire::OpenAi)
+        .args(["exec", "-o", "stream-json", "--cwd"])
+        .arg(workspace)
+        .args(flags)
+        .arg("go")
+        .output()
+        .unwrap();
+    let events = events(&output.stdout);
+    (output.status.code().unwrap_or(-1), events)
+}
+
+fn bash(command: &str) -> Reply {
+    Reply::tool_call("bash", json!({ "command": command }))
+}
+
+/// The events of `kind`.
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn run_end(events: &[Value]) -> &Value {
+    events.last().unwrap()
+}
+
+/// A git repository with one commit, `first commit`.
+fn repository() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{status:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-q", "-m", "first commit"]);
+    dir
+}
+
+#[test]
+fn a_deny_rule_refuses_its_command_by_name_and_others_run() {
+    let repo = repository();
+    let (code, events) = run(
+        vec![
+            bash("git push origin main && touch pushed"),
+            bash("git status --short && echo STATUS-RAN"),
+        ],
+        repo.path(),
+        &["--auto", "medium", "--deny", "bash(git push *)"],
+    );
+    assert_eq!(code, 0);
+    assert_stream_contract(&events, 0);
+    let outputs = tool_outputs(&events);
+    assert!(
+        outputs[0].starts_with("Error: permission denied: the rule `bash(git push *)`"),
+        "{}",
+        outputs[0]
+    );
+    assert!(outputs[1].contains("STATUS-RAN"), "{}", outputs[1]);
+    assert!(!repo.path().join("pushed").exists());
+    let denied = of_type(&events, "permission_denied");
+    assert_eq!(denied.len(), 1);
+    assert_eq!(denied[0]["rule"], "bash(git push *)");
+    assert_eq!(denied[0]["name"], "bash");
+    assert_eq!(
+        denied[0]["args"]["command"],
+        "git push origin main && touch pushed"
+    );
+    assert_eq!(run_end(&events)["permissionDenials"], 1);
+}
+
+#[test]
+fn allow_rules_run_what_they_match_and_deny_the_rest_unrun() {
+    let ws = tempfile::tempdir().unwrap();
+    let (code, events) = run(
+        vec![
+            bash("cargo test --help > /dev/null && echo CARGO-TEST-RAN"),
+            bash("git diff --stat; echo GIT-DIFF-RAN"),
+            bash("ls && touch listed"),
+            bash("cargo test && curl x; touch chained"),
+            bash("cargo test $(curl x; touch substituted)"),
+            bash("cargo test\n touch newline"),
+        ],
+        ws.path(),
+        &[
+            "--auto",
+            "medium",
+            "--allow",
+            "bash(cargo test *)",
+            "--allow",
+            "bash(git diff *)",
+            "--allow",
+            "bash(echo *)",
+        ],
+    );
+    assert_eq!(code, 0);
+    let outputs = tool_outputs(&events);
+    assert!(outputs[0].contains("CARGO-TEST-RAN"), "{}", outputs[0]);
+    assert!(outputs[1].contains("GIT-DIFF-RAN"), "{}", outputs[1]);
+    assert!(
+        outputs[2].contains("no allow rule matches the command `ls`")
+            && outputs[2].contains("--allow 'bash(ls *)'"),
+        "{}",
+        outputs[2]
+    );
+    for (output, what) in outputs[3..]
+        .iter()
+        .zip(["curl x", "curl x", "touch newline"])
+    {
+        assert!(output.starts_with("Error: permission denied:"), "{output}");
+        assert!(output.contains(what), "{output}");
+    }
+    for file in ["listed", "chained", "substituted", "newline"] {
+        assert!(!ws.path().join(file).exists(), "{file} ran");
+    }
+    assert_eq!(of_type(&events, "permission_denied").len(), 4);
+    assert_eq!(run_end(&events)["permissionDenials"], 4);
+}
+
+#[test]
+fn at_low_an_allowed_git_log_runs_and_stays_read_only() {
+    let repo = repository();
+    let (code, events) = run(
+        vec![
+            bash("git log --oneline"),
+            bash("git log --output=written.txt; echo LOG-TRIED"),
+            bash("git status"),
+        ],
+        repo.path(),
+        &["--auto", "low", "--allow", "bash(git log *)"],
+    );
+    assert_eq!(code, 0);
+    let outputs = tool_outputs(&events);
+    assert!(outputs[0].contains("first commit"), "{}", outputs[0]);
+    assert!(outputs[1].contains("LOG-TRIED"), "{}", outputs[1]);
+    assert!(!repo.path().join("written.txt").exists(), "{}", outputs[1]);
+    assert!(
+        outputs[2].contains("no allow rule matches"),
+        "{}",
+        outputs[2]
+    );
+}
+
+#[test]
+fn a_claude_settings_file_is_read_as_written() {
+    let repo = repository();
+    std::fs::create_dir(repo.path().join("src")).unwrap();
+    std::fs::write(repo.path().join("src/lib.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(repo.path().join("secret.txt"), "hunter2\n").unwrap();
+    let settings = tempfile::tempdir().unwrap();
+    let file = settings.path().join("settings.json");
+    std::fs::write(
+        &file,
+        json!({"permissions": {
+            "allow": ["Bash(git log:*)", "Read(./src/**)"],
+            "deny": ["Bash(git push:*)"]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (code, events) = run(
+        vec![
+            Reply::tool_call("read_file", json!({"path": "src/lib.rs"})),
+            Reply::tool_call("read_file", json!({"path": "secret.txt"})),
+            bash("git log --format=%s"),
+            bash("git push origin main"),
+        ],
+        repo.path(),
+        &["--auto", "medium", "--rules", file.to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    let outputs = tool_outputs(&events);
+    assert!(outputs[0].contains("pub fn f()"), "{}", outputs[0]);
+    assert!(
+        outputs[1].contains("no allow rule matches the path `secret.txt`")
+            && !outputs[1].contains("hunter2"),
+        "{}",
+        outputs[1]
+    );
+    assert!(outputs[2].contains("first commit"), "{}", outputs[2]);
+    assert!(outputs[3].contains("`Bash(git push:*)`"), "{}", outputs[3]);
+}
+
+#[test]
+fn an_output_redirection_is_held_to_the_write_rules() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join(".github")).unwrap();
+    let (_, events) = run(
+        vec![
+            bash("echo hi > .github/ci.yml"),
+            bash("echo hi > notes.txt"),
+        ],
+        ws.path(),
+        &[
+            "--auto",
+            "medium",
+            "--allow",
+            "bash(echo *)",
+            "--deny",
+            "write_file(.github/**)",
+        ],
+    );
+    let outputs = tool_outputs(&events);
+    assert!(
+        outputs[0].contains("`write_file(.github/**)`"),
+        "{}",
+        outputs[0]
+    );
+    assert!(!ws.path().join(".github/ci.yml").exists());
+    assert!(ws.path().join("notes.txt").exists(), "{}", outputs[1]);
+}
+
+#[test]
+fn a_specialist_cannot_run_what_its_parent_denies() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(bash("touch child-was-here"))
+                    .reply(Reply::text("the child is done")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "worker", "prompt": "Touch a file."}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let output = zero_std_with(&server, Wire::OpenAi)
+        .args(["exec", "-o", "stream-json", "--auto", "medium"])
+        .args(["--deny", "bash(touch *)", "--cwd"])
+        .arg(ws.path())
+        .arg("go")
+        .output()
+        .unwrap();
+    assert_stream_contract(&events(&output.stdout), 0);
+    assert!(!ws.path().join("child-was-here").exists());
+    let child_saw: String = server
+        .requests()
+        .iter()
+        .filter(|r| r.raw_body.contains(CHILD))
+        .map(|r| r.raw_body.clone())
+        .collect();
+    assert!(child_saw.contains("bash(touch *)"), "{child_saw}");
+}
+
+#[test]
+fn list_tools_shows_the_rules_in_force() {
+    let ws = tempfile::tempdir().unwrap();
+    let listing = zero()
+        .args(["exec", "--list-tools", "--auto", "medium"])
+        .args([
+            "--allow",
+            "bash(cargo test *)",
+            "--deny",
+            "Bash(git push:*)",
+            "--cwd",
+        ])
+        .arg(ws.path())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&listing.get_output().stdout).to_string();
+    assert!(
+        text.contains("rules:\n  allow  bash(cargo test *)  (the command line)\n  deny   Bash(git push:*)  (the command line)\n"),
+        "{text}"
+    );
+    let json = zero()
+        .args([
+            "exec",
+            "--list-tools",
+            "-o",
+            "json",
+            "--deny",
+            "bash(curl *)",
+            "--cwd",
+        ])
+        .arg(ws.path())
+        .assert()
+        .success();
+    let listed: Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    assert_eq!(
+        listed["rules"],
+        json!([{"effect": "deny", "rule": "bash(curl *)", "source": "the command line"}])
+    );
+}
+
+#[test]
+fn a_malformed_rule_is_a_usage_error_naming_it() {
+    let ws = tempfile::tempdir().unwrap();
+    for (flags, says) in [
+        (
+            vec!["--deny", "WebFetch(domain:example.com)"],
+            "invalid rule `WebFetch(domain:example.com)` (--deny, from the command line): zero has no tool `WebFetch`",
+        ),
+        (
+            vec!["--allow", "bash(git log"],
+            "invalid rule `bash(git log` (--allow, from the command line): a pattern must end the rule with `)`",
+        ),
+        (
+            vec!["--rules", "/nonexistent/settings.json"],
+            "cannot read the rules in /nonexistent/settings.json",
+        ),
+    ] {
+        let assert = zero()
+            .args(["exec", "--cwd"])
+            .arg(ws.path())
+            .args(&flags)
+            .arg("go")
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(stderr.contains(says), "{flags:?}: {stderr}");
+    }
+    // config.toml's `[permissions]` too.
+    let config = tempfile::tempdir().unwrap();
+    std::fs::create_dir(config.path().join("zero")).unwrap();
+    std::fs::write(
+        config.path().join("zero/config.toml"),
+        "[permissions]\ndeny = [\"update_plan(x)\"]\n",
+    )
+    .unwrap();
+    let assert = zero()
+        .env("XDG_CONFIG_HOME", config.path())
+        .args(["exec", "--cwd"])
+        .arg(ws.path())
+        .arg("go")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("invalid rule `update_plan(x)` (--deny, from config.toml): `update_plan` takes no pattern"),
+        "{stderr}"
+    );
+}
