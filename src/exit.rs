@@ -1,7 +1,7 @@
 //! The exit codes of `zero`: one enum, the one mapping from it to the process's exit status.
 //!
-//! A leaf: every command (`exec`, `tasks`) decides its code here, and `output` maps a code to
-//! the `run_end.status` that goes with it.
+//! A leaf: every command (`exec`, `review`, `tasks`) decides its code here, and `output` maps a
+//! code to the `run_end.status` that goes with it.
 
 /// The exit codes of `zero`, exactly as documented (README, ARCHITECTURE, `--help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub enum ExitCode {
     Provider,
     /// A budget ran out before a final answer.
     Incomplete,
+    /// `zero review` found findings at or above `--fail-on`.
+    Findings,
     /// Ended by SIGHUP.
     Hangup,
     /// Ended by SIGINT.
@@ -34,6 +36,7 @@ impl ExitCode {
             ExitCode::Usage => 2,
             ExitCode::Provider => 3,
             ExitCode::Incomplete => 4,
+            ExitCode::Findings => 5,
             ExitCode::Hangup => 129,
             ExitCode::Interrupted => 130,
             ExitCode::Terminated => 143,
@@ -60,6 +63,7 @@ mod tests {
             (ExitCode::Usage, 2),
             (ExitCode::Provider, 3),
             (ExitCode::Incomplete, 4),
+            (ExitCode::Findings, 5),
             (ExitCode::Hangup, 129),
             (ExitCode::Interrupted, 130),
             (ExitCode::Terminated, 143),

@@ -58,6 +58,20 @@ pub(crate) fn write_atomic_with_permissions(
     replace(path, contents, Some(permissions))
 }
 
+/// Writes `contents` to a new file at `path` that only its owner may read (0600), refusing a
+/// path that exists: what zero hands over through its private run directory (a specialist's
+/// prompt, key and hooks, a hook's input) is never written into a file someone else made.
+pub(crate) fn write_private_new(path: &Path, contents: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(contents)
+}
+
 /// A builder of directories only their owner may enter (0700), for everything zero keeps in
 /// its data directory; `recursive` creates missing ancestors too (with the same mode).
 pub(crate) fn private_dir(recursive: bool) -> fs::DirBuilder {

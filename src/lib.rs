@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod operator;
 pub mod output;
 pub mod provider;
+pub mod review;
 mod redact;
 pub mod rules;
 pub mod runtime;

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 
-use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs};
+use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs, ReviewArgs};
 use zero::exec::{self, Failure, Invocation};
 use zero::exit::ExitCode;
 use zero::lifecycle;
 use zero::output::OutputFormat;
+use zero::review::ReviewInvocation;
 use zero::runtime::guardian::{self, GuardianArgs};
 use zero::runtime::sandbox::{GuardFlags, Sandbox};
 
@@ -43,6 +44,7 @@ fn main() -> ProcessExitCode {
     };
     match cli.command {
         Command::Exec(args) => run_exec(*args, &matches),
+        Command::Review(args) => run_review(*args, &matches),
         Command::Tasks(args) => zero::operator::run(args, &exec::known_secrets()).into(),
         Command::Worktrees(args) => {
             zero::operator::worktrees::run(args, &exec::known_secrets()).into()
@@ -64,6 +66,19 @@ fn run_exec(args: ExecArgs, matches: &ArgMatches) -> ProcessExitCode {
         prompt_parts: prompt_parts_in_argv_order(exec_matches),
     };
     let exit = exec::run(invocation, zero::operator::reconcile_at_start);
+    lifecycle::exit(exit.code())
+}
+
+/// `zero review`: one review; the process exits with its code.
+fn run_review(args: ReviewArgs, matches: &ArgMatches) -> ProcessExitCode {
+    let review_matches = matches
+        .subcommand_matches("review")
+        .expect("clap returned the review subcommand");
+    let invocation = ReviewInvocation {
+        args,
+        prompt_parts: prompt_parts_in_argv_order(review_matches),
+    };
+    let exit = zero::review::run(invocation, zero::operator::reconcile_at_start);
     lifecycle::exit(exit.code())
 }
 

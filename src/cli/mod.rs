@@ -15,6 +15,7 @@ mod duration;
 
 pub(crate) use duration::parse_timeout;
 
+use crate::findings::{FailOn, FormatTarget};
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind};
 use crate::runtime::sandbox::SandboxMode;
@@ -48,6 +49,19 @@ pub enum Command {
                       4 incomplete (a turn, time, token or cost budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
+    /// Review a change read-only and report findings where CI shows them (text, JSON, SARIF,
+    /// GitHub annotations, GitLab Code Quality, a Markdown comment).
+    #[command(
+        after_help = "What to review: --base REF (default: the branch's upstream, else origin/HEAD), \
+                      --commit SHA, --uncommitted, or a unified diff on stdin (`zero review -`); \
+                      at most 10 MiB of diff. Everything `zero exec` takes for the model, budgets, \
+                      rules and sandbox applies; the review runs at --auto low.\n\n\
+                      Exit codes: 0 no finding at or above --fail-on, 5 findings at or above it, \
+                      1 internal error, 2 usage (a bad ref, no base, a diff too large or malformed), \
+                      3 provider or configuration, 4 incomplete (a budget ran out, or no answer in \
+                      the findings' shape), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
+    )]
+    Review(Box<ReviewArgs>),
     /// Inspect, follow, stop and clean up background tasks and specialists of every run.
     #[command(
         after_help = "A task recorded `running` whose run is no longer alive is shown as \
@@ -274,6 +288,42 @@ pub struct ExecArgs {
     /// Print the specialists the `Task` tool can launch, then exit.
     #[arg(long = "list-specialists", conflicts_with = "list_tools")]
     pub(crate) list_specialists: bool,
+}
+
+/// Flags of `zero review`: what to review, how to write the findings, when they fail the
+/// review, and every flag of `zero exec` for the run itself.
+#[derive(Debug, Args, Clone, PartialEq, Eq)]
+#[command(mut_arg("prompt_words", |arg| arg.help(
+    "Extra instructions for the reviewer; a lone `-` reads the diff to review from stdin."
+)))]
+pub struct ReviewArgs {
+    /// Review the change from the merge base of REF and HEAD to the working tree [default:
+    /// the branch's upstream, else origin/HEAD].
+    #[arg(long, value_name = "REF", conflicts_with_all = ["commit", "uncommitted"])]
+    pub(crate) base: Option<String>,
+
+    /// Review one commit (against its first parent).
+    #[arg(long, value_name = "SHA", conflicts_with = "uncommitted")]
+    pub(crate) commit: Option<String>,
+
+    /// Review what is not committed yet (staged and unstaged, against HEAD).
+    #[arg(long)]
+    pub(crate) uncommitted: bool,
+
+    /// How to write the findings: text, json, sarif, github, gitlab or markdown; `FORMAT=FILE`
+    /// writes that format to FILE (atomically). Repeatable; what names no file goes to stdout.
+    #[arg(long = "format", value_name = "FORMAT[=FILE]", default_value = "text",
+          value_parser = FormatTarget::parse)]
+    pub(crate) format: Vec<FormatTarget>,
+
+    /// The least severe finding that fails the review with exit code 5 (`never`: findings
+    /// never fail it).
+    #[arg(long = "fail-on", value_enum, value_name = "SEVERITY", default_value_t = FailOn::Error)]
+    pub(crate) fail_on: FailOn,
+
+    /// The run's flags, as `zero exec` takes them.
+    #[command(flatten)]
+    pub(crate) exec: ExecArgs,
 }
 
 /// `zero tasks`: the operator's view of the data directory.

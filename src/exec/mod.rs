@@ -32,6 +32,7 @@ use crate::output::{Output, OutputFormat, stderr_line_if_writable};
 use crate::provider::ProviderConfig;
 use crate::redact::Secrets;
 use crate::runtime::{RuntimeConfig, RuntimeError};
+use crate::structured::OutputSchema;
 use ending::{Accounting, finish};
 use inputs::Inputs;
 use pieces::Pieces;
@@ -60,7 +61,35 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
     hide_process_memory();
     let inputs = Inputs::read();
     let output = Arc::new(Output::new(invocation.args.output_format, inputs.secrets()));
-    let early = Arc::clone(&output);
+    run_with(invocation, None, inputs, &output, prepare)
+}
+
+/// Runs one job whose final answer must satisfy `schema` and goes back to the caller instead
+/// of stdout (`zero review`): progress and diagnostics on stderr as `-o text` writes them,
+/// `run_end` there too, and nothing on stdout. Returns the exit code and the checked answer
+/// (when the run gave one). The flags' own `--output-schema` and `-o` are the caller's to
+/// refuse.
+pub fn run_for_answer(
+    invocation: Invocation,
+    schema: OutputSchema,
+    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
+) -> (ExitCode, Option<serde_json::Value>) {
+    hide_process_memory();
+    let inputs = Inputs::read();
+    let output = Arc::new(Output::keeping_answer(inputs.secrets()));
+    let exit = run_with(invocation, Some(schema), inputs, &output, prepare);
+    (exit, output.kept_answer())
+}
+
+/// [`run`] on `output`, with `schema` in place of `--output-schema` when given.
+fn run_with(
+    invocation: Invocation,
+    schema: Option<OutputSchema>,
+    inputs: Inputs,
+    output: &Arc<Output>,
+    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
+) -> ExitCode {
+    let early = Arc::clone(output);
     lifecycle::report_early_stops(Box::new(move |stop| {
         early.stop_token().cancel();
         let failure = Failure::stopped(stop);
@@ -73,29 +102,40 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
     }
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        in_worktree(invocation, inputs, runtime, &output, &mut accounting)
+        let job = Job { invocation, schema };
+        in_worktree(job, inputs, runtime, output, &mut accounting)
     }));
     let exit = match job {
         Ok(Ok(exit)) => exit,
         Ok(Err(failure)) => {
-            failure.emit(&output);
+            failure.emit(output);
             failure.exit()
         }
         Err(_panic) => {
             // The panic message is already on stderr (the default hook printed it).
             let failure = Failure::internal("zero crashed (a bug); see stderr".into());
-            failure.emit(&output);
+            failure.emit(output);
             failure.exit()
         }
     };
-    finish(&output, exit, accounting)
+    finish(output, exit, accounting)
+}
+
+/// What the job is asked: the command line, and the schema a caller fixed in place of
+/// `--output-schema` ([`run_for_answer`]).
+struct Job {
+    invocation: Invocation,
+    schema: Option<OutputSchema>,
 }
 
 /// The job, in a worktree of its own when `--worktree` asks for one: made before the settings
 /// fix the workspace (which becomes the worktree), and ended (what changed committed on its
 /// branch, `run_end` naming the commit) however the job ended.
 fn in_worktree(
-    mut invocation: Invocation,
+    Job {
+        mut invocation,
+        schema,
+    }: Job,
     inputs: Inputs,
     runtime: Result<RuntimeConfig, RuntimeError>,
     output: &Arc<Output>,
@@ -104,7 +144,8 @@ fn in_worktree(
     // A listing runs no job, so it makes no worktree.
     let listing = invocation.args.list_tools || invocation.args.list_specialists;
     let Some(name) = invocation.args.worktree.take().filter(|_| !listing) else {
-        return run_job(invocation, inputs, runtime, output, accounting, None);
+        let job = Job { invocation, schema };
+        return run_job(job, inputs, runtime, output, accounting, None);
     };
     let data_dir = match &runtime {
         Ok(config) => config.data_dir.clone().ok_or_else(|| {
@@ -116,7 +157,8 @@ fn in_worktree(
     let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, output.run_id())?;
     invocation.args.cwd = Some(worktree.workspace_for(&workspace));
     let info = worktree.info();
-    let job = run_job(invocation, inputs, runtime, output, accounting, Some(info));
+    let job = Job { invocation, schema };
+    let job = run_job(job, inputs, runtime, output, accounting, Some(info));
     accounting.worktree_commit = worktree.finish(output.run_id())?;
     job
 }
@@ -124,7 +166,7 @@ fn in_worktree(
 /// The job, step by step: the settings (after the config file's unknown keys are warned
 /// about), what they change for the whole process, then the mode they ask for.
 fn run_job(
-    invocation: Invocation,
+    Job { invocation, schema }: Job,
     inputs: Inputs,
     runtime: Result<RuntimeConfig, RuntimeError>,
     output: &Arc<Output>,
@@ -136,6 +178,9 @@ fn run_job(
     }
     let mut settings = Settings::resolve(invocation, inputs, runtime)?;
     settings.worktree = worktree;
+    if let Some(schema) = schema {
+        settings.output_schema = Some(schema);
+    }
     take_effect(&settings, output)?;
     match settings.mode {
         Mode::ListSpecialists => Ok(listing::specialists(&settings, output)),

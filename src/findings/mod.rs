@@ -11,11 +11,11 @@
 //! A leaf: the text of the diff comes in, the bytes of each format go out; running the review
 //! and reading git belong to `review`.
 
-pub(crate) mod answer;
-pub(crate) mod diff;
-pub(crate) mod fingerprint;
-pub(crate) mod format;
-pub(crate) mod place;
+pub mod answer;
+pub mod diff;
+pub mod fingerprint;
+pub mod format;
+pub mod place;
 
 pub use answer::{Answer, Finding, Severity};
 pub use diff::{Diff, DiffError, MAX_DIFF_BYTES};

@@ -361,14 +361,7 @@ impl Hooks {
         let path = dir.join(format!("hook-input-{number}.json"));
         let written = path.clone();
         tokio::task::spawn_blocking(move || {
-            use std::io::Write;
-            use std::os::unix::fs::OpenOptionsExt;
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&written)?
-                .write_all(input.as_bytes())
+            crate::fsutil::write_private_new(&written, input.as_bytes())
         })
         .await
         .map_err(|e| e.to_string())

@@ -516,7 +516,8 @@ impl From<ExitCode> for RunStatus {
     /// The `run_end.status` that goes with an exit code.
     fn from(exit: ExitCode) -> Self {
         match exit {
-            ExitCode::Success => RunStatus::Success,
+            // A review that found something still ran to its answer.
+            ExitCode::Success | ExitCode::Findings => RunStatus::Success,
             ExitCode::Internal | ExitCode::Usage | ExitCode::Provider => RunStatus::Error,
             ExitCode::Incomplete => RunStatus::Incomplete,
             ExitCode::Hangup | ExitCode::Interrupted | ExitCode::Terminated => {

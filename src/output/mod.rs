@@ -90,6 +90,8 @@ pub struct Output {
     stopping: CancellationToken,
     queue: Arc<Queue>,
     state: Mutex<State>,
+    /// With [`Output::keeping_answer`]: the final answer's JSON value, kept instead of written.
+    kept: Option<Mutex<Option<serde_json::Value>>>,
 }
 
 struct State {
@@ -142,7 +144,23 @@ impl Output {
                 held: None,
                 denials: 0,
             }),
+            kept: None,
         }
+    }
+
+    /// An output for a caller that takes the final answer itself (`zero review`, which writes
+    /// findings on stdout): everything as `-o text` writes it, on stderr, except the checked
+    /// final answer, which is kept for [`Output::kept_answer`] instead of written.
+    pub(crate) fn keeping_answer(secrets: Secrets) -> Self {
+        let mut output = Output::new(OutputFormat::Text, secrets);
+        output.kept = Some(Mutex::new(None));
+        output
+    }
+
+    /// The final answer's JSON value an [`Output::keeping_answer`] kept, once the run gave one.
+    pub(crate) fn kept_answer(&self) -> Option<serde_json::Value> {
+        let kept = self.kept.as_ref()?;
+        crate::sync::lock(kept).clone()
     }
 
     /// The secrets hidden from everything written; adding to them hides a secret learned
@@ -168,6 +186,10 @@ impl Output {
     pub(crate) fn emit(&self, event: EventKind) {
         let mut state = crate::sync::lock(&self.state);
         if state.ended {
+            return;
+        }
+        if let (Some(kept), EventKind::Final { structured, .. }) = (&self.kept, &event) {
+            *crate::sync::lock(kept) = structured.clone();
             return;
         }
         let (delta, reasoning) = match event {

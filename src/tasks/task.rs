@@ -4,8 +4,6 @@
 //! file; its events never reach this run's stdout (the runtime reports only `task_started` and
 //! `task_finished`).
 
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -206,12 +204,7 @@ impl TaskTool {
         let path = self.private_path(what).await?;
         let written = path.clone();
         tokio::task::spawn_blocking(move || {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&written)?
-                .write_all(text.as_bytes())
+            crate::fsutil::write_private_new(&written, text.as_bytes())
         })
         .await
         .map_err(|e| ToolError::Failed(format!("could not write the task's {what}: {e}")))?

@@ -35,6 +35,7 @@ mod provider;
 mod reconcile;
 mod repeats;
 mod replay;
+mod review;
 mod rules;
 mod runtime;
 mod sandbox;

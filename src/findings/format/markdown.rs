@@ -90,10 +90,15 @@ fn one_line(text: &str) -> String {
         .replace('<', "&lt;")
 }
 
-/// `text` as an inline code span, however many backticks it holds.
+/// `text` as an inline code span, however many backticks it holds (padded with a space, which
+/// the span drops, only when it starts or ends with one).
 fn code_span(text: &str) -> String {
-    let ticks = "`".repeat(longest_backtick_run(text) + 1);
-    format!("{ticks} {} {ticks}", one_line(text).replace("&lt;", "<"))
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let ticks = "`".repeat(longest_backtick_run(&text) + 1);
+    match text.starts_with('`') || text.ends_with('`') {
+        true => format!("{ticks} {text} {ticks}"),
+        false => format!("{ticks}{text}{ticks}"),
+    }
 }
 
 fn longest_backtick_run(text: &str) -> usize {
@@ -113,7 +118,7 @@ mod tests {
         )));
         assert!(written.contains("> Needs changes.\n> ::error::forged\n"));
         assert!(written.contains(
-            "### 1. 🔴 **Error:** Bad: %0A, :: and ::set-output name=x::y\n\n` src/a b.rs ` lines 2–3\n"
+            "### 1. 🔴 **Error:** Bad: %0A, :: and ::set-output name=x::y\n\n`src/a b.rs` lines 2–3\n"
         ));
         // The suggestion holds a ``` fence: its own fence is longer.
         assert!(
