@@ -27,6 +27,7 @@ end
 complete -c zero -n "__fish_zero_needs_command" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_needs_command" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent job headlessly and exit with a code a script can act on'
+complete -c zero -n "__fish_zero_needs_command" -f -a "review" -d 'Review a change read-only and report findings where CI shows them (text, JSON, SARIF, GitHub annotations, GitLab Code Quality, a Markdown comment)'
 complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
 complete -c zero -n "__fish_zero_needs_command" -f -a "sessions" -d 'List, show and clean up the sessions `zero exec --resume` continues'
 complete -c zero -n "__fish_zero_needs_command" -f -a "worktrees" -d 'List, show and clean up the worktrees `zero exec --worktree` made'
@@ -45,7 +46,11 @@ off\t'Apply nothing (the file tools stay confined)'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l env-keep -d 'Pass this variable to commands although its name looks like a secret (repeatable; `env_keep` in config.toml adds more)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l enabled-tools -d 'Only these tools are offered to the model (comma or space separated)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l disabled-tools -d 'These tools are never offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l allow -d 'A permission rule: calls of the tool it names run only when an allow rule matches them (repeatable): `bash(cargo test *)`, `read_file(src/**)`, `Task(explorer)`, `mcp__github__*`, or Claude Code\'s `Bash(git log:*)`. Rules only narrow what --auto grants' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l deny -d 'A permission rule: calls it matches are denied, whatever allows them (repeatable): `bash(git push *)`, `write_file(.github/**)`' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l rules -d 'Read permission rules from this file: `[permissions]` with `allow` and `deny` in TOML, or a Claude Code settings.json (its `ask` rules are denied). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-config -d 'Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their tools are offered as `mcp__SERVER__TOOL`' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
@@ -72,12 +77,73 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsa
 complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand review" -l base -d 'Review the change from the merge base of REF and HEAD to the working tree [default: the branch\'s upstream, else origin/HEAD]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l commit -d 'Review one commit (against its first parent)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l format -d 'How to write the findings: text, json, sarif, github, gitlab or markdown; `FORMAT=FILE` writes that format to FILE (atomically). Repeatable; what names no file goes to stdout' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l fail-on -d 'The least severe finding that fails the review with exit code 5 (`never`: findings never fail it)' -r -f -a "error\t'Fail on an error'
+warning\t'Fail on a warning or an error'
+note\t'Fail on any finding'
+never\t'Never fail because of findings'"
+complete -c zero -n "__fish_zero_using_subcommand review" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l worktree -d 'Run in a new git worktree of the workspace\'s repository, on the branch `zero/NAME` (NAME defaults to a fresh id); at the end the changes are committed there, the worktree directory is removed and the branch is kept. Write it `--worktree=NAME` before a prompt word' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l auto -d 'How much the agent may do without asking: low = read only, medium = edit files in the workspace and run commands, high = everything' -r -f -a "low\t'Read-only tools and planning'
+medium\t'Adds writes inside the workspace and `--add-dir` roots, and shell commands. (At low, `bash` is offered too when the sandbox makes commands read-only.)'
+high\t'Everything, including writes anywhere'"
+complete -c zero -n "__fish_zero_using_subcommand review" -l sandbox -d 'The kernel sandbox for commands: auto = apply what the kernel supports and warn about the rest, required = exit 3 when a rule cannot be enforced, off = none [default: auto, or `sandbox` in config.toml]' -r -f -a "auto\t'Apply what the kernel supports, and warn about what it does not'
+required\t'Refuse to run when a rule the run needs cannot be enforced'
+off\t'Apply nothing (the file tools stay confined)'"
+complete -c zero -n "__fish_zero_using_subcommand review" -l env-keep -d 'Pass this variable to commands although its name looks like a secret (repeatable; `env_keep` in config.toml adds more)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l enabled-tools -d 'Only these tools are offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l disabled-tools -d 'These tools are never offered to the model (comma or space separated)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l allow -d 'A permission rule: calls of the tool it names run only when an allow rule matches them (repeatable): `bash(cargo test *)`, `read_file(src/**)`, `Task(explorer)`, `mcp__github__*`, or Claude Code\'s `Bash(git log:*)`. Rules only narrow what --auto grants' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l deny -d 'A permission rule: calls it matches are denied, whatever allows them (repeatable): `bash(git push *)`, `write_file(.github/**)`' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l rules -d 'Read permission rules from this file: `[permissions]` with `allow` and `deny` in TOML, or a Claude Code settings.json (its `ask` rules are denied). A workspace\'s own files are never read without it' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-config -d 'Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their tools are offered as `mcp__SERVER__TOOL`' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
+json\t'One JSON summary object at the end'
+stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
+complete -c zero -n "__fish_zero_using_subcommand review" -s i -l input-format -d 'How the prompt arrives: plain text, or JSON lines (from `--file` or stdin)' -r -f -a "text\t'The prompt is plain text'
+stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
+complete -c zero -n "__fish_zero_using_subcommand review" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -s m -l model -d 'Model name, as the provider knows it' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
+anthropic\t'Anthropic Messages'
+local\t'A model on this machine: zero starts llama.cpp\'s server itself (built by `scripts/local-model build`) and speaks the OpenAI wire to it over a Unix socket'"
+complete -c zero -n "__fish_zero_using_subcommand review" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l timeout -d 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l context-window -d 'The model\'s context window in tokens, when the server does not report it and zero\'s table does not know the model (also `context_window` in config.toml) [default: 128000]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l resume -d 'Continue a session: its conversation, then this prompt. `last` is this workspace\'s most recent session' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l uncommitted -d 'Review what is not committed yet (staged and unstaged, against HEAD)'
+complete -c zero -n "__fish_zero_using_subcommand review" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
+complete -c zero -n "__fish_zero_using_subcommand review" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
+complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
+complete -c zero -n "__fish_zero_using_subcommand review" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
+complete -c zero -n "__fish_zero_using_subcommand review" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
+complete -c zero -n "__fish_zero_using_subcommand review" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
+complete -c zero -n "__fish_zero_using_subcommand review" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
+complete -c zero -n "__fish_zero_using_subcommand review" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
+complete -c zero -n "__fish_zero_using_subcommand review" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
+complete -c zero -n "__fish_zero_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c zero -n "__fish_zero_using_subcommand review" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -f -a "list" -d 'List tasks, newest first'
