@@ -305,26 +305,28 @@ async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<String, ToolEr
         Permission::Refused(denial) => return Err(ToolError::Denied(denial.reason.clone())),
     }
     let args = vet(item.call, args, doors).await?;
+    // Kept for the hooks after the call only when there are some: a whole file's content is
+    // not copied for nothing.
+    let kept = doors
+        .hooks
+        .runs_after(&item.call.name)
+        .then(|| args.clone());
     let context = doors.context;
     let outcome = tokio::select! {
-        result = doors.toolset.call(&item.call.name, args.clone(), context) => result,
+        result = doors.toolset.call(&item.call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
-    annotate(item.call, &args, outcome, doors.hooks).await
+    match kept {
+        Some(args) => annotate(item.call, &args, outcome, doors.hooks).await,
+        None => outcome,
+    }
 }
 
 /// The `pre_tool_use` hooks on a call [`decide`] allowed: the arguments it runs with, or its
 /// denial (reported as a `permission_decision`). Arguments a hook rewrote are decided on
 /// again, so a hook cannot turn a call into one the rules deny.
 async fn vet(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<Value, ToolError> {
-    let verdict = doors
-        .hooks
-        .pre_tool_use(Call {
-            id: &call.id,
-            tool: &call.name,
-            arguments: &args,
-        })
-        .await;
+    let verdict = doors.hooks.pre_tool_use(&call.id, &call.name, args).await;
     let reason = match verdict {
         PreVerdict::Proceed {
             arguments,

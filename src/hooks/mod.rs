@@ -170,15 +170,17 @@ impl Hooks {
         }
     }
 
-    /// Runs the `pre_tool_use` hooks on `call`: the first objection (or failure, unless
-    /// fail-open) denies it; a rewrite is what the next hook sees and what the call runs with.
-    pub(crate) async fn pre_tool_use(&self, call: Call<'_>) -> PreVerdict {
-        let mut arguments = call.arguments.clone();
+    /// Runs the `pre_tool_use` hooks on the call `id` of `tool` with `arguments`: the first
+    /// objection (or failure, unless fail-open) denies it; a rewrite is what the next hook
+    /// sees and what the call runs with.
+    pub(crate) async fn pre_tool_use(&self, id: &str, tool: &str, arguments: Value) -> PreVerdict {
+        let mut arguments = arguments;
         let mut rewritten = false;
-        for hook in self.set.matching(HookPoint::PreToolUse, call.tool) {
+        for hook in self.set.matching(HookPoint::PreToolUse, tool) {
             let moment = Moment::PreToolUse(Call {
+                id,
+                tool,
                 arguments: &arguments,
-                ..call
             });
             let reply = match self.run(hook, &moment).await {
                 Ok(reply) => reply,
@@ -197,6 +199,15 @@ impl Hooks {
             arguments,
             rewritten,
         }
+    }
+
+    /// Whether any `post_tool_use` hook runs for `tool` (a call keeps its arguments for them
+    /// only then).
+    pub(crate) fn runs_after(&self, tool: &str) -> bool {
+        self.set
+            .matching(HookPoint::PostToolUse, tool)
+            .next()
+            .is_some()
     }
 
     /// Runs the `post_tool_use` hooks on a call that ran with `output`: the notes they add
