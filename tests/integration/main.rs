@@ -36,6 +36,7 @@ mod reconcile;
 mod repeats;
 mod replay;
 mod review;
+mod review_action;
 mod rules;
 mod runtime;
 mod sandbox;

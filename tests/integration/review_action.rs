@@ -1,0 +1,706 @@
+//! The GitHub Action (`action.yml`) and the GitLab component (`templates/zero-review.yml`),
+//! run: their steps are read out of the files and executed the way each CI system runs them
+//! (bash with `-eo pipefail`; GitHub's `GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, `GITHUB_PATH`
+//! and a `pull_request` event; GitLab's merge-request variables and `$[[ inputs ]]`), against
+//! the fake model, in a real repository with a change pushed to a bare `origin`, with a fake
+//! GitHub API on 127.0.0.1 for the sticky comment. The cache is restored with the zero this
+//! suite built; the install from scratch is `.ci/run`'s.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{FakeModel, Reply, Script};
+
+/// The fake key the workflow's secret holds.
+const FAKE_KEY: &str = "sk-test-action-00000000000000000";
+
+/// The pull request the event names.
+const PR_NUMBER: u64 = 7;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `git args…` in `dir`; panics unless it succeeds.
+fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(["-c", "user.name=CI", "-c", "user.email=ci@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+/// `main` with `src/lib.rs` pushed to a bare `origin`, and the branch `feature` that breaks it.
+struct Repository {
+    dir: tempfile::TempDir,
+}
+
+impl Repository {
+    fn new() -> Repository {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(work.join("src")).unwrap();
+        git(&work, &["init", "-q", "-b", "main"]);
+        std::fs::write(
+            work.join("src/lib.rs"),
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+        )
+        .unwrap();
+        git(&work, &["add", "."]);
+        git(&work, &["commit", "-q", "-m", "add"]);
+        git(dir.path(), &["init", "-q", "--bare", "origin.git"]);
+        git(&work, &["remote", "add", "origin", "../origin.git"]);
+        git(&work, &["push", "-q", "origin", "main"]);
+        git(&work, &["checkout", "-q", "-b", "feature"]);
+        std::fs::write(
+            work.join("src/lib.rs"),
+            "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+        )
+        .unwrap();
+        git(&work, &["commit", "-q", "-am", "change add"]);
+        Repository { dir }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    }
+}
+
+/// The reviewer's answer: one error on the changed line.
+fn findings() -> Script {
+    let answer = json!({
+        "summary": "add subtracts.",
+        "findings": [{"path": "src/lib.rs", "line": 2, "severity": "error",
+                      "title": "add subtracts", "body": "`a - b` should be `a + b`."}]
+    });
+    Script::new().reply(Reply::text(&answer.to_string()))
+}
+
+/// One request the fake GitHub API received.
+#[derive(Debug, Clone)]
+struct ApiRequest {
+    method: String,
+    path: String,
+    authorization: String,
+    body: Value,
+}
+
+/// A fake GitHub REST API on 127.0.0.1: lists `comments` for any issue, accepts any POST and
+/// PATCH, records every request.
+struct FakeApi {
+    url: String,
+    requests: Arc<Mutex<Vec<ApiRequest>>>,
+}
+
+impl FakeApi {
+    fn start(comments: Value) -> FakeApi {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&requests);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                reader.read_line(&mut request_line).unwrap();
+                let mut words = request_line.split_whitespace();
+                let method = words.next().unwrap_or_default().to_string();
+                let path = words.next().unwrap_or_default().to_string();
+                let (mut length, mut authorization) = (0, String::new());
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    let (name, value) = line.split_once(": ").unwrap_or((line, ""));
+                    match name.to_ascii_lowercase().as_str() {
+                        "content-length" => length = value.parse().unwrap(),
+                        "authorization" => authorization = value.to_string(),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let reply = match method.as_str() {
+                    "GET" => comments.to_string(),
+                    _ => "{}".to_string(),
+                };
+                recorded.lock().unwrap().push(ApiRequest {
+                    method,
+                    path,
+                    authorization,
+                    body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                });
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            }
+        });
+        FakeApi { url, requests }
+    }
+
+    fn requests(&self) -> Vec<ApiRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// The environment every step starts from: the tools' `PATH` and cargo's and rustup's homes,
+/// a private home and zero data directory, nothing else of the machine's.
+fn base_env(repository: &Repository) -> BTreeMap<String, String> {
+    let real_home = std::env::var("HOME").unwrap();
+    let mut env = BTreeMap::new();
+    env.insert("PATH".into(), std::env::var("PATH").unwrap());
+    for (var, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+        let value = std::env::var(var).unwrap_or(format!("{real_home}/{default}"));
+        env.insert(var.into(), value);
+    }
+    let home = repository.path("home");
+    env.insert("HOME".into(), home.display().to_string());
+    env.insert("ZERO_HOME".into(), home.join("zero").display().to_string());
+    env.insert(
+        "XDG_CONFIG_HOME".into(),
+        home.join("config").display().to_string(),
+    );
+    env.insert("ZERO_RETRY_BASE_MS".into(), "10".into());
+    env
+}
+
+/// What one script printed and how it exited.
+#[derive(Debug)]
+struct StepRun {
+    name: String,
+    code: i32,
+    output: String,
+}
+
+/// Runs `script` with bash as both CI systems do (`-eo pipefail`), in `dir`, with only `env`.
+fn bash(name: &str, script: &str, dir: &Path, env: &BTreeMap<String, String>) -> StepRun {
+    let output = Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .env_clear()
+        .envs(env)
+        .output()
+        .unwrap();
+    StepRun {
+        name: name.to_string(),
+        code: output.status.code().unwrap_or(-1),
+        output: format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    }
+}
+
+/// Puts the zero this suite built where a restored cache would: `dir/bin/zero`.
+fn restore_cached_zero(dir: &Path) {
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero")).unwrap();
+}
+
+/// A `$GITHUB_OUTPUT` file read as the runner reads it: `name=value` lines and
+/// `name<<DELIMITER` … `DELIMITER` blocks.
+fn step_outputs(text: &str) -> BTreeMap<String, String> {
+    let mut outputs = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delimiter)) = line.split_once("<<") {
+            let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delimiter).collect();
+            outputs.insert(name.to_string(), value.join("\n"));
+        } else if let Some((name, value)) = line.split_once('=') {
+            outputs.insert(name.to_string(), value.to_string());
+        }
+    }
+    outputs
+}
+
+/// One run of the action: the event, its inputs, and what came of it.
+struct ActionRun {
+    steps: Vec<StepRun>,
+    outputs: BTreeMap<String, String>,
+    summary: String,
+}
+
+/// The evaluation context of `${{ … }}`: the event's facts, the inputs, the steps' outputs.
+struct Context<'a> {
+    event_name: &'a str,
+    inputs: &'a BTreeMap<String, String>,
+    steps: &'a BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Context<'_> {
+    fn value(&self, expression: &str) -> String {
+        if let Some(name) = expression.strip_prefix("inputs.") {
+            return self.inputs[name].clone();
+        }
+        if let Some(rest) = expression.strip_prefix("steps.") {
+            let (id, output) = rest.split_once(".outputs.").unwrap();
+            return self
+                .steps
+                .get(id)
+                .and_then(|o| o.get(output))
+                .cloned()
+                .unwrap_or_default();
+        }
+        match expression {
+            "github.event_name" => self.event_name.into(),
+            "github.base_ref" => "main".into(),
+            "github.token" => "ghs_fake_token".into(),
+            other => panic!("action.yml uses `${{{{ {other} }}}}`, which this test cannot give"),
+        }
+    }
+
+    fn substitute(&self, text: &str) -> String {
+        let expression = regex::Regex::new(r"\$\{\{\s*([^}]*?)\s*\}\}").unwrap();
+        expression
+            .replace_all(text, |captures: &regex::Captures<'_>| {
+                self.value(&captures[1])
+            })
+            .into_owned()
+    }
+}
+
+/// Runs action.yml's steps as a runner does for a `uses: ./` step with `with`: inputs
+/// defaulted, a failed step skipping the rest, `$GITHUB_PATH` prepended to `PATH`, each step's
+/// `$GITHUB_OUTPUT` read into `steps.<id>.outputs`, the action's outputs evaluated at the end.
+fn run_action(
+    repository: &Repository,
+    event_name: &str,
+    with: &[(&str, &str)],
+    api: &FakeApi,
+) -> ActionRun {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let action: Value = yaml_serde::from_str(&text).unwrap();
+    assert_eq!(action["runs"]["using"], "composite");
+    let mut inputs: BTreeMap<String, String> = BTreeMap::new();
+    let no_steps = BTreeMap::new();
+    for (name, spec) in action["inputs"].as_object().unwrap() {
+        let default = spec["default"].as_str().unwrap_or_default();
+        let context = Context {
+            event_name,
+            inputs: &BTreeMap::new(),
+            steps: &no_steps,
+        };
+        inputs.insert(name.clone(), context.substitute(default));
+    }
+    for (name, value) in with {
+        assert!(
+            inputs.contains_key(*name),
+            "action.yml has no input `{name}`"
+        );
+        inputs.insert(name.to_string(), value.to_string());
+    }
+    let runner = repository.path("runner");
+    let event = runner.join("event.json");
+    std::fs::write(
+        &event,
+        json!({"pull_request": {"number": PR_NUMBER}}).to_string(),
+    )
+    .unwrap();
+    let (github_path, summary) = (runner.join("path"), runner.join("summary.md"));
+    std::fs::write(&github_path, "").unwrap();
+    std::fs::write(&summary, "").unwrap();
+    let mut env = base_env(repository);
+    for (name, value) in [
+        ("GITHUB_ACTION_PATH", root().display().to_string()),
+        ("GITHUB_API_URL", api.url.clone()),
+        ("GITHUB_REPOSITORY", "octo/project".into()),
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_PATH", github_path.display().to_string()),
+        ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+        ("GITHUB_RUN_ID", "42".into()),
+        ("RUNNER_OS", "Linux".into()),
+        (
+            "RUNNER_TEMP",
+            repository.path("runner-temp").display().to_string(),
+        ),
+    ] {
+        env.insert(name.into(), value);
+    }
+    let mut outputs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut steps = Vec::new();
+    for (index, step) in action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        if steps.iter().any(|s: &StepRun| s.code != 0) {
+            break;
+        }
+        let context = Context {
+            event_name,
+            inputs: &inputs,
+            steps: &outputs,
+        };
+        let uses = step["uses"].as_str().unwrap_or_default();
+        if uses.starts_with("actions/cache@") {
+            let key = context.substitute(step["with"]["key"].as_str().unwrap());
+            assert!(
+                key.starts_with("zero-Linux-"),
+                "the key names the lock and toolchain: {key}"
+            );
+            let path = step["with"]["path"]
+                .as_str()
+                .unwrap()
+                .strip_prefix("~/")
+                .unwrap();
+            restore_cached_zero(&repository.path("home").join(path));
+            continue;
+        }
+        let script = step["run"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a step this test does not know: {step}"));
+        assert_eq!(step["shell"], "bash", "a composite step names its shell");
+        assert!(
+            !script.contains("${{"),
+            "a `run:` script gets values through `env`, never spliced in"
+        );
+        let output_file = runner.join(format!("output-{index}"));
+        std::fs::write(&output_file, "").unwrap();
+        let mut step_env = env.clone();
+        step_env.insert("GITHUB_OUTPUT".into(), output_file.display().to_string());
+        if let Some(vars) = step["env"].as_object() {
+            for (name, value) in vars {
+                step_env.insert(name.clone(), context.substitute(value.as_str().unwrap()));
+            }
+        }
+        let added = std::fs::read_to_string(&github_path).unwrap();
+        let mut path: Vec<&str> = added.lines().rev().collect();
+        path.push(&env["PATH"]);
+        step_env.insert("PATH".into(), path.join(":"));
+        let name = step["name"].as_str().unwrap_or("run");
+        steps.push(bash(name, script, &repository.work(), &step_env));
+        if let Some(id) = step["id"].as_str() {
+            let written = std::fs::read_to_string(&output_file).unwrap();
+            outputs.insert(id.to_string(), step_outputs(&written));
+        }
+    }
+    let context = Context {
+        event_name,
+        inputs: &inputs,
+        steps: &outputs,
+    };
+    let action_outputs = action["outputs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, spec)| {
+            (
+                name.clone(),
+                context.substitute(spec["value"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    ActionRun {
+        steps,
+        outputs: action_outputs,
+        summary: std::fs::read_to_string(&summary).unwrap(),
+    }
+}
+
+/// The inputs that point the action at the fake model.
+fn model_inputs(server: &FakeModel) -> Vec<(&'static str, String)> {
+    vec![
+        ("provider", "openai".into()),
+        ("base-url", server.base_url_openai()),
+        ("model", "fake-model".into()),
+        ("api-key", FAKE_KEY.into()),
+    ]
+}
+
+fn with<'a>(
+    pairs: &'a [(&'static str, String)],
+    more: &[(&'static str, &'a str)],
+) -> Vec<(&'a str, &'a str)> {
+    let mut all: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    all.extend(more.iter().copied());
+    all
+}
+
+#[test]
+fn the_action_reviews_a_pull_request_annotates_comments_and_fails_on_the_error() {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([{"id": 1, "body": "an unrelated comment"}]));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+
+    let names: Vec<&str> = run.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Refuse an untrusted trigger",
+            "Cache key",
+            "Install zero",
+            "Run zero",
+            "Comment on the pull request",
+            "Fail on zero's exit code"
+        ],
+        "{:#?}",
+        run.steps
+    );
+    let last = run.steps.last().unwrap();
+    assert_eq!(last.code, 5, "{:#?}", run.steps);
+    let review = &run.steps[3];
+    assert!(
+        review
+            .output
+            .contains("::error file=src/lib.rs,line=2,endLine=2,title=add subtracts::"),
+        "{review:#?}"
+    );
+    assert_eq!(run.outputs["exit-code"], "5");
+    assert_eq!(run.outputs["findings"], "1");
+    assert_eq!(run.outputs["sarif-file"], "zero-review.sarif");
+    assert_eq!(run.outputs["final-message"], "add subtracts.");
+    let report: Value = serde_json::from_str(&run.outputs["structured-output"]).unwrap();
+    assert_eq!(report["findings"][0]["title"], "add subtracts");
+    assert!(
+        run.outputs["session-id"].starts_with("gha-42-1-"),
+        "{:?}",
+        run.outputs
+    );
+    let sarif: Value = serde_json::from_str(
+        &std::fs::read_to_string(repository.work().join("zero-review.sarif")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert!(
+        run.summary
+            .starts_with("<!-- zero-review -->\n## zero review: 1 error"),
+        "{}",
+        run.summary
+    );
+
+    // The model got the key and the change; the comment went to the pull request.
+    let request = &server.requests()[0];
+    assert_eq!(
+        request.header("authorization"),
+        Some(&*format!("Bearer {FAKE_KEY}"))
+    );
+    assert!(request.raw_body.contains("+    a - b"));
+    let calls = api.requests();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(
+        (calls[0].method.as_str(), calls[0].path.as_str()),
+        ("GET", "/repos/octo/project/issues/7/comments?per_page=100")
+    );
+    assert_eq!(
+        (calls[1].method.as_str(), calls[1].path.as_str()),
+        ("POST", "/repos/octo/project/issues/7/comments")
+    );
+    assert_eq!(calls[1].authorization, "Bearer ghs_fake_token");
+    assert_eq!(calls[1].body["body"].as_str().unwrap(), run.summary);
+}
+
+#[test]
+fn the_action_updates_its_own_comment_and_passes_below_fail_on() {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([
+        {"id": 5, "body": "someone else"},
+        {"id": 99, "body": "<!-- zero-review -->\n## zero review: an older run"}
+    ]));
+    let inputs = model_inputs(&server);
+    let run = run_action(
+        &repository,
+        "pull_request",
+        &with(&inputs, &[("fail-on", "never")]),
+        &api,
+    );
+    assert!(run.steps.iter().all(|s| s.code == 0), "{:#?}", run.steps);
+    assert_eq!(run.outputs["exit-code"], "0");
+    let calls = api.requests();
+    assert_eq!(
+        (calls[1].method.as_str(), calls[1].path.as_str()),
+        ("PATCH", "/repos/octo/project/issues/comments/99")
+    );
+}
+
+#[test]
+fn the_api_key_reaches_zero_alone() {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let action: Value = yaml_serde::from_str(&text).unwrap();
+    let holders: Vec<&str> = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step.to_string().contains("inputs.api-key"))
+        .map(|step| step["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(holders, ["Run zero"]);
+}
+
+#[test]
+fn pull_request_target_above_low_is_refused_unless_allowed() {
+    let repository = Repository::new();
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let api = FakeApi::start(json!([]));
+    let inputs = model_inputs(&server);
+    let prompt = [
+        ("review", "false"),
+        ("prompt", "fix it"),
+        ("auto", "medium"),
+    ];
+    let run = run_action(
+        &repository,
+        "pull_request_target",
+        &with(&inputs, &prompt),
+        &api,
+    );
+    assert_eq!(run.steps.len(), 1, "{:#?}", run.steps);
+    assert_eq!(run.steps[0].code, 1);
+    assert!(
+        run.steps[0]
+            .output
+            .contains("::error::zero refuses to run on pull_request_target with --auto medium"),
+        "{:#?}",
+        run.steps
+    );
+    assert!(server.requests().is_empty());
+
+    // Explicitly allowed, it runs the prompt.
+    let allowed = [
+        ("review", "false"),
+        ("prompt", "fix it"),
+        ("auto", "medium"),
+        ("allow-untrusted", "true"),
+    ];
+    let run = run_action(
+        &repository,
+        "pull_request_target",
+        &with(&inputs, &allowed),
+        &api,
+    );
+    assert!(run.steps.iter().all(|s| s.code == 0), "{:#?}", run.steps);
+    assert_eq!(run.outputs["final-message"], "done");
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// The component's job, as a runner runs it: `$[[ inputs.* ]]` interpolated (defaults, then
+/// `given`), `before_script` and `script` as one bash script, the merge request's variables.
+fn run_component(
+    repository: &Repository,
+    given: &[(&str, &str)],
+    variables: &[(&str, &str)],
+) -> (StepRun, Value) {
+    let text = std::fs::read_to_string(root().join("templates/zero-review.yml")).unwrap();
+    let (spec, job) = text.split_once("\n---\n").expect("a spec, then the job");
+    let spec: Value = yaml_serde::from_str(spec).unwrap();
+    let mut inputs: BTreeMap<String, String> = BTreeMap::new();
+    for (name, input) in spec["spec"]["inputs"].as_object().unwrap() {
+        if let Some(default) = input.get("default") {
+            inputs.insert(name.clone(), default.as_str().unwrap().to_string());
+        }
+    }
+    for (name, value) in given {
+        assert!(
+            spec["spec"]["inputs"].get(*name).is_some(),
+            "no input `{name}`"
+        );
+        inputs.insert(name.to_string(), value.to_string());
+    }
+    let interpolation = regex::Regex::new(r"\$\[\[\s*inputs\.([a-z-]+)\s*\]\]").unwrap();
+    let job = interpolation.replace_all(job, |c: &regex::Captures<'_>| {
+        inputs
+            .get(&c[1])
+            .unwrap_or_else(|| panic!("input `{}` has no value", &c[1]))
+            .clone()
+    });
+    let pipeline: Value = yaml_serde::from_str(&job).unwrap();
+    let job = &pipeline["zero-review"];
+    assert!(
+        job["rules"][0]["if"]
+            .as_str()
+            .unwrap()
+            .contains("merge_request_event")
+    );
+    assert_eq!(
+        job["artifacts"]["reports"]["codequality"],
+        "gl-code-quality-report.json"
+    );
+    let mut env = base_env(repository);
+    env.insert(
+        "CI_PROJECT_DIR".into(),
+        repository.work().display().to_string(),
+    );
+    for (name, value) in job["variables"].as_object().unwrap() {
+        env.insert(name.clone(), value.as_str().unwrap().to_string());
+    }
+    env.insert("ZERO_PROVIDER".into(), "openai".into());
+    env.insert("OPENAI_API_KEY".into(), FAKE_KEY.into());
+    for (name, value) in variables {
+        env.insert(name.to_string(), value.to_string());
+    }
+    let cached = job["cache"]["paths"][0].as_str().unwrap();
+    restore_cached_zero(&repository.work().join(cached));
+    let lines: Vec<&str> = ["before_script", "script"]
+        .iter()
+        .flat_map(|part| job[*part].as_array().unwrap())
+        .map(|line| line.as_str().unwrap())
+        .collect();
+    let run = bash("zero-review", &lines.join("\n"), &repository.work(), &env);
+    let report = std::fs::read_to_string(repository.work().join("gl-code-quality-report.json"))
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .unwrap_or(Value::Null);
+    (run, report)
+}
+
+#[test]
+fn the_gitlab_component_reviews_a_merge_request_into_code_quality() {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let url = server.base_url_openai();
+    let given = [
+        ("zero-rev", "0123"),
+        ("model", "fake-model"),
+        ("base-url", url.as_str()),
+    ];
+    let merge_request = [
+        ("CI_PIPELINE_SOURCE", "merge_request_event"),
+        ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+    ];
+    let (run, report) = run_component(&repository, &given, &merge_request);
+    assert_eq!(run.code, 5, "{run:#?}");
+    assert!(
+        run.output.contains("error: src/lib.rs:2: add subtracts"),
+        "{run:#?}"
+    );
+    let issue = &report[0];
+    assert_eq!(issue["location"]["path"], "src/lib.rs");
+    assert_eq!(issue["location"]["lines"]["begin"], 2);
+    assert_eq!(issue["severity"], "critical");
+    assert!(repository.work().join("zero-review.md").is_file());
+    assert!(server.requests()[0].raw_body.contains("+    a - b"));
+
+    // Outside a merge request pipeline's variables, the job says what is missing.
+    let repository = Repository::new();
+    let (run, _) = run_component(&repository, &given, &[]);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.output
+            .contains("CI_MERGE_REQUEST_TARGET_BRANCH_NAME is not set"),
+        "{run:#?}"
+    );
+}
