@@ -143,7 +143,8 @@ fn add_lists(
 }
 
 /// The `permissions` of a rules file: JSON (a Claude Code settings.json) when it starts with
-/// `{`, TOML otherwise.
+/// `{`, TOML otherwise. A file with `hooks` and no `permissions` has no rules (`hooks` reads
+/// it too); one with neither is refused, since a misspelt table would otherwise give none.
 fn read_file(path: &Path) -> Result<Lists, RuleError> {
     let fail = |why: String| RuleError::File {
         path: path.to_path_buf(),
@@ -156,15 +157,24 @@ fn read_file(path: &Path) -> Result<Lists, RuleError> {
     struct Document {
         #[serde(default)]
         permissions: Option<Lists>,
+        #[serde(default)]
+        hooks: Option<serde::de::IgnoredAny>,
     }
     let document: Document = if text.trim_start().starts_with('{') {
         serde_json::from_str(&text).map_err(|error| fail(format!("invalid JSON: {error}")))?
     } else {
         toml::from_str(&text).map_err(|error| fail(format!("invalid TOML: {}", error.message())))?
     };
-    document
-        .permissions
-        .ok_or_else(|| fail("it has no `permissions` with `allow` or `deny` rules".into()))
+    match document {
+        Document {
+            permissions: Some(lists),
+            ..
+        } => Ok(lists),
+        Document { hooks: Some(_), .. } => Ok(Lists::default()),
+        _ => Err(fail(
+            "it has neither `permissions` (with `allow` or `deny` rules) nor `hooks`".into(),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -244,6 +254,14 @@ mod tests {
         let message = load(&sources(&[], &[], Some(&empty)))
             .unwrap_err()
             .to_string();
-        assert!(message.contains("no `permissions`"), "{message}");
+        assert!(message.contains("neither `permissions`"), "{message}");
+        let hooks_only = dir.path().join("hooks.toml");
+        std::fs::write(&hooks_only, "[[hooks.pre_tool_use]]\ncommand = \"true\"\n").unwrap();
+        assert!(
+            load(&sources(&[], &[], Some(&hooks_only)))
+                .unwrap()
+                .rules()
+                .is_empty()
+        );
     }
 }
