@@ -1,5 +1,5 @@
 //! Permission rules: the caller's allow and deny rules on tool calls, matched against each
-//! call's arguments before it runs ([`RuleSet::check`], a pure synchronous function).
+//! call's arguments before it runs (`RuleSet::check`, a pure synchronous function).
 //!
 //! The decision order, of which this module is the middle: the `--auto` level first (a tool it
 //! hides stays hidden; rules never widen it), then deny rules (a deny beats every allow), then
