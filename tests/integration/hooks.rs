@@ -470,3 +470,34 @@ fn session_start_context_reaches_the_first_request() {
     );
     assert_eq!(of_type(&events, "hook")[0]["event"], "session_start");
 }
+
+#[test]
+fn a_session_start_hook_that_fails_ends_the_run_with_a_usage_error_unless_fail_open() {
+    let setup = Setup::new();
+    let hook = setup.script(
+        "broken.sh",
+        "#!/bin/sh\necho 'no context today' >&2\nexit 1\n",
+    );
+    let file = setup.file(
+        "hooks.toml",
+        &format!(
+            "[[hooks.session_start]]\ncommand = \"{}\"\n",
+            hook.display()
+        ),
+    );
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 2);
+    let error = of_type(&events, "error")[0];
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("session_start") && message.contains("no context today"),
+        "{message}"
+    );
+    assert!(server.requests().is_empty(), "the model was asked");
+    let server = FakeModel::start(Script::new().reply(Reply::text("done")));
+    setup.run(
+        &server,
+        &["--hooks", file.to_str().unwrap(), "--hooks-fail-open"],
+        0,
+    );
+}
