@@ -544,6 +544,7 @@ impl WorktreeRecords {
                 return scan;
             }
         };
+        let mut directories = Vec::new();
         for entry in entries.flatten() {
             let file_name = entry.file_name();
             let text = file_name.to_string_lossy();
@@ -557,6 +558,22 @@ impl WorktreeRecords {
                 }
             } else if let Some(Ok(run_id)) = text.strip_suffix(".lock").map(RunId::parse) {
                 scan.leases.push(run_id);
+            } else if !text.starts_with('.') {
+                directories.push(entry.path());
+            }
+        }
+        // A worktree's directory without its record: reported, never removed (it may hold
+        // work, and nothing says whose it is).
+        for path in directories {
+            let named = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .and_then(|name| WorktreeName::parse(name).ok());
+            if !named.is_some_and(|name| scan.names.contains(&name)) {
+                scan.warnings.push(format!(
+                    "{} has no worktree record: left alone",
+                    path.display()
+                ));
             }
         }
         scan
@@ -769,5 +786,27 @@ mod tests {
             records.read(&b),
             Err(WorktreeError::Unusable { .. })
         ));
+    }
+
+    #[test]
+    fn a_directory_without_a_record_is_reported_and_left_alone() {
+        let data = tempfile::tempdir().unwrap();
+        let records = WorktreeRecords::new(data.path());
+        records
+            .create(WorktreeName::parse("ci").unwrap(), run_id(), "/repo".into())
+            .unwrap();
+        for dir in ["ci", "orphan", "not a name", ".hidden"] {
+            fs::create_dir_all(data.path().join("worktrees").join(dir)).unwrap();
+        }
+        let (listed, warnings) = records.list();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .all(|w| w.contains("has no worktree record"))
+        );
+        assert!(warnings.iter().any(|w| w.contains("orphan")));
+        assert!(data.path().join("worktrees/orphan").exists());
     }
 }

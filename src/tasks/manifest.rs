@@ -715,6 +715,24 @@ mod tests {
     }
 
     #[test]
+    fn isolation_is_none_unless_the_manifest_asks_for_a_worktree() {
+        let isolation = |front: &str| {
+            zero(&manifest(&format!("name: t\ndescription: d\n{front}")))
+                .map(|parsed| parsed.specialist.isolation)
+        };
+        assert_eq!(isolation("").unwrap(), Isolation::None);
+        assert_eq!(isolation("isolation: none").unwrap(), Isolation::None);
+        assert_eq!(
+            isolation("isolation: worktree").unwrap(),
+            Isolation::Worktree
+        );
+        let error = isolation("isolation: sideways").unwrap_err();
+        assert!(error.to_string().contains("worktree"), "{error}");
+        let claude = claude(&manifest("name: t\ndescription: d\nisolation: worktree")).unwrap();
+        assert_eq!(claude.specialist.isolation, Isolation::Worktree);
+    }
+
+    #[test]
     fn unknown_keys_are_ignored_with_a_notice() {
         let parsed = zero(&manifest("name: t\ndescription: d\ncolor: red\nmodle: x")).unwrap();
         assert_eq!(

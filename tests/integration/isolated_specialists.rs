@@ -431,3 +431,43 @@ fn runs_reconciling_at_once_never_take_a_worktree_a_live_run_holds() {
     let branch = format!("zero/{name}");
     assert_eq!(git(&top, &["show", &format!("{branch}:wip.txt")]), "wip");
 }
+
+#[test]
+fn an_isolated_specialist_that_cannot_start_from_its_workspace_is_an_error_that_leaves_nothing() {
+    let plain = tempfile::tempdir().unwrap();
+    let repo = repository();
+    // An embedded repository without a commit: git cannot add it, so the changes cannot be
+    // carried over, and git's message names it.
+    git(repo.path(), &["init", "--quiet", "broken"]);
+    let cases: [(&Path, Value, &str); 3] = [
+        (plain.path(), json!({}), "is not in one"),
+        (
+            repo.path(),
+            json!({"include_uncommitted": true}),
+            "cannot carry the uncommitted changes over",
+        ),
+        (
+            repo.path(),
+            json!({"include_uncommitted": true}),
+            "'broken/'",
+        ),
+    ];
+    for (dir, more, expected) in cases {
+        let home = Home::new();
+        let server = FakeModel::start(
+            Script::new()
+                .reply(isolated("worker", "Never starts.", more))
+                .reply(Reply::text("gave up")),
+        );
+        let told = delegate(dir, &home, &server);
+        assert!(told[0].contains("isolation: worktree: "), "{}", told[0]);
+        assert!(told[0].contains(expected), "{}", told[0]);
+        assert!(
+            !server.requests().iter().any(|r| r.raw_body.contains(CHILD)),
+            "a specialist started"
+        );
+        assert_eq!(worktrees_left(&home), Vec::<String>::new());
+    }
+    assert_eq!(zero_branches(repo.path()), Vec::<String>::new());
+    assert_eq!(worktree_count(repo.path()), 1);
+}
