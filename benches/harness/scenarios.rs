@@ -22,6 +22,8 @@ use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
+mod worktrees;
+
 /// How long the model holds back its answer to a specialist child, so the child is sampled.
 const CHILD_HOLD: Duration = Duration::from_millis(100);
 
@@ -78,6 +80,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.mcp(rows)?;
     bench.local(rows)?;
     bench.specialist(rows)?;
+    bench.worktrees(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
         vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],

@@ -26,6 +26,7 @@ mod file_paths;
 mod generated;
 mod hooks;
 mod hostile_names;
+mod isolated_specialists;
 mod lifecycle;
 mod local_model;
 mod local_provider;
