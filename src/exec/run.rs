@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentRun, Ending, Report, SchemaCheck, first_reads, system_prompt};
 use crate::exit::ExitCode;
-use crate::hooks::{HookSink, Hooks, RunFacts};
+use crate::hooks::{HookRunner, Hooks, RunFacts};
 use crate::lifecycle::{self, CloseOnDrop};
 use crate::local_model::{LocalServer, LocalSettings};
 use crate::mcp;
@@ -361,19 +361,21 @@ fn hooks(
         return Hooks::none();
     }
     let reports = Arc::clone(output);
-    let sink: HookSink = Arc::new(move |report| reports.emit(EventKind::Hook(report)));
-    Hooks::new(
-        settings.hooks.clone(),
-        settings.hooks_fail_open,
-        Some(Arc::clone(&pieces.tasks)),
-        RunFacts {
+    let runner = HookRunner {
+        runtime: Arc::clone(&pieces.tasks),
+        facts: RunFacts {
             run_id: output.run_id().to_string(),
             session_id: session.map(|session| session.id().to_string()),
             workspace: settings.workspace.clone(),
         },
-        settings.deadline,
-        cancel.clone(),
-        sink,
+        deadline: settings.deadline,
+        cancel: cancel.clone(),
+        sink: Arc::new(move |report| reports.emit(EventKind::Hook(report))),
+    };
+    Hooks::new(
+        settings.hooks.clone(),
+        settings.hooks_fail_open,
+        Some(runner),
     )
 }
 

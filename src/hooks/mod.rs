@@ -113,19 +113,27 @@ pub enum StopVerdict {
     Exhausted(String),
 }
 
+/// What runs a run's hooks, and what each is told.
+pub struct HookRunner {
+    /// The runtime every hook runs through, as every command of the run does.
+    pub runtime: Arc<Runtime>,
+    /// The run's facts every hook's input carries.
+    pub facts: RunFacts,
+    /// When the run must end: no hook runs past it.
+    pub deadline: Option<SystemTime>,
+    /// The run's stop token: a hook is stopped with the run.
+    pub cancel: CancellationToken,
+    /// Where each hook run is reported.
+    pub sink: HookSink,
+}
+
 /// The run's hooks and what runs them.
 pub struct Hooks {
     set: HookSet,
     /// `--hooks-fail-open`: a hook that fails is ignored instead of denying.
     fail_open: bool,
-    /// What runs them; `None` runs none (a run without hooks needs nothing).
-    runtime: Option<Arc<Runtime>>,
-    facts: RunFacts,
-    /// When the run must end: no hook runs past it.
-    deadline: Option<SystemTime>,
-    /// The run's stop token: a hook is stopped with the run.
-    cancel: CancellationToken,
-    sink: HookSink,
+    /// What runs them; `None` with no hooks (a run without hooks needs nothing).
+    runner: Option<HookRunner>,
     /// Answers refused so far.
     refusals: AtomicU32,
     /// Input files written so far (each hook run has one of its own).
@@ -135,36 +143,15 @@ pub struct Hooks {
 impl Hooks {
     /// No hooks: every point passes at no cost.
     pub fn none() -> Self {
-        Hooks::new(
-            HookSet::default(),
-            false,
-            None,
-            RunFacts::default(),
-            None,
-            CancellationToken::new(),
-            Arc::new(|_| {}),
-        )
+        Hooks::new(HookSet::default(), false, None)
     }
 
-    /// The hooks of `set`, run by `runtime` for the run `facts` describe, within `deadline`
-    /// and stopped with `cancel`; each run reported to `sink`.
-    pub fn new(
-        set: HookSet,
-        fail_open: bool,
-        runtime: Option<Arc<Runtime>>,
-        facts: RunFacts,
-        deadline: Option<SystemTime>,
-        cancel: CancellationToken,
-        sink: HookSink,
-    ) -> Self {
+    /// The hooks of `set`, run by `runner` (`--hooks-fail-open` when `fail_open`).
+    pub fn new(set: HookSet, fail_open: bool, runner: Option<HookRunner>) -> Self {
         Hooks {
             set,
             fail_open,
-            runtime,
-            facts,
-            deadline,
-            cancel,
-            sink,
+            runner,
             refusals: AtomicU32::new(0),
             inputs: AtomicU64::new(0),
         }
@@ -274,10 +261,20 @@ impl Hooks {
 
     /// Runs one hook at `moment` and reports it; an error says why it failed, naming it.
     async fn run(&self, hook: &Hook, moment: &Moment<'_>) -> Result<Reply, String> {
+        let failed = |why: String| {
+            format!(
+                "the {} hook `{}` failed: {why}",
+                hook.point.key(),
+                hook.command
+            )
+        };
+        let Some(runner) = &self.runner else {
+            return Err(failed("this run cannot start commands".into()));
+        };
         let started = Instant::now();
         let call = moment.call();
         let tool = call.map(|call| call.tool);
-        let replied = match self.execute(hook, moment).await {
+        let replied = match self.execute(runner, hook, moment).await {
             Ok((exit, stdout, stderr)) => reply::read(
                 exit,
                 &stdout,
@@ -287,13 +284,7 @@ impl Hooks {
             ),
             Err(error) => Err(error),
         }
-        .map_err(|why| {
-            format!(
-                "the {} hook `{}` failed: {why}",
-                hook.point.key(),
-                hook.command
-            )
-        });
+        .map_err(failed);
         let (decision, reason) = match &replied {
             Err(failure) => (HookDecision::Failed, Some(failure.clone())),
             Ok(reply) if reply.objects => (HookDecision::Deny, reply.reason.clone()),
@@ -301,7 +292,7 @@ impl Hooks {
             Ok(reply) if reply.context.is_some() => (HookDecision::Note, reply.context.clone()),
             Ok(_) => (HookDecision::None, None),
         };
-        (self.sink)(HookReport {
+        (runner.sink)(HookReport {
             event: hook.point,
             command: hook.command.clone(),
             tool: tool.map(str::to_string),
@@ -318,22 +309,26 @@ impl Hooks {
     /// (the runtime gives every command an empty stdin), removed once the hook is over.
     async fn execute(
         &self,
+        runner: &HookRunner,
         hook: &Hook,
         moment: &Moment<'_>,
     ) -> Result<(Exit, String, String), String> {
-        let runtime = self
-            .runtime
-            .as_ref()
-            .ok_or("this run cannot start commands")?;
-        let input = moment.input(&self.facts).to_string();
+        let HookRunner {
+            runtime,
+            facts,
+            deadline,
+            cancel,
+            ..
+        } = runner;
+        let input = moment.input(facts).to_string();
         let file = self.write_input(runtime, input).await?;
         let script = format!(
             "exec <{}\nexport CLAUDE_PROJECT_DIR={}\n{}",
             quoted(&file.to_string_lossy()),
-            quoted(&self.facts.workspace.to_string_lossy()),
+            quoted(&facts.workspace.to_string_lossy()),
             hook.command
         );
-        let timeout = match self.deadline {
+        let timeout = match deadline {
             Some(deadline) => hook.timeout.min(
                 deadline
                     .duration_since(SystemTime::now())
@@ -345,10 +340,10 @@ impl Hooks {
             .run_foreground(
                 ShellCommand {
                     command: &script,
-                    cwd: &self.facts.workspace,
+                    cwd: &facts.workspace,
                     timeout,
                 },
-                &self.cancel,
+                cancel,
             )
             .await;
         let _ = tokio::fs::remove_file(&file).await;

@@ -55,15 +55,29 @@ impl Setup {
         finished_stream(&mut cmd, code)
     }
 
+    /// A hooks file with one hook at `point` (zero's TOML shape) that runs the script `name`
+    /// made of `body`, with the entry's other `keys` (TOML lines); returns the file's path.
+    fn hook(&self, point: &str, name: &str, body: &str, keys: &str) -> PathBuf {
+        let script = self.script(name, body);
+        let text = format!(
+            "[[hooks.{point}]]\ncommand = \"{}\"\n{keys}",
+            script.display()
+        );
+        self.file(&format!("{name}.toml"), &text)
+    }
+
     fn in_workspace(&self, name: &str) -> PathBuf {
         self.workspace.path().join(name)
     }
 }
 
+/// The other keys of a `pre_tool_use` hook for `bash` (see [`Setup::hook`]).
+const FOR_BASH: &str = "matcher = \"bash\"\ntimeout = \"5s\"\n";
+
 /// A `pre_tool_use` hook in zero's TOML shape, running `script` for `bash`.
 fn pre_bash(script: &Path) -> String {
     format!(
-        "[[hooks.pre_tool_use]]\ncommand = \"{}\"\nmatcher = \"bash\"\ntimeout = \"5s\"\n",
+        "[[hooks.pre_tool_use]]\ncommand = \"{}\"\n{FOR_BASH}",
         script.display()
     )
 }
@@ -89,11 +103,12 @@ fn writes_marker() -> FakeModel {
 #[test]
 fn a_pre_tool_use_hook_denies_a_call_in_zero_json_and_the_model_is_told_why() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "deny.sh",
         "#!/bin/sh\ncat > /dev/null\necho '{\"decision\": \"deny\", \"reason\": \"no writes today\"}'\n",
+        FOR_BASH,
     );
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
     let server = writes_marker();
     let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
     assert!(!setup.in_workspace("marker").exists(), "the call ran");
@@ -160,11 +175,12 @@ if data["tool_name"] == "Bash" and "marker" in command:
 #[test]
 fn exit_code_2_denies_with_stderr_as_the_reason() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "exit2.sh",
         "#!/bin/sh\necho 'blocked by policy' >&2\nexit 2\n",
+        FOR_BASH,
     );
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
     let server = writes_marker();
     let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
     assert!(!setup.in_workspace("marker").exists());
@@ -174,11 +190,12 @@ fn exit_code_2_denies_with_stderr_as_the_reason() {
 #[test]
 fn a_hook_rewrites_the_arguments_the_call_runs_with() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "rewrite.sh",
         "#!/bin/sh\ncat > /dev/null\necho '{\"arguments\": {\"command\": \"echo rewritten > marker\"}}'\n",
+        FOR_BASH,
     );
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
     let server = writes_marker();
     let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
     let written = std::fs::read_to_string(setup.in_workspace("marker")).unwrap();
@@ -189,15 +206,12 @@ fn a_hook_rewrites_the_arguments_the_call_runs_with() {
 #[test]
 fn a_post_tool_use_note_reaches_the_model_with_the_result() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "post_tool_use",
         "note.sh",
         "#!/bin/sh\ncat > /dev/null\necho '{\"hookSpecificOutput\": {\"hookEventName\": \"PostToolUse\", \"additionalContext\": \"remember the linter\"}}'\n",
+        "matcher = \"Bash\"\n",
     );
-    let config = format!(
-        "[[hooks.post_tool_use]]\ncommand = \"{}\"\nmatcher = \"Bash\"\n",
-        hook.display()
-    );
-    let file = setup.file("hooks.toml", &config);
     let server = writes_marker();
     setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
     assert!(setup.in_workspace("marker").exists());
@@ -217,12 +231,12 @@ fn a_hook_that_times_out_crashes_or_prints_garbage_denies_and_leaves_nothing_run
     ];
     for (index, body) in bodies.iter().enumerate() {
         let setup = Setup::new();
-        let hook = setup.script(&format!("failing{index}.sh"), body);
-        let config = format!(
-            "[[hooks.pre_tool_use]]\ncommand = \"{}\"\ntimeout = \"1s\"\n",
-            hook.display()
+        let file = setup.hook(
+            "pre_tool_use",
+            &format!("failing{index}.sh"),
+            body,
+            "timeout = \"1s\"\n",
         );
-        let file = setup.file("hooks.toml", &config);
         let server = writes_marker();
         let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
         assert!(!setup.in_workspace("marker").exists(), "{body}");
@@ -245,8 +259,7 @@ fn a_hook_that_times_out_crashes_or_prints_garbage_denies_and_leaves_nothing_run
 #[test]
 fn hooks_fail_open_lets_the_call_through_a_failing_hook() {
     let setup = Setup::new();
-    let hook = setup.script("crash.sh", "#!/bin/sh\nexit 1\n");
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
+    let file = setup.hook("pre_tool_use", "crash.sh", "#!/bin/sh\nexit 1\n", FOR_BASH);
     let server = writes_marker();
     setup.run(
         &server,
@@ -259,13 +272,11 @@ fn hooks_fail_open_lets_the_call_through_a_failing_hook() {
 #[test]
 fn a_stop_hook_that_always_refuses_ends_the_run_incomplete_after_its_bound() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "stop",
         "never.sh",
         "#!/bin/sh\ncat > /dev/null\necho '{\"decision\": \"block\", \"reason\": \"tests are not green\"}'\n",
-    );
-    let file = setup.file(
-        "hooks.toml",
-        &format!("[[hooks.stop]]\ncommand = \"{}\"\n", hook.display()),
+        "",
     );
     let mut script = Script::new();
     for _ in 0..10 {
@@ -296,17 +307,11 @@ fn a_stop_hook_that_refuses_once_sends_the_answer_back_and_the_run_succeeds() {
     let setup = Setup::new();
     // In the workspace: a hook is confined as the run's commands are.
     let flag = setup.in_workspace("refused-once");
-    let hook = setup.script(
-        "once.sh",
-        &format!(
-            "#!/bin/sh\ncat > /dev/null\nif [ ! -e {0} ]; then touch {0}; echo 'run the tests first' >&2; exit 2; fi\n",
-            flag.display()
-        ),
+    let body = format!(
+        "#!/bin/sh\ncat > /dev/null\nif [ ! -e {0} ]; then touch {0}; echo 'run the tests first' >&2; exit 2; fi\n",
+        flag.display()
     );
-    let file = setup.file(
-        "hooks.toml",
-        &format!("[[hooks.stop]]\ncommand = \"{}\"\n", hook.display()),
-    );
+    let file = setup.hook("stop", "once.sh", &body, "");
     let server = FakeModel::start(
         Script::new()
             .reply(Reply::text("first"))
@@ -367,16 +372,11 @@ fn a_sigkill_of_zero_mid_hook_leaves_nothing_the_hook_started() {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "slow.sh",
         &format!("#!/bin/sh\nsleep {nonce}1 &\nsleep {nonce}2\n"),
-    );
-    let file = setup.file(
-        "hooks.toml",
-        &format!(
-            "[[hooks.pre_tool_use]]\ncommand = \"{}\"\ntimeout = \"10m\"\n",
-            hook.display()
-        ),
+        "timeout = \"10m\"\n",
     );
     let server = writes_marker();
     let home = Home::new();
@@ -391,11 +391,12 @@ fn a_sigkill_of_zero_mid_hook_leaves_nothing_the_hook_started() {
 #[test]
 fn a_specialist_runs_its_parents_hooks() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "deny.sh",
         "#!/bin/sh\ncat > /dev/null\necho 'not in a specialist either' >&2\nexit 2\n",
+        FOR_BASH,
     );
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
     let server = FakeModel::start(
         Script::new()
             .route(
@@ -427,11 +428,12 @@ fn a_specialist_runs_its_parents_hooks() {
 #[test]
 fn a_rewrite_into_what_a_rule_denies_is_denied() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "pre_tool_use",
         "widen.sh",
         "#!/bin/sh\ncat > /dev/null\necho '{\"decision\": \"allow\", \"arguments\": {\"command\": \"touch pushed\"}}'\n",
+        FOR_BASH,
     );
-    let file = setup.file("hooks.toml", &pre_bash(&hook));
     let server = writes_marker();
     let events = setup.run(
         &server,
@@ -450,16 +452,11 @@ fn a_rewrite_into_what_a_rule_denies_is_denied() {
 #[test]
 fn session_start_context_reaches_the_first_request() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "session_start",
         "context.sh",
         "#!/bin/sh\ncat > /dev/null\necho 'The staging database is read-only.'\n",
-    );
-    let file = setup.file(
-        "hooks.toml",
-        &format!(
-            "[[hooks.session_start]]\ncommand = \"{}\"\nmatcher = \"startup\"\n",
-            hook.display()
-        ),
+        "matcher = \"startup\"\n",
     );
     let server = FakeModel::start(Script::new().reply(Reply::text("done")));
     let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
@@ -474,16 +471,11 @@ fn session_start_context_reaches_the_first_request() {
 #[test]
 fn a_session_start_hook_that_fails_ends_the_run_with_a_usage_error_unless_fail_open() {
     let setup = Setup::new();
-    let hook = setup.script(
+    let file = setup.hook(
+        "session_start",
         "broken.sh",
         "#!/bin/sh\necho 'no context today' >&2\nexit 1\n",
-    );
-    let file = setup.file(
-        "hooks.toml",
-        &format!(
-            "[[hooks.session_start]]\ncommand = \"{}\"\n",
-            hook.display()
-        ),
+        "",
     );
     let server = FakeModel::start(Script::new().reply(Reply::text("done")));
     let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 2);
