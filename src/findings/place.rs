@@ -52,6 +52,19 @@ impl Report {
         (report, warnings)
     }
 
+    /// Its counts in words, most severe first: "1 error, 2 warnings, 0 notes".
+    pub fn counts(&self) -> String {
+        Severity::ALL
+            .iter()
+            .rev()
+            .map(|severity| match self.count(*severity) {
+                1 => format!("1 {}", severity.word()),
+                n => format!("{n} {}s", severity.word()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// How many findings of `severity` it holds.
     pub fn count(&self, severity: Severity) -> usize {
         self.findings

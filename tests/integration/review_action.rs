@@ -704,3 +704,77 @@ fn the_gitlab_component_reviews_a_merge_request_into_code_quality() {
         "{run:#?}"
     );
 }
+
+/// Finds `program` on `PATH`.
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// The component run for real by gitlab-ci-local's shell executor, as docs/CI.md says to run
+/// it locally (`.ci/run` installs gitlab-ci-local 4.73.0 and rsync, and runs this). Without
+/// them the test prints that it skipped, never passes silently.
+#[test]
+#[ignore = "needs gitlab-ci-local (npm) and rsync; .ci/run runs it"]
+fn the_component_runs_under_gitlab_ci_local() {
+    for needed in ["gitlab-ci-local", "rsync"] {
+        if !on_path(needed) {
+            println!(
+                "SKIPPED: {needed} is not installed, so the component's local run was not tried"
+            );
+            return;
+        }
+    }
+    let server = FakeModel::start(findings());
+    let repository = Repository::new();
+    let work = repository.work();
+    git(&work, &["checkout", "-q", "main"]);
+    std::fs::create_dir_all(work.join("templates")).unwrap();
+    std::fs::copy(
+        root().join("templates/zero-review.yml"),
+        work.join("templates/zero-review.yml"),
+    )
+    .unwrap();
+    std::fs::write(work.join(".gitignore"), ".zero-bin/\n.gitlab-ci-local/\n").unwrap();
+    std::fs::write(
+        work.join(".gitlab-ci.yml"),
+        format!(
+            "include:\n  - local: templates/zero-review.yml\n    inputs:\n      zero-rev: \"0123\"\n      \
+             model: fake-model\n      base-url: {}\n",
+            server.base_url_openai()
+        ),
+    )
+    .unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "ci"]);
+    git(&work, &["push", "-q", "origin", "main"]);
+    git(&work, &["checkout", "-q", "feature"]);
+    git(&work, &["rebase", "-q", "main"]);
+    restore_cached_zero(&work.join(".zero-bin"));
+    let zero_home = repository.path("zero-home");
+    let output = Command::new("gitlab-ci-local")
+        .args([
+            "--force-shell-executor",
+            "--variable",
+            "CI_MERGE_REQUEST_TARGET_BRANCH_NAME=main",
+        ])
+        .args(["--variable", "CI_PIPELINE_SOURCE=merge_request_event"])
+        .args(["--variable", &format!("ZERO_HOME={}", zero_home.display())])
+        .arg("zero-review")
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        printed.contains("error: src/lib.rs:2: add subtracts"),
+        "{printed}"
+    );
+    assert!(printed.contains("FAIL 5"), "{printed}");
+    assert!(server.requests()[0].raw_body.contains("+    a - b"));
+}

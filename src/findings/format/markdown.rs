@@ -15,7 +15,7 @@ pub const MARKER: &str = "<!-- zero-review -->";
 
 /// `report` as a comment.
 pub(super) fn write(report: &Report) -> String {
-    let mut out = format!("{MARKER}\n## zero review: {}\n\n", counts(report));
+    let mut out = format!("{MARKER}\n## zero review: {}\n\n", report.counts());
     for line in report.summary.lines() {
         out.push_str(&format!("> {line}\n"));
     }
@@ -57,20 +57,6 @@ pub(super) fn write(report: &Report) -> String {
         out.push_str("No findings.\n");
     }
     out
-}
-
-/// "1 error, 2 warnings, 0 notes".
-fn counts(report: &Report) -> String {
-    let plural = |n: usize, word: &str| match n {
-        1 => format!("1 {word}"),
-        n => format!("{n} {word}s"),
-    };
-    Severity::ALL
-        .iter()
-        .rev()
-        .map(|severity| plural(report.count(*severity), severity.word()))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The severity as a heading shows it.

@@ -5,7 +5,6 @@
 //! line's leading whitespace, starts with `::`), so each line starts with zero's own words or
 //! with `  | ` before the reviewer's text: a finding cannot forge a line of its own.
 
-use crate::findings::Severity;
 use crate::findings::place::Report;
 
 /// `report` as text.
@@ -30,16 +29,11 @@ pub(super) fn write(report: &Report) -> String {
         }
         out.push('\n');
     }
-    let counts: Vec<String> = Severity::ALL
-        .iter()
-        .rev()
-        .map(|severity| format!("{} {}", report.count(*severity), severity.word()))
-        .collect();
-    out.push_str(&format!(
-        "{} findings ({}); summary:\n",
-        report.findings.len(),
-        counts.join(", ")
-    ));
+    let findings = match report.findings.len() {
+        1 => "1 finding".to_string(),
+        n => format!("{n} findings"),
+    };
+    out.push_str(&format!("{findings} ({}); summary:\n", report.counts()));
     quoted(&mut out, &report.summary);
     out
 }
@@ -71,7 +65,7 @@ mod tests {
             "error: src/a b.rs:2-3: Bad: %0A, :: and ::set-output name=x::y\n  | line one\n  \
              | ::add-mask::secret\n  | 100% sure, a:b\n  suggested replacement:\n  | ```\n  \
              | let x = 2;\n  | ```\n\nnote: src/a b.rs:1: A `note`\n  | fine\n\n2 findings \
-             (1 error, 0 warning, 1 note); summary:\n  | Needs changes.\n  | ::error::forged\n"
+             (1 error, 0 warnings, 1 note); summary:\n  | Needs changes.\n  | ::error::forged\n"
         );
         for line in written.lines() {
             assert!(!line.trim_start().starts_with("::"), "{line}");
