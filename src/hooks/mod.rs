@@ -390,3 +390,39 @@ fn denial(hook: &Hook, reason: Option<String>) -> String {
 fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Hooks with one `stop` hook and nothing to run it: each of its runs fails.
+    fn failing_stop(fail_open: bool) -> Hooks {
+        let mut set = HookSet::default();
+        set.add_file_value(&json!({"hooks": {"stop": [{"command": "check"}]}}), &|_| {
+            Ok(Duration::from_secs(1))
+        })
+        .unwrap();
+        Hooks::new(set, fail_open, None)
+    }
+
+    #[tokio::test]
+    async fn stop_refusals_are_bounded_and_a_failure_refuses_unless_fail_open() {
+        let hooks = failing_stop(false);
+        for _ in 0..MAX_STOP_REFUSALS {
+            match hooks.stop("done").await {
+                StopVerdict::Refuse(reason) => {
+                    assert!(reason.contains("stop hook `check` failed"), "{reason}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(matches!(
+            hooks.stop("done").await,
+            StopVerdict::Exhausted(_)
+        ));
+        assert_eq!(failing_stop(true).stop("done").await, StopVerdict::Accept);
+        assert_eq!(Hooks::none().stop("done").await, StopVerdict::Accept);
+    }
+}
