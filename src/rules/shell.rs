@@ -519,7 +519,11 @@ fn unquoted_text(literal: &str, known: &mut bool) -> Result<(), Unanalysable> {
             c as u32
         ));
     }
-    let glob = literal.contains(['*', '?', '[']);
+    // `[` opens a bracket expression only with a `]` after it: `[ -f x ]` is the command `[`.
+    let bracket = literal
+        .find('[')
+        .is_some_and(|open| literal[open + 1..].contains(']'));
+    let glob = literal.contains(['*', '?']) || bracket;
     let brace = literal.contains('{') && (literal.contains(',') || literal.contains(".."));
     if glob || brace {
         *known = false;
@@ -626,6 +630,13 @@ mod tests {
             assert!(analyse(refused).is_err(), "{refused}");
         }
         assert_eq!(commands("sh script.sh"), [known(&["sh", "script.sh"])]);
+        assert_eq!(
+            commands("[ -f x ] && ls a[12]"),
+            [
+                known(&["[", "-f", "x", "]"]),
+                vec![Word::Known("ls".into()), Word::Unknown]
+            ]
+        );
     }
 
     #[test]
