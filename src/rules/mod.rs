@@ -27,6 +27,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use self::command::CommandPattern;
 use self::paths::Touched;
 pub(crate) use self::rule::{Effect, Pattern, Rule};
 use self::shell::{SimpleCommand, Word};
@@ -297,7 +298,8 @@ impl RuleSet {
 }
 
 /// Whether a `bash` rule matches a command: an allow rule all of its words, a deny rule its
-/// words with or without the leading assignments, or any tail of a wrapper's words.
+/// words with or without the leading assignments, with the command named by its path or by
+/// its file name (`/bin/rm` is `rm`), or any tail of a wrapper's words.
 fn command_matches(rule: &Rule, command: &SimpleCommand) -> bool {
     let Pattern::Command(pattern) = &rule.pattern else {
         return true;
@@ -306,12 +308,31 @@ fn command_matches(rule: &Rule, command: &SimpleCommand) -> bool {
         return command.carrier || pattern.allows(&command.words);
     }
     let words = command.command();
-    if pattern.may_match(&command.words) || pattern.may_match(words) {
+    if pattern.may_match(&command.words) || may_match_named(pattern, words) {
         return true;
     }
-    let wrapped = matches!(words.first(), Some(Word::Known(name))
-        if WRAPPERS.contains(&name.rsplit('/').next().unwrap_or(name)));
-    wrapped && (1..words.len()).any(|start| pattern.may_match(&words[start..]))
+    matches!(words.first(), Some(Word::Known(name)) if WRAPPERS.contains(&file_name(name)))
+        && (1..words.len()).any(|start| may_match_named(pattern, &words[start..]))
+}
+
+/// Whether `pattern` may match `words`, their command named as written or by its file name.
+fn may_match_named(pattern: &CommandPattern, words: &[Word]) -> bool {
+    if pattern.may_match(words) {
+        return true;
+    }
+    match words.first() {
+        Some(Word::Known(name)) if file_name(name) != name => {
+            let mut by_name = words.to_vec();
+            by_name[0] = Word::Known(file_name(name).to_owned());
+            pattern.may_match(&by_name)
+        }
+        _ => false,
+    }
+}
+
+/// A command's file name: `rm` for `/bin/rm`.
+fn file_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// Whether a file tool's rule matches a path: a deny rule either of its forms, an allow rule

@@ -62,6 +62,8 @@ fn a_deny_rule_names_itself_and_other_commands_run() {
         "timeout 5 git push",
         "git $(echo push)",
         "$GIT push",
+        "/usr/bin/git push",
+        "/usr/bin/env /usr/bin/git push",
     ] {
         assert!(matches!(bash(&set, hidden), Verdict::Deny(_)), "{hidden}");
     }
