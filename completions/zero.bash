@@ -116,7 +116,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -242,6 +242,14 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --reasoning-effort)
+                    COMPREPLY=($(compgen -W "minimal low medium high xhigh" -- "${cur}"))
+                    return 0
+                    ;;
+                --fallback-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -282,7 +290,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__review)
-            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -421,6 +429,14 @@ _zero() {
                     return 0
                     ;;
                 --max-output-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-effort)
+                    COMPREPLY=($(compgen -W "minimal low medium high xhigh" -- "${cur}"))
+                    return 0
+                    ;;
+                --fallback-model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

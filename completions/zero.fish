@@ -65,6 +65,12 @@ anthropic\t'Anthropic Messages'
 local\t'A model on this machine: zero starts llama.cpp\'s server itself (built by `scripts/local-model build`) and speaks the OpenAI wire to it over a Unix socket'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l reasoning-effort -d 'How hard a reasoning model thinks (also `reasoning_effort` in config.toml): OpenAI\'s `reasoning_effort`, or Anthropic\'s extended thinking with a budget of 1024, 2048, 8192, 16384 or 32768 tokens. A server that refuses it is asked again without it, with a warning' -r -f -a "minimal\t'As little reasoning as the model allows (Anthropic: the minimum budget, 1024 tokens)'
+low\t'Light reasoning (Anthropic: 2048 tokens)'
+medium\t'The usual default of reasoning models (Anthropic: 8192 tokens)'
+high\t'Thorough reasoning (Anthropic: 16384 tokens)'
+xhigh\t'The most the model offers (Anthropic: 32768 tokens)'"
+complete -c zero -n "__fish_zero_using_subcommand exec" -l fallback-model -d 'A model to turn to when the current one stays overloaded, rate-limited, unreachable or unknown after its retries; repeat for more, tried in order (also `fallback_models` in config.toml). `PROVIDER:MODEL` names a model of another wire (`anthropic:…`, `openai:…`), reached through that wire\'s own variables' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l timeout -d 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
@@ -124,6 +130,12 @@ anthropic\t'Anthropic Messages'
 local\t'A model on this machine: zero starts llama.cpp\'s server itself (built by `scripts/local-model build`) and speaks the OpenAI wire to it over a Unix socket'"
 complete -c zero -n "__fish_zero_using_subcommand review" -l base-url -d 'Base URL of the model endpoint (e.g. http://127.0.0.1:8080/v1)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-output-tokens -d 'The most tokens the model may produce in one response [default: 8192, or `max_output_tokens` in config.toml]. A response cut there is reported as a warning' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l reasoning-effort -d 'How hard a reasoning model thinks (also `reasoning_effort` in config.toml): OpenAI\'s `reasoning_effort`, or Anthropic\'s extended thinking with a budget of 1024, 2048, 8192, 16384 or 32768 tokens. A server that refuses it is asked again without it, with a warning' -r -f -a "minimal\t'As little reasoning as the model allows (Anthropic: the minimum budget, 1024 tokens)'
+low\t'Light reasoning (Anthropic: 2048 tokens)'
+medium\t'The usual default of reasoning models (Anthropic: 8192 tokens)'
+high\t'Thorough reasoning (Anthropic: 16384 tokens)'
+xhigh\t'The most the model offers (Anthropic: 32768 tokens)'"
+complete -c zero -n "__fish_zero_using_subcommand review" -l fallback-model -d 'A model to turn to when the current one stays overloaded, rate-limited, unreachable or unknown after its retries; repeat for more, tried in order (also `fallback_models` in config.toml). `PROVIDER:MODEL` names a model of another wire (`anthropic:…`, `openai:…`), reached through that wire\'s own variables' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l timeout -d 'A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also `timeout` in config.toml). When it passes everything is stopped and the run exits 4' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r

@@ -9,7 +9,7 @@
 //! The summary request must fit too: its transcript drops the oldest tool outputs first, then
 //! (if that is not enough) keeps only the newest part of what is left.
 
-use crate::provider::{Message, Request, ToolSpec};
+use crate::provider::{Message, Request, ThinkingBlock, ToolSpec};
 use crate::tools::PlanStep;
 use crate::tools::text::suffix_at_boundary;
 
@@ -88,12 +88,17 @@ impl Estimator {
 fn message_bytes(message: &Message) -> usize {
     match message {
         Message::User { content } => content.len(),
-        Message::Assistant { text, tool_calls } => {
+        Message::Assistant {
+            text,
+            tool_calls,
+            thinking,
+        } => {
             text.len()
                 + tool_calls
                     .iter()
                     .map(|call| call.name.len() + call.arguments.len() + call.id.len())
                     .sum::<usize>()
+                + thinking.iter().map(ThinkingBlock::size).sum::<usize>()
         }
         Message::ToolResult { output, .. } => output.len(),
     }
@@ -195,7 +200,9 @@ fn transcript(messages: &[Message], budget: usize) -> String {
 fn render(message: &Message, dropped: bool) -> String {
     match message {
         Message::User { content } => format!("[user]\n{content}"),
-        Message::Assistant { text, tool_calls } => {
+        Message::Assistant {
+            text, tool_calls, ..
+        } => {
             let mut out = format!("[assistant]\n{text}");
             for call in tool_calls {
                 out.push_str(&format!("\n[tool call {}] {}", call.name, call.arguments));
@@ -248,6 +255,7 @@ mod tests {
     fn turn(n: usize, output: &str) -> [Message; 2] {
         [
             Message::Assistant {
+                thinking: Vec::new(),
                 text: format!("turn {n}"),
                 tool_calls: vec![ToolCall {
                     id: format!("c{n}"),

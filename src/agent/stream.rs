@@ -1,5 +1,6 @@
 //! One model request, streamed: its text and reasoning become events as they arrive, the
-//! provider's notices (a retry, a long silence) become `retry` and `waiting` events, what it
+//! provider's notices (a retry, a long silence, a refused field) become `retry`, `waiting` and
+//! `warning` events, what it
 //! spent goes to the run's ledger whether it succeeded or not, and a failure becomes the
 //! [`Ending`] it means for the run.
 
@@ -73,6 +74,12 @@ fn notice_event(notice: Notice) -> EventKind {
             code: retrying.class.into(),
             reason: retrying.reason,
             delay_ms: millis(retrying.delay),
+        },
+        Notice::Refused(refused) => EventKind::Warning {
+            message: format!(
+                "the server refused `{}`, so this run asks without it from now on: {}",
+                refused.field, refused.reason
+            ),
         },
         Notice::Waiting(waiting) => EventKind::Waiting {
             attempt: waiting.attempt,

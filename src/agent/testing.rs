@@ -72,6 +72,7 @@ pub(super) fn answer(text: &str) -> Completion {
     Completion {
         text: text.into(),
         tool_calls: Vec::new(),
+        thinking: Vec::new(),
         usage: None,
         stop: StopReason::EndTurn,
     }
@@ -90,6 +91,7 @@ pub(super) fn calling(calls: &[(&str, &str)]) -> Completion {
                 arguments: (*arguments).into(),
             })
             .collect(),
+        thinking: Vec::new(),
         usage: None,
         stop: StopReason::ToolUse,
     }

@@ -21,7 +21,8 @@
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
-    AnswerFormat, Completion, ErrorClass, Message, Request, StopReason, ToolCall, ToolSpec,
+    AnswerFormat, Completion, ErrorClass, Message, Request, StopReason, ThinkingBlock, ToolCall,
+    ToolSpec,
 };
 use crate::tools::{ToolContext, ToolId};
 use crate::usage::Exceeded;
@@ -73,6 +74,8 @@ struct Calls {
     text: String,
     /// The calls, in the model's order.
     calls: Vec<ToolCall>,
+    /// The reasoning the wire sends back with them.
+    thinking: Vec<ThinkingBlock>,
     /// Whether it ended at the output token limit: its last call's arguments may be cut.
     cut_off: bool,
 }
@@ -177,6 +180,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         self.request.messages.push(Message::Assistant {
             text: String::new(),
             tool_calls: calls.clone(),
+            thinking: Vec::new(),
         });
         let results = self.execute(&calls, false).await;
         self.request.messages.extend(results);
@@ -232,6 +236,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             false => Step::RunCalls(Calls {
                 text: completion.text,
                 calls: completion.tool_calls,
+                thinking: completion.thinking,
                 cut_off,
             }),
         }
@@ -262,6 +267,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         self.request.messages.push(Message::Assistant {
             text: turn.text,
             tool_calls: turn.calls.clone(),
+            thinking: turn.thinking,
         });
         self.agent.record(&self.request.messages);
         if let Some(repeat) = repeat {
@@ -359,6 +365,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             self.request.messages.push(Message::Assistant {
                 text: text.clone(),
                 tool_calls: Vec::new(),
+                thinking: Vec::new(),
             });
         }
         self.agent.record(&self.request.messages);

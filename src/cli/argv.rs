@@ -48,6 +48,8 @@ impl ExecArgs {
             provider,
             base_url,
             max_output_tokens,
+            reasoning_effort,
+            fallback_model,
             max_turns,
             timeout,
             max_tokens,
@@ -94,6 +96,8 @@ impl ExecArgs {
         argv.choice("--provider", provider.as_ref());
         argv.shown("--base-url", base_url.as_ref());
         argv.shown("--max-output-tokens", *max_output_tokens);
+        argv.choice("--reasoning-effort", reasoning_effort.as_ref());
+        argv.values("--fallback-model", fallback_model);
         argv.shown("--max-turns", *max_turns);
         argv.shown("--timeout", timeout.map(humantime::format_duration));
         argv.shown("--max-tokens", *max_tokens);
@@ -235,6 +239,8 @@ mod tests {
             provider: Some(ProviderKind::Anthropic),
             base_url: Some("http://127.0.0.1:1/v1".into()),
             max_output_tokens: Some(77),
+            reasoning_effort: Some(crate::provider::ReasoningEffort::Xhigh),
+            fallback_model: vec!["-small".into(), "anthropic:claude-haiku-4-5".into()],
             max_turns: Some(3),
             timeout: Some(std::time::Duration::from_millis(90_500)),
             max_tokens: Some(2_000_000),

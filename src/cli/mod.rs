@@ -17,7 +17,7 @@ pub(crate) use duration::parse_timeout;
 
 use crate::findings::{FailOn, FormatTarget};
 use crate::output::{InputFormat, OutputFormat};
-use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind};
+use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind, ReasoningEffort};
 use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId, WorktreeName};
 use crate::session::SessionId;
@@ -232,6 +232,20 @@ pub struct ExecArgs {
     /// `max_output_tokens` in config.toml]. A response cut there is reported as a warning.
     #[arg(long = "max-output-tokens", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_output_tokens: Option<u32>,
+
+    /// How hard a reasoning model thinks (also `reasoning_effort` in config.toml): OpenAI's
+    /// `reasoning_effort`, or Anthropic's extended thinking with a budget of 1024, 2048, 8192,
+    /// 16384 or 32768 tokens. A server that refuses it is asked again without it, with a
+    /// warning.
+    #[arg(long = "reasoning-effort", value_name = "LEVEL", value_enum)]
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+
+    /// A model to turn to when the current one stays overloaded, rate-limited, unreachable
+    /// or unknown after its retries; repeat for more, tried in order (also `fallback_models`
+    /// in config.toml). `PROVIDER:MODEL` names a model of another wire (`anthropic:…`,
+    /// `openai:…`), reached through that wire's own variables.
+    #[arg(long = "fallback-model", value_name = "MODEL")]
+    pub(crate) fallback_model: Vec<String>,
 
     /// A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also
     /// `timeout` in config.toml). When it passes everything is stopped and the run exits 4.

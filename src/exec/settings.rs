@@ -34,7 +34,9 @@ use crate::rules::{self, Effect, RuleSet};
 use crate::runtime::sandbox::Support;
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
-use crate::tasks::{ChildEnv, HandedHooks, HandedRules, Launcher, Parent, SearchPaths};
+use crate::tasks::{
+    ChildEnv, HandedHooks, HandedRules, Launcher, ModelChoices, Parent, SearchPaths,
+};
 use crate::tools::{Policy, Registry, ToolFilter, ToolId};
 use crate::usage::{Ledger, Limits, Price, Prices, Usd};
 
@@ -304,7 +306,7 @@ impl Settings {
             .with_deadline(deadline);
         let runtime = confined(runtime, &confinement);
         let Inputs { env, file } = inputs;
-        let provider = resolve_provider(&args, &env, file, handed_key);
+        let provider = resolve_provider(&args, &env, file, handed_key, parent.is_some());
         let local = local_settings(&provider, &env);
         let specialists = SearchPaths::new(&workspace, |name| env.var_os(name));
         Ok(Settings {
@@ -382,11 +384,13 @@ impl Settings {
     pub(crate) fn launcher(&self, parent_run: &RunId, ledger: &Arc<Ledger>) -> Option<Launcher> {
         self.parent.is_none().then(|| Launcher {
             parent_run: parent_run.clone(),
-            provider: self
-                .provider
-                .as_ref()
-                .ok()
-                .map(|config| ChildEnv::new(config.child_variables(), config.api_key.clone())),
+            provider: self.provider.as_ref().ok().map(|config| {
+                let choices = ModelChoices {
+                    reasoning_effort: config.reasoning_effort,
+                    fallback_models: config.child_fallbacks(),
+                };
+                ChildEnv::new(config.child_variables(), config.api_key.clone(), choices)
+            }),
             search: self.specialists.clone(),
             ledger: Arc::clone(ledger),
             mcp_servers: self.mcp.handed.clone(),
@@ -507,6 +511,7 @@ fn resolve_provider(
     env: &Environment,
     file: Result<Option<ConfigFile>, ConfigFileError>,
     handed_key: Option<String>,
+    specialist: bool,
 ) -> Result<ProviderConfig, ConfigError> {
     let provider_env = |name: &str| match &handed_key {
         Some(key) if name == ZERO_API_KEY => Some(key.clone()),
@@ -517,6 +522,10 @@ fn resolve_provider(
         model: args.model.clone(),
         base_url: args.base_url.clone(),
         max_output_tokens: args.max_output_tokens,
+        reasoning_effort: args.reasoning_effort,
+        // A specialist's chain is exactly the one its parent wrote, none of the file's.
+        fallback_models: (specialist || !args.fallback_model.is_empty())
+            .then(|| args.fallback_model.clone()),
     };
     match file {
         Ok(ref file) => provider::resolve(&flags, &provider_env, Ok(file.as_ref())),

@@ -218,7 +218,9 @@ fn show(listed: &Listed, messages: &[Message], out: &mut impl Write) -> io::Resu
         writeln!(out)?;
         match message {
             Message::User { content } => writeln!(out, "user:\n{}", content.trim_end())?,
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 writeln!(out, "assistant:")?;
                 if !text.is_empty() {
                     writeln!(out, "{}", text.trim_end())?;

@@ -16,10 +16,10 @@ use serde_json::value::RawValue;
 
 use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
-use super::http::{Decoder, Flow, Wire};
+use super::http::{Asks, Decoder, Flow, Wire};
 use super::replay;
 use super::sse::SseEvent;
-use super::{Message, Request, StopReason, StreamDelta};
+use super::{Message, ReasoningEffort, Request, StopReason, StreamDelta, ThinkingBlock};
 
 /// The API version this wire speaks.
 const API_VERSION: &str = "2023-06-01";
@@ -30,7 +30,12 @@ pub(crate) struct Anthropic {
     url: String,
     /// The output cap of every response, sent as `max_tokens` (which the API requires).
     max_output_tokens: u32,
+    /// The reasoning effort, sent as extended thinking, when the user chose one.
+    effort: Option<ReasoningEffort>,
 }
+
+/// The body field that carries the reasoning effort.
+const REASONING_FIELD: &str = "thinking";
 
 impl Anthropic {
     /// The wire for `base_url` (e.g. `https://api.anthropic.com`); requests go to
@@ -46,7 +51,17 @@ impl Anthropic {
         Anthropic {
             url,
             max_output_tokens,
+            effort: None,
         }
+    }
+
+    /// The wire sending `effort` as extended thinking:
+    /// `{"type": "enabled", "budget_tokens": N}`, N from the level
+    /// ([`ReasoningEffort::thinking_budget`]). The budget must be below `max_tokens`, and
+    /// thinking spends from it, so such a request's `max_tokens` is the output cap plus the
+    /// budget: the answer keeps all of its cap whatever the thinking takes.
+    pub(crate) fn with_reasoning(self, effort: Option<ReasoningEffort>) -> Self {
+        Anthropic { effort, ..self }
     }
 }
 
@@ -78,7 +93,18 @@ impl Wire for Anthropic {
         Ok(headers)
     }
 
-    fn body(&self, model: &str, request: &Request, _constrain: bool) -> Bytes {
+    fn reasoning_field(&self) -> Option<&'static str> {
+        self.effort.map(|_| REASONING_FIELD)
+    }
+
+    fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes {
+        let thinking = self
+            .effort
+            .filter(|_| asks.reasoning)
+            .map(|effort| Thinking {
+                kind: "enabled",
+                budget_tokens: effort.thinking_budget(),
+            });
         let mut tools: Vec<ToolDefinition<'_>> = request
             .tools
             .iter()
@@ -89,7 +115,7 @@ impl Wire for Anthropic {
                 cache_control: None,
             })
             .collect();
-        let mut messages = turns(&request.messages);
+        let mut messages = turns(&request.messages, thinking.is_some());
         // Cache breakpoints (three of the four the API allows): after the tools, after the
         // system prompt, and on the newest content, so each turn reads everything before its
         // own new messages from the prompt cache instead of paying for it again.
@@ -106,10 +132,14 @@ impl Wire for Anthropic {
             })
             .into_iter()
             .collect();
+        let budget = thinking
+            .as_ref()
+            .map_or(0, |thinking| thinking.budget_tokens);
         let body = MessagesBody {
             model,
-            max_tokens: self.max_output_tokens,
+            max_tokens: self.max_output_tokens.saturating_add(budget),
             stream: true,
+            thinking,
             system,
             messages,
             tools,
@@ -129,11 +159,21 @@ struct MessagesBody<'a> {
     model: &'a str,
     max_tokens: u32,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Cached<'a>>,
     messages: Vec<Turn<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ToolDefinition<'a>>,
+}
+
+/// Extended thinking, switched on with a budget of tokens.
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
 }
 
 #[derive(Serialize)]
@@ -177,6 +217,13 @@ enum ContentBlock<'a> {
     Text {
         text: &'a str,
     },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     ToolUse {
         id: Cow<'a, str>,
         name: Cow<'a, str>,
@@ -192,14 +239,22 @@ enum ContentBlock<'a> {
 /// The conversation as Messages: each message becomes content blocks, and consecutive messages
 /// of one role are merged, which puts all tool results of a turn into one user message (the
 /// API requires that) and keeps roles alternating. Empty text is dropped: the API rejects
-/// empty text blocks.
-fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
+/// empty text blocks. With `thinking` on, an assistant turn's thinking blocks come first in
+/// it, as they came (the API requires them before the `tool_use` blocks they led to); with
+/// it off they are left out.
+fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
     let mut turns: Vec<Turn<'_>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
             Message::User { content } => ("user", text_block(content).into_iter().collect()),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks: Vec<ContentBlock<'_>> = text_block(text).into_iter().collect();
+            Message::Assistant {
+                text,
+                tool_calls,
+                thinking: blocks_of_thinking,
+            } => {
+                let kept = blocks_of_thinking.iter().filter(|_| thinking);
+                let mut blocks: Vec<ContentBlock<'_>> = kept.map(thinking_block).collect();
+                blocks.extend(text_block(text));
                 blocks.extend(tool_calls.iter().map(|call| ContentBlock::ToolUse {
                     id: replay::call_id(&call.id),
                     name: replay::tool_name(&call.name),
@@ -236,6 +291,20 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
         }
     }
     turns
+}
+
+/// A thinking block as it came.
+fn thinking_block(block: &ThinkingBlock) -> ContentBlock<'_> {
+    match block {
+        ThinkingBlock::Thinking {
+            thinking,
+            signature,
+        } => ContentBlock::Thinking {
+            thinking,
+            signature,
+        },
+        ThinkingBlock::RedactedThinking { data } => ContentBlock::RedactedThinking { data },
+    }
 }
 
 fn text_block(text: &str) -> Option<ContentBlock<'_>> {
@@ -285,6 +354,11 @@ enum Block {
     Thinking {
         #[serde(default)]
         thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
     },
     ToolUse {
         id: String,
@@ -306,7 +380,10 @@ enum BlockDelta {
     InputJsonDelta {
         partial_json: String,
     },
-    /// `signature_delta` and future delta types.
+    SignatureDelta {
+        signature: String,
+    },
+    /// Future delta types.
     #[serde(other)]
     Other,
 }
@@ -383,7 +460,22 @@ impl Decoder for AnthropicDecoder {
                 content_block,
             } => match content_block {
                 Block::Text { text } => assembly.text(&text, on_delta),
-                Block::Thinking { thinking } => assembly.reasoning(&thinking, on_delta),
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => assembly.thinking_block(
+                    index,
+                    ThinkingBlock::Thinking {
+                        thinking,
+                        signature,
+                    },
+                    on_delta,
+                ),
+                Block::RedactedThinking { data } => assembly.thinking_block(
+                    index,
+                    ThinkingBlock::RedactedThinking { data },
+                    on_delta,
+                ),
                 Block::ToolUse { id, name } => {
                     assembly.tool_call(index, Some(&id), Some(&name), "")
                 }
@@ -391,7 +483,12 @@ impl Decoder for AnthropicDecoder {
             },
             Event::ContentBlockDelta { index, delta } => match delta {
                 BlockDelta::TextDelta { text } => assembly.text(&text, on_delta),
-                BlockDelta::ThinkingDelta { thinking } => assembly.reasoning(&thinking, on_delta),
+                BlockDelta::ThinkingDelta { thinking } => {
+                    assembly.thinking_text(index, &thinking, on_delta)
+                }
+                BlockDelta::SignatureDelta { signature } => {
+                    assembly.thinking_signature(index, &signature)
+                }
                 BlockDelta::InputJsonDelta { partial_json } => {
                     assembly.tool_call(index, None, None, &partial_json)
                 }
@@ -569,6 +666,7 @@ mod tests {
                     content: "go".into(),
                 },
                 Message::Assistant {
+                    thinking: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![
                         ToolCall {
@@ -596,6 +694,7 @@ mod tests {
                     is_error: true,
                 },
                 Message::Assistant {
+                    thinking: Vec::new(),
                     text: "done".into(),
                     tool_calls: vec![],
                 },
@@ -607,9 +706,11 @@ mod tests {
             }],
             answer_format: None,
         };
-        let body: Value = serde_json::from_slice(
-            &Anthropic::new("http://h", 321).body("claude", &request, false),
-        )
+        let body: Value = serde_json::from_slice(&Anthropic::new("http://h", 321).body(
+            "claude",
+            &request,
+            Asks::NONE,
+        ))
         .unwrap();
         assert_eq!(
             body,

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Completion, StopReason, StreamDelta, ToolCall, Usage};
+use super::{Completion, StopReason, StreamDelta, ThinkingBlock, ToolCall, Usage};
 
 /// A tool call whose fragments are still arriving.
 #[derive(Debug, Default)]
@@ -43,6 +43,8 @@ pub(crate) enum Settles {
 pub(crate) struct Assembly {
     text: String,
     calls: BTreeMap<usize, PartialCall>,
+    /// The reasoning blocks to send back, by the wire's block index.
+    thinking: BTreeMap<usize, ThinkingBlock>,
     usage: Option<Usage>,
     stop: Option<StopReason>,
     delivered: bool,
@@ -83,6 +85,40 @@ impl Assembly {
             self.streamed_bytes += fragment.len();
             self.delivered = true;
             on_delta(StreamDelta::Reasoning(fragment.to_owned()));
+        }
+    }
+
+    /// Begins the reasoning block at `index` (Anthropic's `thinking`, `redacted_thinking`),
+    /// kept to be sent back with the turn; the text it brings is passed on as reasoning.
+    pub(crate) fn thinking_block(
+        &mut self,
+        index: usize,
+        block: ThinkingBlock,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) {
+        if let ThinkingBlock::Thinking { thinking, .. } = &block {
+            self.reasoning(thinking, on_delta);
+        }
+        self.thinking.insert(index, block);
+    }
+
+    /// Appends reasoning text to the block at `index` and passes it on.
+    pub(crate) fn thinking_text(
+        &mut self,
+        index: usize,
+        fragment: &str,
+        on_delta: &mut (dyn FnMut(StreamDelta) + Send),
+    ) {
+        if let Some(ThinkingBlock::Thinking { thinking, .. }) = self.thinking.get_mut(&index) {
+            thinking.push_str(fragment);
+        }
+        self.reasoning(fragment, on_delta);
+    }
+
+    /// Appends to the signature of the reasoning block at `index`.
+    pub(crate) fn thinking_signature(&mut self, index: usize, fragment: &str) {
+        if let Some(ThinkingBlock::Thinking { signature, .. }) = self.thinking.get_mut(&index) {
+            signature.push_str(fragment);
         }
     }
 
@@ -213,6 +249,7 @@ impl Assembly {
         Completion {
             text: self.text,
             tool_calls,
+            thinking: self.thinking.into_values().collect(),
             usage,
             stop,
         }

@@ -29,6 +29,7 @@ use serde::Deserialize;
 
 use super::ProviderKind;
 use super::http::BuildError;
+use super::reasoning::ReasoningEffort;
 use super::tuning::{InvalidTuning, Tuning};
 use crate::config_file::{ConfigFile, ConfigFileError};
 use crate::environ::names::{
@@ -75,6 +76,12 @@ pub struct ProviderFlags {
     pub base_url: Option<String>,
     /// `--max-output-tokens`.
     pub max_output_tokens: Option<u32>,
+    /// `--reasoning-effort`.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// `--fallback-model`, in order: `MODEL` or `PROVIDER:MODEL`; `None` when the flag was
+    /// not given, and the config file's `fallback_models` apply (a specialist's are always
+    /// its parent's, so it reads none of the file's).
+    pub fallback_models: Option<Vec<String>>,
 }
 
 /// Everything needed to talk to one model endpoint. Its `Debug` output hides the key.
@@ -90,6 +97,12 @@ pub struct ProviderConfig {
     pub model: String,
     /// The most tokens the model may produce in one response (sent with every request).
     pub max_output_tokens: u32,
+    /// How hard the model reasons, when the user said (`--reasoning-effort`,
+    /// `reasoning_effort` in config.toml); else the wire sends nothing for it.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// The models a request goes to, in order, when this one keeps failing
+    /// (`--fallback-model`, `fallback_models` in config.toml), each resolved as a whole.
+    pub fallbacks: Vec<ProviderConfig>,
     /// Timeouts and retries (from the `ZERO_*` tuning variables; see [`Tuning`]).
     pub tuning: Tuning,
     /// The Unix socket every request goes to instead of the URL's host: the local server's,
@@ -108,6 +121,8 @@ impl fmt::Debug for ProviderConfig {
             )
             .field("model", &self.model)
             .field("max_output_tokens", &self.max_output_tokens)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("fallbacks", &self.fallbacks)
             .field("tuning", &self.tuning)
             .field("socket", &self.socket)
             .finish()
@@ -175,6 +190,14 @@ pub enum ConfigError {
         /// The model as given.
         model: String,
     },
+    /// A fallback model that cannot be one.
+    #[error("fallback model {word:?}: {reason}")]
+    InvalidFallback {
+        /// The model as given.
+        word: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// `--base-url` was given with the local provider, whose server zero starts itself.
     #[error("--base-url does not apply to --provider local: zero starts the local server itself")]
     LocalBaseUrl,
@@ -206,6 +229,8 @@ pub(crate) struct FileConfig {
     base_url: Option<String>,
     api_key: Option<String>,
     max_output_tokens: Option<i64>,
+    reasoning_effort: Option<ReasoningEffort>,
+    fallback_models: Option<Vec<String>>,
 }
 
 /// Resolves the provider configuration from `flags`, the environment `env` (a lookup such as
@@ -217,16 +242,117 @@ pub(crate) struct FileConfig {
 /// `LOCAL_MODEL` on a loopback URL. A custom, non-loopback URL without a model is an error
 /// (a gateway's model names cannot be guessed), and so is an official endpoint without a key;
 /// a custom URL may go without a key (some gateways and every local server need none).
+///
+/// The fallback models (`--fallback-model`, else the file's `fallback_models`) are resolved
+/// too, each into a configuration of its own (see [`fallback`]).
 pub fn resolve(
     flags: &ProviderFlags,
     env: &dyn Fn(&str) -> Option<String>,
     file: Result<Option<&ConfigFile>, ConfigFileError>,
 ) -> Result<ProviderConfig, ConfigError> {
     let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
-    let file: FileConfig = match file? {
+    let mut file: FileConfig = match file? {
         Some(file) => file.keys()?,
         None => FileConfig::default(),
     };
+    let from_file = file.fallback_models.take();
+    let words = flags
+        .fallback_models
+        .clone()
+        .or(from_file)
+        .unwrap_or_default();
+    let file_wire = FileWire {
+        provider: file.provider,
+        base_url: file.base_url.clone(),
+        api_key: file.api_key.clone(),
+    };
+    let mut primary = resolve_primary(flags, env, file)?;
+    primary.fallbacks = words
+        .iter()
+        .map(|word| fallback(&primary, word, &var, &file_wire))
+        .collect::<Result<_, _>>()?;
+    Ok(primary)
+}
+
+/// What the config file says of its provider's endpoint, for a fallback model of that wire.
+struct FileWire {
+    provider: Option<ProviderKind>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+}
+
+/// One fallback model, `MODEL` or `PROVIDER:MODEL`, resolved against the run's own
+/// `primary` configuration. A model of the same wire (no prefix, or the primary's own) goes
+/// to the same endpoint with the same key. A model of the other wire (`openai:`,
+/// `anthropic:`; any other prefix is part of a model's name, as in Ollama's `qwen2.5:7b`)
+/// goes to that wire's endpoint as its own variables name it (`ANTHROPIC_API_KEY`,
+/// `ANTHROPIC_BASE_URL`, …), or the config file's when the file's `provider` is that wire,
+/// else its official API. Either way it keeps the primary's output cap, reasoning effort and
+/// tuning.
+fn fallback(
+    primary: &ProviderConfig,
+    word: &str,
+    var: &dyn Fn(&str) -> Option<String>,
+    file: &FileWire,
+) -> Result<ProviderConfig, ConfigError> {
+    let word = word.trim();
+    let (kind, model) = match word.split_once(':') {
+        Some((prefix, model)) if !model.is_empty() => match ProviderKind::from_word(prefix) {
+            Some(kind @ (ProviderKind::Openai | ProviderKind::Anthropic)) => (kind, model),
+            _ => (primary.kind, word),
+        },
+        _ => (primary.kind, word),
+    };
+    if model.is_empty() {
+        return Err(ConfigError::InvalidFallback {
+            word: word.to_owned(),
+            reason: "it names no model".to_owned(),
+        });
+    }
+    let inherited = ProviderConfig {
+        model: model.to_owned(),
+        fallbacks: Vec::new(),
+        ..primary.clone()
+    };
+    if kind == primary.kind {
+        if kind == ProviderKind::Local {
+            return Err(ConfigError::InvalidFallback {
+                word: word.to_owned(),
+                reason: "the local provider runs one model; name another provider's \
+                         (openai:MODEL, anthropic:MODEL)"
+                    .to_owned(),
+            });
+        }
+        return Ok(inherited);
+    }
+    let wire = WireDefaults::of(kind);
+    let from_file = |value: &Option<String>| value.clone().filter(|_| file.provider == Some(kind));
+    let api_key = var(wire.key_var).or_else(|| from_file(&file.api_key));
+    let given_url = var(wire.url_var).or_else(|| from_file(&file.base_url));
+    let base_url = parse_base_url(given_url.as_deref().unwrap_or(wire.url))?;
+    let base_url_text = base_url.as_str().trim_end_matches('/').to_owned();
+    if base_url.host_str() == Some(wire.host) && api_key.is_none() {
+        return Err(ConfigError::MissingApiKey {
+            base_url: base_url_text,
+            variable: wire.key_var,
+        });
+    }
+    Ok(ProviderConfig {
+        kind,
+        base_url: base_url_text,
+        api_key,
+        socket: None,
+        ..inherited
+    })
+}
+
+/// The run's own provider (see [`resolve`]), without its fallbacks.
+fn resolve_primary(
+    flags: &ProviderFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: FileConfig,
+) -> Result<ProviderConfig, ConfigError> {
+    let var = |name: &str| env(name).filter(|value| !value.trim().is_empty());
 
     let explicit_kind = match (flags.provider, var(ZERO_PROVIDER)) {
         (Some(kind), _) => Some(kind),
@@ -283,6 +409,8 @@ pub fn resolve(
         api_key,
         model,
         max_output_tokens,
+        reasoning_effort: flags.reasoning_effort.or(file.reasoning_effort),
+        fallbacks: Vec::new(),
         tuning: Tuning::from_env(env)?,
         socket: None,
     })
@@ -318,6 +446,8 @@ fn resolve_local(
         api_key: None,
         model: model.name(),
         max_output_tokens: max_output_tokens(flags, var, file.max_output_tokens)?,
+        reasoning_effort: flags.reasoning_effort.or(file.reasoning_effort),
+        fallbacks: Vec::new(),
         tuning: Tuning::from_env(env)?,
         socket: var(ZERO_LOCAL_SOCKET).map(PathBuf::from),
     })
@@ -351,6 +481,17 @@ fn max_output_tokens(
 }
 
 impl ProviderConfig {
+    /// The fallback models a specialist of this run gets, as `--fallback-model` takes them:
+    /// those of this run's own wire and endpoint, which the key it is handed serves (a
+    /// specialist gets no other provider's key).
+    pub(crate) fn child_fallbacks(&self) -> Vec<String> {
+        self.fallbacks
+            .iter()
+            .filter(|fallback| fallback.kind == self.kind && fallback.base_url == self.base_url)
+            .map(|fallback| fallback.model.clone())
+            .collect()
+    }
+
     /// Whether requests go to the wire's official API (not a server or gateway copying it).
     pub(crate) fn is_official(&self) -> bool {
         self.kind != ProviderKind::Local
@@ -506,7 +647,7 @@ mod tests {
             provider,
             model: model.map(str::to_owned),
             base_url: base_url.map(str::to_owned),
-            max_output_tokens: None,
+            ..ProviderFlags::default()
         };
         let none = ProviderFlags::default();
         let cases: Vec<Case<Summary>> = vec![

@@ -30,8 +30,8 @@ use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
 use super::window::Probes;
 use super::{
-    Completion, ErrorClass, Notice, Provider, ProviderError, Request, Retrying, StreamDelta,
-    WaitPhase, Waiting,
+    Completion, ErrorClass, Notice, Provider, ProviderError, Refused, Request, Retrying,
+    StreamDelta, WaitPhase, Waiting,
 };
 
 /// The most of an error response body read for its message.
@@ -77,16 +77,41 @@ pub(crate) trait Wire: Send + Sync + 'static {
     ) -> Result<HeaderMap, reqwest::header::InvalidHeaderValue>;
     /// The JSON body for `request` to `model`, with streaming switched on, as bytes. Built
     /// from borrowed, typed structs (see [`json_body`]), once per request however many
-    /// attempts it takes. With `constrain`, the body asks the server to hold the answer to
-    /// the request's [`AnswerFormat`](super::AnswerFormat).
-    fn body(&self, model: &str, request: &Request, constrain: bool) -> Bytes;
+    /// attempts it takes. `asks` says which of the optional parts the body carries.
+    fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes;
     /// Whether this wire would ask the server to constrain `request`'s answer to its schema
-    /// (see [`Wire::body`]). None does by default.
+    /// (see [`Asks::constrain`]). None does by default.
     fn constrains(&self, _request: &Request) -> bool {
         false
     }
+    /// The body field that carries the reasoning effort, when the wire was given one
+    /// (`reasoning_effort`, `thinking`): a refusal whose message names it is a refusal of
+    /// the field (see [`Asks::reasoning`]). None by default.
+    fn reasoning_field(&self) -> Option<&'static str> {
+        None
+    }
     /// A decoder for one response.
     fn decoder(&self) -> Self::Decoder;
+}
+
+/// The optional parts of a request body, each one a server may refuse: once it has, the
+/// provider leaves that part out of every later request of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Asks {
+    /// Ask the server to hold the answer to the request's
+    /// [`AnswerFormat`](super::AnswerFormat) (see [`Wire::constrains`]).
+    pub(crate) constrain: bool,
+    /// Send the reasoning effort the wire was built with (see [`Wire::reasoning_field`]).
+    pub(crate) reasoning: bool,
+}
+
+#[cfg(test)]
+impl Asks {
+    /// No optional part: the body of the conversation alone.
+    pub(crate) const NONE: Asks = Asks {
+        constrain: false,
+        reasoning: false,
+    };
 }
 
 /// `body` serialised as a request body. Each request is serialised straight from the
@@ -132,6 +157,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     /// Set once the server refused a request that asked it to constrain the answer to a
     /// schema: from then on the schema is checked by the agent loop alone.
     format_refused: AtomicBool,
+    /// Set once the server refused the reasoning effort's field: from then on it is left out.
+    reasoning_refused: AtomicBool,
 }
 
 impl<W: Wire> HttpProvider<W> {
@@ -167,6 +194,7 @@ impl<W: Wire> HttpProvider<W> {
             api_key,
             probes,
             format_refused: AtomicBool::new(false),
+            reasoning_refused: AtomicBool::new(false),
         })
     }
 
@@ -180,6 +208,52 @@ impl<W: Wire> HttpProvider<W> {
             reason: self.error(fault).message,
             delay,
         })
+    }
+
+    /// When `fault` is the server's refusal of an optional part `asks` sent, leaves that part
+    /// out of this request and every later one, tells `on_notice`, and returns true: the
+    /// request goes out again at once. The reasoning field is refused by a 400 that names it
+    /// (a `warning`: the run goes on without it); a schema by any refusal of a request held
+    /// to one, since a server that copies the API may not take `response_format`, or this
+    /// schema in it (a `retry`: the agent loop's check still holds the answer to it).
+    fn leave_out_refused(
+        &self,
+        asks: &mut Asks,
+        fault: &Fault,
+        attempt: u32,
+        on_notice: &mut (dyn FnMut(Notice) + Send),
+    ) -> bool {
+        if fault.class != ErrorClass::BadRequest {
+            return false;
+        }
+        let refused_field = self
+            .wire
+            .reasoning_field()
+            .filter(|field| asks.reasoning && fault.detail.contains(field));
+        if let Some(field) = refused_field {
+            self.reasoning_refused.store(true, Ordering::Relaxed);
+            asks.reasoning = false;
+            on_notice(Notice::Refused(Refused {
+                field,
+                reason: self.error(fault.clone()).message,
+            }));
+            return true;
+        }
+        if asks.constrain {
+            self.format_refused.store(true, Ordering::Relaxed);
+            asks.constrain = false;
+            let detail = format!(
+                "the server refused the answer's schema, so it is asked again without it: {}",
+                fault.detail
+            );
+            let fault = Fault {
+                detail,
+                ..fault.clone()
+            };
+            on_notice(self.retrying(attempt, fault, Duration::ZERO));
+            return true;
+        }
+        false
     }
 
     /// Phrases a fault for the user: endpoint named, secrets redacted.
@@ -446,9 +520,13 @@ impl<W: Wire> Provider for HttpProvider<W> {
         on_notice: &mut (dyn FnMut(Notice) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
-        let mut constrain =
-            !self.format_refused.load(Ordering::Relaxed) && self.wire.constrains(request);
-        let mut body = self.wire.body(&self.model, request, constrain);
+        let mut asks = Asks {
+            constrain: !self.format_refused.load(Ordering::Relaxed)
+                && self.wire.constrains(request),
+            reasoning: !self.reasoning_refused.load(Ordering::Relaxed)
+                && self.wire.reasoning_field().is_some(),
+        };
+        let mut body = self.wire.body(&self.model, request, asks);
         let cancelled = || Fault::new(ErrorClass::Cancelled, "cancelled");
         let mut attempt = 1;
         loop {
@@ -463,17 +541,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 Ok(()) => return Ok(assembly.finish()),
                 Err(fault) => fault,
             };
-            // A server that copies the API may not take `response_format` (or this schema
-            // in it): ask again without, and leave the schema to the agent loop's check.
-            if constrain && fault.class == ErrorClass::BadRequest && !assembly.has_started() {
-                self.format_refused.store(true, Ordering::Relaxed);
-                constrain = false;
-                body = self.wire.body(&self.model, request, false);
-                fault.detail = format!(
-                    "the server refused the answer's schema, so it is asked again without it: {}",
-                    fault.detail
-                );
-                on_notice(self.retrying(attempt, fault, Duration::ZERO));
+            if !assembly.has_started()
+                && self.leave_out_refused(&mut asks, &fault, attempt, on_notice)
+            {
+                body = self.wire.body(&self.model, request, asks);
                 continue;
             }
             let retry = fault.class.is_retryable()

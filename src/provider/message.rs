@@ -27,6 +27,11 @@ pub enum Message {
         /// The tool calls, in the model's order.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+        /// The reasoning the wire must send back with the turn's calls, exactly as it came
+        /// (Anthropic's thinking blocks and their signatures); empty for other wires and for
+        /// turns without calls, whose reasoning no API asks for again.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        thinking: Vec<ThinkingBlock>,
     },
     /// The result of one tool call, answering the call with the same id.
     ToolResult {
@@ -39,6 +44,39 @@ pub enum Message {
         /// Whether the call failed.
         is_error: bool,
     },
+}
+
+/// A block of reasoning a wire hands back unchanged: Anthropic requires the thinking blocks
+/// of a turn that called tools to come back with its `tool_use` blocks, first and byte for
+/// byte (the signature proves the model wrote them), when extended thinking is on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThinkingBlock {
+    /// Reasoning the model wrote, and the signature of it.
+    Thinking {
+        /// The reasoning text.
+        thinking: String,
+        /// The server's signature of it.
+        signature: String,
+    },
+    /// Reasoning the safety systems encrypted: opaque, sent back as it came.
+    RedactedThinking {
+        /// The encrypted reasoning.
+        data: String,
+    },
+}
+
+impl ThinkingBlock {
+    /// Its size in bytes as sent, for the request's size estimate.
+    pub(crate) fn size(&self) -> usize {
+        match self {
+            ThinkingBlock::Thinking {
+                thinking,
+                signature,
+            } => thinking.len() + signature.len(),
+            ThinkingBlock::RedactedThinking { data } => data.len(),
+        }
+    }
 }
 
 /// A tool call as the model made it.
@@ -121,6 +159,8 @@ pub struct Completion {
     pub text: String,
     /// The tool calls, in order.
     pub tool_calls: Vec<ToolCall>,
+    /// The reasoning to send back with the calls (see [`ThinkingBlock`]).
+    pub thinking: Vec<ThinkingBlock>,
     /// Token counts, when the provider sent them.
     pub usage: Option<Usage>,
     /// Why generation stopped.

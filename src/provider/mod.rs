@@ -10,6 +10,7 @@ mod http;
 pub(crate) mod message;
 mod notice;
 mod openai;
+mod reasoning;
 mod replay;
 mod sse;
 mod tuning;
@@ -24,9 +25,11 @@ pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
 };
 pub use message::{
-    AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ToolCall, ToolSpec, Usage,
+    AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ThinkingBlock, ToolCall,
+    ToolSpec, Usage,
 };
-pub use notice::{Notice, Retrying, WaitPhase, Waiting};
+pub use notice::{Notice, Refused, Retrying, WaitPhase, Waiting};
+pub use reasoning::ReasoningEffort;
 pub use tuning::{InvalidTuning, Tuning};
 pub use window::{
     ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowLookup, WindowSource,
@@ -69,7 +72,8 @@ pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
     let official = config.is_official();
     match config.kind {
         ProviderKind::Openai | ProviderKind::Local => {
-            let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key);
+            let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key)
+                .with_reasoning(config.reasoning_effort);
             over_http(
                 wire,
                 config,
@@ -77,7 +81,8 @@ pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
             )
         }
         ProviderKind::Anthropic => {
-            let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens);
+            let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens)
+                .with_reasoning(config.reasoning_effort);
             // llama.cpp serves the Anthropic wire too; its OpenAI-style API is under /v1.
             let api_root = format!("{}/v1", config.base_url.trim_end_matches('/'));
             over_http(wire, config, window::Probes::new(&api_root, official))

@@ -4,7 +4,7 @@
 //!
 //! The provider may not depend on `output`, so it hands these to a callback the caller
 //! passes to [`Provider::complete`](super::Provider::complete); the agent loop turns them
-//! into `retry` and `waiting` events.
+//! into `retry`, `waiting` and `warning` events.
 
 use std::time::Duration;
 
@@ -17,6 +17,18 @@ pub enum Notice {
     Retrying(Retrying),
     /// No byte of the response has come for a while.
     Waiting(Waiting),
+    /// The server refused an optional field of the request (the reasoning effort), and the
+    /// request goes out again without it, as every later one of the run does.
+    Refused(Refused),
+}
+
+/// A field of the request the server would not take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The field, as the wire names it (`reasoning_effort`, `thinking`).
+    pub field: &'static str,
+    /// The refusal, as the error would say it (endpoint named, secrets redacted).
+    pub reason: String,
 }
 
 /// A failed attempt that is followed by another.

@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
-use super::http::{Decoder, Flow, Wire};
+use super::http::{Asks, Decoder, Flow, Wire};
 use super::replay;
 use super::sse::SseEvent;
-use super::{Message, Request, StopReason, StreamDelta, ToolSpec};
+use super::{Message, ReasoningEffort, Request, StopReason, StreamDelta, ToolSpec};
 
 /// The Chat Completions endpoint under one base URL.
 #[derive(Debug, Clone)]
@@ -34,7 +34,12 @@ pub(crate) struct OpenAi {
     /// still call tools; servers that copy the API (llama.cpp, vLLM) decode only the schema's
     /// JSON once given one, so they get it only when the answer is due.
     official: bool,
+    /// `reasoning_effort`, when the user chose one.
+    effort: Option<ReasoningEffort>,
 }
+
+/// The body field that carries the reasoning effort.
+const REASONING_FIELD: &str = "reasoning_effort";
 
 /// How a Chat Completions endpoint is told the most tokens one response may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +72,15 @@ impl OpenAi {
             cap,
             cache_key: official.then(|| cache_key.to_string()),
             official,
+            effort: None,
         }
+    }
+
+    /// The wire sending `effort` as `reasoning_effort`, as Chat Completions documents it
+    /// (`minimal` … `xhigh`; OpenAI-compatible servers that reason take it too, and one that
+    /// refuses it is asked without it).
+    pub(crate) fn with_reasoning(self, effort: Option<ReasoningEffort>) -> Self {
+        OpenAi { effort, ..self }
     }
 }
 
@@ -102,7 +115,11 @@ impl Wire for OpenAi {
             .is_some_and(|format| self.official || format.answer_now)
     }
 
-    fn body(&self, model: &str, request: &Request, constrain: bool) -> Bytes {
+    fn reasoning_field(&self) -> Option<&'static str> {
+        self.effort.map(|_| REASONING_FIELD)
+    }
+
+    fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes {
         let system = (!request.system.is_empty()).then(|| ChatMessage::System {
             content: &request.system,
         });
@@ -110,32 +127,37 @@ impl Wire for OpenAi {
             OutputCap::MaxTokens(tokens) => (Some(tokens), None),
             OutputCap::MaxCompletionTokens(tokens) => (None, Some(tokens)),
         };
-        let body =
-            ChatBody {
-                model,
-                max_tokens,
-                max_completion_tokens,
-                stream: true,
-                stream_options: StreamOptions {
-                    include_usage: true,
-                },
-                prompt_cache_key: self.cache_key.as_deref(),
-                messages: system
-                    .into_iter()
-                    .chain(request.messages.iter().map(ChatMessage::from))
-                    .collect(),
-                tools: request.tools.iter().map(ChatTool::from).collect(),
-                response_format: request.answer_format.as_ref().filter(|_| constrain).map(
-                    |format| ResponseFormat {
-                        kind: "json_schema",
-                        json_schema: JsonSchemaFormat {
-                            name: "final_answer",
-                            strict: self.official && strict_compatible(&format.schema),
-                            schema: &format.schema,
-                        },
+        let body = ChatBody {
+            model,
+            max_tokens,
+            max_completion_tokens,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+            prompt_cache_key: self.cache_key.as_deref(),
+            reasoning_effort: self
+                .effort
+                .filter(|_| asks.reasoning)
+                .map(ReasoningEffort::word),
+            messages: system
+                .into_iter()
+                .chain(request.messages.iter().map(ChatMessage::from))
+                .collect(),
+            tools: request.tools.iter().map(ChatTool::from).collect(),
+            response_format: request
+                .answer_format
+                .as_ref()
+                .filter(|_| asks.constrain)
+                .map(|format| ResponseFormat {
+                    kind: "json_schema",
+                    json_schema: JsonSchemaFormat {
+                        name: "final_answer",
+                        strict: self.official && strict_compatible(&format.schema),
+                        schema: &format.schema,
                     },
-                ),
-            };
+                }),
+        };
         super::http::json_body(&body)
     }
 
@@ -157,6 +179,8 @@ struct ChatBody<'a> {
     stream_options: StreamOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_effort: Option<&'static str>,
     messages: Vec<ChatMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<ChatTool<'a>>,
@@ -246,7 +270,10 @@ impl<'a> From<&'a Message> for ChatMessage<'a> {
     fn from(message: &'a Message) -> Self {
         match message {
             Message::User { content } => ChatMessage::User { content },
-            Message::Assistant { text, tool_calls } => ChatMessage::Assistant {
+            // Only Anthropic's wire sends its reasoning back.
+            Message::Assistant {
+                text, tool_calls, ..
+            } => ChatMessage::Assistant {
                 content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
                 tool_calls: tool_calls
                     .iter()
@@ -644,6 +671,7 @@ mod tests {
                     content: "list files".into(),
                 },
                 Message::Assistant {
+                    thinking: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![ToolCall {
                         id: "c1".into(),
@@ -658,6 +686,7 @@ mod tests {
                     is_error: false,
                 },
                 Message::Assistant {
+                    thinking: Vec::new(),
                     text: "a.rs".into(),
                     tool_calls: vec![],
                 },
@@ -669,9 +698,11 @@ mod tests {
             }],
             answer_format: None,
         };
-        let body: Value = serde_json::from_slice(
-            &OpenAi::new("http://h/v1/", 500, "run_1").body("m", &request, false),
-        )
+        let body: Value = serde_json::from_slice(&OpenAi::new("http://h/v1/", 500, "run_1").body(
+            "m",
+            &request,
+            Asks::NONE,
+        ))
         .unwrap();
         assert_eq!(
             body,
@@ -699,7 +730,7 @@ mod tests {
                     tools: vec![],
                     ..request
                 },
-                false,
+                Asks::NONE,
             ))
             .unwrap();
         assert!(no_tools.get("tools").is_none());
@@ -716,6 +747,7 @@ mod tests {
             system: String::new(),
             messages: vec![
                 Message::Assistant {
+                    thinking: Vec::new(),
                     text: String::new(),
                     tool_calls: vec![
                         call(
@@ -737,9 +769,11 @@ mod tests {
             tools: vec![],
             answer_format: None,
         };
-        let body: Value = serde_json::from_slice(
-            &OpenAi::new("http://h/v1", 5, "run_1").body("m", &request, false),
-        )
+        let body: Value = serde_json::from_slice(&OpenAi::new("http://h/v1", 5, "run_1").body(
+            "m",
+            &request,
+            Asks::NONE,
+        ))
         .unwrap();
         let calls = body["messages"][0]["tool_calls"].as_array().unwrap();
         let arguments: Vec<&str> = calls
@@ -762,8 +796,12 @@ mod tests {
             answer_format: None,
         };
         let body = |base_url: &str| -> Value {
-            serde_json::from_slice(&OpenAi::new(base_url, 77, "run_1").body("m", &request, false))
-                .unwrap()
+            serde_json::from_slice(&OpenAi::new(base_url, 77, "run_1").body(
+                "m",
+                &request,
+                Asks::NONE,
+            ))
+            .unwrap()
         };
         let official = body("https://api.openai.com/v1");
         assert_eq!(official["max_completion_tokens"], 77);
@@ -807,7 +845,11 @@ mod tests {
         assert!(!copy.constrains(&request(false)));
         assert!(copy.constrains(&request(true)));
         let body = |wire: &OpenAi, constrain| -> Value {
-            serde_json::from_slice(&wire.body("m", &request(true), constrain)).unwrap()
+            let asks = Asks {
+                constrain,
+                reasoning: false,
+            };
+            serde_json::from_slice(&wire.body("m", &request(true), asks)).unwrap()
         };
         let format = &body(&official, true)["response_format"];
         assert_eq!(format["type"], "json_schema");

@@ -349,6 +349,7 @@ mod tests {
         }];
         transcript.record(&conversation);
         conversation.push(Message::Assistant {
+            thinking: Vec::new(),
             text: String::new(),
             tool_calls: vec![call("a"), call("b")],
         });

@@ -20,6 +20,7 @@ use crate::cli::ExecArgs;
 use crate::environ::names::{ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RUN};
 use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};
+use crate::provider::ReasoningEffort;
 use crate::runtime::{Launch, RunId};
 use crate::tools::{ForSpecialists, ToolContext, ToolId};
 use crate::usage::Limits;
@@ -170,19 +171,37 @@ fn is_private_file_name(name: &str, what: &str) -> bool {
 }
 
 /// The parent's provider configuration as a child resolves it: the variables for its endpoint
-/// (see `ProviderConfig::child_variables`), and the key, which is handed over in a file
-/// instead.
+/// (see `ProviderConfig::child_variables`), the key, which is handed over in a file instead,
+/// and the model choices that travel as flags (`--reasoning-effort`, `--fallback-model`).
 #[derive(Clone)]
 pub(crate) struct ChildEnv {
     vars: Vec<(&'static str, String)>,
     api_key: Option<String>,
+    choices: ModelChoices,
+}
+
+/// How a child's model works, as its parent's does unless the specialist says otherwise.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ModelChoices {
+    /// The parent's reasoning effort; a specialist's manifest may name its own.
+    pub(crate) reasoning_effort: Option<ReasoningEffort>,
+    /// The parent's fallback models, in order, as `--fallback-model` takes them.
+    pub(crate) fallback_models: Vec<String>,
 }
 
 impl ChildEnv {
-    /// The provider of a child: `vars` set in its environment, and `api_key` handed over in a
-    /// private file.
-    pub(crate) fn new(vars: Vec<(&'static str, String)>, api_key: Option<String>) -> Self {
-        ChildEnv { vars, api_key }
+    /// The provider of a child: `vars` set in its environment, `api_key` handed over in a
+    /// private file, `choices` written as flags.
+    pub(crate) fn new(
+        vars: Vec<(&'static str, String)>,
+        api_key: Option<String>,
+        choices: ModelChoices,
+    ) -> Self {
+        ChildEnv {
+            vars,
+            api_key,
+            choices,
+        }
     }
 
     /// The key to hand over in a private file, if the parent has one.
@@ -283,6 +302,12 @@ impl ChildRun<'_> {
             provider: None,
             base_url: None,
             max_output_tokens: None,
+            // The specialist's own effort, else its parent's; the parent's fallback chain.
+            reasoning_effort: self
+                .specialist
+                .reasoning_effort
+                .or(self.provider.choices.reasoning_effort),
+            fallback_model: self.provider.choices.fallback_models.clone(),
             max_turns: None,
             // The deadline travels as an absolute time, in the environment.
             timeout: None,

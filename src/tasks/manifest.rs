@@ -7,6 +7,7 @@
 //! description: Runs the test suite and fixes failing tests.
 //! tools: edit, execute      # or a YAML list: [edit, execute]
 //! model: gpt-4.1-mini       # optional; default: the model of the launching run
+//! reasoning_effort: high    # optional; default: the launching run's (--reasoning-effort)
 //! isolation: worktree       # optional; default: none (works in the parent's workspace)
 //! ---
 //! You fix failing tests. ...
@@ -33,6 +34,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use super::{Isolation, Source, Specialist};
 use crate::mcp;
+use crate::provider::ReasoningEffort;
 use crate::tools::{ForSpecialists, SideEffect, ToolId};
 
 /// Claude Code front-matter keys that only change how Claude Code displays an agent: accepted
@@ -283,6 +285,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
             tools,
             mcp_tools,
             model,
+            reasoning_effort: front.reasoning_effort,
             isolation: front.isolation.unwrap_or_default(),
             prompt: prompt.to_string(),
             source,
@@ -384,6 +387,7 @@ struct FrontMatter {
     description: Option<String>,
     tools: Option<ToolWords>,
     model: Option<String>,
+    reasoning_effort: Option<ReasoningEffort>,
     isolation: Option<Isolation>,
     #[serde(flatten)]
     unknown: yaml_serde::Mapping,
@@ -458,7 +462,8 @@ mod tests {
     fn a_full_manifest_parses_into_a_specialist() {
         let parsed = zero(
             "---\nname: test-fixer\ndescription: >\n  Fixes failing tests.\ntools: [edit, \
-             execute]\nmodel: gpt-4.1-mini\n---\n\nYou fix failing tests.\n\nRun them first.\n",
+             execute]\nmodel: gpt-4.1-mini\nreasoning_effort: high\n---\n\nYou fix failing \
+             tests.\n\nRun them first.\n",
         )
         .unwrap();
         assert_eq!(
@@ -478,6 +483,7 @@ mod tests {
                 ],
                 mcp_tools: Vec::new(),
                 model: Some("gpt-4.1-mini".into()),
+                reasoning_effort: Some(ReasoningEffort::High),
                 isolation: Isolation::None,
                 prompt: "You fix failing tests.\n\nRun them first.".into(),
                 source: Source::Builtin,

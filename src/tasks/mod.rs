@@ -32,7 +32,7 @@ use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
 use crate::usage::Ledger;
 
-pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, Parent};
+pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, ModelChoices, Parent};
 pub(crate) use discovery::{SearchPaths, discover};
 pub use isolation::Isolated;
 pub(crate) use isolation::Isolation;
@@ -102,6 +102,8 @@ pub(crate) struct Specialist {
     pub(crate) mcp_tools: Vec<String>,
     /// The model it runs on; `None` means the model of the run that launches it.
     pub(crate) model: Option<String>,
+    /// How hard its model reasons; `None` means as the launching run's does.
+    pub(crate) reasoning_effort: Option<crate::provider::ReasoningEffort>,
     /// Where it works: in the launching run's workspace, or in a worktree of its own (the
     /// `Task` call may ask for one too).
     pub(crate) isolation: Isolation,

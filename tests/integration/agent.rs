@@ -50,6 +50,8 @@ fn run_cancelled_after(
             api_key: None,
             model: "fake".into(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            reasoning_effort: None,
+            fallbacks: Vec::new(),
             tuning: Tuning::default(),
             socket: None,
         },

@@ -46,6 +46,8 @@ fn provider_with(kind: ProviderKind, server: &FakeModel, tuning: Tuning) -> Arc<
         api_key: Some(KEY.to_owned()),
         model: "fake-model".to_owned(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        reasoning_effort: None,
+        fallbacks: Vec::new(),
         tuning,
         socket: None,
     };
@@ -305,6 +307,8 @@ async fn without_a_key_no_auth_header_is_sent() {
         api_key: None,
         model: "local".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        reasoning_effort: None,
+        fallbacks: Vec::new(),
         tuning: fast(),
         socket: None,
     };
@@ -725,6 +729,8 @@ async fn connection_refused_is_a_retryable_network_error() {
         api_key: Some(KEY.into()),
         model: "m".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        reasoning_effort: None,
+        fallbacks: Vec::new(),
         tuning: Tuning {
             max_attempts: 2,
             ..fast()
@@ -780,6 +786,8 @@ async fn routes_can_match_a_header() {
         api_key: Some("child-key".into()),
         model: "m".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        reasoning_effort: None,
+        fallbacks: Vec::new(),
         tuning: fast(),
         socket: None,
     };
@@ -809,6 +817,8 @@ fn building_with_an_invalid_base_url_is_a_config_error() {
         api_key: None,
         model: "m".into(),
         max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+        reasoning_effort: None,
+        fallbacks: Vec::new(),
         tuning: Tuning::default(),
         socket: None,
     };

@@ -48,6 +48,7 @@ impl Turns<'_, '_> {
                 self.request.messages.push(Message::Assistant {
                     text: answer.text,
                     tool_calls: Vec::new(),
+                    thinking: Vec::new(),
                 });
                 Step::End(Ending::Stuck(Stuck::StopRefused(reason)))
             }
@@ -108,6 +109,7 @@ impl Turns<'_, '_> {
                 self.request.messages.push(Message::Assistant {
                     text,
                     tool_calls: Vec::new(),
+                    thinking: Vec::new(),
                 });
                 Step::End(Ending::SchemaUnsatisfied {
                     violations,
@@ -146,6 +148,7 @@ impl Turns<'_, '_> {
         self.request.messages.push(Message::Assistant {
             text: answer,
             tool_calls: Vec::new(),
+            thinking: Vec::new(),
         });
         self.request.messages.push(Message::User { content: note });
         Step::Request
