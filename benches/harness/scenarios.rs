@@ -22,6 +22,7 @@ use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
+mod review;
 mod worktrees;
 
 /// How long the model holds back its answer to a specialist child, so the child is sampled.
@@ -81,6 +82,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.local(rows)?;
     bench.specialist(rows)?;
     bench.worktrees(rows)?;
+    bench.review(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
         vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],
@@ -139,6 +141,14 @@ impl Job {
     fn body(&self, index: usize) -> &str {
         &self.requests[index].raw_body
     }
+}
+
+/// A job whose model launched a specialist (see [`Bench::specialist_job`]).
+struct SpecialistJob {
+    /// From the request that got the `Task` call to the child's first request.
+    child_start: Duration,
+    finished: Finished,
+    requests: Vec<RecordedRequest>,
 }
 
 struct Bench<'a> {
@@ -724,24 +734,36 @@ impl Bench<'_> {
                     ),
                 );
             let workspace = self.temp_dir()?;
-            let (server, running, scratch) = self.start_job(script, 3, workspace.path(), None)?;
-            let finished = running.wait()?;
-            let requests = server.requests();
-            let child = requests.iter().find(|r| r.raw_body.contains(CHILD_MARK));
-            let (Some(child), 0) = (child, finished.code) else {
-                bail!(
-                    "the specialist job exited {} (child request seen: {}); stderr:\n{}",
-                    finished.code,
-                    child.is_some(),
-                    tail(&scratch.path().join("stderr"))
-                );
-            };
-            spawn.time(child.at - requests[0].at);
-            rss.kib(finished.descendant_peak_kib);
+            let job = self.specialist_job(script, workspace.path())?;
+            spawn.time(job.child_start);
+            rss.kib(job.finished.descendant_peak_kib);
         }
         rss.note("largest descendant's VmHWM, sampled while it waits");
         rows.extend([spawn, rss]);
         Ok(())
+    }
+
+    /// Runs a job answered by `script` in `workspace` whose model launches a specialist (its
+    /// requests marked by [`CHILD_MARK`]), to its end, and checks it succeeded and the child
+    /// asked the model.
+    fn specialist_job(&self, script: Script, workspace: &Path) -> Result<SpecialistJob> {
+        let (server, running, scratch) = self.start_job(script, 3, workspace, None)?;
+        let finished = running.wait()?;
+        let requests = server.requests();
+        let child = requests.iter().find(|r| r.raw_body.contains(CHILD_MARK));
+        let (Some(child), 0) = (child, finished.code) else {
+            bail!(
+                "the specialist job exited {} (child request seen: {}); stderr:\n{}",
+                finished.code,
+                child.is_some(),
+                tail(&scratch.path().join("stderr"))
+            );
+        };
+        Ok(SpecialistJob {
+            child_start: child.at - requests[0].at,
+            finished,
+            requests,
+        })
     }
 
     /// Whether `zero exec --auto medium --list-tools` lists `tool`.

@@ -7,10 +7,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 use serde_json::json;
 
-use super::{Bench, CHILD_MARK, tail};
+use super::{Bench, CHILD_MARK};
 use crate::support::fake_model::{Reply, Route};
 use crate::table::{Row, Unit};
 
@@ -64,25 +64,14 @@ impl Bench<'_> {
                 Reply::text("the explorer finished"),
             ])
             .route(Route::body_contains(CHILD_MARK).reply(self.reply(Reply::text("done"))));
-        let (server, running, scratch) = self.start_job(script, 3, repo, None)?;
-        let finished = running.wait()?;
-        let requests = server.requests();
-        let child = requests.iter().find(|r| r.raw_body.contains(CHILD_MARK));
-        let (Some(child), 0) = (child, finished.code) else {
-            bail!(
-                "the isolated specialist's job exited {} (child request seen: {}); stderr:\n{}",
-                finished.code,
-                child.is_some(),
-                tail(&scratch.path().join("stderr"))
-            );
-        };
-        let told = &requests.last().expect("requests").raw_body;
+        let job = self.specialist_job(script, repo)?;
+        let told = &job.requests.last().expect("requests").raw_body;
         ensure!(
             told.contains("nothing was changed"),
             "the specialist's worktree was not settled: {}",
             &told[told.len().saturating_sub(400)..]
         );
-        Ok(child.at - requests[0].at)
+        Ok(job.child_start)
     }
 }
 
@@ -106,7 +95,7 @@ fn make_repository(dir: &Path) -> Result<()> {
 }
 
 /// Runs `git args…` in `dir` as a committer named bench.
-fn git(dir: &Path, args: &[&str]) -> Result<()> {
+pub(super) fn git(dir: &Path, args: &[&str]) -> Result<()> {
     let status = Command::new("git")
         .args(["-c", "user.name=bench", "-c", "user.email=bench@localhost"])
         .args(args)
