@@ -114,9 +114,15 @@ fn review(
         args: exec_args,
         prompt_parts: vec![prompt],
     };
-    let (exit, answer) = exec::run_for_answer(invocation, schema, prepare);
-    let Some(answer) = answer.filter(|_| exit == ExitCode::Success) else {
-        return Ok(exit);
+    let answer = match exec::run_for_answer(invocation, schema, prepare) {
+        (ExitCode::Success, Some(answer)) => answer,
+        (ExitCode::Success, None) => {
+            return Err(Problem::internal(
+                "the review ended without the findings' answer (a bug)".into(),
+            ));
+        }
+        // The run said why on stderr; no findings are written for a failed review.
+        (failed, _) => return Ok(failed),
     };
     let answer = Answer::from_checked(answer).map_err(Problem::internal)?;
     let (report, dropped) = Report::place(answer, &diff);

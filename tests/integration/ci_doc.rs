@@ -11,6 +11,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::support::ci::{self, StepRun, bash, restore_cached_zero};
 use crate::support::fake_model::{FakeModel, Reply, Script};
 
 /// The fake key the jobs' secret holds.
@@ -124,61 +125,10 @@ fn base_env(repository: &Repository, server: &FakeModel) -> BTreeMap<String, Str
         jq.is_ok_and(|out| out.status.success()),
         "jq is not installed; docs/CI.md's jobs read their verdict with it (apt-get install jq)"
     );
-    let real_home = std::env::var("HOME").unwrap();
-    let mut env = BTreeMap::new();
-    env.insert("PATH".into(), std::env::var("PATH").unwrap());
-    for (var, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
-        let value = std::env::var(var).unwrap_or(format!("{real_home}/{default}"));
-        env.insert(var.into(), value);
-    }
-    let home = repository.home();
-    env.insert("HOME".into(), home.display().to_string());
-    env.insert(
-        "ZERO_HOME".into(),
-        home.join("zero-data").display().to_string(),
-    );
-    env.insert(
-        "XDG_CONFIG_HOME".into(),
-        home.join("config").display().to_string(),
-    );
+    let mut env = ci::base_env(&repository.home());
     env.insert("ZERO_PROVIDER".into(), "openai".into());
     env.insert("ZERO_BASE_URL".into(), server.base_url_openai());
-    env.insert("ZERO_RETRY_BASE_MS".into(), "10".into());
     env
-}
-
-/// What one script printed and how it exited.
-#[derive(Debug)]
-struct StepRun {
-    name: String,
-    code: i32,
-    output: String,
-}
-
-/// Runs `script` with bash as both CI systems do (`-eo pipefail`), in `dir`, with only `env`.
-fn bash(name: &str, script: &str, dir: &Path, env: &BTreeMap<String, String>) -> StepRun {
-    let output = Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
-        .current_dir(dir)
-        .env_clear()
-        .envs(env)
-        .output()
-        .unwrap();
-    StepRun {
-        name: name.to_string(),
-        code: output.status.code().unwrap_or(-1),
-        output: format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-    }
-}
-
-/// Puts the zero this test suite built where a restored cache would: `dir/bin/zero`.
-fn restore_cached_zero(dir: &Path) {
-    std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero")).unwrap();
 }
 
 /// Whether the cache holds zero when the job starts, and what the install step builds.

@@ -418,3 +418,33 @@ fn a_diff_over_the_bound_is_refused_before_the_model_is_asked() {
     assert!(server.requests().is_empty());
     assert!(output.stdout.is_empty());
 }
+
+#[test]
+fn no_answer_in_the_findings_shape_is_exit_4_and_writes_no_findings() {
+    let repo = repository();
+    let out = tempfile::tempdir().unwrap();
+    let sarif = out.path().join("review.sarif");
+    let script = (0..3).fold(Script::new(), |script, _| {
+        script.reply(Reply::text("Looks fine to me."))
+    });
+    let server = FakeModel::start(script);
+    let output = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
+        .args(["review", "--base", "main", "--format"])
+        .arg(format!("sarif={}", sarif.display()))
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("zero: error:"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "the answer went back twice with its errors"
+    );
+    assert!(output.stdout.is_empty());
+    assert!(!sarif.exists());
+}

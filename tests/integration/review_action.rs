@@ -9,13 +9,15 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
+use crate::support::ci::{StepRun, base_env, bash, restore_cached_zero};
 use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::worktrees::git;
 
 /// The fake key the workflow's secret holds.
 const FAKE_KEY: &str = "sk-test-action-00000000000000000";
@@ -25,17 +27,6 @@ const PR_NUMBER: u64 = 7;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs `git args…` in `dir`; panics unless it succeeds.
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(["-c", "user.name=CI", "-c", "user.email=ci@example.com"])
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
 }
 
 /// `main` with `src/lib.rs` pushed to a bare `origin`, and the branch `feature` that breaks it.
@@ -164,61 +155,6 @@ impl FakeApi {
     }
 }
 
-/// The environment every step starts from: the tools' `PATH` and cargo's and rustup's homes,
-/// a private home and zero data directory, nothing else of the machine's.
-fn base_env(repository: &Repository) -> BTreeMap<String, String> {
-    let real_home = std::env::var("HOME").unwrap();
-    let mut env = BTreeMap::new();
-    env.insert("PATH".into(), std::env::var("PATH").unwrap());
-    for (var, default) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
-        let value = std::env::var(var).unwrap_or(format!("{real_home}/{default}"));
-        env.insert(var.into(), value);
-    }
-    let home = repository.path("home");
-    env.insert("HOME".into(), home.display().to_string());
-    env.insert("ZERO_HOME".into(), home.join("zero").display().to_string());
-    env.insert(
-        "XDG_CONFIG_HOME".into(),
-        home.join("config").display().to_string(),
-    );
-    env.insert("ZERO_RETRY_BASE_MS".into(), "10".into());
-    env
-}
-
-/// What one script printed and how it exited.
-#[derive(Debug)]
-struct StepRun {
-    name: String,
-    code: i32,
-    output: String,
-}
-
-/// Runs `script` with bash as both CI systems do (`-eo pipefail`), in `dir`, with only `env`.
-fn bash(name: &str, script: &str, dir: &Path, env: &BTreeMap<String, String>) -> StepRun {
-    let output = Command::new("bash")
-        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
-        .current_dir(dir)
-        .env_clear()
-        .envs(env)
-        .output()
-        .unwrap();
-    StepRun {
-        name: name.to_string(),
-        code: output.status.code().unwrap_or(-1),
-        output: format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-    }
-}
-
-/// Puts the zero this suite built where a restored cache would: `dir/bin/zero`.
-fn restore_cached_zero(dir: &Path) {
-    std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero")).unwrap();
-}
-
 /// A `$GITHUB_OUTPUT` file read as the runner reads it: `name=value` lines and
 /// `name<<DELIMITER` … `DELIMITER` blocks.
 fn step_outputs(text: &str) -> BTreeMap<String, String> {
@@ -321,7 +257,7 @@ fn run_action(
     let (github_path, summary) = (runner.join("path"), runner.join("summary.md"));
     std::fs::write(&github_path, "").unwrap();
     std::fs::write(&summary, "").unwrap();
-    let mut env = base_env(repository);
+    let mut env = base_env(&repository.path("home"));
     for (name, value) in [
         ("GITHUB_ACTION_PATH", root().display().to_string()),
         ("GITHUB_API_URL", api.url.clone()),
@@ -640,7 +576,7 @@ fn run_component(
         job["artifacts"]["reports"]["codequality"],
         "gl-code-quality-report.json"
     );
-    let mut env = base_env(repository);
+    let mut env = base_env(&repository.path("home"));
     env.insert(
         "CI_PROJECT_DIR".into(),
         repository.work().display().to_string(),
