@@ -6,7 +6,7 @@
 //! is not among the diff's new-side lines, is dropped with the reason, so nothing is ever
 //! reported at a wrong place. A placed finding carries a stable fingerprint ([`fingerprint`])
 //! that code scanning and GitLab deduplicate on, and is written in each format CI shows
-//! ([`format`]). `--fail-on` ([`FailOn`]) turns what was found into the exit code.
+//! ([`format`](mod@format)). `--fail-on` ([`FailOn`]) turns what was found into the exit code.
 //!
 //! A leaf: the text of the diff comes in, the bytes of each format go out; running the review
 //! and reading git belong to `review`.
