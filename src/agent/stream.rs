@@ -1,6 +1,6 @@
 //! One model request, streamed: its text and reasoning become events as they arrive, the
-//! provider's notices (a retry, a long silence, a refused field) become `retry`, `waiting` and
-//! `warning` events, what it
+//! provider's notices (a retry, a long silence, a refused field, a fallback model) become
+//! `retry`, `waiting`, `warning` and `model_switch` events, what it
 //! spent goes to the run's ledger whether it succeeded or not, and a failure becomes the
 //! [`Ending`] it means for the run.
 
@@ -51,7 +51,7 @@ impl AgentRun<'_> {
     /// Records what a request spent in the run's ledger, reports it (a `usage` event), and
     /// publishes the run's total to the run that launched it, if any.
     fn spend(&self, counts: Usage) {
-        self.ledger.record(counts);
+        self.ledger.record(self.provider.model(), counts);
         self.output.emit(EventKind::Usage(totals(&counts)));
         if let Err(error) = self.ledger.publish() {
             self.output.emit(EventKind::Warning {
@@ -80,6 +80,12 @@ fn notice_event(notice: Notice) -> EventKind {
                 "the server refused `{}`, so this run asks without it from now on: {}",
                 refused.field, refused.reason
             ),
+        },
+        Notice::Switched(switched) => EventKind::ModelSwitch {
+            from: switched.from,
+            to: switched.to,
+            code: switched.class.into(),
+            reason: switched.reason,
         },
         Notice::Waiting(waiting) => EventKind::Waiting {
             attempt: waiting.attempt,

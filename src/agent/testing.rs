@@ -166,7 +166,7 @@ impl Harness {
 
     /// Runs `prompt` to its end.
     pub(super) async fn run(&self, prompt: &str) -> Report {
-        let ledger = Ledger::new(self.limits, None, None);
+        let ledger = Ledger::new(self.limits, Default::default(), None);
         let root = self.workspace.path().canonicalize().unwrap();
         let agent = AgentRun {
             provider: &self.provider,

@@ -48,6 +48,7 @@ pub(super) fn finish(output: &Output, exit: ExitCode, accounting: Accounting) ->
         session_usage: accounting.session_usage,
         worktree_commit: accounting.worktree_commit,
         permission_denials: output.permission_denials(),
+        model: accounting.spent.model,
     });
     let dropped = output.drain();
     if dropped > 0 {

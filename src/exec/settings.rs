@@ -360,15 +360,10 @@ impl Settings {
         self.env.var(name)
     }
 
-    /// The price of the run's model, when the `[prices]` table has it.
-    pub(crate) fn price(&self) -> Option<Price> {
-        let config = self.provider.as_ref().ok()?;
-        self.prices.of(&config.model)
-    }
-
-    /// The ledger the run tree's spending is counted in, against the budget.
+    /// The ledger the run tree's spending is counted in, against the budget, each model's
+    /// tokens at its own price.
     pub(crate) fn ledger(&self) -> Ledger {
-        Ledger::new(self.limits, self.price(), self.usage_report.clone())
+        Ledger::new(self.limits, self.prices.clone(), self.usage_report.clone())
     }
 
     /// The runtime's configuration, masking `secrets` in what its records say.
@@ -424,8 +419,12 @@ impl Settings {
     /// `--max-cost-usd` needs the model's price; checked once the provider is known to be
     /// configured, so a run without one says that first.
     pub(crate) fn check_priced(&self, config: &ProviderConfig) -> Result<(), Failure> {
-        match self.limits.cost {
-            Some(limit) if self.price().is_none() => Err(Failure::usage(format!(
+        // Every model of the chain may answer, so every one needs its price.
+        let unpriced = std::iter::once(config)
+            .chain(&config.fallbacks)
+            .find(|config| self.prices.of(&config.model).is_none());
+        match (self.limits.cost, unpriced) {
+            (Some(limit), Some(config)) => Err(Failure::usage(format!(
                 "--max-cost-usd {limit} needs the price of model `{model}`: add a \
                  [prices.\"{model}\"] table with `input` and `output` (US dollars per million \
                  tokens) to config.toml",

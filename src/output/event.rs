@@ -212,6 +212,19 @@ pub(crate) enum EventKind {
         /// How long zero waits before the next attempt, in milliseconds.
         delay_ms: u64,
     },
+    /// The model failed a request for good (after its retries: overloaded, rate-limited,
+    /// unreachable, or unknown), and it and every later request go to the next fallback model.
+    #[serde(rename_all = "camelCase")]
+    ModelSwitch {
+        /// The model that failed.
+        from: String,
+        /// The model requests go to now.
+        to: String,
+        /// What kind of failure: a provider `error.code` (`unavailable`, `rate_limited`, ...).
+        code: ErrorCode,
+        /// The failure, as the error would say it.
+        reason: String,
+    },
     /// Nothing of the model's response has come for a while: zero is still waiting on it.
     /// Reported after the first silence of a few seconds and again each time it doubles.
     #[serde(rename_all = "camelCase")]
@@ -284,6 +297,10 @@ pub(crate) enum EventKind {
         /// absent when there were none.
         #[serde(default, skip_serializing_if = "is_zero")]
         permission_denials: u32,
+        /// The model that gave the run's last response (with fallback models, not always the
+        /// one `run_start` names); absent when no response came.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
 }
 
@@ -573,7 +590,8 @@ impl EventKind {
         )
     }
 
-    /// The stderr line of an event about waiting on the model (`retry`, `waiting`), which
+    /// The stderr line of an event about waiting on the model (`retry`, `waiting`,
+    /// `model_switch`), which
     /// every output format writes so that a person watching a slow run sees why; `None` for
     /// any other event.
     pub(crate) fn waiting_line(&self) -> Option<String> {
@@ -607,6 +625,15 @@ impl EventKind {
                     seconds(*timeout_ms)
                 ))
             }
+            EventKind::ModelSwitch {
+                from,
+                to,
+                code,
+                reason,
+            } => Some(format!(
+                "zero: model {from} failed ({code}); switching to the fallback model {to}: \
+                 {reason}"
+            )),
             _ => None,
         }
     }

@@ -189,10 +189,9 @@ impl Writer for JsonWriter {
                 cost_usd,
                 context_window,
                 session_usage,
-                // The worktree's commit and the denials are reported in stream-json's
-                // `run_end` (each denial is in `toolCalls` as an error result too).
-                worktree_commit: _,
-                permission_denials: _,
+                // The worktree's commit, the denials (each is in `toolCalls` as an error
+                // result too) and the model that answered are in stream-json's `run_end`.
+                ..
             } if !self.listed => {
                 return self.print(&Summary {
                     status: *status,
@@ -226,6 +225,7 @@ impl Writer for JsonWriter {
             | EventKind::Compaction { .. }
             | EventKind::Retry { .. }
             | EventKind::Waiting { .. }
+            | EventKind::ModelSwitch { .. }
             | EventKind::Usage(_) => {}
         }
         Ok(())

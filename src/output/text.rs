@@ -137,7 +137,7 @@ impl Writer for TextWriter {
                     ));
                 }
             }
-            EventKind::Retry { .. } | EventKind::Waiting { .. } => {
+            EventKind::Retry { .. } | EventKind::Waiting { .. } | EventKind::ModelSwitch { .. } => {
                 if let Some(line) = event.waiting_line() {
                     self.stderr_line(&line);
                 }

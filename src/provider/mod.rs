@@ -5,6 +5,7 @@
 mod anthropic;
 mod assembly;
 pub(crate) mod config;
+mod fallback;
 mod fault;
 mod http;
 pub(crate) mod message;
@@ -28,7 +29,7 @@ pub use message::{
     AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ThinkingBlock, ToolCall,
     ToolSpec, Usage,
 };
-pub use notice::{Notice, Refused, Retrying, WaitPhase, Waiting};
+pub use notice::{Notice, Refused, Retrying, Switched, WaitPhase, Waiting};
 pub use reasoning::ReasoningEffort;
 pub use tuning::{InvalidTuning, Tuning};
 pub use window::{
@@ -66,8 +67,23 @@ impl ProviderKind {
 /// Builds the provider `config` describes: the wire of its kind over one HTTP client (kept for
 /// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL
 /// again, since a config may be built by hand rather than by [`resolve`]. The requests share
-/// `cache_key` (the run's id) where the endpoint routes its prompt cache by one.
+/// `cache_key` (the run's id) where the endpoint routes its prompt cache by one. With fallback
+/// models, the provider is the chain of them all (see [`fallback`]).
 pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provider>, ConfigError> {
+    let primary = build_one(config, cache_key)?;
+    if config.fallbacks.is_empty() {
+        return Ok(primary);
+    }
+    let fallbacks = config
+        .fallbacks
+        .iter()
+        .map(|fallback| build_one(fallback, cache_key))
+        .collect::<Result<_, _>>()?;
+    Ok(Arc::new(fallback::Fallback::new(primary, fallbacks)))
+}
+
+/// The provider of `config`'s own model (see [`build`]).
+fn build_one(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provider>, ConfigError> {
     config::parse_base_url(&config.base_url)?;
     let official = config.is_official();
     match config.kind {

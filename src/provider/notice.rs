@@ -4,7 +4,7 @@
 //!
 //! The provider may not depend on `output`, so it hands these to a callback the caller
 //! passes to [`Provider::complete`](super::Provider::complete); the agent loop turns them
-//! into `retry`, `waiting` and `warning` events.
+//! into `retry`, `waiting`, `warning` and `model_switch` events.
 
 use std::time::Duration;
 
@@ -20,6 +20,22 @@ pub enum Notice {
     /// The server refused an optional field of the request (the reasoning effort), and the
     /// request goes out again without it, as every later one of the run does.
     Refused(Refused),
+    /// The model failed the request for good, and the request goes to the next fallback
+    /// model, as every later one of the run does.
+    Switched(Switched),
+}
+
+/// A move from one model to the next of the fallback chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switched {
+    /// The model that failed.
+    pub from: String,
+    /// The model the request goes to now.
+    pub to: String,
+    /// What kind of failure it was.
+    pub class: ErrorClass,
+    /// The failure, as the error would say it (endpoint named, secrets redacted).
+    pub reason: String,
 }
 
 /// A field of the request the server would not take.

@@ -192,7 +192,7 @@ mod tests {
             parent_run: RunId::generate(),
             provider: None,
             search: SearchPaths::new(Path::new("/nonexistent"), |_| None),
-            ledger: Arc::new(Ledger::new(Limits::default(), None, None)),
+            ledger: Arc::new(Ledger::new(Limits::default(), Default::default(), None)),
             mcp_servers: Vec::new(),
             hooks: None,
             rules: HandedRules::default(),

@@ -25,8 +25,9 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Price, Usage, Usd};
+use super::{Prices, Usage, Usd};
 use crate::sync::lock;
+use std::collections::BTreeMap;
 
 /// How much of a report file's end a parent reads at most: a report is a few hundred bytes, so
 /// the newest whole one is always in it, however many a child wrote since the last read.
@@ -62,10 +63,13 @@ pub enum Exceeded {
 }
 
 /// What a run tree has spent.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Spent {
     /// The run's own responses.
     pub(crate) own: Usage,
+    /// The model that gave the run's last response, when it had one (with fallback models,
+    /// not always the one it started with).
+    pub(crate) model: Option<String>,
     /// Its specialists' responses, as they last reported them.
     pub(crate) children: Usage,
     /// What it all cost, in dollars; `None` unless every part that spent tokens has a price.
@@ -144,7 +148,10 @@ impl Child {
 
 #[derive(Debug, Default)]
 struct State {
-    own: Usage,
+    /// The run's own responses, by the model that gave them: each is priced at its own.
+    own: BTreeMap<String, Usage>,
+    /// The model of the last response.
+    last_model: Option<String>,
     children: Vec<Child>,
 }
 
@@ -152,8 +159,8 @@ struct State {
 #[derive(Debug)]
 pub struct Ledger {
     limits: Limits,
-    /// The price of this run's model, when the price table has one.
-    price: Option<Price>,
+    /// The `[prices]` table: each model's tokens cost what it says for that model.
+    prices: Prices,
     /// Where this run reports its spending, when it is a specialist.
     report_to: Option<PathBuf>,
     /// The report file, opened at the first report.
@@ -162,21 +169,23 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// A ledger for a run with `limits`, its model priced at `price`, reporting to its parent
-    /// at `report_to` when it is a specialist.
-    pub fn new(limits: Limits, price: Option<Price>, report_to: Option<PathBuf>) -> Self {
+    /// A ledger for a run with `limits`, its models priced by `prices`, reporting to its
+    /// parent at `report_to` when it is a specialist.
+    pub fn new(limits: Limits, prices: Prices, report_to: Option<PathBuf>) -> Self {
         Ledger {
             limits,
-            price,
+            prices,
             report_to,
             report: Mutex::new(None),
             state: Mutex::new(State::default()),
         }
     }
 
-    /// Counts one of this run's responses.
-    pub(crate) fn record(&self, usage: Usage) {
-        lock(&self.state).own.add(usage);
+    /// Counts one of this run's responses, given by `model`.
+    pub(crate) fn record(&self, model: &str, usage: Usage) {
+        let mut state = lock(&self.state);
+        state.own.entry(model.to_owned()).or_default().add(usage);
+        state.last_model = Some(model.to_owned());
     }
 
     /// Creates the report file a specialist is told to write (0600, `path` must not exist)
@@ -200,12 +209,21 @@ impl Ledger {
     /// What the tree has spent, with the specialists' latest reports read.
     pub(crate) fn spent(&self) -> Spent {
         let mut state = lock(&self.state);
-        let own = state.own;
-        let own_cost = self.price.map(|price| price.cost(&own));
+        let mut own = Usage::default();
+        let mut own_cost = Some(0.0);
+        for (model, usage) in &state.own {
+            own.add(*usage);
+            own_cost = match (own_cost, self.prices.of(model)) {
+                (Some(cost), Some(price)) => Some(cost + price.cost(usage)),
+                (cost, None) if usage.total() == 0 => cost,
+                _ => None,
+            };
+        }
         let mut spent = Spent {
             own,
+            model: state.last_model.clone(),
             children: Usage::default(),
-            cost: own_cost.or((own.total() == 0).then_some(0.0)),
+            cost: own_cost,
         };
         for child in &mut state.children {
             child.catch_up();
@@ -312,6 +330,15 @@ fn open_report(path: &Path) -> std::io::Result<File> {
 mod tests {
     use super::*;
 
+    /// The table pricing each model at its price (a `[prices."MODEL"]` table's body).
+    fn priced(models: &[(&str, &str)]) -> Prices {
+        let table = models
+            .iter()
+            .map(|(model, price)| ((*model).to_owned(), toml::from_str(price).unwrap()))
+            .collect();
+        Prices::new(table).unwrap()
+    }
+
     fn usage(prompt: u64, completion: u64) -> Usage {
         Usage {
             prompt_tokens: prompt,
@@ -328,20 +355,20 @@ mod tests {
             tokens: Some(1000),
             cost: None,
         };
-        let parent = Ledger::new(limits, None, None);
+        let parent = Ledger::new(limits, Prices::default(), None);
         parent.watch_child(&report).unwrap();
-        parent.record(usage(300, 100));
+        parent.record("m", usage(300, 100));
         assert_eq!(parent.exceeded(), None);
         assert_eq!(parent.allowance().unwrap().tokens, Some(600));
 
-        let child = Ledger::new(parent.allowance().unwrap(), None, Some(report));
-        child.record(usage(500, 50));
+        let child = Ledger::new(parent.allowance().unwrap(), Prices::default(), Some(report));
+        child.record("m", usage(500, 50));
         child.publish().unwrap();
         let spent = parent.spent();
         assert_eq!(spent.children, usage(500, 50));
         assert_eq!(spent.total().total(), 950);
         assert_eq!(parent.exceeded(), None);
-        child.record(usage(100, 0));
+        child.record("m", usage(100, 0));
         child.publish().unwrap();
         assert_eq!(
             parent.exceeded(),
@@ -362,10 +389,10 @@ mod tests {
     fn a_childs_last_report_is_read_after_its_file_is_removed_without_a_budget() {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("task-usage-0");
-        let parent = Ledger::new(Limits::default(), None, None);
+        let parent = Ledger::new(Limits::default(), Prices::default(), None);
         parent.watch_child(&report).unwrap();
-        let child = Ledger::new(Limits::default(), None, Some(report.clone()));
-        child.record(usage(7000, 70));
+        let child = Ledger::new(Limits::default(), Prices::default(), Some(report.clone()));
+        child.record("m", usage(7000, 70));
         child.publish().unwrap();
         // The run directory goes at close, after the children ended; nothing read it before.
         std::fs::remove_file(&report).unwrap();
@@ -376,12 +403,12 @@ mod tests {
     fn only_whole_report_lines_count_and_the_newest_wins() {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("task-usage-0");
-        let parent = Ledger::new(Limits::default(), None, None);
+        let parent = Ledger::new(Limits::default(), Prices::default(), None);
         parent.watch_child(&report).unwrap();
-        let child = Ledger::new(Limits::default(), None, Some(report.clone()));
+        let child = Ledger::new(Limits::default(), Prices::default(), Some(report.clone()));
         // More reports than the window holds, all between two reads.
         for _ in 0..500 {
-            child.record(usage(10, 1));
+            child.record("m", usage(10, 1));
             child.publish().unwrap();
         }
         assert_eq!(parent.spent().children, usage(5000, 500));
@@ -390,8 +417,12 @@ mod tests {
         file.write_all(br#"{"usage":{"promptTokens":9"#).unwrap();
         assert_eq!(parent.spent().children, usage(5000, 500));
         // A file the parent did not create is not written to.
-        let stray = Ledger::new(Limits::default(), None, Some(dir.path().join("missing")));
-        stray.record(usage(1, 1));
+        let stray = Ledger::new(
+            Limits::default(),
+            Prices::default(),
+            Some(dir.path().join("missing")),
+        );
+        stray.record("m", usage(1, 1));
         assert!(stray.publish().is_err());
         assert!(!dir.path().join("missing").exists());
     }
@@ -400,33 +431,53 @@ mod tests {
     fn the_cost_is_known_only_when_every_part_that_spent_has_a_price() {
         let dir = tempfile::tempdir().unwrap();
         let report = dir.path().join("task-usage-0");
-        let price: Price = toml::from_str("input = 1.0\noutput = 2.0").unwrap();
-        let parent = Ledger::new(Limits::default(), Some(price), None);
-        parent.record(usage(1_000_000, 500_000));
+        let parent = Ledger::new(
+            Limits::default(),
+            priced(&[("m", "input = 1.0\noutput = 2.0")]),
+            None,
+        );
+        parent.record("m", usage(1_000_000, 500_000));
         assert_eq!(parent.spent().cost, Some(2.0));
         parent.watch_child(&report).unwrap();
         // A child that spent nothing yet leaves the cost known.
         assert_eq!(parent.spent().cost, Some(2.0));
-        let unpriced = Ledger::new(Limits::default(), None, Some(report));
-        unpriced.record(usage(10, 10));
+        let unpriced = Ledger::new(Limits::default(), Prices::default(), Some(report));
+        unpriced.record("m", usage(10, 10));
         unpriced.publish().unwrap();
         assert_eq!(parent.spent().cost, None);
     }
 
     #[test]
+    fn each_models_tokens_are_priced_at_its_own_price() {
+        let prices = priced(&[
+            ("big", "input = 10.0\noutput = 10.0"),
+            ("small", "input = 1.0\noutput = 1.0"),
+        ]);
+        let ledger = Ledger::new(Limits::default(), prices, None);
+        ledger.record("big", usage(100_000, 0));
+        ledger.record("small", usage(100_000, 0));
+        let spent = ledger.spent();
+        assert!((spent.cost.unwrap() - 1.1).abs() < 1e-9, "{spent:?}");
+        assert_eq!(spent.own, usage(200_000, 0));
+        assert_eq!(spent.model.as_deref(), Some("small"));
+        // A model without a price that spent tokens leaves the cost unknown.
+        ledger.record("unpriced", usage(1, 0));
+        assert_eq!(ledger.spent().cost, None);
+    }
+
+    #[test]
     fn the_cost_budget_stops_the_run_and_leaves_children_the_rest() {
-        let price: Price = toml::from_str("input = 1.0\noutput = 1.0").unwrap();
         let limits = Limits {
             tokens: None,
             cost: Some(Usd::parse("1").unwrap()),
         };
-        let ledger = Ledger::new(limits, Some(price), None);
-        ledger.record(usage(250_000, 0));
+        let ledger = Ledger::new(limits, priced(&[("m", "input = 1.0\noutput = 1.0")]), None);
+        ledger.record("m", usage(250_000, 0));
         assert_eq!(
             ledger.allowance().unwrap().cost,
             Some(Usd::parse("0.75").unwrap())
         );
-        ledger.record(usage(800_000, 0));
+        ledger.record("m", usage(800_000, 0));
         assert!(matches!(ledger.exceeded(), Some(Exceeded::Cost { .. })));
         assert!(ledger.allowance().is_err());
     }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub(crate) use ledger::Spent;
 pub use ledger::{Exceeded, Ledger, Limits};
 pub use prices::Price;
-pub(crate) use prices::Prices;
+pub use prices::Prices;
 
 /// Token counts of one response, or a sum of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -62,7 +62,7 @@ impl Price {
 
 /// The `[prices]` table: model name to price.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Prices {
+pub struct Prices {
     by_model: BTreeMap<String, Price>,
 }
 

@@ -80,7 +80,7 @@ fn run_cancelled_after(
         output: &output,
         max_turns: 10,
         tasks: &tasks,
-        ledger: &Ledger::new(Limits::default(), None, None),
+        ledger: &Ledger::new(Limits::default(), Default::default(), None),
         window: WindowLookup::known(ContextWindow::DEFAULT),
         schema: None,
         transcript: None,
