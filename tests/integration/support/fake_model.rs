@@ -83,6 +83,8 @@ struct Streamed {
     usage: Option<(u64, u64)>,
     /// Of the prompt tokens, how many the wire reports as read from its cache.
     cached_tokens: u64,
+    /// Of the completion tokens, how many OpenAI's wire reports as reasoning.
+    reasoning_tokens: u64,
     max_tokens: bool,
     /// Characters per text and reasoning delta; `None` streams one word per delta.
     piece_chars: Option<usize>,
@@ -204,6 +206,18 @@ impl Reply {
     /// Adds text before the tool calls of a tool-call reply (or replaces a reply's text).
     pub fn with_text(self, text: &str) -> Reply {
         self.map_stream(|streamed| streamed.text = Some(text.to_owned()))
+    }
+
+    /// Adds reasoning before the text and tool calls of a reply (a `thinking` block with the
+    /// signature `fake-signature` on the Anthropic wire).
+    pub fn with_reasoning(self, reasoning: &str) -> Reply {
+        self.map_stream(|streamed| streamed.reasoning = Some(reasoning.to_owned()))
+    }
+
+    /// Reports `tokens` of the completion tokens as reasoning (OpenAI
+    /// `completion_tokens_details.reasoning_tokens`).
+    pub fn with_reasoning_tokens(self, tokens: u64) -> Reply {
+        self.map_stream(|streamed| streamed.reasoning_tokens = tokens)
     }
 
     /// Reports these token counts instead of [`DEFAULT_USAGE`].
@@ -887,7 +901,8 @@ fn openai_events(reply: &Streamed) -> Vec<String> {
     events.push(data(&json!({
         "id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
+                  "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+                  "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens}},
         "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0},
     })));
     events.push("data: [DONE]\n\n".to_owned());
