@@ -61,7 +61,7 @@ pub struct Launcher {
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
 /// `Task` when the run may launch specialists (`launcher`; a specialist never launches
 /// specialists of its own). Returns the run's isolated worktrees when it may launch
-/// specialists: the run ends them with [`Isolated::close`] after its runtime's close.
+/// specialists: the run ends them (`Isolated::close`) after its runtime's close.
 pub fn register(
     registry: &mut Registry,
     runtime: &Arc<Runtime>,
