@@ -740,4 +740,103 @@ mod tests {
             })
         );
     }
+
+    #[test]
+    fn thinking_blocks_are_kept_whole_with_their_signatures_and_redacted_ones_as_they_came() {
+        let (done, deltas, _) = decode(&[
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"look "}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"first"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig=="}}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"opaque"}}"#,
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"t1","name":"ls"}}"#,
+            r#"{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{}"}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}"#,
+        ])
+        .unwrap();
+        assert_eq!(
+            done.thinking,
+            vec![
+                ThinkingBlock::Thinking {
+                    thinking: "look first".into(),
+                    signature: "sig==".into()
+                },
+                ThinkingBlock::RedactedThinking {
+                    data: "opaque".into()
+                },
+            ]
+        );
+        assert_eq!(
+            deltas,
+            vec![
+                StreamDelta::Reasoning("look ".into()),
+                StreamDelta::Reasoning("first".into())
+            ]
+        );
+        assert_eq!(done.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn thinking_goes_out_with_its_budget_and_the_blocks_before_the_calls_only_while_it_is_on() {
+        let request = Request {
+            system: String::new(),
+            messages: vec![
+                Message::User {
+                    content: "go".into(),
+                },
+                Message::Assistant {
+                    text: "Looking.".into(),
+                    tool_calls: vec![ToolCall {
+                        id: "t1".into(),
+                        name: "ls".into(),
+                        arguments: "{}".into(),
+                    }],
+                    thinking: vec![
+                        ThinkingBlock::Thinking {
+                            thinking: "hmm".into(),
+                            signature: "sig".into(),
+                        },
+                        ThinkingBlock::RedactedThinking { data: "x".into() },
+                    ],
+                },
+                Message::ToolResult {
+                    call_id: "t1".into(),
+                    name: "ls".into(),
+                    output: "a".into(),
+                    is_error: false,
+                },
+            ],
+            tools: vec![],
+            answer_format: None,
+        };
+        let wire = Anthropic::new("http://h", 1000).with_reasoning(Some(ReasoningEffort::Minimal));
+        assert_eq!(wire.reasoning_field(), Some("thinking"));
+        let body = |reasoning| -> Value {
+            let asks = Asks {
+                constrain: false,
+                reasoning,
+            };
+            serde_json::from_slice(&wire.body("claude", &request, asks)).unwrap()
+        };
+        let on = body(true);
+        assert_eq!(
+            on["thinking"],
+            json!({"type": "enabled", "budget_tokens": 1024})
+        );
+        assert_eq!(on["max_tokens"], 1000 + 1024);
+        assert_eq!(
+            on["messages"][1]["content"],
+            json!([
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "x"},
+                {"type": "text", "text": "Looking."},
+                {"type": "tool_use", "id": "t1", "name": "ls", "input": {}},
+            ])
+        );
+        let off = body(false);
+        assert!(off.get("thinking").is_none(), "{off}");
+        assert_eq!(off["max_tokens"], 1000);
+        assert_eq!(off["messages"][1]["content"][0]["type"], "text");
+        assert_eq!(Anthropic::new("http://h", 1).reasoning_field(), None);
+    }
 }

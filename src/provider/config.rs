@@ -243,8 +243,8 @@ pub(crate) struct FileConfig {
 /// (a gateway's model names cannot be guessed), and so is an official endpoint without a key;
 /// a custom URL may go without a key (some gateways and every local server need none).
 ///
-/// The fallback models (`--fallback-model`, else the file's `fallback_models`) are resolved
-/// too, each into a configuration of its own (see [`fallback`]).
+/// The fallback models (`--fallback-model`, else the file's `fallback_models`; each `MODEL`
+/// or `PROVIDER:MODEL`) are resolved too, each into a configuration of its own.
 pub fn resolve(
     flags: &ProviderFlags,
     env: &dyn Fn(&str) -> Option<String>,
@@ -297,11 +297,11 @@ fn fallback(
 ) -> Result<ProviderConfig, ConfigError> {
     let word = word.trim();
     let (kind, model) = match word.split_once(':') {
-        Some((prefix, model)) if !model.is_empty() => match ProviderKind::from_word(prefix) {
+        Some((prefix, model)) => match ProviderKind::from_word(prefix) {
             Some(kind @ (ProviderKind::Openai | ProviderKind::Anthropic)) => (kind, model),
             _ => (primary.kind, word),
         },
-        _ => (primary.kind, word),
+        None => (primary.kind, word),
     };
     if model.is_empty() {
         return Err(ConfigError::InvalidFallback {
@@ -1008,5 +1008,78 @@ mod tests {
         )
         .unwrap();
         assert!(!format!("{config:?}").contains("sk-secret-value"));
+    }
+
+    #[test]
+    fn fallback_models_are_resolved_on_the_same_endpoint_or_through_the_other_wires_variables() {
+        let flags = |words: &[&str]| ProviderFlags {
+            fallback_models: Some(words.iter().map(|word| (*word).to_owned()).collect()),
+            reasoning_effort: Some(ReasoningEffort::High),
+            ..ProviderFlags::default()
+        };
+        let env = env_of(&[
+            ("OPENAI_API_KEY", "sk-o"),
+            ("ANTHROPIC_API_KEY", "sk-a"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+        ]);
+        let config = resolve_in(
+            &flags(&[
+                "gpt-4.1-nano",
+                "qwen2.5:7b",
+                "anthropic:claude-haiku-4-5",
+                "openai:o4",
+            ]),
+            &env,
+        )
+        .unwrap();
+        let chain: Vec<Summary> = config.fallbacks.iter().map(summary).collect();
+        assert_eq!(
+            chain,
+            [
+                (Openai, OPENAI_BASE_URL, Some("sk-o"), "gpt-4.1-nano"),
+                // Not a provider's name: the prefix is part of the model's.
+                (Openai, OPENAI_BASE_URL, Some("sk-o"), "qwen2.5:7b"),
+                (
+                    Anthropic,
+                    "http://127.0.0.1:9",
+                    Some("sk-a"),
+                    "claude-haiku-4-5"
+                ),
+                (Openai, OPENAI_BASE_URL, Some("sk-o"), "o4"),
+            ]
+        );
+        assert!(config.fallbacks.iter().all(|fallback| {
+            fallback.reasoning_effort == Some(ReasoningEffort::High)
+                && fallback.fallbacks.is_empty()
+        }));
+        // A specialist gets the ones its handed key serves.
+        assert_eq!(
+            config.child_fallbacks(),
+            ["gpt-4.1-nano", "qwen2.5:7b", "o4"]
+        );
+
+        let no_key = resolve_in(
+            &flags(&["anthropic:claude"]),
+            &env_of(&[("OPENAI_API_KEY", "k")]),
+        );
+        assert!(
+            matches!(no_key, Err(ConfigError::MissingApiKey { .. })),
+            "{no_key:?}"
+        );
+        for bad in ["", "anthropic:"] {
+            let refused = resolve_in(&flags(&[bad]), &env);
+            assert!(
+                matches!(refused, Err(ConfigError::InvalidFallback { .. })),
+                "{bad:?}"
+            );
+        }
+        let local = ProviderFlags {
+            provider: Some(ProviderKind::Local),
+            ..flags(&["other"])
+        };
+        assert!(matches!(
+            resolve_in(&local, &env_of(&[])),
+            Err(ConfigError::InvalidFallback { .. })
+        ));
     }
 }

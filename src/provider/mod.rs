@@ -68,7 +68,7 @@ impl ProviderKind {
 /// the provider's whole life, so turns reuse connections), with its tuning. Checks the base URL
 /// again, since a config may be built by hand rather than by [`resolve`]. The requests share
 /// `cache_key` (the run's id) where the endpoint routes its prompt cache by one. With fallback
-/// models, the provider is the chain of them all (see [`fallback`]).
+/// models, the provider is the chain of them all (`provider::fallback`).
 pub fn build(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provider>, ConfigError> {
     let primary = build_one(config, cache_key)?;
     if config.fallbacks.is_empty() {

@@ -899,4 +899,30 @@ mod tests {
         assert_eq!(wire.headers(Some("k")).unwrap()[AUTHORIZATION], "Bearer k");
         assert!(wire.headers(None).unwrap().is_empty());
     }
+
+    #[test]
+    fn the_effort_goes_out_as_reasoning_effort_unless_it_was_refused() {
+        let request = Request {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+            answer_format: None,
+        };
+        let wire =
+            OpenAi::new("http://h/v1", 5, "run_1").with_reasoning(Some(ReasoningEffort::Low));
+        assert_eq!(wire.reasoning_field(), Some("reasoning_effort"));
+        let body = |reasoning| -> Value {
+            let asks = Asks {
+                constrain: false,
+                reasoning,
+            };
+            serde_json::from_slice(&wire.body("m", &request, asks)).unwrap()
+        };
+        assert_eq!(body(true)["reasoning_effort"], "low");
+        assert!(body(false).get("reasoning_effort").is_none());
+        assert_eq!(
+            OpenAi::new("http://h/v1", 5, "run_1").reasoning_field(),
+            None
+        );
+    }
 }

@@ -2,6 +2,8 @@
 //! the next one (a `model_switch`, the cost of each model at its own price), a refused request
 //! does not, an exhausted chain names every model, and a specialist gets the chain.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
@@ -36,17 +38,22 @@ fn priced() -> tempfile::TempDir {
     dir
 }
 
-/// `zero exec -o stream-json` on `wire` with the model `big`, then `flags`; its events once
-/// it exited with `code`.
-fn run(server: &FakeModel, wire: Wire, flags: &[&str], code: i32) -> Vec<Value> {
-    let config = priced();
+/// `zero exec -o stream-json` on `wire` with the model `big` and the config directory
+/// `config`, flags and prompt still to come.
+fn command(server: &FakeModel, wire: Wire, config: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::from_std(zero_std_with(server, wire));
     cmd.env("ZERO_MODEL", "big")
         .env("ZERO_MAX_ATTEMPTS", ATTEMPTS.to_string())
-        .env("XDG_CONFIG_HOME", config.path())
-        .args(["exec", "-o", "stream-json"])
-        .args(flags)
-        .arg("look around");
+        .env("XDG_CONFIG_HOME", config)
+        .args(["exec", "-o", "stream-json"]);
+    cmd
+}
+
+/// [`command`] with [`priced`] models and `flags`; its events once it exited with `code`.
+fn run(server: &FakeModel, wire: Wire, flags: &[&str], code: i32) -> Vec<Value> {
+    let config = priced();
+    let mut cmd = command(server, wire, config.path());
+    cmd.args(flags).arg("look around");
     finished_stream(&mut cmd, code)
 }
 
@@ -179,12 +186,7 @@ fn fallback_models_come_from_config_toml_too() {
     let path = config.path().join("zero/config.toml");
     let prices = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("fallback_models = [\"small\"]\n{prices}")).unwrap();
-    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
-    cmd.env("ZERO_MODEL", "big")
-        .env("ZERO_MAX_ATTEMPTS", ATTEMPTS.to_string())
-        .env("XDG_CONFIG_HOME", config.path())
-        .args(["exec", "-o", "stream-json", "hi"]);
-    let events = finished_stream(&mut cmd, 0);
+    let events = finished_stream(command(&server, Wire::OpenAi, config.path()).arg("hi"), 0);
     assert_eq!(events.last().unwrap()["model"], "small");
 }
 
@@ -224,19 +226,9 @@ fn provider_colon_model_reaches_the_other_wire_through_its_own_variables() {
             .route(model("small").reply(Reply::text("done"))),
     );
     let config = priced();
-    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
-    cmd.env("ZERO_MODEL", "big")
-        .env("ZERO_MAX_ATTEMPTS", ATTEMPTS.to_string())
-        .env("XDG_CONFIG_HOME", config.path())
-        .env("ANTHROPIC_BASE_URL", server.base_url_anthropic())
-        .args([
-            "exec",
-            "-o",
-            "stream-json",
-            "--fallback-model",
-            "anthropic:small",
-            "hi",
-        ]);
+    let mut cmd = command(&server, Wire::OpenAi, config.path());
+    cmd.env("ANTHROPIC_BASE_URL", server.base_url_anthropic())
+        .args(["--fallback-model", "anthropic:small", "hi"]);
     let events = finished_stream(&mut cmd, 0);
     assert_eq!(events.last().unwrap()["model"], "small");
     let answered = server

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::fake_model::{CHILD, FakeModel, RecordedRequest, Reply, Route, Script};
 use crate::support::zero::{Wire, finished_stream, zero_std_with};
 
 /// `zero exec -o stream-json` against `server` on `wire`, with `flags`; its events, once it
@@ -238,4 +238,45 @@ fn reasoning_is_an_event_of_its_own_and_never_reaches_stdout_in_text_mode() {
         assert_eq!(stdout.trim_end(), "The answer.", "{wire:?}");
         assert!(!stdout.contains("Secret"), "{wire:?}: {stdout}");
     }
+}
+
+#[test]
+fn a_specialist_reasons_as_its_parent_unless_its_manifest_says_otherwise() {
+    let workspace = tempfile::tempdir().unwrap();
+    let manifests = workspace.path().join(".zero/specialists");
+    std::fs::create_dir_all(&manifests).unwrap();
+    std::fs::write(
+        manifests.join("quick.md"),
+        "---\nname: quick\ndescription: Answers quickly.\nreasoning_effort: minimal\n---\n\
+         Answer at once.\n",
+    )
+    .unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(Reply::text("child one"))
+                    .reply(Reply::text("child two")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "worker", "prompt": "Look around."}),
+            ))
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "quick", "prompt": "Look quickly."}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
+    cmd.args(["exec", "-o", "stream-json", "--auto", "medium", "--cwd"])
+        .arg(workspace.path())
+        .args(["--reasoning-effort", "high", "go"]);
+    finished_stream(&mut cmd, 0);
+    let efforts: Vec<Value> = model_requests(&server)
+        .iter()
+        .filter(|request| request.raw_body.contains(CHILD))
+        .map(|request| request.body["reasoning_effort"].clone())
+        .collect();
+    assert_eq!(efforts, [json!("high"), json!("minimal")]);
 }
