@@ -100,7 +100,7 @@ impl Wire for Anthropic {
     fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes {
         let thinking = self
             .effort
-            .filter(|_| asks.reasoning)
+            .filter(|_| asks.reasoning && thinking_allowed(&request.messages))
             .map(|effort| Thinking {
                 kind: "enabled",
                 budget_tokens: effort.thinking_budget(),
@@ -291,6 +291,26 @@ fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
         }
     }
     turns
+}
+
+/// Whether extended thinking may be on for a request of `messages`. The API requires the
+/// thinking blocks of every assistant turn of the tool loop a request continues (the turns
+/// since the last user message); a loop that began without them — calls zero made for the
+/// model before its first request, a turn from a run that did not think — goes on without
+/// thinking, which comes back with the next user message.
+fn thinking_allowed(messages: &[Message]) -> bool {
+    messages
+        .iter()
+        .rev()
+        .take_while(|message| !matches!(message, Message::User { .. }))
+        .all(|message| match message {
+            Message::Assistant {
+                tool_calls,
+                thinking,
+                ..
+            } => tool_calls.is_empty() || !thinking.is_empty(),
+            Message::User { .. } | Message::ToolResult { .. } => true,
+        })
 }
 
 /// A thinking block as it came.
@@ -838,5 +858,53 @@ mod tests {
         assert_eq!(off["max_tokens"], 1000);
         assert_eq!(off["messages"][1]["content"][0]["type"], "text");
         assert_eq!(Anthropic::new("http://h", 1).reasoning_field(), None);
+    }
+
+    #[test]
+    fn a_tool_loop_that_began_without_thinking_goes_on_without_it() {
+        let call = ToolCall {
+            id: "t1".into(),
+            name: "ls".into(),
+            arguments: "{}".into(),
+        };
+        let user = Message::User {
+            content: "go".into(),
+        };
+        let result = Message::ToolResult {
+            call_id: "t1".into(),
+            name: "ls".into(),
+            output: "a".into(),
+            is_error: false,
+        };
+        let turn = |thinking: Vec<ThinkingBlock>| Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call.clone()],
+            thinking,
+        };
+        let thought = vec![ThinkingBlock::RedactedThinking { data: "x".into() }];
+        let wire = Anthropic::new("http://h", 10).with_reasoning(Some(ReasoningEffort::Low));
+        let thinks = |messages: Vec<Message>| -> bool {
+            let request = Request {
+                system: String::new(),
+                messages,
+                tools: vec![],
+                answer_format: None,
+            };
+            let asks = Asks {
+                constrain: false,
+                reasoning: true,
+            };
+            let body: Value = serde_json::from_slice(&wire.body("claude", &request, asks)).unwrap();
+            body.get("thinking").is_some()
+        };
+        assert!(thinks(vec![user.clone()]));
+        assert!(thinks(vec![
+            user.clone(),
+            turn(thought.clone()),
+            result.clone()
+        ]));
+        assert!(!thinks(vec![user.clone(), turn(vec![]), result.clone()]));
+        // A new user message begins a new loop, with thinking.
+        assert!(thinks(vec![user.clone(), turn(vec![]), result, user]));
     }
 }
