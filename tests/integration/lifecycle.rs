@@ -555,7 +555,17 @@ fn stopping_and_continuing_zero_tears_nothing_down() {
     let (_server, mut zero) = reach_writing_to(scratch.path(), script, &[], |server| {
         server.requests().len() >= 2 && ticked() > 0
     });
-    let pids = || -> Vec<u32> { processes(&nonce).iter().map(|p| p.pid).collect() };
+    // The task's processes, without the loop's fork for each `sleep` before it execs (it
+    // carries the loop's command line for a moment, and is not a process the run started).
+    let pids = || -> Vec<u32> {
+        let all = processes(&nonce);
+        let forked = |p: &Process| {
+            let ppid = stat(p.pid as i32).map(|stat| stat.ppid);
+            all.iter()
+                .any(|q| Some(q.pid as i32) == ppid && q.argv == p.argv)
+        };
+        all.iter().filter(|p| !forked(p)).map(|p| p.pid).collect()
+    };
     let zero_state = |zero: &Zero| stat(zero.child.id() as i32).map(|stat| stat.state);
     // Waits until the task has ticked `TICKS` more times, or something changed.
     let run_on = |what: &str, before: &[u32]| {

@@ -24,6 +24,8 @@ pub struct Process {
 pub struct Stat {
     /// The state letter (`R`, `S`, `Z`...).
     pub state: char,
+    /// The parent's pid.
+    pub ppid: i32,
     /// The process group id.
     pub pgid: i32,
     /// Start time in clock ticks since boot.
@@ -46,6 +48,7 @@ pub fn stat(pid: i32) -> Option<Stat> {
     let field = |number: usize| fields.get(number - 3).copied();
     Some(Stat {
         state: field(3)?.chars().next()?,
+        ppid: field(4)?.parse().ok()?,
         pgid: field(5)?.parse().ok()?,
         start_time: field(22)?.parse().ok()?,
     })
