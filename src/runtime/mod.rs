@@ -57,6 +57,7 @@ use serde::Deserialize;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+pub use checkout::{Checkout, CheckoutError, NewCheckout};
 pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use foreground::{CommandOutput, ShellCommand, Termination};
@@ -70,7 +71,6 @@ pub(crate) use stop::hurry;
 pub(crate) use store::{GcReport, Store};
 pub(crate) use task::Stopped;
 pub(crate) use timing::MAX_DURATION;
-pub use checkout::{Checkout, CheckoutError, NewCheckout};
 pub use worktree::{
     Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeLease, WorktreeRecord,
     WorktreeRecords, WorktreeState,
