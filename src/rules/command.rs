@@ -9,6 +9,12 @@
 //! A word the command's own text cannot tell ([`Word::Unknown`]) is judged for the side that
 //! keeps the caller safe: an allow pattern covers it only with a lone `*`, while a deny pattern
 //! is taken to match it, standing for any number of any words.
+//!
+//! A deny pattern also matches with options put between its words: `git push *` denies
+//! `git -C . push`, `git -c core.x=y push` and `git --no-pager push`, which run the same
+//! subcommand. Between two of its words (after the command's name) a deny pattern skips any
+//! run of option words (`-x`, `--long`, `--long=value`), each optionally followed by one
+//! argument word. An allow pattern never does: what it allows is exactly what it says.
 
 use super::shell::Word;
 
@@ -21,6 +27,8 @@ enum Piece {
     Glob(String),
     /// A word as it must be.
     Literal(String),
+    /// Any run of options, each perhaps with one argument (only in a deny pattern's test).
+    Options,
 }
 
 /// A command pattern, as a rule wrote it.
@@ -52,10 +60,24 @@ impl CommandPattern {
         self.matches(words, false)
     }
 
-    /// Whether the command `words` may match, unknown words counted as matching: a deny
-    /// rule's test.
+    /// Whether the command `words` may match, unknown words counted as matching and options
+    /// allowed between the pattern's words: a deny rule's test.
     pub(crate) fn may_match(&self, words: &[Word]) -> bool {
-        self.matches(words, true)
+        self.with_options_between().matches(words, true)
+    }
+
+    /// The pattern with [`Piece::Options`] after its first word and between the words that
+    /// follow it (not next to a `*`, which takes options anyway).
+    fn with_options_between(&self) -> CommandPattern {
+        let mut pieces = Vec::with_capacity(self.pieces.len() * 2);
+        for (index, piece) in self.pieces.iter().enumerate() {
+            let after_word = index > 0 && self.pieces[index - 1] != Piece::Any;
+            if after_word && *piece != Piece::Any {
+                pieces.push(Piece::Options);
+            }
+            pieces.push(piece.clone());
+        }
+        CommandPattern { pieces }
     }
 
     /// Wildcard matching of the pattern's pieces against `words`, both sides' wildcards
@@ -77,6 +99,13 @@ impl CommandPattern {
                 if i < pieces.len() && pieces[i] == Piece::Any {
                     ok = at(i + 1, j) || (j < words.len() && at(i, j + 1));
                 }
+                if i < pieces.len() && pieces[i] == Piece::Options {
+                    // None, or an option (and perhaps its argument) and then more.
+                    ok = at(i + 1, j)
+                        || (j < words.len()
+                            && is_option(&words[j], unknown_matches)
+                            && (at(i, j + 1) || (j + 1 < words.len() && at(i, j + 2))));
+                }
                 if !ok && j < words.len() && words[j] == Word::Unknown && unknown_matches {
                     ok = at(i, j + 1) || (i < pieces.len() && at(i + 1, j));
                 }
@@ -90,10 +119,20 @@ impl CommandPattern {
     }
 }
 
+/// Whether `word` is an option (`-x`, `--long`): a word unknown until the command runs may be
+/// one when `unknown_matches`.
+fn is_option(word: &Word, unknown_matches: bool) -> bool {
+    match word {
+        Word::Known(text) => text.starts_with('-') && text.len() > 1,
+        Word::Unknown => unknown_matches,
+    }
+}
+
 /// Whether one piece matches one word.
 fn piece_matches(piece: &Piece, word: &Word, unknown_matches: bool) -> bool {
     match (piece, word) {
         (Piece::Any, _) => true,
+        (Piece::Options, _) => false,
         (_, Word::Unknown) => unknown_matches,
         (Piece::Literal(literal), Word::Known(text)) => literal == text,
         (Piece::Glob(glob), Word::Known(text)) => glob_matches(glob, text),
@@ -197,6 +236,34 @@ mod tests {
         assert!(pattern("git push *").may_match(&words("? origin")));
         assert!(!pattern("git push *").may_match(&words("git status ?")));
         assert!(!pattern("curl *").may_match(&words("git status")));
+    }
+
+    #[test]
+    fn a_deny_pattern_sees_through_options_between_its_words_and_an_allow_pattern_does_not() {
+        let push = pattern("git push *");
+        for denied in [
+            "git push",
+            "git -C . push origin main",
+            "git -c core.sshCommand=x push",
+            "git --no-pager push",
+            "git --git-dir=.git --work-tree . push -f",
+            "git -C ? push",
+        ] {
+            assert!(push.may_match(&words(denied)), "{denied}");
+        }
+        for other in [
+            "git status",
+            "git log --grep=push",
+            "git stash push",
+            "gitx push",
+        ] {
+            assert!(!push.may_match(&words(other)), "{other}");
+        }
+        assert!(!push.allows(&words("git -C . push")));
+        assert!(
+            pattern("npm run deploy").may_match(&words("npm --silent run --if-present deploy"))
+        );
+        assert!(!pattern("npm run deploy").may_match(&words("npm run test deploy")));
     }
 
     #[test]
