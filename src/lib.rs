@@ -21,6 +21,7 @@ pub mod findings;
 mod fsutil;
 pub mod generate;
 pub mod hooks;
+pub mod image;
 mod http_client;
 pub mod lifecycle;
 mod local_model;

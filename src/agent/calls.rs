@@ -20,7 +20,7 @@ use crate::output::{CallStatus, Decision, EventKind, Output};
 use crate::provider::{Message, ToolCall};
 use crate::rules::{Denial, RuleSet, Verdict};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
-use crate::tools::{SideEffect, ToolContext, ToolError, Toolset};
+use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
 
 /// How many read-only calls of one turn run at the same time.
 const PARALLEL_READS: usize = 8;
@@ -78,6 +78,9 @@ pub(crate) struct Doors<'a> {
     pub(crate) hooks: &'a Hooks,
     /// Where the events go.
     pub(crate) output: &'a Output,
+    /// Why the model cannot see images, when it cannot: a tool's image is then left out and
+    /// the model told so ([`crate::provider::Provider::cannot_see_images`]).
+    pub(crate) blind: Option<&'a str>,
 }
 
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
@@ -125,7 +128,7 @@ pub(crate) async fn run_all(
             })
             .collect();
         let distinct = (0..batch.len()).filter(|&index| originals[index] == index);
-        let ran: Vec<(usize, Result<String, ToolError>)> = futures_util::stream::iter(distinct)
+        let ran: Vec<(usize, Result<ToolOutput, ToolError>)> = futures_util::stream::iter(distinct)
             .map(|index| async move { (index, execute(&batch[index], doors).await) })
             .buffered(PARALLEL_READS)
             .collect()
@@ -136,13 +139,19 @@ pub(crate) async fn run_all(
         }
         for (item, original) in batch.iter().zip(originals) {
             let outcome = outcomes[original].clone().expect("every distinct call ran");
-            results.push(report(item.call, outcome, cap, output));
+            results.push(report(item.call, outcome, cap, output, doors.blind));
         }
         if context.cancel.is_cancelled() {
             // Calls the model asked for but that never ran still need an answer each.
             for item in rest {
                 announce(item, toolset, output);
-                results.push(report(item.call, Err(ToolError::Cancelled), cap, output));
+                results.push(report(
+                    item.call,
+                    Err(ToolError::Cancelled),
+                    cap,
+                    output,
+                    None,
+                ));
             }
             break;
         }
@@ -181,6 +190,7 @@ pub(crate) fn refuse_all(
                 Err(ToolError::Failed(reason.to_owned())),
                 usize::MAX,
                 output,
+                None,
             )
         })
         .collect()
@@ -297,7 +307,7 @@ fn masked(value: &Value, mask: &dyn Fn(&str) -> String) -> Value {
 
 /// Runs one call the model made, unless its arguments are invalid, [`decide`] denied it or a
 /// `pre_tool_use` hook did; `post_tool_use` hooks add their notes to what it returned.
-async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<String, ToolError> {
+async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<ToolOutput, ToolError> {
     let args = item.args.clone().map_err(ToolError::InvalidArguments)?;
     match &item.permission {
         Permission::Allow => {}
@@ -313,7 +323,7 @@ async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<String, ToolEr
         .then(|| args.clone());
     let context = doors.context;
     let outcome = tokio::select! {
-        result = doors.toolset.call(&item.call.name, args, context) => result,
+        result = doors.toolset.call_with_images(&item.call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
     match kept {
@@ -364,11 +374,11 @@ async fn vet(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<Value, To
 async fn annotate(
     call: &ToolCall,
     args: &Value,
-    outcome: Result<String, ToolError>,
+    outcome: Result<ToolOutput, ToolError>,
     hooks: &Hooks,
-) -> Result<String, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let (text, is_error) = match &outcome {
-        Ok(text) => (text.as_str(), false),
+        Ok(output) => (output.text.as_str(), false),
         Err(ToolError::Failed(text)) => (text.as_str(), true),
         Err(_) => return outcome,
     };
@@ -384,22 +394,42 @@ async fn annotate(
     let noted = notes.iter().fold(text.to_string(), |text, note| {
         format!("{text}\n\n[note from a post_tool_use hook] {note}")
     });
-    match is_error {
-        false => Ok(noted),
-        true => Err(ToolError::Failed(noted)),
+    match outcome {
+        Ok(output) => Ok(ToolOutput {
+            text: noted,
+            ..output
+        }),
+        Err(_) => Err(ToolError::Failed(noted)),
     }
 }
 
-/// Emits the `tool_result` event and builds the message the model gets, cut to `cap` bytes.
+/// Emits the `tool_result` event and builds the message the model gets, cut to `cap` bytes,
+/// with the images the tool returned, or instead of them why the model cannot see them
+/// (`blind`).
 fn report(
     call: &ToolCall,
-    outcome: Result<String, ToolError>,
+    outcome: Result<ToolOutput, ToolError>,
     cap: usize,
     output: &Output,
+    blind: Option<&str>,
 ) -> Message {
-    let (status, text) = match outcome {
-        Ok(text) => (CallStatus::Ok, fit(text, cap)),
-        Err(error) => (CallStatus::Error, fit(format!("Error: {error}"), cap)),
+    let (status, text, images) = match outcome {
+        Ok(ToolOutput { text, images }) => match blind {
+            Some(reason) if !images.is_empty() => (
+                CallStatus::Ok,
+                fit(
+                    format!("{text}\n\nThe model cannot see images: {reason}; not sent."),
+                    cap,
+                ),
+                Vec::new(),
+            ),
+            _ => (CallStatus::Ok, fit(text, cap), images),
+        },
+        Err(error) => (
+            CallStatus::Error,
+            fit(format!("Error: {error}"), cap),
+            Vec::new(),
+        ),
     };
     output.emit(EventKind::tool_result(&call.id, &call.name, status, &text));
     Message::ToolResult {
@@ -407,6 +437,7 @@ fn report(
         name: call.name.clone(),
         output: text,
         is_error: status == CallStatus::Error,
+        images,
     }
 }
 
@@ -489,6 +520,7 @@ mod tests {
             context: &context,
             hooks: &Hooks::none(),
             output: &output,
+            blind: None,
         };
         let results = run_all(calls, cut_off, usize::MAX, doors).await;
         (results, counter.load(Ordering::SeqCst))

@@ -85,23 +85,32 @@ impl Estimator {
     }
 }
 
+/// What `message` weighs in the estimate, in bytes of text: an image counts as the text of as
+/// many tokens as the API reads for it ([`crate::image::Image::tokens`], documented per provider), not as
+/// its own bytes.
 fn message_bytes(message: &Message) -> usize {
-    match message {
-        Message::User { content } => content.len(),
-        Message::Assistant {
-            text,
-            tool_calls,
-            thinking,
-        } => {
-            text.len()
-                + tool_calls
-                    .iter()
-                    .map(|call| call.name.len() + call.arguments.len() + call.id.len())
-                    .sum::<usize>()
-                + thinking.iter().map(ThinkingBlock::size).sum::<usize>()
+    let images = message
+        .images()
+        .iter()
+        .map(|image| image.tokens() as f64 * BYTES_PER_TOKEN)
+        .sum::<f64>() as usize;
+    images
+        + match message {
+            Message::User { content, .. } => content.len(),
+            Message::Assistant {
+                text,
+                tool_calls,
+                thinking,
+            } => {
+                text.len()
+                    + tool_calls
+                        .iter()
+                        .map(|call| call.name.len() + call.arguments.len() + call.id.len())
+                        .sum::<usize>()
+                    + thinking.iter().map(ThinkingBlock::size).sum::<usize>()
+            }
+            Message::ToolResult { output, .. } => output.len(),
         }
-        Message::ToolResult { output, .. } => output.len(),
-    }
 }
 
 /// Where the verbatim tail of `messages` begins: the start of the oldest of the last `keep`
@@ -154,12 +163,10 @@ pub(crate) fn summary_request(
     let transcript = transcript(older, budget);
     Request {
         system: system.to_string(),
-        messages: vec![Message::User {
-            content: format!(
-                "## The task\n\n{task}\n\n## The conversation so far\n\n{transcript}\n\n\
-                 ## What to do now\n\n{SUMMARY_INSTRUCTIONS}"
-            ),
-        }],
+        messages: vec![Message::user(format!(
+            "## The task\n\n{task}\n\n## The conversation so far\n\n{transcript}\n\n\
+             ## What to do now\n\n{SUMMARY_INSTRUCTIONS}"
+        ))],
         tools: Vec::new(),
         // The summary is prose, whatever shape the final answer must have.
         answer_format: None,
@@ -198,8 +205,16 @@ fn transcript(messages: &[Message], budget: usize) -> String {
 }
 
 fn render(message: &Message, dropped: bool) -> String {
+    let text = render_text(message, dropped);
+    match message.images().len() {
+        0 => text,
+        count => format!("{text}\n[{count} image(s), not shown here]"),
+    }
+}
+
+fn render_text(message: &Message, dropped: bool) -> String {
     match message {
-        Message::User { content } => format!("[user]\n{content}"),
+        Message::User { content, .. } => format!("[user]\n{content}"),
         Message::Assistant {
             text, tool_calls, ..
         } => {
@@ -227,9 +242,10 @@ pub(crate) fn rebuild(
     summary: &str,
     plan: &[PlanStep],
 ) -> Vec<Message> {
-    let task = match messages.first() {
-        Some(Message::User { content }) => content.as_str(),
-        _ => "",
+    // The task's images stay with it: they are part of what was asked.
+    let (task, images) = match messages.first() {
+        Some(Message::User { content, images }) => (content.as_str(), images.clone()),
+        _ => ("", Vec::new()),
     };
     let mut first = format!("{task}\n\n{SUMMARY_HEADING}\n\n{}", summary.trim());
     if !plan.is_empty() {
@@ -242,7 +258,10 @@ pub(crate) fn rebuild(
             ));
         }
     }
-    let mut rebuilt = vec![Message::User { content: first }];
+    let mut rebuilt = vec![Message::User {
+        content: first,
+        images,
+    }];
     rebuilt.extend_from_slice(&messages[split..]);
     rebuilt
 }
@@ -268,6 +287,7 @@ mod tests {
                 name: "read_file".into(),
                 output: output.into(),
                 is_error: false,
+                images: Vec::new(),
             },
         ]
     }
@@ -275,6 +295,7 @@ mod tests {
     fn conversation(turns: usize, output: &str) -> Vec<Message> {
         let mut messages = vec![Message::User {
             content: "fix it".into(),
+            images: Vec::new(),
         }];
         for n in 0..turns {
             messages.extend(turn(n, output));
@@ -290,7 +311,7 @@ mod tests {
         assert_eq!(split, 7);
         let rebuilt = rebuild(&messages, split, "did things", &[]);
         assert_eq!(rebuilt.len(), 1 + 6);
-        let Message::User { content } = &rebuilt[0] else {
+        let Message::User { content, .. } = &rebuilt[0] else {
             panic!("{rebuilt:?}")
         };
         assert!(content.starts_with("fix it\n\n## Earlier"), "{content}");
@@ -331,7 +352,7 @@ mod tests {
             },
         ];
         let rebuilt = rebuild(&conversation(2, "x"), 3, "read them", &plan);
-        let Message::User { content } = &rebuilt[0] else {
+        let Message::User { content, .. } = &rebuilt[0] else {
             panic!("{rebuilt:?}")
         };
         assert!(

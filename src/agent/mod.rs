@@ -149,8 +149,8 @@ pub struct Report {
 
 impl AgentRun<'_> {
     /// Runs the conversation to its end: `history` (a resumed session's messages), then
-    /// `prompt`.
-    pub async fn run(&self, system: String, history: Vec<Message>, prompt: String) -> Report {
+    /// `prompt` (the user's message: the prompt and its images).
+    pub async fn run(&self, system: String, history: Vec<Message>, prompt: Message) -> Report {
         Turns::new(self, system, history, prompt).run().await
     }
 

@@ -106,6 +106,7 @@ mod tests {
             name: "any".into(),
             output: String::new(),
             is_error,
+            images: Vec::new(),
         }
     }
 

@@ -194,7 +194,13 @@ impl Harness {
             rules: &crate::rules::RuleSet::default(),
             first_reads: self.first_reads.clone(),
         };
-        agent.run("system".into(), Vec::new(), prompt.into()).await
+        agent
+            .run(
+                "system".into(),
+                Vec::new(),
+                crate::provider::Message::user(prompt),
+            )
+            .await
     }
 }
 

@@ -111,10 +111,10 @@ impl<'r, 'a> Turns<'r, 'a> {
         agent: &'r AgentRun<'a>,
         system: String,
         history: Vec<Message>,
-        prompt: String,
+        prompt: Message,
     ) -> Self {
         let mut messages = history;
-        messages.push(Message::User { content: prompt });
+        messages.push(prompt);
         let request = Request {
             system,
             messages,
@@ -297,6 +297,7 @@ impl<'r, 'a> Turns<'r, 'a> {
                 context: &self.context,
                 hooks: agent.hooks,
                 output: agent.output,
+                blind: agent.provider.cannot_see_images(),
             },
         )
         .await;
@@ -329,9 +330,9 @@ impl<'r, 'a> Turns<'r, 'a> {
         self.request.tools.clear();
         // A summary of what is left, not the answer: prose, whatever the schema.
         self.request.answer_format = None;
-        self.request.messages.push(Message::User {
-            content: OUT_OF_TURNS_REQUEST.into(),
-        });
+        self.request
+            .messages
+            .push(Message::user(OUT_OF_TURNS_REQUEST));
         self.count += 1;
         match self.agent.stream(&self.request, true).await {
             Ok(completion) => Ending::OutOfTurns(completion.text),

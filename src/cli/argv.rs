@@ -21,6 +21,7 @@ impl ExecArgs {
             prompt_words,
             prompt,
             file,
+            image,
             cwd,
             worktree,
             add_dir,
@@ -55,6 +56,7 @@ impl ExecArgs {
             max_tokens,
             max_cost_usd,
             context_window,
+            prompt_style,
             resume,
             fork,
             session_id,
@@ -65,6 +67,7 @@ impl ExecArgs {
         } = self;
         argv.values("--prompt", prompt);
         argv.path("--file", file.as_deref());
+        argv.paths("--image", image);
         argv.path("--cwd", cwd.as_deref());
         match worktree {
             Some(Some(name)) => argv.value("--worktree", name),
@@ -103,6 +106,7 @@ impl ExecArgs {
         argv.shown("--max-tokens", *max_tokens);
         argv.shown("--max-cost-usd", max_cost_usd.as_ref());
         argv.shown("--context-window", *context_window);
+        argv.choice("--prompt-style", prompt_style.as_ref());
         argv.shown("--resume", resume.as_ref());
         argv.shown("--fork", fork.as_ref().map(SessionId::as_str));
         argv.shown("--session-id", session_id.as_ref().map(SessionId::as_str));
@@ -246,6 +250,7 @@ mod tests {
             max_tokens: Some(2_000_000),
             max_cost_usd: Some(crate::usage::Usd::parse("0.125").unwrap()),
             context_window: Some(16_384),
+            prompt_style: Some(crate::tools::PromptStyle::Compact),
             resume: Some("last".into()),
             fork: None,
             session_id: None,
@@ -253,6 +258,7 @@ mod tests {
             any_workspace: true,
             list_tools: true,
             list_specialists: false,
+            image: Vec::new(),
         };
         assert_eq!(parse_back(&args), args);
         let forking = ExecArgs {

@@ -102,6 +102,11 @@ pub struct ExecArgs {
     #[arg(short = 'f', long = "file", value_name = "PATH")]
     pub(crate) file: Option<PathBuf>,
 
+    /// Attach an image to the prompt (repeatable): PNG, JPEG, GIF or WebP, at most 5 MB and
+    /// 8000×8000 px.
+    #[arg(long = "image", value_name = "FILE")]
+    pub(crate) image: Vec<PathBuf>,
+
     /// Workspace root (default: the current directory).
     #[arg(short = 'C', long = "cwd", value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,

@@ -1,4 +1,5 @@
-//! Assembling the prompt from argv, `--file` and (only when asked) stdin.
+//! Assembling the prompt from argv, `--file` and (only when asked) stdin, and the images
+//! `--image` attaches to it.
 //!
 //! stdin is read in exactly two cases: a prompt word that is a lone `-`, and
 //! `--input-format stream-json` without `--file`. A parent that leaves an inherited stdin pipe
@@ -9,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::fsutil;
+use crate::image::{self, Image, ImageError};
 use crate::output::{InputFormat, SCHEMA_VERSION};
 
 use super::failure::Failure;
@@ -24,6 +27,8 @@ pub(crate) struct PromptSources {
     pub(crate) parts: Vec<String>,
     /// `--file`, relative to the workspace.
     pub(crate) file: Option<PathBuf>,
+    /// `--image`, each relative to the workspace.
+    pub(crate) images: Vec<PathBuf>,
     /// `--input-format`.
     pub(crate) format: InputFormat,
 }
@@ -55,6 +60,33 @@ pub(crate) fn assemble(
         return Err(Failure::usage(HOW_TO_PROMPT.into()));
     }
     Ok(prompt.to_string())
+}
+
+/// The images `--image` attaches, read and checked, in argv order; a usage error names the
+/// file and why it cannot be attached (not an image, past a limit, unreadable).
+pub(crate) fn images(sources: &PromptSources, workspace: &Path) -> Result<Vec<Image>, Failure> {
+    sources
+        .images
+        .iter()
+        .map(|file| {
+            attach(&workspace.join(file))
+                .map_err(|why| Failure::usage(format!("--image {}: {why}", file.display())))
+        })
+        .collect()
+}
+
+/// The image at `path`; no more of a file than the limit is read.
+fn attach(path: &Path) -> Result<Image, String> {
+    let (file, meta) = fsutil::open_regular(path).map_err(|e| e.to_string())?;
+    if meta.len() > image::MAX_BYTES as u64 {
+        let bytes = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        return Err(ImageError::TooLarge { bytes }.to_string());
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(image::MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Image::new(bytes).map_err(|e| e.to_string())
 }
 
 fn text_prompt(
@@ -174,6 +206,7 @@ mod tests {
         let sources = PromptSources {
             parts,
             file: None,
+            images: Vec::new(),
             format: InputFormat::Text,
         };
         assemble(&sources, Path::new("/"), &mut stdin.as_bytes())

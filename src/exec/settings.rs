@@ -314,6 +314,7 @@ impl Settings {
             prompt: PromptSources {
                 parts: prompt_parts,
                 file: args.file,
+                images: args.image,
                 format: args.input_format,
             },
             last_message: args.output_last_message,

@@ -217,7 +217,7 @@ fn show(listed: &Listed, messages: &[Message], out: &mut impl Write) -> io::Resu
     for message in messages {
         writeln!(out)?;
         match message {
-            Message::User { content } => writeln!(out, "user:\n{}", content.trim_end())?,
+            Message::User { content, .. } => writeln!(out, "user:\n{}", content.trim_end())?,
             Message::Assistant {
                 text, tool_calls, ..
             } => {

@@ -19,7 +19,7 @@ use super::fault::Fault;
 use super::http::{Asks, Decoder, Flow, Wire};
 use super::replay;
 use super::sse::SseEvent;
-use super::{Message, ReasoningEffort, Request, StopReason, StreamDelta, ThinkingBlock};
+use super::{Image, Message, ReasoningEffort, Request, StopReason, StreamDelta, ThinkingBlock};
 
 /// The API version this wire speaks.
 const API_VERSION: &str = "2023-06-01";
@@ -231,9 +231,45 @@ enum ContentBlock<'a> {
     },
     ToolResult {
         tool_use_id: Cow<'a, str>,
-        content: &'a str,
+        content: ResultContent<'a>,
         is_error: bool,
     },
+    Image {
+        source: ImageSource<'a>,
+    },
+}
+
+/// A tool result's content: its text alone, or blocks (the text and the images) when the
+/// tool returned images, which the API takes inside the `tool_result` itself.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<ContentBlock<'a>>),
+}
+
+/// An image's `source`: the file base64-encoded, written straight into the body.
+#[derive(Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'static str,
+    #[serde(serialize_with = "base64_data")]
+    data: &'a Image,
+}
+
+fn base64_data<S: serde::Serializer>(image: &&Image, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(&image.base64())
+}
+
+fn image_blocks(images: &[Image]) -> impl Iterator<Item = ContentBlock<'_>> {
+    images.iter().map(|image| ContentBlock::Image {
+        source: ImageSource {
+            kind: "base64",
+            media_type: image.format.media_type(),
+            data: image,
+        },
+    })
 }
 
 /// The conversation as Messages: each message becomes content blocks, and consecutive messages
@@ -246,7 +282,11 @@ fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
     let mut turns: Vec<Turn<'_>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
-            Message::User { content } => ("user", text_block(content).into_iter().collect()),
+            // The images first, then the text (what the API's guide advises).
+            Message::User { content, images } => (
+                "user",
+                image_blocks(images).chain(text_block(content)).collect(),
+            ),
             Message::Assistant {
                 text,
                 tool_calls,
@@ -266,12 +306,21 @@ fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
                 call_id,
                 output,
                 is_error,
+                images,
                 ..
             } => (
                 "user",
                 vec![ContentBlock::ToolResult {
                     tool_use_id: replay::call_id(call_id),
-                    content: output,
+                    content: match images.is_empty() {
+                        true => ResultContent::Text(output),
+                        false => ResultContent::Blocks(
+                            text_block(output)
+                                .into_iter()
+                                .chain(image_blocks(images))
+                                .collect(),
+                        ),
+                    },
                     is_error: *is_error,
                 }],
             ),
@@ -684,6 +733,7 @@ mod tests {
             messages: vec![
                 Message::User {
                     content: "go".into(),
+                    images: Vec::new(),
                 },
                 Message::Assistant {
                     thinking: Vec::new(),
@@ -706,12 +756,14 @@ mod tests {
                     name: "ls".into(),
                     output: "a".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
                 Message::ToolResult {
                     call_id: "t2".into(),
                     name: "cat".into(),
                     output: "bad args".into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
                 Message::Assistant {
                     thinking: Vec::new(),
@@ -803,6 +855,7 @@ mod tests {
             messages: vec![
                 Message::User {
                     content: "go".into(),
+                    images: Vec::new(),
                 },
                 Message::Assistant {
                     text: "Looking.".into(),
@@ -824,6 +877,7 @@ mod tests {
                     name: "ls".into(),
                     output: "a".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
             ],
             tools: vec![],
@@ -869,12 +923,14 @@ mod tests {
         };
         let user = Message::User {
             content: "go".into(),
+            images: Vec::new(),
         };
         let result = Message::ToolResult {
             call_id: "t1".into(),
             name: "ls".into(),
             output: "a".into(),
             is_error: false,
+            images: Vec::new(),
         };
         let turn = |thinking: Vec<ThinkingBlock>| Message::Assistant {
             text: String::new(),

@@ -142,6 +142,8 @@ pub(crate) struct Endpoint {
     pub(crate) api_key: Option<String>,
     /// The Unix socket every connection goes to, if any.
     pub(crate) socket: Option<std::path::PathBuf>,
+    /// Why the model cannot see images, when it cannot (see [`Provider::cannot_see_images`]).
+    pub(crate) blind: Option<&'static str>,
 }
 
 /// A [`Provider`] speaking wire `W` over HTTP.
@@ -154,6 +156,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     api_key: Option<String>,
     /// Where the server may say how large the model's context window is.
     probes: Probes,
+    /// Why the model cannot see images, when it cannot.
+    blind: Option<&'static str>,
     /// Set once the server refused a request that asked it to constrain the answer to a
     /// schema: from then on the schema is checked by the agent loop alone.
     format_refused: AtomicBool,
@@ -173,6 +177,7 @@ impl<W: Wire> HttpProvider<W> {
             model,
             api_key,
             socket,
+            blind,
         } = endpoint;
         let headers = wire
             .headers(api_key.as_deref())
@@ -193,6 +198,7 @@ impl<W: Wire> HttpProvider<W> {
             tuning,
             api_key,
             probes,
+            blind,
             format_refused: AtomicBool::new(false),
             reasoning_refused: AtomicBool::new(false),
         })
@@ -511,6 +517,10 @@ impl<W: Wire> Provider for HttpProvider<W> {
 
     async fn reported_window(&self) -> Option<u32> {
         self.probes.ask(&self.client, &self.model).await
+    }
+
+    fn cannot_see_images(&self) -> Option<&'static str> {
+        self.blind
     }
 
     async fn complete(

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::image::Image;
 pub use crate::usage::Usage;
 
 /// One message of the conversation, in order. Serialised as sessions keep it (one JSON object
@@ -19,6 +20,9 @@ pub enum Message {
     User {
         /// The text.
         content: String,
+        /// The images attached to it (`--image`), after the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// One model turn: its text and the tool calls it made.
     Assistant {
@@ -43,7 +47,28 @@ pub enum Message {
         output: String,
         /// Whether the call failed.
         is_error: bool,
+        /// The images the tool returned (`read_file` of an image), for a model that sees them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
+}
+
+impl Message {
+    /// A user message of `content` alone.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message::User {
+            content: content.into(),
+            images: Vec::new(),
+        }
+    }
+
+    /// The images the message carries.
+    pub fn images(&self) -> &[Image] {
+        match self {
+            Message::User { images, .. } | Message::ToolResult { images, .. } => images,
+            Message::Assistant { .. } => &[],
+        }
+    }
 }
 
 /// A block of reasoning a wire hands back unchanged: Anthropic requires the thinking blocks
@@ -148,6 +173,10 @@ pub enum StopReason {
     ToolUse,
     /// It hit the output token limit; the text is cut short.
     MaxTokens,
+    /// It was caught in a loop, repeating one span of output over and over, and zero cut it
+    /// (see `provider::repetition`): the text keeps one copy of the span, and the last tool
+    /// call's arguments may be cut short.
+    Repeating(super::Loop),
     /// Anything else the provider reported (content filter, ...), verbatim.
     Other(String),
 }

@@ -26,8 +26,8 @@ pub use config::{
     ConfigError, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, ProviderFlags, config_file_key, resolve,
 };
 pub use message::{
-    AnswerFormat, Completion, Message, Request, StopReason, StreamDelta, ThinkingBlock, ToolCall,
-    ToolSpec, Usage,
+    AnswerFormat, Completion, Image, Message, Request, StopReason, StreamDelta, ThinkingBlock,
+    ToolCall, ToolSpec, Usage,
 };
 pub use notice::{Notice, Refused, Retrying, Switched, WaitPhase, Waiting};
 pub use reasoning::ReasoningEffort;
@@ -56,6 +56,17 @@ impl ProviderKind {
         clap::ValueEnum::to_possible_value(&self)
             .map(|value| value.get_name().to_owned())
             .unwrap_or_default()
+    }
+
+    /// Why this provider's models cannot see images, when they cannot: the local models are
+    /// text-only (llama-server is started without a vision projector).
+    pub(crate) fn cannot_see_images(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Local => {
+                Some("the local provider's models are text-only (`--provider local` has no vision)")
+            }
+            ProviderKind::Openai | ProviderKind::Anthropic => None,
+        }
     }
 
     /// The wire `word` names, in any case (`ZERO_PROVIDER`).
@@ -118,6 +129,7 @@ fn over_http<W: http::Wire>(
             model: config.model.clone(),
             api_key: config.api_key.clone(),
             socket: config.socket.clone(),
+            blind: config.kind.cannot_see_images(),
         },
         config.tuning,
         probes,

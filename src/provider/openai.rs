@@ -18,7 +18,7 @@ use super::fault::Fault;
 use super::http::{Asks, Decoder, Flow, Wire};
 use super::replay;
 use super::sse::SseEvent;
-use super::{Message, ReasoningEffort, Request, StopReason, StreamDelta, ToolSpec};
+use super::{Image, Message, ReasoningEffort, Request, StopReason, StreamDelta, ToolSpec};
 
 /// The Chat Completions endpoint under one base URL.
 #[derive(Debug, Clone)]
@@ -142,7 +142,7 @@ impl Wire for OpenAi {
                 .map(ReasoningEffort::word),
             messages: system
                 .into_iter()
-                .chain(request.messages.iter().map(ChatMessage::from))
+                .chain(chat_messages(&request.messages))
                 .collect(),
             tools: request.tools.iter().map(ChatTool::from).collect(),
             response_format: request
@@ -252,7 +252,7 @@ enum ChatMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` rather than "" when the turn is only tool calls: the reference API's shape.
@@ -266,10 +266,95 @@ enum ChatMessage<'a> {
     },
 }
 
+/// A user message's content: its text alone, or content parts when it carries images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<ContentPart<'a>>),
+}
+
+/// A part of a user message's content.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentPart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+/// An image as a `data:` URL, base64 written straight into the body.
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    #[serde(serialize_with = "data_url")]
+    url: &'a Image,
+}
+
+fn data_url<S: serde::Serializer>(image: &&Image, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(&format_args!(
+        "data:{};base64,{}",
+        image.format.media_type(),
+        image.base64()
+    ))
+}
+
+fn image_parts(images: &[Image]) -> impl Iterator<Item = ContentPart<'_>> {
+    images.iter().map(|image| ContentPart::ImageUrl {
+        image_url: ImageUrl { url: image },
+    })
+}
+
+/// The conversation as chat messages. A `tool` message's content is text only on this wire,
+/// so the images tool results carry follow them in one user message, after the last of a
+/// turn's results (a user message between them would part a call from its result, which the
+/// API refuses), each image after a line naming the call it came from.
+fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
+    let mut chat = Vec::with_capacity(messages.len());
+    let mut pending: Vec<ContentPart<'_>> = Vec::new();
+    for message in messages {
+        if !matches!(message, Message::ToolResult { .. }) && !pending.is_empty() {
+            chat.push(ChatMessage::User {
+                content: UserContent::Parts(std::mem::take(&mut pending)),
+            });
+        }
+        chat.push(ChatMessage::from(message));
+        if let Message::ToolResult {
+            call_id,
+            name,
+            images,
+            ..
+        } = message
+            && !images.is_empty()
+        {
+            pending.push(ContentPart::Text {
+                text: Cow::Owned(format!("The image {name} returned (call {call_id}):")),
+            });
+            pending.extend(image_parts(images));
+        }
+    }
+    if !pending.is_empty() {
+        chat.push(ChatMessage::User {
+            content: UserContent::Parts(pending),
+        });
+    }
+    chat
+}
+
 impl<'a> From<&'a Message> for ChatMessage<'a> {
     fn from(message: &'a Message) -> Self {
         match message {
-            Message::User { content } => ChatMessage::User { content },
+            Message::User { content, images } if images.is_empty() => ChatMessage::User {
+                content: UserContent::Text(content),
+            },
+            // The images first, then the text (what both APIs' guides advise).
+            Message::User { content, images } => ChatMessage::User {
+                content: UserContent::Parts(
+                    image_parts(images)
+                        .chain((!content.is_empty()).then_some(ContentPart::Text {
+                            text: Cow::Borrowed(content),
+                        }))
+                        .collect(),
+                ),
+            },
             // Only Anthropic's wire sends its reasoning back.
             Message::Assistant {
                 text, tool_calls, ..
@@ -669,6 +754,7 @@ mod tests {
             messages: vec![
                 Message::User {
                     content: "list files".into(),
+                    images: Vec::new(),
                 },
                 Message::Assistant {
                     thinking: Vec::new(),
@@ -684,6 +770,7 @@ mod tests {
                     name: "ls".into(),
                     output: "a.rs".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
                 Message::Assistant {
                     thinking: Vec::new(),
@@ -764,6 +851,7 @@ mod tests {
                     name: String::new(),
                     output: "Error: unknown tool".into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
             ],
             tools: vec![],

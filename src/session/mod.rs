@@ -7,6 +7,8 @@
 //!   append-only, written and fsync'd as each turn ends ([`Transcript`]);
 //! - `session.json` (0600): what the session is — workspace, provider, model, permissions,
 //!   runs, usage — replaced atomically ([`Meta`]);
+//! - `images/` (0700): each image of the conversation once, by its SHA-256 (0600), written
+//!   before the line that names it;
 //! - `lease` (0600): the file the run using the session holds an exclusive `flock` on for its
 //!   whole life, exactly as a run holds its own lease; the kernel drops it when the run dies,
 //!   SIGKILL included, so a dead run never blocks a resume.
@@ -15,6 +17,7 @@
 //! dropped, and a tool call that never got its result is given an "interrupted" one. Anything
 //! else that does not parse is reported with its line and never rewritten.
 
+mod images;
 mod transcript;
 
 use std::fmt;

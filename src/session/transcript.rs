@@ -19,8 +19,8 @@ use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Held, MESSAGES_FILE, Meta, SessionError};
-use crate::provider::Message;
+use super::{Held, MESSAGES_FILE, Meta, SessionError, images};
+use crate::provider::{Image, Message};
 use crate::redact::Secrets;
 use crate::sync::lock;
 
@@ -115,6 +115,7 @@ pub fn load(dir: &Path, repair: bool) -> Result<Loaded, SessionError> {
             }
         }
     }
+    images::restore(dir, &mut loaded.messages)?;
     loaded.on_disk = loaded.messages.len();
     let unanswered = unanswered_calls(&loaded.messages);
     if !unanswered.is_empty() {
@@ -152,6 +153,7 @@ fn unanswered_calls(messages: &[Message]) -> Vec<Message> {
             name: call.name.clone(),
             output: INTERRUPTED_RESULT.into(),
             is_error: true,
+            images: Vec::new(),
         })
         .collect()
 }
@@ -179,7 +181,7 @@ pub struct Transcript {
 struct State {
     /// How many messages of the conversation are handed to the writer.
     written: usize,
-    lines: Option<mpsc::Sender<Vec<u8>>>,
+    lines: Option<mpsc::Sender<Batch>>,
     writer: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -197,7 +199,8 @@ impl Transcript {
     ) -> Result<Transcript, SessionError> {
         let record = held.meta_path();
         let meta = serde_json::to_vec_pretty(meta).expect("session metadata serialises");
-        let path = held.dir().join(MESSAGES_FILE);
+        let dir = held.dir().to_path_buf();
+        let path = dir.join(MESSAGES_FILE);
         let mut file = File::options()
             .append(true)
             .create(true)
@@ -205,13 +208,16 @@ impl Transcript {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .map_err(SessionError::io("open", &path))?;
-        let (lines, received) = mpsc::channel::<Vec<u8>>();
+        let (lines, received) = mpsc::channel::<Batch>();
         let writer = std::thread::Builder::new()
             .name("zero-session".into())
             .spawn(move || {
                 super::write_meta_file(&record, &meta)?;
                 for batch in received {
-                    file.write_all(&batch)?;
+                    for image in &batch.images {
+                        images::store(&dir, image)?;
+                    }
+                    file.write_all(&batch.lines)?;
                     file.sync_data()?;
                 }
                 Ok(())
@@ -236,10 +242,13 @@ impl Transcript {
         if new.is_empty() {
             return;
         }
-        let batch = self.lines(new.iter().map(|message| Line::Message {
-            run: self.run.clone(),
-            message,
-        }));
+        let batch = self.batch(
+            new,
+            new.iter().map(|message| Line::Message {
+                run: self.run.clone(),
+                message,
+            }),
+        );
         state.written = conversation.len();
         state.send(batch);
     }
@@ -254,7 +263,7 @@ impl Transcript {
             run: self.run.clone(),
             message,
         });
-        let batch = self.lines(std::iter::once(reset).chain(messages));
+        let batch = self.batch(conversation, std::iter::once(reset).chain(messages));
         state.written = conversation.len();
         state.send(batch);
     }
@@ -277,19 +286,33 @@ impl Transcript {
         }
     }
 
-    /// `lines` as JSON lines, redacted.
-    fn lines<'m>(&self, lines: impl Iterator<Item = Line<&'m Message>>) -> Vec<u8> {
+    /// `lines` (of `messages`) as JSON lines, redacted, with the images the messages carry,
+    /// which the lines name and the writer stores first.
+    fn batch<'m>(
+        &self,
+        messages: &[Message],
+        lines: impl Iterator<Item = Line<&'m Message>>,
+    ) -> Batch {
         let mut text = String::new();
         for line in lines {
             text.push_str(&serde_json::to_string(&line).expect("messages serialise"));
             text.push('\n');
         }
-        self.secrets.apply(&text).into_bytes()
+        Batch {
+            images: messages.iter().flat_map(Message::images).cloned().collect(),
+            lines: self.secrets.apply(&text).into_bytes(),
+        }
     }
 }
 
+/// What one write hands the writer thread: the images first, then the lines naming them.
+struct Batch {
+    images: Vec<Image>,
+    lines: Vec<u8>,
+}
+
 impl State {
-    fn send(&mut self, batch: Vec<u8>) {
+    fn send(&mut self, batch: Batch) {
         // A writer that stopped has its error waiting for `finish`.
         if let Some(lines) = &self.lines {
             let _ = lines.send(batch);
@@ -346,6 +369,7 @@ mod tests {
         let transcript = Transcript::open(&held, "run_1", 0, secrets, &meta()).unwrap();
         let mut conversation = vec![Message::User {
             content: "use sk-secret-value-12345".into(),
+            images: Vec::new(),
         }];
         transcript.record(&conversation);
         conversation.push(Message::Assistant {
@@ -359,6 +383,7 @@ mod tests {
             name: "bash".into(),
             output: "done".into(),
             is_error: false,
+            images: Vec::new(),
         });
         transcript.record(&conversation);
         transcript.finish().unwrap();
@@ -377,6 +402,7 @@ mod tests {
                 name: "bash".into(),
                 output: INTERRUPTED_RESULT.into(),
                 is_error: true,
+                images: Vec::new(),
             }
         );
         assert_eq!(loaded.repairs.len(), 2, "{:?}", loaded.repairs);
@@ -396,10 +422,12 @@ mod tests {
         let transcript = Transcript::open(&held, "run_1", 0, Secrets::default(), &meta()).unwrap();
         let old = vec![Message::User {
             content: "old".into(),
+            images: Vec::new(),
         }];
         transcript.record(&old);
         let new = vec![Message::User {
             content: "summary".into(),
+            images: Vec::new(),
         }];
         transcript.rewrite(&new);
         transcript.finish().unwrap();

@@ -187,6 +187,8 @@ pub(crate) struct ModelChoices {
     pub(crate) reasoning_effort: Option<ReasoningEffort>,
     /// The parent's fallback models, in order, as `--fallback-model` takes them.
     pub(crate) fallback_models: Vec<String>,
+    /// The prompt style the parent's caller chose (`--prompt-style`, config.toml), if any.
+    pub(crate) prompt_style: Option<crate::tools::PromptStyle>,
 }
 
 impl ChildEnv {
@@ -257,6 +259,8 @@ impl ChildRun<'_> {
             prompt_words: Vec::new(),
             prompt: Vec::new(),
             file: Some(self.prompt_file.to_path_buf()),
+            // The task's prompt is text; the parent's images are its own prompt's.
+            image: Vec::new(),
             cwd: Some(self.workspace.to_path_buf()),
             // A specialist works in its parent's workspace, or in the worktree made for it.
             worktree: None,
@@ -315,6 +319,8 @@ impl ChildRun<'_> {
             max_cost_usd: self.allowance.cost,
             // The child's model may differ: it finds its own window, from its own config.
             context_window: None,
+            // Its parent's, when the parent's caller chose one; else its server decides.
+            prompt_style: self.provider.choices.prompt_style,
             list_tools: false,
             list_specialists: false,
         }

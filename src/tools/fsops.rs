@@ -11,7 +11,7 @@ use std::io;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{ToolError, ToolResult};
+use super::ToolError;
 use crate::fsutil::{OpenError, Special};
 
 /// Most bytes of a file that `edit_file` and `apply_patch` read: each holds the whole file and
@@ -20,9 +20,10 @@ pub(super) const EDIT_LIMIT: u64 = 32 * 1024 * 1024;
 
 /// Runs filesystem work on tokio's blocking pool, so a slow disk or a big walk never stalls the
 /// async workers that drive the model stream and the other tools.
-pub(super) async fn run_blocking<F>(work: F) -> ToolResult
+pub(super) async fn run_blocking<T, F>(work: F) -> Result<T, ToolError>
 where
-    F: FnOnce() -> ToolResult + Send + 'static,
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
 {
     tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
         Err(ToolError::Failed(format!(

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::image::Image;
 use crate::redact::Secrets;
 use crate::runtime::{Runtime, RuntimeError};
 
@@ -92,6 +93,25 @@ impl ToolError {
 /// What a tool returns to the model on success.
 pub(crate) type ToolResult = Result<String, ToolError>;
 
+/// What a call returns when it may be more than text: `read_file` of an image gives the image
+/// too, for the model to see (or, when it cannot, to be told it cannot).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text the model gets.
+    pub text: String,
+    /// The images, after the text.
+    pub images: Vec<Image>,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> Self {
+        ToolOutput {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
 /// Everything a tool call may consult besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -126,6 +146,15 @@ pub trait Tool: Send + Sync {
     fn side_effect(&self) -> SideEffect;
     /// Runs one call. `args` is the parsed arguments object as the model sent it.
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult;
+    /// Runs one call whose result may carry images. Only a tool that can return one
+    /// (`read_file`) overrides this; for every other tool it is [`Tool::call`]'s text.
+    async fn call_with_images(
+        &self,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        self.call(args, ctx).await.map(ToolOutput::from)
+    }
 }
 
 /// Every tool this build knows, by name.
@@ -317,9 +346,24 @@ impl Toolset {
     /// Runs one call: looks the tool up, then calls it. Arguments are validated by the tool.
     /// What comes back has every known secret masked.
     pub async fn call(&self, name: &str, args: Value, ctx: &ToolContext) -> ToolResult {
+        self.call_with_images(name, args, ctx)
+            .await
+            .map(|output| output.text)
+    }
+
+    /// [`Toolset::call`], with the images the tool returned (see [`Tool::call_with_images`]).
+    pub async fn call_with_images(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let tool = self.lookup(name)?;
-        match tool.call(args, ctx).await {
-            Ok(text) => Ok(self.secrets.apply(&text)),
+        match tool.call_with_images(args, ctx).await {
+            Ok(output) => Ok(ToolOutput {
+                text: self.secrets.apply(&output.text),
+                images: output.images,
+            }),
             Err(error) => Err(error.redacted(&self.secrets)),
         }
     }

@@ -40,7 +40,7 @@ impl Turns<'_, '_> {
             return Ok(false);
         };
         let task = match messages.first() {
-            Some(Message::User { content }) => content.clone(),
+            Some(Message::User { content, .. }) => content.clone(),
             _ => String::new(),
         };
         let summary = compaction::summary_request(

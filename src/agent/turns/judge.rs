@@ -122,9 +122,9 @@ impl Turns<'_, '_> {
     /// The model repeats itself: ask for its answer with no tools on offer for this one
     /// request (they are back for any turn after it, should the answer miss the schema).
     pub(super) async fn answer_now(&mut self) -> Step {
-        self.request.messages.push(Message::User {
-            content: repeats::ANSWER_NOW_REQUEST.into(),
-        });
+        self.request
+            .messages
+            .push(Message::user(repeats::ANSWER_NOW_REQUEST));
         let tools = std::mem::take(&mut self.request.tools);
         self.count += 1;
         let answered = self.agent.stream(&self.request, true).await;
@@ -150,7 +150,7 @@ impl Turns<'_, '_> {
             tool_calls: Vec::new(),
             thinking: Vec::new(),
         });
-        self.request.messages.push(Message::User { content: note });
+        self.request.messages.push(Message::user(note));
         Step::Request
     }
 }

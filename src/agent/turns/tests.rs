@@ -16,7 +16,7 @@ const WRITTEN_READ: &str = r#"{"name": "read_file", "arguments": {"path": "notes
 /// The text of the last message of `request`.
 fn last_text(request: &Request) -> &str {
     match request.messages.last().expect("a message") {
-        Message::User { content } => content,
+        Message::User { content, .. } => content,
         Message::Assistant { text, .. } => text,
         Message::ToolResult { output, .. } => output,
     }
@@ -217,7 +217,7 @@ async fn a_request_refused_as_too_long_is_compacted_with_the_plan_and_sent_again
     assert_eq!(report.turns, 3);
     let requests = harness.provider.requests();
     assert!(requests[3].tools.is_empty(), "the summary request");
-    let Message::User { content } = &requests[4].messages[0] else {
+    let Message::User { content, .. } = &requests[4].messages[0] else {
         panic!("{:?}", requests[4].messages)
     };
     assert!(

@@ -2,8 +2,11 @@
 //!
 //! The file is streamed line by line and reading stops as soon as the output budget is spent,
 //! so showing the start of a multi-gigabyte log costs no more memory than showing a small file.
-//! Binary and non-UTF-8 files are described, never dumped into the model's context.
+//! Binary and non-UTF-8 files are described, never dumped into the model's context. An image
+//! (PNG, JPEG, GIF, WebP, known by its first bytes, not its name) is returned as the image,
+//! within the APIs' limits, for the model to see.
 
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
@@ -12,9 +15,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fsutil;
+use crate::image::{self, Image, ImageError, ImageFormat};
 use crate::tools::fsops::{io_failure, open_failure, run_blocking};
 use crate::tools::{
-    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
+    Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolOutput, ToolResult,
+    parse_args,
 };
 
 /// Most bytes of numbered lines one call returns.
@@ -56,7 +61,9 @@ impl Tool for ReadFile {
          were shown and the offset to continue from. Use `offset` (first line, 1-based) and \
          `limit` (number of lines) to read one part of a large file, e.g. around a line number \
          grep reported. Lines longer than 4 KiB are cut, with a note. Binary and non-UTF-8 \
-         files are reported, not shown. To see what a directory contains, use list_directory."
+         files are reported, not shown. A PNG, JPEG, GIF or WebP image (up to 5 MB) is \
+         returned as the image, for you to see. To see what a directory contains, use \
+         list_directory."
     }
 
     fn input_schema(&self) -> Value {
@@ -84,6 +91,16 @@ impl Tool for ReadFile {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
+        self.call_with_images(args, ctx)
+            .await
+            .map(|output| output.text)
+    }
+
+    async fn call_with_images(
+        &self,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let args: ReadFileArgs = parse_args(args)?;
         let window = Window::new(args.offset, args.limit)?;
         let path = ctx.resolve(&args.path, Access::Read)?;
@@ -142,17 +159,78 @@ enum WindowEnd {
     Cap,
 }
 
-/// Opens `path`, refuses anything but a regular file and non-text, and renders the window.
-/// `shown` is the path as the model wrote it, for messages.
-fn read(path: &Path, shown: &str, window: Window) -> ToolResult {
-    let fail = |e: io::Error| io_failure(shown, &e);
+/// Opens `path`, refuses anything but a regular file, and returns the image it holds or
+/// renders the window of its text. `shown` is the path as the model wrote it, for messages.
+fn read(path: &Path, shown: &str, window: Window) -> Result<ToolOutput, ToolError> {
     let (file, meta) = fsutil::open_regular(path).map_err(|e| open_failure(shown, &e))?;
     let size = meta.len();
     let mut head = Vec::with_capacity(SNIFF_LEN);
     (&file)
         .take(SNIFF_LEN as u64)
         .read_to_end(&mut head)
-        .map_err(fail)?;
+        .map_err(|e| io_failure(shown, &e))?;
+    if ImageFormat::sniff(&head).is_some() {
+        let bytes = read_image(&file, head, shown, size)?;
+        return match image::measure(&bytes) {
+            // Only the signature of one: shown as the file it is.
+            Err(ImageError::Damaged(_)) => {
+                read_text(file, bytes, shown, size, window).map(Into::into)
+            }
+            Err(error) => Err(refused(shown, error)),
+            Ok(_) => {
+                let image = Image::new(bytes).map_err(|error| refused(shown, error))?;
+                Ok(ToolOutput {
+                    text: format!("`{shown}`: {} (the image follows).", image.describe()),
+                    images: vec![image],
+                })
+            }
+        };
+    }
+    let text = read_text(file, head, shown, size, window)?;
+    Ok(ToolOutput::from(match named_like_an_image(shown) {
+        true => format!(
+            "[`{shown}` is named like an image but is not a PNG, JPEG, GIF or WebP image (its \
+             first bytes say so); read as a file]\n{text}"
+        ),
+        false => text,
+    }))
+}
+
+/// The bytes of the image `file` holds (its first bytes `head` read already), refused with the
+/// limit named when it is larger than an image may be; no more of a file than that is read.
+fn read_image(file: &File, head: Vec<u8>, shown: &str, size: u64) -> Result<Vec<u8>, ToolError> {
+    if size > image::MAX_BYTES as u64 {
+        let bytes = usize::try_from(size).unwrap_or(usize::MAX);
+        return Err(refused(shown, ImageError::TooLarge { bytes }));
+    }
+    let mut bytes = head;
+    file.take((image::MAX_BYTES + 1 - bytes.len()) as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_failure(shown, &e))?;
+    Ok(bytes)
+}
+
+/// The error of an image refused for `error`.
+fn refused(shown: &str, error: ImageError) -> ToolError {
+    ToolError::Failed(format!("`{shown}`: {error}"))
+}
+
+/// Whether `path` ends in an image format's extension, so a file that is not one gets a note.
+fn named_like_an_image(path: &str) -> bool {
+    Path::new(path)
+        .extension()
+        .and_then(|extension| extension.to_str())
+        .is_some_and(|extension| {
+            ["png", "jpg", "jpeg", "gif", "webp"]
+                .iter()
+                .any(|known| extension.eq_ignore_ascii_case(known))
+        })
+}
+
+/// The window of `file`'s text (its first bytes `head` read already), or what it is when it is
+/// not text.
+fn read_text(file: File, head: Vec<u8>, shown: &str, size: u64, window: Window) -> ToolResult {
+    let fail = |e: io::Error| io_failure(shown, &e);
     if let Some(kind) = sniff(&head) {
         return Ok(format!("`{shown}` is {kind} ({size} bytes); not shown."));
     }
@@ -495,5 +573,45 @@ mod tests {
                 "{args}: {err}"
             );
         }
+    }
+    #[tokio::test]
+    async fn an_image_is_returned_as_the_image_whatever_its_name() {
+        let ws = Workspace::new();
+        ws.write("shot.bin", crate::image::test_png(640, 480));
+        let output = ReadFile
+            .call_with_images(json!({"path": "shot.bin"}), &ws.ctx)
+            .await
+            .unwrap();
+        assert!(
+            output.text.contains("PNG image, 640×480 px"),
+            "{}",
+            output.text
+        );
+        assert_eq!(output.images.len(), 1);
+        assert_eq!(output.images[0].data(), crate::image::test_png(640, 480));
+    }
+
+    #[tokio::test]
+    async fn an_image_past_the_limit_is_refused_with_the_limit_named() {
+        let ws = Workspace::new();
+        let mut big = crate::image::test_png(100, 100);
+        big.resize(6 * 1024 * 1024, 0);
+        ws.write("big.png", &big);
+        let error = read_file(&ws, json!({"path": "big.png"}))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains("at most 5 MB"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_file_named_like_an_image_that_is_not_one_is_read_with_a_note() {
+        let ws = Workspace::new();
+        ws.write("fake.png", "just text\n");
+        let out = read_file(&ws, json!({"path": "fake.png"})).await.unwrap();
+        assert!(
+            out.starts_with("[`fake.png` is named like an image"),
+            "{out}"
+        );
+        assert!(out.ends_with("     1\tjust text\n"), "{out}");
     }
 }
