@@ -311,8 +311,84 @@ fn command_matches(rule: &Rule, command: &SimpleCommand) -> bool {
     if pattern.may_match(&command.words) || may_match_named(pattern, words) {
         return true;
     }
+    if runs_inline_code(words) {
+        return true;
+    }
     matches!(words.first(), Some(Word::Known(name)) if WRAPPERS.contains(&file_name(name)))
         && (1..words.len()).any(|start| may_match_named(pattern, &words[start..]))
+}
+
+/// Interpreters and the flags that hand them code to run on the command line.
+const INLINE_CODE: [(&str, &[&str]); 9] = [
+    ("python", &["-c"]),
+    ("python3", &["-c"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("deno", &["eval"]),
+    ("bun", &["-e", "--eval"]),
+];
+
+/// Whether the command (or the command a wrapper runs) hands code the line does not show as
+/// a command to something that runs it: a shell reading its script from stdin (`… | bash`,
+/// `bash <<< …`, `sh -s`, `sh -`), or an interpreter given code inline (`python3 -c`,
+/// `node -e`, `perl -e`, …). What that code runs is unknown, so every deny rule on `bash` may
+/// match it. (A script *file* is not looked into, by a shell or anything else: a deny list
+/// is a best effort, an allow list is the sound way to limit commands.)
+fn runs_inline_code(words: &[Word]) -> bool {
+    let name_at = |at: usize| match words.get(at) {
+        Some(Word::Known(name)) => Some(file_name(name)),
+        _ => None,
+    };
+    let start = match name_at(0) {
+        Some(name) if WRAPPERS.contains(&name) => (1..words.len())
+            .find(|&at| name_at(at).is_some_and(runs_code))
+            .unwrap_or(0),
+        _ => 0,
+    };
+    let Some(name) = name_at(start) else {
+        return false;
+    };
+    let args = &words[start + 1..];
+    let known = |flag: &str| {
+        args.iter()
+            .any(|word| matches!(word, Word::Known(t) if t == flag))
+    };
+    if shell::SHELLS.contains(&name) {
+        // Without a script operand (every argument an option), or told to read stdin.
+        let operand = args
+            .iter()
+            .any(|word| !matches!(word, Word::Known(t) if t.starts_with('-')));
+        return known("-s") || known("-") || !operand;
+    }
+    let Some((_, flags)) = INLINE_CODE
+        .iter()
+        .find(|(interpreter, _)| *interpreter == name)
+    else {
+        return false;
+    };
+    // The options before the first operand (`python3 tool.py -c x` runs a file: its `-c` is
+    // the script's); an operand may itself be the subcommand that takes code (`deno eval`).
+    for word in args {
+        match word {
+            Word::Known(text) if flags.contains(&text.as_str()) => return true,
+            Word::Known(text) if text.starts_with('-') => continue,
+            Word::Known(_) => return false,
+            // Unknown until the line runs: it may be the flag that takes code.
+            Word::Unknown => return true,
+        }
+    }
+    false
+}
+
+/// Whether `name` is a shell or an interpreter that may run code given inline.
+fn runs_code(name: &str) -> bool {
+    shell::SHELLS.contains(&name)
+        || INLINE_CODE
+            .iter()
+            .any(|(interpreter, _)| *interpreter == name)
 }
 
 /// Whether `pattern` may match `words`, their command named as written or by its file name.

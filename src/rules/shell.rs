@@ -44,7 +44,7 @@ const OPAQUE: [&str; 12] = [
 ];
 
 /// Shells whose `-c SCRIPT` is analysed as a line of its own.
-const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "mksh"];
+pub(crate) const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
 /// A word of a simple command, after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]

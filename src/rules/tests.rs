@@ -308,3 +308,48 @@ fn twenty_rules_cost_a_call_far_less_than_a_millisecond() {
     // Unoptimised and on a shared machine: the release build is some ten times faster.
     assert!(each < std::time::Duration::from_millis(1), "{each:?}");
 }
+
+#[test]
+fn a_script_fed_to_a_shell_or_an_interpreter_is_not_waved_through_a_deny_list() {
+    let set = rules(&[], &["bash(git push *)"]);
+    // A script file is not looked into (documented); a program run with its arguments is not
+    // code given inline.
+    for allowed in [
+        "bash script.sh",
+        "python3 tool.py -c x",
+        "git status",
+        "node build.js",
+    ] {
+        assert_eq!(bash(&set, allowed), Verdict::Allow, "{allowed}");
+    }
+    for hidden in [
+        "echo 'git push' | bash",
+        "bash <<< 'git push'",
+        "bash -s <<< 'git push'",
+        "sh < script.sh",
+        "printf 'git push' | sh -",
+        "python3 -c 'import os; os.system(\"git push\")'",
+        "node -e 'require(\"child_process\").execSync(\"git push\")'",
+        "env perl -e 'system q(git push)'",
+        "xargs -0 bash -s",
+        "git -C . push",
+        "command git push",
+        "exec git push",
+        "nohup git push",
+        "time git push",
+        "! git push",
+        "git push&",
+        "(git push)",
+        "{ git push; }",
+        "if true; then git push; fi",
+        "for x in 1; do git push; done",
+        "git push 2>/dev/null",
+        "GIT_DIR=.git git push",
+        "\\git push",
+    ] {
+        assert!(
+            matches!(bash(&set, hidden), Verdict::Deny(_)),
+            "allowed: {hidden}"
+        );
+    }
+}
