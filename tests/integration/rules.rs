@@ -70,6 +70,9 @@ fn a_deny_rule_refuses_its_command_by_name_and_others_run() {
         vec![
             bash("git push origin main && touch pushed"),
             bash("git status --short && echo STATUS-RAN"),
+            // The same push with options before the subcommand, and as code fed to a shell.
+            bash("git -C . push origin main; touch pushed"),
+            bash("echo 'git push origin main' | bash; touch pushed"),
         ],
         repo.path(),
         &["--auto", "medium", "--deny", "bash(git push *)"],
@@ -77,6 +80,9 @@ fn a_deny_rule_refuses_its_command_by_name_and_others_run() {
     assert_eq!(code, 0);
     assert_stream_contract(&events, 0);
     let outputs = tool_outputs(&events);
+    for hidden in &outputs[2..] {
+        assert!(hidden.starts_with("Error: permission denied"), "{hidden}");
+    }
     assert!(
         outputs[0].starts_with("Error: permission denied: the rule `bash(git push *)`"),
         "{}",
@@ -85,14 +91,14 @@ fn a_deny_rule_refuses_its_command_by_name_and_others_run() {
     assert!(outputs[1].contains("STATUS-RAN"), "{}", outputs[1]);
     assert!(!repo.path().join("pushed").exists());
     let denied = of_type(&events, "permission_denied");
-    assert_eq!(denied.len(), 1);
+    assert_eq!(denied.len(), 3);
     assert_eq!(denied[0]["rule"], "bash(git push *)");
     assert_eq!(denied[0]["name"], "bash");
     assert_eq!(
         denied[0]["args"]["command"],
         "git push origin main && touch pushed"
     );
-    assert_eq!(run_end(&events)["permissionDenials"], 1);
+    assert_eq!(run_end(&events)["permissionDenials"], 3);
 }
 
 #[test]
