@@ -116,7 +116,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -135,6 +135,10 @@ _zero() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -266,6 +270,10 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --prompt-style)
+                    COMPREPLY=($(compgen -W "compact full" -- "${cur}"))
+                    return 0
+                    ;;
                 --resume)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -290,7 +298,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__review)
-            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
+            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +336,10 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --cwd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -454,6 +466,10 @@ _zero() {
                     ;;
                 --context-window)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-style)
+                    COMPREPLY=($(compgen -W "compact full" -- "${cur}"))
                     return 0
                     ;;
                 --resume)

@@ -34,6 +34,7 @@ complete -c zero -n "__fish_zero_needs_command" -f -a "worktrees" -d 'List, show
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l image -d 'Attach an image to the prompt (repeatable): PNG, JPEG, GIF or WebP, at most 5 MB and 8000×8000 px' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l worktree -d 'Run in a new git worktree of the workspace\'s repository, on the branch `zero/NAME` (NAME defaults to a fresh id); at the end the changes are committed there, the worktree directory is removed and the branch is kept. Write it `--worktree=NAME` before a prompt word' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
@@ -75,6 +76,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l timeout -d 'A wall-cl
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l context-window -d 'The model\'s context window in tokens, when the server does not report it and zero\'s table does not know the model (also `context_window` in config.toml) [default: 128000]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l prompt-style -d 'The system prompt and tool list: `compact` (a short prompt and the tools a small model uses well) or `full` (also `prompt_style` in config.toml) [default: compact for `--provider local`, for a llama.cpp server and for a window under 32768 tokens; else full]' -r -f -a "compact\t'A short system prompt and only the tools a small model uses well (the tool catalog, `tools::ToolId`, says which it leaves out)'
+full\t'The system prompt and every tool'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l resume -d 'Continue a session: its conversation, then this prompt. `last` is this workspace\'s most recent session' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r
@@ -99,6 +102,7 @@ note\t'Fail on any finding'
 never\t'Never fail because of findings'"
 complete -c zero -n "__fish_zero_using_subcommand review" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -s f -l file -d 'Read (more of) the prompt from a file, appended after a blank line' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l image -d 'Attach an image to the prompt (repeatable): PNG, JPEG, GIF or WebP, at most 5 MB and 8000×8000 px' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -s C -l cwd -d 'Workspace root (default: the current directory)' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l worktree -d 'Run in a new git worktree of the workspace\'s repository, on the branch `zero/NAME` (NAME defaults to a fresh id); at the end the changes are committed there, the worktree directory is removed and the branch is kept. Write it `--worktree=NAME` before a prompt word' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l add-dir -d 'An extra directory the agent may write to (repeatable)' -r -F
@@ -140,6 +144,8 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l timeout -d 'A wall-
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-tokens -d 'A token budget (input plus output) for the whole run, children included (also `max_tokens` in config.toml). The response that passes it ends the run: exit 4' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-cost-usd -d 'A budget in US dollars for the whole run, children included (also `max_cost_usd` in config.toml); needs the model\'s price in the `[prices]` table of config.toml' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l context-window -d 'The model\'s context window in tokens, when the server does not report it and zero\'s table does not know the model (also `context_window` in config.toml) [default: 128000]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l prompt-style -d 'The system prompt and tool list: `compact` (a short prompt and the tools a small model uses well) or `full` (also `prompt_style` in config.toml) [default: compact for `--provider local`, for a llama.cpp server and for a window under 32768 tokens; else full]' -r -f -a "compact\t'A short system prompt and only the tools a small model uses well (the tool catalog, `tools::ToolId`, says which it leaves out)'
+full\t'The system prompt and every tool'"
 complete -c zero -n "__fish_zero_using_subcommand review" -l resume -d 'Continue a session: its conversation, then this prompt. `last` is this workspace\'s most recent session' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r

@@ -62,8 +62,8 @@ impl Provider for Scripted {
         response
     }
 
-    async fn reported_window(&self) -> Option<u32> {
-        None
+    async fn server_report(&self) -> crate::provider::ServerReport {
+        crate::provider::ServerReport::default()
     }
 }
 

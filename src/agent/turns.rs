@@ -21,8 +21,8 @@
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
-    AnswerFormat, Completion, ErrorClass, Message, Request, StopReason, ThinkingBlock, ToolCall,
-    ToolSpec,
+    AnswerFormat, Completion, ErrorClass, LOOP_WINDOW, Loop, Message, ProviderError, Request,
+    StopReason, ThinkingBlock, ToolCall, ToolSpec,
 };
 use crate::tools::{ToolContext, ToolId};
 use crate::usage::Exceeded;
@@ -50,6 +50,21 @@ const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows,
 const CUT_OFF_WARNING: &str = "the response was cut off at the output token limit \
      (--max-output-tokens)";
 
+/// What the model is told after a response of its that was cut for repeating itself.
+const LOOPED_NOTE: &str = "Your last response repeated the same text over and over, so it was \
+     cut. Do not repeat it: call a tool to make progress, or give your final answer.";
+
+/// The warning of a response cut because it repeated itself (see `provider::repetition`): the
+/// turn goes on as after a response the output limit cut.
+fn looping_warning(found: Loop) -> String {
+    format!(
+        "the response was cut: it repeated the same {} bytes over and over (at least {} KiB of \
+         one span), so the model is in a loop",
+        found.period,
+        LOOP_WINDOW / 1024
+    )
+}
+
 /// What the loop does next.
 enum Step {
     /// Read the files the prompt names before the first request.
@@ -64,6 +79,8 @@ enum Step {
     RunCalls(Calls),
     /// The model repeats itself again: ask for its answer (see [`Turns::answer_now`]).
     AnswerNow,
+    /// A response caught in a loop was cut, with no call in it (see [`Turns::looped`]).
+    Looped(String),
     /// The conversation is over.
     End(Ending),
 }
@@ -162,6 +179,7 @@ impl<'r, 'a> Turns<'r, 'a> {
                 Step::Judge(text) => self.judge(text).await,
                 Step::RunCalls(calls) => self.run_calls(calls).await,
                 Step::AnswerNow => self.answer_now().await,
+                Step::Looped(text) => self.looped(text),
                 Step::End(ending) => break ending,
             };
         };
@@ -202,19 +220,44 @@ impl<'r, 'a> Turns<'r, 'a> {
 
     /// One turn's request: compacted first when it outgrows the window, and compacted and sent
     /// once more when the provider refuses it as too long after all (the estimate is an
-    /// estimate).
+    /// estimate, and the window may have been wrong: the refusal's is learned first). A second
+    /// refusal ends the run, naming the window.
     async fn send(&mut self) -> Result<Completion, Ending> {
         self.compact_if_outgrown().await?;
         self.count += 1;
+        let error = match self.agent.stream(&self.request, true).await {
+            Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => error,
+            sent => return sent,
+        };
+        self.learn_window(&error);
+        if !self.compact(CompactionReason::ContextLength).await? {
+            return Err(self.too_long(error).await);
+        }
         match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => {
-                match self.compact(CompactionReason::ContextLength).await? {
-                    true => self.agent.stream(&self.request, true).await,
-                    false => Err(Ending::Failed(error)),
-                }
+                self.learn_window(&error);
+                Err(self.too_long(error).await)
             }
             sent => sent,
         }
+    }
+
+    /// Takes the window a refusal as too long names as the model's from now on.
+    fn learn_window(&self, error: &ProviderError) {
+        if let Some(tokens) = error.window_named() {
+            self.agent.window.learn(tokens);
+        }
+    }
+
+    /// The ending of a conversation the provider refused as too long even after compaction:
+    /// its error, naming the window the run worked in.
+    async fn too_long(&self, mut error: ProviderError) -> Ending {
+        let window = self.agent.window().await.tokens;
+        error.message.push_str(&format!(
+            " (the conversation does not fit the model's context window of {window} tokens, \
+             even compacted)"
+        ));
+        Ending::Failed(error)
     }
 
     /// A response arrived: the size estimate learns from it, the budget is checked, a cut-off
@@ -227,11 +270,18 @@ impl<'r, 'a> Turns<'r, 'a> {
         if let Some(exceeded) = self.agent.ledger.exceeded() {
             return Step::End(self.over_budget(exceeded, completion));
         }
-        let cut_off = completion.stop == StopReason::MaxTokens;
-        if cut_off {
-            self.agent.warn(CUT_OFF_WARNING.into());
+        let cut = match completion.stop {
+            StopReason::MaxTokens => Some(CUT_OFF_WARNING.to_owned()),
+            StopReason::Repeating(found) => Some(looping_warning(found)),
+            _ => None,
+        };
+        let cut_off = cut.is_some();
+        if let Some(warning) = cut {
+            self.agent.warn(warning);
         }
+        let looped = matches!(completion.stop, StopReason::Repeating(_));
         match completion.tool_calls.is_empty() {
+            true if looped => Step::Looped(completion.text),
             true => Step::Judge(completion.text),
             false => Step::RunCalls(Calls {
                 text: completion.text,
@@ -240,6 +290,18 @@ impl<'r, 'a> Turns<'r, 'a> {
                 cut_off,
             }),
         }
+    }
+
+    /// A response cut for repeating itself is no answer: it stays in the conversation (one
+    /// copy of what it repeated), the model is told, and the turn goes on.
+    fn looped(&mut self, text: String) -> Step {
+        self.request.messages.push(Message::Assistant {
+            text,
+            tool_calls: Vec::new(),
+            thinking: Vec::new(),
+        });
+        self.request.messages.push(Message::user(LOOPED_NOTE));
+        Step::Request
     }
 
     /// The response took the run tree past its budget: its calls are not run, and its text is

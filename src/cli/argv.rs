@@ -69,11 +69,7 @@ impl ExecArgs {
         argv.path("--file", file.as_deref());
         argv.paths("--image", image);
         argv.path("--cwd", cwd.as_deref());
-        match worktree {
-            Some(Some(name)) => argv.value("--worktree", name),
-            Some(None) => argv.switch("--worktree", true),
-            None => {}
-        }
+        argv.optional_value("--worktree", worktree.as_ref());
         argv.paths("--add-dir", add_dir);
         argv.choice("--auto", Some(auto));
         argv.switch("--skip-permissions-unsafe", *skip_permissions_unsafe);
@@ -127,6 +123,16 @@ impl ExecArgs {
 struct Argv(Vec<OsString>);
 
 impl Argv {
+    /// A flag whose value is optional (`--worktree [NAME]`): `--flag=value`, the bare flag, or
+    /// nothing when it is not set.
+    fn optional_value(&mut self, flag: &str, value: Option<&Option<String>>) {
+        match value {
+            Some(Some(value)) => self.value(flag, value),
+            Some(None) => self.switch(flag, true),
+            None => {}
+        }
+    }
+
     /// `--flag=value`, in one word: a value that starts with `-` stays a value.
     fn joined(&mut self, flag: &str, value: &OsStr) {
         let mut word = OsString::from(flag);

@@ -21,6 +21,7 @@ use crate::provider::{MIN_CONTEXT_WINDOW, ProviderKind, ReasoningEffort};
 use crate::runtime::sandbox::SandboxMode;
 use crate::runtime::{RunId, TaskId, WorktreeName};
 use crate::session::SessionId;
+use crate::tools::PromptStyle;
 use crate::tools::policy::Autonomy;
 use crate::usage::Usd;
 
@@ -272,6 +273,13 @@ pub struct ExecArgs {
     #[arg(long = "context-window", value_name = "TOKENS",
           value_parser = clap::value_parser!(u32).range(i64::from(MIN_CONTEXT_WINDOW)..))]
     pub(crate) context_window: Option<u32>,
+
+    /// The system prompt and tool list: `compact` (a short prompt and the tools a small model
+    /// uses well) or `full` (also `prompt_style` in config.toml) [default: compact for
+    /// `--provider local`, for a llama.cpp server and for a window under 32768 tokens; else
+    /// full].
+    #[arg(long = "prompt-style", value_name = "STYLE", value_enum)]
+    pub(crate) prompt_style: Option<PromptStyle>,
 
     /// Continue a session: its conversation, then this prompt. `last` is this workspace's
     /// most recent session.

@@ -13,6 +13,7 @@ use crate::output::{
 };
 use crate::rules::Effect;
 use crate::tasks;
+use crate::tools::PromptStyle;
 
 use super::failure::Failure;
 use super::pieces::Pieces;
@@ -49,7 +50,12 @@ pub(super) fn tools(
         mcp_servers::infos(&started.states),
     );
     mcp_servers::warn(&started.states, &settings.mcp, output);
-    let toolset = pieces.toolset(&started, &settings.policy, output);
+    // The style the caller chose (the listing asks no server): compact for the local provider.
+    let style = match &settings.prompt_style {
+        Ok(Some(choice)) => choice.style,
+        _ => PromptStyle::Full,
+    };
+    let toolset = pieces.toolset(&started, &settings.policy, style, output);
     output.emit(EventKind::Tools {
         tools: toolset
             .visible()
@@ -129,5 +135,6 @@ fn start_listing(output: &Output, workspace: &Path, mcp_servers: Vec<McpServerIn
         permissions_changed: None,
         mcp_servers,
         worktree: None,
+        prompt_style: None,
     });
 }

@@ -9,7 +9,7 @@ use crate::mcp;
 use crate::output::{EventKind, Output};
 use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
 use crate::tasks;
-use crate::tools::{Policy, Registry, ToolFilter, Toolset};
+use crate::tools::{Policy, PromptStyle, Registry, ToolFilter, ToolId, Toolset};
 use crate::usage::Ledger;
 
 use super::failure::Failure;
@@ -52,19 +52,25 @@ impl Pieces {
         })
     }
 
-    /// The registry with the MCP servers' tools, as the run's flags and `policy` select it.
+    /// The registry with the MCP servers' tools, as the run's flags, `policy` and prompt
+    /// `style` select it (the compact style leaves out what the catalog says it does).
     pub(super) fn toolset(
         &self,
         started: &mcp::Started,
         policy: &Policy,
+        style: PromptStyle,
         output: &Output,
     ) -> Toolset {
         let mut registry = self.registry.clone();
         for tool in &started.tools {
             registry.register(Arc::clone(tool));
         }
+        let mut filter = self.filter.clone();
+        if style == PromptStyle::Compact {
+            filter.leave_out(ToolId::compact_leaves_out());
+        }
         registry
-            .select(&self.filter, policy)
+            .select(&filter, policy)
             .redacting(output.secrets().clone())
     }
 }

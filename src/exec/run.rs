@@ -15,8 +15,8 @@ use crate::lifecycle::{self, CloseOnDrop};
 use crate::local_model::{LocalServer, LocalSettings};
 use crate::mcp;
 use crate::output::{EventKind, Output, PermissionsChanged};
-use crate::provider::{self, Message, Provider, ProviderConfig, WindowLookup};
-use crate::tools::{Permissions, ToolContext, Toolset};
+use crate::provider::{self, Image, Message, Provider, ProviderConfig, WindowLookup};
+use crate::tools::{Permissions, StyleChoice, ToolContext, Toolset};
 
 use super::ending::{self, Accounting};
 use super::failure::Failure;
@@ -50,7 +50,8 @@ pub(super) fn run(
         output,
         &cancel,
     )?;
-    let toolset = pieces.toolset(&connected.mcp, &settings.policy, output);
+    let style = runtime.block_on(choose_style(request.style, &connected.window, &settings));
+    let toolset = pieces.toolset(&connected.mcp, &settings.policy, style.style, output);
     let mut session = open_session(
         &settings,
         &*connected.provider,
@@ -61,14 +62,11 @@ pub(super) fn run(
         Some(session) => session.start(request.prompt),
         None => (Vec::new(), request.prompt),
     };
-    // Found out alongside the first request, which needs no window.
-    let window = {
-        let _entered = runtime.enter();
-        WindowLookup::start(settings.context_window, Arc::clone(&connected.provider))
-    };
+    let window = connected.window.clone();
     announce(
         &settings,
         &connected,
+        style,
         session.as_ref(),
         request.permissions,
         output,
@@ -78,7 +76,9 @@ pub(super) fn run(
     let conversation = Conversation {
         history,
         prompt,
+        images: request.images,
         toolset: &toolset,
+        style,
         window: window.clone(),
         session: session.as_ref(),
         hooks: &hooks,
@@ -131,8 +131,12 @@ struct Request {
     last_message: Option<PathBuf>,
     /// The prompt.
     prompt: String,
+    /// The images attached to it (`--image`).
+    images: Vec<Image>,
     /// The provider, and the local model's settings when it is the local one.
     provider: (ProviderConfig, Option<LocalSettings>),
+    /// The prompt style the caller chose, if any (else the server decides).
+    style: Option<StyleChoice>,
     /// What the run may do, for the session's record and `run_start`.
     permissions: Permissions,
 }
@@ -153,7 +157,18 @@ impl Request {
             .map_err(|e| Failure::config(e.to_string()))?
             .clone();
         let local = settings.local.clone()?;
+        let style = settings.prompt_style.clone()?;
         settings.check_priced(&config)?;
+        let images = prompt::images(&settings.prompt, &settings.workspace)?;
+        if let Some(reason) = config
+            .kind
+            .cannot_see_images()
+            .filter(|_| !images.is_empty())
+        {
+            return Err(Failure::usage(format!(
+                "--image: the model cannot see images: {reason}"
+            )));
+        }
         let permissions = Permissions::of(
             settings.policy.autonomy(),
             &settings.confinement.commands.sandbox,
@@ -161,7 +176,9 @@ impl Request {
         Ok(Request {
             last_message,
             prompt,
+            images,
             provider: (config, local),
+            style,
             permissions,
         })
     }
@@ -184,6 +201,9 @@ struct Connected {
     _local_server: Option<LocalServer>,
     /// The model's provider.
     provider: Arc<dyn Provider>,
+    /// The model's context window, and what its server says about itself: asked as soon as
+    /// the provider is built, while the MCP servers start and the first request is prepared.
+    window: WindowLookup,
     /// The MCP servers started, their tools and states.
     mcp: mcp::Started,
 }
@@ -207,10 +227,15 @@ fn connect(
     ))?;
     let provider = provider::build(&config, output.run_id().as_str())
         .map_err(|e| Failure::config(e.to_string()))?;
+    let window = {
+        let _entered = runtime.enter();
+        WindowLookup::start(settings.context_window, Arc::clone(&provider))
+    };
     let mcp = runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, cancel))?;
     Ok(Connected {
         _local_server: local_server,
         provider,
+        window,
         mcp,
     })
 }
@@ -242,6 +267,7 @@ fn open_session(
 fn announce(
     settings: &Settings,
     connected: &Connected,
+    style: StyleChoice,
     session: Option<&RunSession>,
     permissions: Permissions,
     output: &Output,
@@ -262,6 +288,7 @@ fn announce(
             }),
         mcp_servers: mcp_servers::infos(&connected.mcp.states),
         worktree: settings.worktree.clone(),
+        prompt_style: Some(style),
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
     for note in session.iter().flat_map(|session| &session.notes) {
@@ -283,8 +310,12 @@ struct Conversation<'a> {
     history: Vec<Message>,
     /// The prompt, with the session's notes in front.
     prompt: String,
+    /// The images attached to the prompt.
+    images: Vec<Image>,
     /// The tools on offer.
     toolset: &'a Toolset,
+    /// The system prompt's style.
+    style: StyleChoice,
     /// The model's context window, found out alongside the first request.
     window: WindowLookup,
     /// Where the conversation is kept, when the run has a session.
@@ -303,7 +334,7 @@ async fn converse(
     conversation: Conversation<'_>,
     output: &Output,
 ) -> Report {
-    let compact = settings.compact();
+    let compact = conversation.style.compact();
     let workspace = &settings.workspace;
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
@@ -344,8 +375,32 @@ async fn converse(
         },
     };
     agent
-        .run(system, conversation.history, conversation.prompt)
+        .run(
+            system,
+            conversation.history,
+            Message::User {
+                content: conversation.prompt,
+                images: conversation.images,
+            },
+        )
         .await
+}
+
+/// The run's prompt style: the one its caller chose, else the one its server's answer calls
+/// for (llama.cpp, or a window under [`SMALL_WINDOW`](crate::tools::SMALL_WINDOW): compact),
+/// waited for within the probe's own bound. An official API is never asked, so a run against
+/// one waits for nothing; a window given by the flag or config.toml counts as reported.
+async fn choose_style(
+    chosen: Option<StyleChoice>,
+    window: &WindowLookup,
+    settings: &Settings,
+) -> StyleChoice {
+    if let Some(chosen) = chosen {
+        return chosen;
+    }
+    let server = window.server().await;
+    let given = settings.context_window.map(|window| window.tokens);
+    StyleChoice::for_server(server.llama_cpp, server.window.or(given))
 }
 
 /// The run's hooks, run by its runtime within its deadline and stopped with it (`cancel`),

@@ -19,9 +19,9 @@ use std::time::SystemTime;
 
 use crate::cli::{ExecArgs, parse_timeout};
 use crate::config_file::{self, ConfigFile, ConfigFileError};
-use crate::environ::names::ZERO_API_KEY;
+use crate::environ::names::{ZERO_API_KEY, ZERO_LOCAL_PROMPT};
 use crate::hooks::{self, HookSet};
-use crate::local_model::{LocalSettings, PromptStyle};
+use crate::local_model::{self, LocalSettings};
 use crate::mcp::config::{self as mcp_config, Entry};
 use crate::mcp::{ServerConfig, UnknownKey};
 use crate::output::event::WorktreeInfo;
@@ -37,7 +37,7 @@ use crate::structured::OutputSchema;
 use crate::tasks::{
     ChildEnv, HandedHooks, HandedRules, Launcher, ModelChoices, Parent, SearchPaths,
 };
-use crate::tools::{Policy, Registry, ToolFilter, ToolId};
+use crate::tools::{Policy, PromptStyle, Registry, StyleChoice, StyleReason, ToolFilter};
 use crate::usage::{Ledger, Limits, Price, Prices, Usd};
 
 use super::Invocation;
@@ -137,6 +137,9 @@ pub(crate) struct Settings {
     /// The local provider's settings when the run uses it, or why they are invalid (reported
     /// with the provider's own errors, once the prompt is known).
     pub(crate) local: Result<Option<LocalSettings>, Failure>,
+    /// The prompt style the caller chose (see [`prompt_style`]), or why it is invalid
+    /// (reported with the provider's errors); `Ok(None)`: the server decides.
+    pub(crate) prompt_style: Result<Option<StyleChoice>, Failure>,
     /// The run that launched this one, when this run is a specialist.
     pub(crate) parent: Option<Parent>,
     /// Where specialists' manifests are found.
@@ -240,6 +243,7 @@ struct FileKeys {
     max_tokens: Option<u64>,
     max_cost_usd: Option<f64>,
     context_window: Option<u32>,
+    prompt_style: Option<PromptStyle>,
     #[serde(default)]
     prices: BTreeMap<String, Price>,
 }
@@ -308,6 +312,7 @@ impl Settings {
         let Inputs { env, file } = inputs;
         let provider = resolve_provider(&args, &env, file, handed_key, parent.is_some());
         let local = local_settings(&provider, &env);
+        let prompt_style = prompt_style(args.prompt_style, keys.prompt_style, &provider, &env);
         let specialists = SearchPaths::new(&workspace, |name| env.var_os(name));
         Ok(Settings {
             mode: Mode::of(&args),
@@ -330,6 +335,7 @@ impl Settings {
             runtime,
             provider,
             local,
+            prompt_style,
             parent,
             specialists,
             tools: ToolLists {
@@ -384,6 +390,13 @@ impl Settings {
                 let choices = ModelChoices {
                     reasoning_effort: config.reasoning_effort,
                     fallback_models: config.child_fallbacks(),
+                    prompt_style: self
+                        .prompt_style
+                        .as_ref()
+                        .ok()
+                        .and_then(|choice| *choice)
+                        .filter(|choice| choice.reason != StyleReason::LocalProvider)
+                        .map(|choice| choice.style),
                 };
                 ChildEnv::new(config.child_variables(), config.api_key.clone(), choices)
             }),
@@ -401,20 +414,11 @@ impl Settings {
         })
     }
 
-    /// Whether the run's prompt is the local model's compact one, which leaves some tools
-    /// out.
-    pub(crate) fn compact(&self) -> bool {
-        matches!(&self.local, Ok(Some(local)) if local.prompt == PromptStyle::Compact)
-    }
-
     /// The tool filter of the flags, each name checked against `registry` and the configured
-    /// MCP servers, with what the compact prompt leaves out.
+    /// MCP servers (what the compact prompt leaves out is left out once the style is known:
+    /// `Pieces::toolset`).
     pub(crate) fn tool_filter(&self, registry: &Registry) -> Result<ToolFilter, Failure> {
-        let mut filter = job::tool_filter(&self.tools, registry, &self.mcp.servers)?;
-        if self.compact() {
-            filter.leave_out(ToolId::compact_leaves_out());
-        }
-        Ok(filter)
+        job::tool_filter(&self.tools, registry, &self.mcp.servers)
     }
 
     /// `--max-cost-usd` needs the model's price; checked once the provider is known to be
@@ -545,6 +549,33 @@ fn local_settings(
                 .map_err(|e| Failure::config(e.to_string()))
         }
         _ => Ok(None),
+    }
+}
+
+/// The prompt style the caller chose: `--prompt-style` (`flag`), else `prompt_style` in
+/// config.toml (`file`), else, for the local provider, `ZERO_LOCAL_PROMPT` or compact (its
+/// measured default). `None` when none chose: the run asks the server (see `exec::run`). An
+/// invalid `ZERO_LOCAL_PROMPT` is exit 3, as the local provider's other settings are.
+fn prompt_style(
+    flag: Option<PromptStyle>,
+    file: Option<PromptStyle>,
+    provider: &Result<ProviderConfig, ConfigError>,
+    env: &Environment,
+) -> Result<Option<StyleChoice>, Failure> {
+    let chosen = |style, reason| Ok(Some(StyleChoice { style, reason }));
+    match (flag, file, provider) {
+        (Some(style), _, _) => chosen(style, StyleReason::Flag),
+        (None, Some(style), _) => chosen(style, StyleReason::ConfigFile),
+        (None, None, Ok(config)) if config.kind == ProviderKind::Local => {
+            let style = local_model::choice(
+                &|name| env.var(name),
+                ZERO_LOCAL_PROMPT,
+                PromptStyle::Compact,
+            )
+            .map_err(|e| Failure::config(e.to_string()))?;
+            chosen(style, StyleReason::LocalProvider)
+        }
+        (None, None, _) => Ok(None),
     }
 }
 

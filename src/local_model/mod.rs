@@ -9,14 +9,16 @@
 //! server (the socket is handed down in [`ZERO_LOCAL_SOCKET`]) rather than loading the model again.
 //!
 //! The chat template and the system prompt small models are given are settings measured by
-//! `scripts/local-eval` (docs/LOCAL_MODEL.md): [`Template`] and [`PromptStyle`].
+//! `scripts/local-eval` (docs/LOCAL_MODEL.md): [`Template`] here, and the prompt style, which
+//! any provider may use and `exec` reads (`tools::PromptStyle`, compact for this provider
+//! unless `ZERO_LOCAL_PROMPT` or `--prompt-style` says otherwise).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::environ::names::ZERO_LOCAL_MODEL_CACHE;
-use crate::environ::names::{ZERO_LOCAL_PROMPT, ZERO_LOCAL_TEMPLATE};
+use crate::environ::names::ZERO_LOCAL_TEMPLATE;
 use crate::runtime::{
     Launch, Runtime, Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail,
 };
@@ -133,30 +135,11 @@ impl Template {
     }
 }
 
-/// What the system prompt and the tool list look like for a local model
-/// (`ZERO_LOCAL_PROMPT`): each token of them is read again at every turn, at about 37 tokens a
-/// second on 2 cores. Its words are clap's names for the variants (`compact`, `full`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum PromptStyle {
-    /// A short system prompt and only the tools a small model uses well (the tool catalog,
-    /// `tools::ToolId`, says which it leaves out).
-    Compact,
-    /// The system prompt and tools every other provider gets.
-    Full,
-}
-
-impl PromptStyle {
-    /// The style used when `ZERO_LOCAL_PROMPT` names none.
-    const DEFAULT: PromptStyle = PromptStyle::Compact;
-}
-
 /// The local provider's settings, from the environment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LocalSettings {
     /// The chat template.
     template: Template,
-    /// The system prompt and tool list.
-    pub(crate) prompt: PromptStyle,
 }
 
 /// A setting variable whose value is not one of its words.
@@ -169,18 +152,17 @@ pub(crate) struct InvalidSetting {
 }
 
 impl LocalSettings {
-    /// The settings `ZERO_LOCAL_TEMPLATE` and `ZERO_LOCAL_PROMPT` in `env` choose.
+    /// The settings `ZERO_LOCAL_TEMPLATE` in `env` chooses.
     pub(crate) fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Self, InvalidSetting> {
         Ok(LocalSettings {
             template: choice(env, ZERO_LOCAL_TEMPLATE, Template::DEFAULT)?,
-            prompt: choice(env, ZERO_LOCAL_PROMPT, PromptStyle::DEFAULT)?,
         })
     }
 }
 
 /// The choice `variable` names (exactly one of its words), else `default` when it is unset or
-/// empty.
-fn choice<T: clap::ValueEnum>(
+/// empty (`exec` reads `ZERO_LOCAL_PROMPT` with it too).
+pub(crate) fn choice<T: clap::ValueEnum>(
     env: &dyn Fn(&str) -> Option<String>,
     variable: &'static str,
     default: T,
@@ -440,19 +422,13 @@ mod tests {
     #[test]
     fn settings_take_their_words_and_refuse_others() {
         let default = LocalSettings::from_env(&env_of(&[])).unwrap();
-        assert_eq!(
-            (default.template, default.prompt),
-            (Template::DEFAULT, PromptStyle::DEFAULT)
-        );
+        assert_eq!(default.template, Template::DEFAULT);
         let chosen = LocalSettings::from_env(&env_of(&[
             ("ZERO_LOCAL_TEMPLATE", "stock"),
             ("ZERO_LOCAL_PROMPT", "full"),
         ]))
         .unwrap();
-        assert_eq!(
-            (chosen.template, chosen.prompt),
-            (Template::Stock, PromptStyle::Full)
-        );
+        assert_eq!(chosen.template, Template::Stock);
         let error = LocalSettings::from_env(&env_of(&[("ZERO_LOCAL_TEMPLATE", "fancy")]))
             .unwrap_err()
             .to_string();
@@ -468,10 +444,7 @@ mod tests {
             server_args(
                 Path::new("/m.gguf"),
                 Path::new("/s.sock"),
-                LocalSettings {
-                    template,
-                    prompt: PromptStyle::Compact,
-                },
+                LocalSettings { template },
             )
         };
         let stock = args(Template::Stock);

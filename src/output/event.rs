@@ -13,7 +13,7 @@ pub(crate) use crate::hooks::HookReport;
 use crate::runtime::{TaskKind, TaskStatus};
 use crate::structured::Violation;
 pub(crate) use crate::tools::policy::SandboxInForce;
-use crate::tools::{Permissions, PlanStep, SideEffect};
+use crate::tools::{Permissions, PlanStep, SideEffect, StyleChoice};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
 pub(crate) const SCHEMA_VERSION: u32 = 3;
@@ -69,6 +69,10 @@ pub(crate) enum EventKind {
         /// With `--worktree`: the worktree the run works in (`cwd` is inside it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         worktree: Option<WorktreeInfo>,
+        /// The system prompt's style and why it is the one (`--prompt-style`, config.toml, the
+        /// local provider, a llama.cpp server, a small window); absent for the listings.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt_style: Option<StyleChoice>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use super::repetition::{self, Loop, Repetition};
 use super::{Completion, StopReason, StreamDelta, ThinkingBlock, ToolCall, Usage};
 
 /// A tool call whose fragments are still arriving.
@@ -54,6 +55,8 @@ pub(crate) struct Assembly {
     streamed_bytes: usize,
     input_settled: bool,
     output_settled: bool,
+    /// Watches everything generated for a loop (see [`Assembly::looping`]).
+    repetition: Repetition,
 }
 
 impl Assembly {
@@ -72,6 +75,15 @@ impl Assembly {
             self.streamed_bytes += fragment.len();
             self.delivered = true;
             on_delta(StreamDelta::Text(fragment.to_owned()));
+            if let Some(found) = self.repetition.push(fragment) {
+                // The conversation keeps one copy of the span, not the loop.
+                let start = repetition::loop_start(&self.text, found.period);
+                let end = (start + found.period).min(self.text.len());
+                let end = (end..=self.text.len())
+                    .find(|&end| self.text.is_char_boundary(end))
+                    .unwrap_or(self.text.len());
+                self.text.truncate(end);
+            }
         }
     }
 
@@ -85,6 +97,7 @@ impl Assembly {
             self.streamed_bytes += fragment.len();
             self.delivered = true;
             on_delta(StreamDelta::Reasoning(fragment.to_owned()));
+            self.repetition.push(fragment);
         }
     }
 
@@ -144,6 +157,13 @@ impl Assembly {
         }
         call.arguments.push_str(arguments);
         self.streamed_bytes += arguments.len();
+        self.repetition.push(arguments);
+    }
+
+    /// The loop the output ended in, once it did: the response is cut there (text, reasoning
+    /// and tool calls' arguments are watched as one stream; see `provider::repetition`).
+    pub(crate) fn looping(&self) -> Option<Loop> {
+        self.repetition.found()
     }
 
     /// The index of the call with this id, when one has it.
@@ -242,6 +262,7 @@ impl Assembly {
             .collect();
         let stop = match self.stop {
             Some(StopReason::MaxTokens) => StopReason::MaxTokens,
+            Some(StopReason::Repeating(found)) => StopReason::Repeating(found),
             _ if !tool_calls.is_empty() => StopReason::ToolUse,
             Some(stop) => stop,
             None => StopReason::EndTurn,

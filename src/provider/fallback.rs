@@ -70,8 +70,12 @@ impl Provider for Fallback {
         self.current().model()
     }
 
-    async fn reported_window(&self) -> Option<u32> {
-        self.current().reported_window().await
+    async fn server_report(&self) -> super::ServerReport {
+        self.current().server_report().await
+    }
+
+    fn cannot_see_images(&self) -> Option<&'static str> {
+        self.current().cannot_see_images()
     }
 
     async fn complete(
@@ -152,8 +156,8 @@ mod tests {
         fn model(&self) -> &str {
             self.model
         }
-        async fn reported_window(&self) -> Option<u32> {
-            None
+        async fn server_report(&self) -> crate::provider::ServerReport {
+            crate::provider::ServerReport::default()
         }
         async fn complete(
             &self,

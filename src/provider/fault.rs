@@ -10,15 +10,60 @@ use super::sse::SseError;
 use super::{ErrorClass, ProviderError};
 use crate::redact::redact;
 
-/// Phrases servers use when a request no longer fits the context window. This is the one place
-/// where zero reads an error's text: providers report context overflow as a plain 400 whose
-/// only distinguishing mark is the message (`context_length_exceeded` is OpenAI's `code`).
+/// Phrases servers use when a request no longer fits the context window, in the folded form
+/// [`fold`] gives a text (lowercase letters and digits only), so `context_length_exceeded`,
+/// "Context length exceeded" and `ContextWindowExceededError` read alike. This is the one
+/// place where zero reads an error's text: providers report context overflow as a plain 400
+/// (llama.cpp once as a 500) whose only distinguishing mark is the message. The wordings, as
+/// servers send them:
+///
+/// - OpenAI, vLLM, OpenRouter: "This model's (this endpoint's) maximum context length is 8192
+///   tokens. However, you requested 8977 tokens", code `context_length_exceeded`;
+/// - Anthropic: "prompt is too long: 210000 tokens > 200000 maximum";
+/// - llama.cpp: "request (42888 tokens) exceeds the available context size (16384 tokens)",
+///   type `exceed_context_size_error`; llama-cpp-python: "Requested tokens (516) exceed
+///   context window of 512";
+/// - LiteLLM, around any of these: `litellm.ContextWindowExceededError: ...`, or "Input tokens
+///   exceed the configured limit of 272000 tokens";
+/// - Ollama: "prompt too long; exceeded max context length by 10 tokens", "input length
+///   exceeds maximum context length";
+/// - vLLM (newer): "... is longer than the maximum model length of 4096"; Gemini: "The input
+///   token count (1200000) exceeds the maximum number of tokens allowed (1048576)".
 const CONTEXT_LENGTH_MARKERS: &[&str] = &[
-    "context_length_exceeded",
-    "maximum context length",
-    "prompt is too long",
-    "context window",
-    "context length",
+    "contextlengthexceeded",
+    "contextwindowexceeded",
+    "exceedcontextsize",
+    "maximumcontextlength",
+    "maxcontextlength",
+    "promptistoolong",
+    "prompttoolong",
+    "contextwindow",
+    "contextlength",
+    "contextsize",
+    "maximummodellength",
+    "inputtokensexceed",
+    "exceedsthemaximumnumberoftokens",
+];
+
+/// The words just before the number a refusal gives as the window, in the lowercased,
+/// whitespace-collapsed text (see [`window_named`]), each with the wording it comes from.
+const WINDOW_ANCHORS: &[&str] = &[
+    // llama.cpp: "exceeds the available context size (16384 tokens)".
+    "context size (",
+    // OpenAI, vLLM, OpenRouter: "maximum context length is 8192 tokens".
+    "maximum context length is ",
+    // llama-cpp-python: "exceed context window of 512".
+    "context window of ",
+    // LiteLLM: "exceed the configured limit of 272000 tokens".
+    "configured limit of ",
+    // vLLM: "longer than the maximum model length of 4096".
+    "maximum model length of ",
+    // Gemini: "the maximum number of tokens allowed (1048576)".
+    "tokens allowed (",
+    // Anthropic: "210000 tokens > 200000 maximum".
+    "tokens > ",
+    // Mistral: "too large for model with 32768 maximum context length".
+    "model with ",
 ];
 
 /// The most of a non-JSON error body quoted in a message.
@@ -61,9 +106,14 @@ impl Fault {
             401 | 403 => ErrorClass::Auth,
             429 => ErrorClass::RateLimited,
             408 => ErrorClass::Network,
-            500.. => ErrorClass::Unavailable,
+            // Before the 5xx arm: llama.cpp once sent its context-size refusal as a 500.
             _ if mentions_context_length(body) => ErrorClass::ContextLength,
+            500.. => ErrorClass::Unavailable,
             _ => ErrorClass::BadRequest,
+        };
+        let detail = match class {
+            ErrorClass::ContextLength => with_window(detail, body),
+            _ => detail,
         };
         Fault {
             class,
@@ -257,11 +307,62 @@ fn html_title(page: &str) -> Option<String> {
     snippet(&page[start..end])
 }
 
+/// Whether `text` says a request did not fit the context window (see
+/// [`CONTEXT_LENGTH_MARKERS`]).
 fn mentions_context_length(text: &str) -> bool {
-    let text = text.to_lowercase();
+    let text = fold(text);
     CONTEXT_LENGTH_MARKERS
         .iter()
         .any(|marker| text.contains(marker))
+}
+
+/// `text` lowercased, with everything but letters and digits left out, so that a phrase
+/// matches whatever case, spaces, underscores or camel case a server writes it in.
+fn fold(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The context window a refusal as too long names, in tokens: the number after one of
+/// [`WINDOW_ANCHORS`] (thousands separators allowed), the first anchor found winning. `None`
+/// when the text names none, or a number too small to be a window.
+pub(crate) fn window_named(text: &str) -> Option<u32> {
+    let text = text
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    WINDOW_ANCHORS
+        .iter()
+        .filter_map(|anchor| {
+            let at = text.find(anchor)? + anchor.len();
+            let digits: String = text[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == ',')
+                .filter(char::is_ascii_digit)
+                .collect();
+            Some((at, digits.parse::<u32>().ok()?))
+        })
+        .min_by_key(|&(at, _)| at)
+        .map(|(_, tokens)| tokens)
+        .filter(|&tokens| tokens >= super::MIN_CONTEXT_WINDOW)
+}
+
+/// `detail` of a refusal as too long, with the window the body's JSON gives (llama.cpp's
+/// `error.n_ctx`) when the words name none: the message then says it, and the loop learns it.
+fn with_window(detail: String, body: &str) -> String {
+    if window_named(&detail).is_some() {
+        return detail;
+    }
+    let n_ctx = serde_json::from_str::<Value>(body.trim())
+        .ok()
+        .and_then(|json| json.pointer("/error/n_ctx").and_then(Value::as_u64));
+    match n_ctx {
+        Some(tokens) => format!("{detail}: the server's context size ({tokens} tokens)"),
+        None => detail,
+    }
 }
 
 #[cfg(test)]
@@ -313,6 +414,100 @@ mod tests {
                 Fault::from_status(400, body, None).class,
                 ErrorClass::ContextLength,
                 "{body}"
+            );
+        }
+    }
+
+    /// Refusals as too long as servers word them, each with the window it names.
+    const REFUSALS: &[(u16, &str, Option<u32>)] = &[
+        (
+            400,
+            r#"{"error":{"code":400,"message":"request (42888 tokens) exceeds the available context size (16384 tokens), try increasing it","type":"exceed_context_size_error"}}"#,
+            Some(16384),
+        ),
+        (
+            400,
+            r#"{"error":{"message":"litellm.ContextWindowExceededError: litellm.BadRequestError: OpenAIException - request (42888 tokens) exceeds the available context size (16384 tokens), try increasing it","type":null,"param":null,"code":"400"}}"#,
+            Some(16384),
+        ),
+        (
+            400,
+            r#"{"error":{"message":"litellm.ContextWindowExceededError: OpenAIException - Input tokens exceed the configured limit of 272,000 tokens."}}"#,
+            Some(272_000),
+        ),
+        (
+            400,
+            r#"{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","code":400}"#,
+            Some(8192),
+        ),
+        (
+            400,
+            r#"{"error":{"message":"this endpoint's maximum context length is 131072 tokens. however, you requested about 138956 tokens","code":400}}"#,
+            Some(131_072),
+        ),
+        (
+            400,
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            Some(200_000),
+        ),
+        (
+            500,
+            r#"{"error":{"code":500,"message":"the request exceeds the available context size. try increasing the context size or enable context shift","type":"exceed_context_size_error","n_prompt_tokens":1407,"n_ctx":4096}}"#,
+            Some(4096),
+        ),
+        (
+            400,
+            r#"{"error":"prompt too long; exceeded max context length by 12 tokens"}"#,
+            None,
+        ),
+        (
+            400,
+            r#"{"error":{"message":"Requested tokens (2065) exceed context window of 1800"}}"#,
+            Some(1800),
+        ),
+        (
+            400,
+            r#"{"error":{"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}}"#,
+            Some(1_048_576),
+        ),
+        (400, "PROMPT IS TOO LONG", None),
+    ];
+
+    #[test]
+    fn every_servers_refusal_as_too_long_is_a_context_length_fault_naming_its_window() {
+        for &(status, body, window) in REFUSALS {
+            let fault = Fault::from_status(status, body, None);
+            assert_eq!(fault.class, ErrorClass::ContextLength, "{body}");
+            let error = fault.into_error(URL, &[]);
+            assert_eq!(error.window_named(), window, "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn a_window_is_read_only_after_its_words_and_only_from_a_refusal_as_too_long() {
+        assert_eq!(window_named("context size (16,384 tokens)"), Some(16384));
+        // The port of the URL in front of the message is no window.
+        assert_eq!(
+            window_named("HTTP 400 from http://127.0.0.1:8080/v1: too long"),
+            None
+        );
+        assert_eq!(window_named("maximum context length is 12 tokens"), None);
+        let other = Fault::from_status(400, "maximum context length is 8192 tokens", None);
+        let mut error = other.into_error(URL, &[]);
+        error.class = ErrorClass::BadRequest;
+        assert_eq!(error.window_named(), None);
+    }
+
+    #[test]
+    fn a_client_error_that_only_mentions_tokens_is_not_a_context_length_fault() {
+        let bodies = [
+            r#"{"error":{"message":"max_tokens must be at least 1"}}"#,
+            r#"{"error":{"message":"Invalid 'messages[2].content': string too long"}}"#,
+        ];
+        for body in bodies {
+            assert_eq!(
+                Fault::from_status(400, body, None).class,
+                ErrorClass::BadRequest
             );
         }
     }

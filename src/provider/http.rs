@@ -31,7 +31,7 @@ use super::tuning::Tuning;
 use super::window::Probes;
 use super::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Refused, Request, Retrying,
-    StreamDelta, WaitPhase, Waiting,
+    StopReason, StreamDelta, WaitPhase, Waiting,
 };
 
 /// The most of an error response body read for its message.
@@ -342,6 +342,11 @@ impl<W: Wire> HttpProvider<W> {
                 if decoder.event(&event, assembly, on_delta)? == Flow::Done {
                     return Ok(());
                 }
+                // A loop: the response is complete as far as it will ever be useful.
+                if let Some(found) = assembly.looping() {
+                    assembly.stop(StopReason::Repeating(found));
+                    return Ok(());
+                }
             }
         }
         // Some servers close without the final marker; a stop reason means nothing is missing.
@@ -515,7 +520,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
         &self.model
     }
 
-    async fn reported_window(&self) -> Option<u32> {
+    async fn server_report(&self) -> super::ServerReport {
         self.probes.ask(&self.client, &self.model).await
     }
 

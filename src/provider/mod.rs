@@ -12,6 +12,7 @@ pub(crate) mod message;
 mod notice;
 mod openai;
 mod reasoning;
+mod repetition;
 mod replay;
 mod sse;
 mod tuning;
@@ -31,9 +32,11 @@ pub use message::{
 };
 pub use notice::{Notice, Refused, Retrying, Switched, WaitPhase, Waiting};
 pub use reasoning::ReasoningEffort;
+pub use repetition::{Loop, WINDOW as LOOP_WINDOW};
 pub use tuning::{InvalidTuning, Tuning};
 pub use window::{
-    ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, WindowLookup, WindowSource,
+    ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, ServerReport, WindowLookup,
+    WindowSource,
 };
 
 /// The wire protocol of the model endpoint.
@@ -192,6 +195,18 @@ pub struct ProviderError {
     pub usage: Option<Usage>,
 }
 
+impl ProviderError {
+    /// The context window, in tokens, that a refusal as too long names ("exceeds the available
+    /// context size (16384 tokens)", "maximum context length is 8192 tokens"), so the run can
+    /// learn the model's real window from it; `None` for any other failure.
+    pub fn window_named(&self) -> Option<u32> {
+        match self.class {
+            ErrorClass::ContextLength => fault::window_named(&self.message),
+            _ => None,
+        }
+    }
+}
+
 /// A model endpoint that streams one response per request.
 #[async_trait]
 pub trait Provider: Send + Sync {
@@ -210,7 +225,13 @@ pub trait Provider: Send + Sync {
         on_notice: &mut (dyn FnMut(Notice) + Send),
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError>;
-    /// The model's context window as the server reports it, when it does (llama.cpp, vLLM);
-    /// asked once, before the first request.
-    async fn reported_window(&self) -> Option<u32>;
+    /// What the server says about itself: the model's context window, when it reports one
+    /// (llama.cpp, vLLM), and whether it is llama.cpp; asked once, beside the first request.
+    async fn server_report(&self) -> ServerReport;
+    /// Why the model cannot see images, or `None` when it can (or may: a server that turns an
+    /// image down answers the request with an error the run reports). A tool's image is then
+    /// replaced by this reason and `--image` refused with it.
+    fn cannot_see_images(&self) -> Option<&'static str> {
+        None
+    }
 }

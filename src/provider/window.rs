@@ -8,6 +8,7 @@
 //! (those neither serve `/props` nor report a window, and the table knows their models).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures_util::future::{BoxFuture, Shared};
@@ -55,21 +56,58 @@ pub enum WindowSource {
     Default,
 }
 
+/// What a server says about itself when asked (see [`Probes`]): the window, and whether it is
+/// llama.cpp, whose small models get the compact prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerReport {
+    /// The model's context window, when the server reports one.
+    pub window: Option<u32>,
+    /// Whether the server identified itself as llama.cpp (its `/props` answered as llama.cpp's
+    /// does, with `build_info` or `default_generation_settings`).
+    pub llama_cpp: bool,
+}
+
 /// A context window being found out: the server is asked while the run's first request is
 /// already on its way, so knowing the window costs the run no time. The first request needs no
 /// window (there is nothing to compact yet); everything after it waits for the answer, which
-/// by then has long arrived.
+/// by then has long arrived. A server that refuses a request as too long, naming its window,
+/// has the last word ([`WindowLookup::learn`]): every clone of the lookup knows it from then on.
 #[derive(Clone)]
 pub struct WindowLookup {
-    window: Shared<BoxFuture<'static, ContextWindow>>,
+    found: Shared<BoxFuture<'static, (ContextWindow, ServerReport)>>,
+    /// The window a refusal named, in tokens; 0 while none has.
+    learned: Arc<AtomicU32>,
 }
 
 impl WindowLookup {
     /// A window already known.
     pub fn known(window: ContextWindow) -> WindowLookup {
+        WindowLookup::of(futures_util::future::ready((window, ServerReport::default())).boxed())
+    }
+
+    /// A lookup that waits for `found`, having learned nothing yet.
+    fn of(found: BoxFuture<'static, (ContextWindow, ServerReport)>) -> WindowLookup {
         WindowLookup {
-            window: futures_util::future::ready(window).boxed().shared(),
+            found: found.shared(),
+            learned: Arc::default(),
         }
+    }
+
+    /// Takes `tokens` as the window from now on: the server named it in refusing a request as
+    /// too long, which beats whatever the flag, the probe or the table said (the server is
+    /// what runs out of room).
+    pub fn learn(&self, tokens: u32) {
+        self.learned
+            .store(tokens.max(MIN_CONTEXT_WINDOW), Ordering::Relaxed);
+    }
+
+    /// The window a refusal named, if one has.
+    fn learned(&self) -> Option<ContextWindow> {
+        let tokens = self.learned.load(Ordering::Relaxed);
+        (tokens > 0).then_some(ContextWindow {
+            tokens,
+            source: WindowSource::Server,
+        })
     }
 
     /// Starts finding the window of `provider`'s model on the current tokio runtime: `given`
@@ -80,24 +118,35 @@ impl WindowLookup {
             return WindowLookup::known(given);
         }
         let model = provider.model().to_string();
-        let asking = tokio::spawn(async move { provider.reported_window().await });
-        let window = async move {
-            let reported = asking.await.ok().flatten();
-            ContextWindow::from_report(reported, &model)
+        let asking = tokio::spawn(async move { provider.server_report().await });
+        let found = async move {
+            let report = asking.await.unwrap_or_default();
+            (ContextWindow::from_report(report.window, &model), report)
         };
-        WindowLookup {
-            window: window.boxed().shared(),
-        }
+        WindowLookup::of(found.boxed())
+    }
+
+    /// What the server said about itself, waited for at most [`PROBE_TIMEOUT`] (nothing, when
+    /// the window was given and the server not asked, or it did not answer by then).
+    pub async fn server(&self) -> ServerReport {
+        tokio::time::timeout(PROBE_TIMEOUT, self.found.clone())
+            .await
+            .map(|(_, report)| report)
+            .unwrap_or_default()
     }
 
     /// The window, once known.
     pub async fn get(&self) -> ContextWindow {
-        self.window.clone().await
+        match self.learned() {
+            Some(learned) => learned,
+            None => self.found.clone().await.0,
+        }
     }
 
     /// The window if it is known by now.
     pub fn now(&self) -> Option<ContextWindow> {
-        self.window.clone().now_or_never()
+        self.learned()
+            .or_else(|| self.found.clone().now_or_never().map(|(window, _)| window))
     }
 }
 
@@ -172,7 +221,7 @@ impl Probes {
     /// (`base_url` itself for the OpenAI wire, `{base_url}/v1` for Anthropic's); none for an
     /// official API (`official`).
     pub(crate) fn new(api_root: &str, official: bool) -> Probes {
-        if official {
+        if official || on_a_cloud(api_root) {
             return Probes::default();
         }
         let api_root = api_root.trim_end_matches('/');
@@ -183,11 +232,18 @@ impl Probes {
         }
     }
 
-    /// What the server says `model`'s window is, if it says: `/props` first (the running
+    /// What the server says about itself and `model`'s window: `/props` first (the running
     /// llama.cpp server's own setting), then the model list.
-    pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> Option<u32> {
+    pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> ServerReport {
+        let props: Option<Props> = match self.props.as_deref() {
+            Some(url) => get_json(client, url).await,
+            None => None,
+        };
+        let llama_cpp = props.as_ref().is_some_and(|props| {
+            props.build_info.is_some() || props.default_generation_settings.is_some()
+        });
         let props = async {
-            let props: Props = get_json(client, self.props.as_deref()?).await?;
+            let props = props?;
             props.n_ctx.or(props.default_generation_settings?.n_ctx)
         };
         let models = async {
@@ -201,13 +257,45 @@ impl Probes {
             Some(tokens) => Some(tokens),
             None => models.await,
         };
-        tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW)
+        ServerReport {
+            window: tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW),
+            llama_cpp,
+        }
     }
+}
+
+/// Hosted APIs that copy a wire but serve no `/props` and run no small model of the user's:
+/// asking them would only cost a run a round trip (the table knows their models' windows).
+const CLOUD_HOSTS: &[&str] = &[
+    "api.openai.com",
+    "api.anthropic.com",
+    "openrouter.ai",
+    "api.groq.com",
+    "api.together.xyz",
+    "api.fireworks.ai",
+    "api.deepseek.com",
+    "api.mistral.ai",
+    "api.x.ai",
+    "generativelanguage.googleapis.com",
+    "openai.azure.com",
+];
+
+/// Whether `url` is on one of [`CLOUD_HOSTS`] (or a subdomain of one).
+fn on_a_cloud(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    CLOUD_HOSTS
+        .iter()
+        .any(|cloud| host == *cloud || host.ends_with(&format!(".{cloud}")))
 }
 
 #[derive(Deserialize)]
 struct Props {
     n_ctx: Option<u32>,
+    /// llama.cpp's build (`b4567-abcdef0`), any shape: only its presence is read.
+    build_info: Option<serde::de::IgnoredAny>,
     default_generation_settings: Option<GenerationSettings>,
 }
 
@@ -268,11 +356,35 @@ mod tests {
     }
 
     #[test]
+    fn a_window_a_refusal_named_is_the_window_of_every_clone_from_then_on() {
+        let lookup = WindowLookup::known(ContextWindow::DEFAULT);
+        let clone = lookup.clone();
+        assert_eq!(clone.now(), Some(ContextWindow::DEFAULT));
+        lookup.learn(16_384);
+        let learned = ContextWindow {
+            tokens: 16_384,
+            source: WindowSource::Server,
+        };
+        assert_eq!(clone.now(), Some(learned));
+        assert_eq!(
+            futures_util::FutureExt::now_or_never(clone.get()),
+            Some(learned)
+        );
+    }
+
+    #[test]
     fn an_official_api_is_not_probed_and_a_server_is_asked_at_its_root() {
         assert_eq!(
             Probes::new("https://api.openai.com/v1", true),
             Probes::default()
         );
+        for cloud in [
+            "https://openrouter.ai/api/v1",
+            "https://api.groq.com/openai/v1",
+            "https://my-team.openai.azure.com/openai/v1",
+        ] {
+            assert_eq!(Probes::new(cloud, false), Probes::default(), "{cloud}");
+        }
         let local = Probes::new("http://127.0.0.1:8080/v1/", false);
         assert_eq!(local.props.as_deref(), Some("http://127.0.0.1:8080/props"));
         assert_eq!(

@@ -15,6 +15,7 @@ mod fsops;
 mod patch;
 mod plan;
 pub mod policy;
+mod prompt_style;
 mod search;
 pub(crate) use search::workspace_files;
 mod shell;
@@ -40,6 +41,7 @@ pub(crate) use catalog::{ForSpecialists, ToolId};
 pub(crate) use patch::patch_paths;
 pub(crate) use plan::{PlanStep, StepStatus};
 pub use policy::{Access, Permissions, Policy};
+pub use prompt_style::{PromptStyle, SMALL_WINDOW, StyleChoice, StyleReason};
 
 /// What a tool can do to the world; decides which `--auto` level may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -45,6 +45,7 @@ mod runtime;
 mod sandbox;
 mod secrets;
 mod sessions;
+mod small_models;
 mod special_files;
 mod specialist_results;
 mod specialists;

@@ -242,3 +242,50 @@ async fn a_run_cancelled_while_its_calls_run_ends_cancelled() {
         report.ending
     );
 }
+
+#[tokio::test]
+async fn a_second_refusal_as_too_long_ends_the_run_naming_the_window_the_server_named() {
+    let too_long = || ProviderError {
+        class: ErrorClass::ContextLength,
+        status: Some(400),
+        message: "request (42888 tokens) exceeds the available context size (16384 tokens)".into(),
+        retryable: false,
+        usage: None,
+    };
+    let harness = Harness::new(vec![
+        Ok(calling(&[READ_NOTES])),
+        Err(too_long()),
+        Ok(answer("the model's summary")),
+        Err(too_long()),
+    ]);
+    let report = harness.run("read the notes").await;
+    let Ending::Failed(error) = &report.ending else {
+        panic!("{:?}", report.ending)
+    };
+    assert_eq!(error.class, ErrorClass::ContextLength);
+    assert!(
+        error
+            .message
+            .ends_with("does not fit the model's context window of 16384 tokens, even compacted)"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn a_response_cut_for_repeating_itself_is_no_answer_and_the_turn_goes_on() {
+    let looping = Completion {
+        stop: crate::provider::StopReason::Repeating(crate::provider::Loop { period: 64 }),
+        ..answer("I will fix it. ")
+    };
+    let harness = Harness::new(vec![Ok(looping), Ok(answer("fixed"))]);
+    let report = harness.run("fix it").await;
+    assert_eq!(answered(&report.ending), "fixed");
+    assert_eq!(report.turns, 2);
+    let requests = harness.provider.requests();
+    assert!(
+        last_text(&requests[1]).starts_with("Your last response repeated the same text"),
+        "{:?}",
+        requests[1].messages
+    );
+}

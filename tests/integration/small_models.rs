@@ -1,0 +1,262 @@
+//! Small models on the user's own server (issue 38): a refusal as too long in whatever words
+//! the server (or a gateway in front of it) uses is compacted and retried, with the window it
+//! names learned; a response caught in a loop is cut and the run goes on. Through the real
+//! binary against the fake model.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
+use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+
+/// What the summary request says (zero's instructions to the model).
+const SUMMARY_REQUEST: &str = "Summarize the conversation so far";
+
+/// llama.cpp's refusal of a request longer than its context (`exceed_context_size_error`).
+const LLAMA_CPP: &str = "request (42888 tokens) exceeds the available context size (16384 \
+     tokens), try increasing it";
+
+/// The same refusal through a LiteLLM gateway.
+const LITELLM: &str = "litellm.ContextWindowExceededError: litellm.BadRequestError: \
+     OpenAIException - request (42888 tokens) exceeds the available context size (16384 \
+     tokens), try increasing it. Received Model Group=qwen-coder";
+
+/// The sentence a looping model repeats (the issue's degenerate response).
+const SENTENCE: &str = "I will now update the function to handle the empty input case. ";
+
+/// The bound of a loop's cut (`provider::repetition`): 8 KiB filled, checked every KiB.
+const LOOP_BOUND: usize = 9 * 1024;
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n".repeat(200)).unwrap();
+    std::fs::write(dir.path().join("b.txt"), "bravo\n").unwrap();
+    dir
+}
+
+fn read(path: &str) -> Reply {
+    Reply::tool_call("read_file", json!({"path": path}))
+}
+
+fn summary_route() -> Route {
+    Route::body_contains(SUMMARY_REQUEST).reply(Reply::text("SUMMARY: a.txt is alphas."))
+}
+
+fn run(server: &FakeModel, wire: Wire, workspace: &Path, flags: &[&str]) -> (i32, Vec<Value>) {
+    let output = zero_std_with(server, wire)
+        .args(["exec", "-o", "stream-json", "-C"])
+        .arg(workspace)
+        .args(flags)
+        .arg("Tell me about the notes.")
+        .output()
+        .unwrap();
+    let code = output.status.code().unwrap();
+    let events = events(&output.stdout);
+    assert_stream_contract(&events, code);
+    (code, events)
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+#[test]
+fn a_refusal_in_llama_cpps_or_litellms_words_compacts_retries_and_learns_the_window() {
+    for wording in [LLAMA_CPP, LITELLM] {
+        let workspace = workspace();
+        let server = FakeModel::start(
+            Script::new()
+                .route(summary_route())
+                .reply(read("a.txt"))
+                .reply(read("b.txt"))
+                .reply(Reply::error(400, wording))
+                .reply(Reply::text("The notes are alphas.")),
+        );
+        let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+        assert_eq!(code, 0, "{wording}: {events:?}");
+        let compactions = of_type(&events, "compaction");
+        assert_eq!(compactions.len(), 1, "{events:?}");
+        assert_eq!(compactions[0]["reason"], "context_length");
+        assert_eq!(
+            server.requests().len(),
+            5,
+            "the summary, then the turn again"
+        );
+        let run_end = events.last().unwrap();
+        assert_eq!(
+            run_end["contextWindow"],
+            json!({"tokens": 16384, "source": "server"}),
+            "{run_end}"
+        );
+    }
+}
+
+#[test]
+fn a_second_refusal_after_compacting_exits_3_naming_the_window() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(read("a.txt"))
+            .reply(read("b.txt"))
+            .reply(Reply::error(400, LITELLM))
+            .reply(Reply::error(400, LLAMA_CPP))
+            .reply(Reply::text("never asked for")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 3, "{events:?}");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "context_length");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("context window of 16384 tokens"),
+        "{message}"
+    );
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(events.last().unwrap()["contextWindow"]["tokens"], 16384);
+}
+
+#[test]
+fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes_on() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let workspace = workspace();
+        // 640 KB at a millisecond a piece: minutes, were it not cut.
+        let forever = Reply::text(&format!("Let me look.\n{}", SENTENCE.repeat(10_000)))
+            .in_pieces(64)
+            .event_gap(Duration::from_millis(1));
+        let server = FakeModel::start(
+            Script::new()
+                .reply(forever)
+                .reply(Reply::text("The notes are alphas.")),
+        );
+        let (code, events) = run(&server, wire, workspace.path(), &[]);
+        assert_eq!(code, 0, "{events:?}");
+        let shown: usize = of_type(&events, "text")
+            .iter()
+            .map(|e| e["delta"].as_str().unwrap().len())
+            .sum();
+        let answer_len = "The notes are alphas.".len();
+        assert!(
+            shown <= LOOP_BOUND + 64 + answer_len,
+            "{shown} bytes shown before the cut"
+        );
+        let warnings = of_type(&events, "warning");
+        assert!(
+            warnings.iter().any(|w| w["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("repeated the same {} bytes", SENTENCE.len()))),
+            "{warnings:?}"
+        );
+        // The next request happened, with one copy of the sentence, not the loop.
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{events:?}");
+        let sent = requests[1]
+            .raw_body
+            .matches("handle the empty input case")
+            .count();
+        assert!(sent <= 2, "{sent} copies sent back");
+        assert_eq!(
+            of_type(&events, "final")[0]["text"],
+            "The notes are alphas."
+        );
+    }
+}
+
+/// What the compact system prompt says and the full one does not.
+const COMPACT_MARK: &str = "Files in the workspace:";
+
+/// The system prompt and the tool names of `request` (OpenAI's wire).
+fn prompt_and_tools(
+    request: &crate::support::fake_model::RecordedRequest,
+) -> (String, Vec<String>) {
+    let system = request.body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let tools = request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    (system, tools)
+}
+
+fn run_start(events: &[Value]) -> &Value {
+    of_type(events, "run_start")[0]
+}
+
+#[test]
+fn a_llama_cpp_server_with_a_16k_window_gets_the_compact_prompt_unless_the_flag_says_full() {
+    let llama = || {
+        Script::new()
+            .props(json!({
+                "build_info": "b6500-abcdef0",
+                "default_generation_settings": {"n_ctx": 16384},
+            }))
+            .reply(Reply::text("It holds alphas."))
+    };
+    let workspace = workspace();
+
+    let server = FakeModel::start(llama());
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(
+        run_start(&events)["promptStyle"],
+        json!({"style": "compact", "reason": "llama_cpp"})
+    );
+    let (system, tools) = prompt_and_tools(&server.requests()[0]);
+    assert!(system.contains(COMPACT_MARK), "{system}");
+    assert!(tools.iter().any(|tool| tool == "read_file"), "{tools:?}");
+    for left_out in ["grep", "apply_patch", "update_plan", "Task"] {
+        assert!(!tools.iter().any(|tool| tool == left_out), "{tools:?}");
+    }
+
+    let server = FakeModel::start(llama());
+    let (code, events) = run(
+        &server,
+        Wire::OpenAi,
+        workspace.path(),
+        &["--prompt-style", "full"],
+    );
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(
+        run_start(&events)["promptStyle"],
+        json!({"style": "full", "reason": "flag"})
+    );
+    let (system, tools) = prompt_and_tools(&server.requests()[0]);
+    assert!(!system.contains(COMPACT_MARK), "{system}");
+    assert!(tools.iter().any(|tool| tool == "grep"), "{tools:?}");
+}
+
+#[test]
+fn a_server_reporting_a_window_under_32k_gets_the_compact_prompt_and_others_the_full_one() {
+    let workspace = workspace();
+    let vllm = FakeModel::start(
+        Script::new()
+            .models(json!({"data": [{"id": "fake-model", "max_model_len": 8192}]}))
+            .reply(Reply::text("It holds alphas.")),
+    );
+    let (code, events) = run(&vllm, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(
+        run_start(&events)["promptStyle"],
+        json!({"style": "compact", "reason": "small_window"})
+    );
+
+    let silent = FakeModel::start(Script::new().reply(Reply::text("It holds alphas.")));
+    let (code, events) = run(&silent, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(
+        run_start(&events)["promptStyle"],
+        json!({"style": "full", "reason": "default"})
+    );
+    let (system, _) = prompt_and_tools(&silent.requests()[0]);
+    assert!(!system.contains(COMPACT_MARK), "{system}");
+}
