@@ -28,11 +28,13 @@ use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle::{self, Stop};
 use crate::output::event::WorktreeInfo;
-use crate::output::{Output, OutputFormat, stderr_line_if_writable};
+use crate::output::{self, Output, OutputFormat, stderr_line_if_writable};
 use crate::provider::ProviderConfig;
 use crate::redact::Secrets;
+use crate::rules::Effect;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
+use crate::tools::{SideEffect, ToolId};
 use ending::{Accounting, finish};
 use inputs::Inputs;
 use pieces::Pieces;
@@ -182,6 +184,9 @@ fn run_job(
         settings.output_schema = Some(schema);
     }
     take_effect(&settings, output)?;
+    if let Some(warning) = unoffered_bash_rules(&settings) {
+        output.warn_at_start(warning);
+    }
     match settings.mode {
         Mode::ListSpecialists => Ok(listing::specialists(&settings, output)),
         Mode::ListTools => listing::tools(&settings, &Pieces::new(&settings, output)?, output),
@@ -190,6 +195,32 @@ fn run_job(
             run::run(settings, pieces, output, accounting)
         }
     }
+}
+
+/// A warning when `bash` allow rules cannot take effect: at `--auto low` `bash` is offered
+/// (read-only) only where the sandbox can make commands read-only, and this run has no such
+/// sandbox, so the commands those rules name will not run. Saying so beats a silent no.
+fn unoffered_bash_rules(settings: &Settings) -> Option<String> {
+    let rules: Vec<&str> = settings
+        .rules
+        .rules()
+        .iter()
+        .filter(|rule| rule.effect == Effect::Allow && rule.covers(ToolId::Bash))
+        .map(|rule| rule.text.as_str())
+        .collect();
+    if rules.is_empty() || settings.policy.permits(SideEffect::Shell).is_ok() {
+        return None;
+    }
+    Some(format!(
+        "bash is not offered at --auto {} without the sandbox, so {} cannot run anything; \
+         use --auto medium, or run where the sandbox is available",
+        output::word(&settings.policy.autonomy()),
+        rules
+            .iter()
+            .map(|rule| format!("`{rule}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// What the settings change for the whole process: from here on the deadline stops the run

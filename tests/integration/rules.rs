@@ -174,6 +174,29 @@ fn at_low_an_allowed_git_log_runs_and_stays_read_only() {
 }
 
 #[test]
+fn bash_allow_rules_that_cannot_take_effect_are_warned_about() {
+    let repo = repository();
+    let warnings = |flags: &[&str]| {
+        let (code, events) = run(Vec::new(), repo.path(), flags);
+        assert_eq!(code, 0);
+        of_type(&events, "warning")
+            .iter()
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .filter(|m| m.contains("bash is not offered"))
+            .collect::<Vec<_>>()
+    };
+    let allow = ["--allow", "bash(git log *)"];
+    let unsandboxed = warnings(&[&["--auto", "low", "--sandbox", "off"][..], &allow].concat());
+    assert_eq!(unsandboxed.len(), 1, "{unsandboxed:?}");
+    assert!(
+        unsandboxed[0].contains("`bash(git log *)`"),
+        "{unsandboxed:?}"
+    );
+    assert!(warnings(&[&["--auto", "low"][..], &allow].concat()).is_empty());
+    assert!(warnings(&[&["--auto", "medium", "--sandbox", "off"][..], &allow].concat()).is_empty());
+}
+
+#[test]
 fn a_claude_settings_file_is_read_as_written() {
     let repo = repository();
     std::fs::create_dir(repo.path().join("src")).unwrap();
