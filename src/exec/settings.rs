@@ -312,7 +312,13 @@ impl Settings {
         let Inputs { env, file } = inputs;
         let provider = resolve_provider(&args, &env, file, handed_key, parent.is_some());
         let local = local_settings(&provider, &env);
-        let prompt_style = prompt_style(args.prompt_style, keys.prompt_style, &provider, &env);
+        let local_provider = matches!(&provider, Ok(config) if config.kind == ProviderKind::Local);
+        let prompt_style = prompt_style(
+            args.prompt_style,
+            keys.prompt_style,
+            local_provider,
+            &|name| env.var(name),
+        );
         let specialists = SearchPaths::new(&workspace, |name| env.var_os(name));
         Ok(Settings {
             mode: Mode::of(&args),
@@ -553,29 +559,26 @@ fn local_settings(
 }
 
 /// The prompt style the caller chose: `--prompt-style` (`flag`), else `prompt_style` in
-/// config.toml (`file`), else, for the local provider, `ZERO_LOCAL_PROMPT` or compact (its
-/// measured default). `None` when none chose: the run asks the server (see `exec::run`). An
-/// invalid `ZERO_LOCAL_PROMPT` is exit 3, as the local provider's other settings are.
+/// config.toml (`file`), else, for the local provider (`local`), `ZERO_LOCAL_PROMPT` in `env`
+/// or compact (its measured default). `None` when none chose: the run asks the server (see
+/// `exec::run`). An invalid `ZERO_LOCAL_PROMPT` is exit 3, as the local provider's other
+/// settings are.
 fn prompt_style(
     flag: Option<PromptStyle>,
     file: Option<PromptStyle>,
-    provider: &Result<ProviderConfig, ConfigError>,
-    env: &Environment,
+    local: bool,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<StyleChoice>, Failure> {
     let chosen = |style, reason| Ok(Some(StyleChoice { style, reason }));
-    match (flag, file, provider) {
-        (Some(style), _, _) => chosen(style, StyleReason::Flag),
-        (None, Some(style), _) => chosen(style, StyleReason::ConfigFile),
-        (None, None, Ok(config)) if config.kind == ProviderKind::Local => {
-            let style = local_model::choice(
-                &|name| env.var(name),
-                ZERO_LOCAL_PROMPT,
-                PromptStyle::Compact,
-            )
-            .map_err(|e| Failure::config(e.to_string()))?;
+    match (flag, file) {
+        (Some(style), _) => chosen(style, StyleReason::Flag),
+        (None, Some(style)) => chosen(style, StyleReason::ConfigFile),
+        (None, None) if local => {
+            let style = local_model::choice(env, ZERO_LOCAL_PROMPT, PromptStyle::Compact)
+                .map_err(|e| Failure::config(e.to_string()))?;
             chosen(style, StyleReason::LocalProvider)
         }
-        (None, None, _) => Ok(None),
+        (None, None) => Ok(None),
     }
 }
 
@@ -652,6 +655,47 @@ mod tests {
             Command::Exec(args) => Mode::of(&args),
             _ => unreachable!("parsed as exec"),
         }
+    }
+
+    #[test]
+    fn the_prompt_style_is_the_flags_then_the_files_then_the_local_providers_else_the_servers() {
+        let style = |flag, file, local, env: &[(&str, &str)]| {
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect();
+            let lookup =
+                move |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            prompt_style(flag, file, local, &lookup)
+                .map(|choice| choice.map(|choice| (choice.style, choice.reason)))
+                .map_err(|failure| (failure.code, failure.message))
+        };
+        use PromptStyle::{Compact, Full};
+        let local_full = [("ZERO_LOCAL_PROMPT", "full")];
+        assert_eq!(
+            style(Some(Full), Some(Compact), true, &[]),
+            Ok(Some((Full, StyleReason::Flag)))
+        );
+        assert_eq!(
+            style(None, Some(Full), true, &[]),
+            Ok(Some((Full, StyleReason::ConfigFile)))
+        );
+        assert_eq!(
+            style(None, None, true, &[]),
+            Ok(Some((Compact, StyleReason::LocalProvider)))
+        );
+        assert_eq!(
+            style(None, None, true, &local_full),
+            Ok(Some((Full, StyleReason::LocalProvider)))
+        );
+        assert_eq!(style(None, None, false, &local_full), Ok(None));
+        let (code, message) =
+            style(None, None, true, &[("ZERO_LOCAL_PROMPT", "tiny")]).unwrap_err();
+        assert_eq!(code, crate::output::ErrorCode::Config);
+        assert_eq!(
+            message,
+            r#"ZERO_LOCAL_PROMPT="tiny" is not valid: use compact, full"#
+        );
     }
 
     #[test]
