@@ -471,3 +471,36 @@ fn an_isolated_specialist_that_cannot_start_from_its_workspace_is_an_error_that_
     assert_eq!(zero_branches(repo.path()), Vec::<String>::new());
     assert_eq!(worktree_count(repo.path()), 1);
 }
+
+#[test]
+fn a_run_holds_at_most_eight_isolated_worktrees_at_once() {
+    let repo = repository();
+    let home = Home::new();
+    let waiting = (0..8).fold(Route::body_contains(CHILD), |route, _| route.reply(stall()));
+    let mut script = Script::new().route(waiting);
+    for n in 0..9 {
+        script = script.reply(isolated(
+            "explorer",
+            &format!("Wait {n}."),
+            json!({"run_in_background": true}),
+        ));
+    }
+    // The first answer is sent back once (8 tasks still run); the second ends the run.
+    let server = FakeModel::start(
+        script
+            .reply(Reply::text("enough"))
+            .reply(Reply::text("enough, stop them")),
+    );
+    let told = delegate(repo.path(), &home, &server);
+    for started in &told[..8] {
+        assert!(started.contains("worktree: works in"), "{started}");
+    }
+    assert!(
+        told[8].contains("this run holds 8 worktrees already"),
+        "{}",
+        told[8]
+    );
+    // Stopped at the run's end without changes: every worktree and branch is gone.
+    assert_eq!(zero_branches(repo.path()), Vec::<String>::new());
+    assert_eq!(worktree_count(repo.path()), 1);
+}
