@@ -27,9 +27,11 @@ fn unread(reader: &OwnedFd) -> usize {
     waiting as usize
 }
 
-/// An answer far larger than the pipe and zero's queue hold together, in 2 KiB deltas.
+/// An answer far larger than the pipe and zero's queue hold together, in 2 KiB deltas; its
+/// words numbered, since one word over and over is a model in a loop, which zero cuts.
 fn flood() -> Reply {
-    Reply::text(&"word ".repeat(400 * 1024))
+    let words: String = (0..300 * 1024).map(|n| format!("word{n} ")).collect();
+    Reply::text(&words)
         .in_pieces(2048)
         .event_gap(Duration::ZERO)
 }
