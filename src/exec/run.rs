@@ -23,7 +23,7 @@ use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{async_runtime, job, local_server, mcp_servers, prompt};
+use super::{async_runtime, before_stop, job, local_server, mcp_servers, prompt};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.
@@ -50,7 +50,10 @@ pub(super) fn run(
         output,
         &cancel,
     )?;
-    let style = runtime.block_on(choose_style(request.style, &connected.window, &settings));
+    let style = runtime.block_on(before_stop(
+        choose_style(request.style, &connected.window, &settings),
+        &cancel,
+    ))?;
     let toolset = pieces.toolset(&connected.mcp, &settings.policy, style.style, output);
     let mut session = open_session(
         &settings,

@@ -56,7 +56,7 @@ pub enum WindowSource {
     Default,
 }
 
-/// What a server says about itself when asked (see [`Probes`]): the window, and whether it is
+/// What a server says about itself when asked (its `/props`, its model list): the window, and whether it is
 /// llama.cpp, whose small models get the compact prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerReport {
@@ -126,7 +126,7 @@ impl WindowLookup {
         WindowLookup::of(found.boxed())
     }
 
-    /// What the server said about itself, waited for at most [`PROBE_TIMEOUT`] (nothing, when
+    /// What the server said about itself, waited for at most the probe's timeout (nothing, when
     /// the window was given and the server not asked, or it did not answer by then).
     pub async fn server(&self) -> ServerReport {
         tokio::time::timeout(PROBE_TIMEOUT, self.found.clone())
