@@ -56,8 +56,8 @@ pub enum WindowSource {
     Default,
 }
 
-/// What a server says about itself when asked (its `/props`, its model list): the window, and whether it is
-/// llama.cpp, whose small models get the compact prompt.
+/// What a server says about itself when asked (its `/props`, its model list): the window,
+/// and whether it is llama.cpp, whose small models get the compact prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerReport {
     /// The model's context window, when the server reports one.
