@@ -22,6 +22,7 @@ use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
+mod images;
 mod review;
 mod worktrees;
 
@@ -83,6 +84,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
     bench.specialist(rows)?;
     bench.worktrees(rows)?;
     bench.review(rows)?;
+    bench.images(rows)?;
     bench.interrupt(
         "SIGINT, foreground `sleep`",
         vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],

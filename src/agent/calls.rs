@@ -624,4 +624,38 @@ mod tests {
         assert!(cut.contains("77000 bytes left out to fit the model's context window"));
         assert_eq!(fit("short".into(), 3000), "short");
     }
+    #[test]
+    fn an_image_the_model_cannot_see_is_left_out_with_the_reason() {
+        let output = Output::new(OutputFormat::Json, Default::default());
+        let image = crate::image::Image::new(crate::image::test_png(2, 2)).unwrap();
+        let outcome = || {
+            Ok(ToolOutput {
+                text: "`a.png`: PNG image".into(),
+                images: vec![image.clone()],
+            })
+        };
+        let seen = report(
+            &call("1", "read_file", "{}"),
+            outcome(),
+            1000,
+            &output,
+            None,
+        );
+        assert_eq!(seen.images(), std::slice::from_ref(&image));
+        let blind = report(
+            &call("1", "read_file", "{}"),
+            outcome(),
+            1000,
+            &output,
+            Some("text only"),
+        );
+        assert!(blind.images().is_empty());
+        let Message::ToolResult { output: text, .. } = blind else {
+            panic!("{blind:?}")
+        };
+        assert!(
+            text.ends_with("The model cannot see images: text only; not sent."),
+            "{text}"
+        );
+    }
 }

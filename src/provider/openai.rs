@@ -876,6 +876,55 @@ mod tests {
     }
 
     #[test]
+    fn a_turns_images_follow_all_its_tool_results_in_one_user_message() {
+        let image = crate::image::Image::new(crate::image::test_png(2, 2)).unwrap();
+        let result = |id: &str, images: Vec<crate::image::Image>| Message::ToolResult {
+            call_id: id.into(),
+            name: "read_file".into(),
+            output: format!("read {id}"),
+            is_error: false,
+            images,
+        };
+        let request = Request {
+            system: String::new(),
+            messages: vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: ["a", "b"]
+                        .map(|id| ToolCall {
+                            id: id.into(),
+                            name: "read_file".into(),
+                            arguments: "{}".into(),
+                        })
+                        .to_vec(),
+                    thinking: Vec::new(),
+                },
+                result("a", vec![image.clone()]),
+                result("b", Vec::new()),
+            ],
+            tools: vec![],
+            answer_format: None,
+        };
+        let body: Value = serde_json::from_slice(&OpenAi::new("http://h/v1", 5, "run_1").body(
+            "m",
+            &request,
+            Asks::NONE,
+        ))
+        .unwrap();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| message["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "user"]);
+        let parts = &body["messages"][3]["content"];
+        assert_eq!(parts[0]["text"], "The image read_file returned (call a):");
+        let url = parts[1]["image_url"]["url"].as_str().unwrap();
+        assert_eq!(url, format!("data:image/png;base64,{}", image.base64()));
+    }
+
+    #[test]
     fn openai_itself_gets_max_completion_tokens_and_a_cache_key_and_its_copies_neither() {
         let request = Request {
             system: String::new(),

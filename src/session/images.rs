@@ -83,7 +83,7 @@ mod tests {
             images: vec![bare],
         }];
         restore(dir.path(), &mut messages).unwrap();
-        assert_eq!(messages[0].images(), [image.clone()]);
+        assert_eq!(messages[0].images(), std::slice::from_ref(&image));
 
         std::fs::write(
             dir.path().join(IMAGES_DIR).join(image.file_name()),

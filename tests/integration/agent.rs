@@ -105,7 +105,11 @@ fn run_cancelled_after(
                 Instant::now()
             })
         });
-        let report = tokio.block_on(agent.run("system".into(), Vec::new(), "go".into()));
+        let report = tokio.block_on(agent.run(
+            "system".into(),
+            Vec::new(),
+            zero::provider::Message::user("go"),
+        ));
         let returned = Instant::now();
         ended.store(true, Ordering::SeqCst);
         let cancelled_at = watcher

@@ -152,6 +152,28 @@ fn the_local_provider_refuses_what_does_not_apply_to_it() {
 }
 
 #[test]
+fn the_local_provider_refuses_an_image_the_model_cannot_see() {
+    let cache = Cache::with_fake("serve");
+    let png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00\x00\x02\x00\x00\x00\x02\x08\x06\0\0\0\0\0\0\0";
+    std::fs::write(cache.workspace.path().join("shot.png"), png).unwrap();
+    let output = cache
+        .zero("medium")
+        .args(["--image", "shot.png", "what is this?"])
+        .assert()
+        .code(2);
+    let stderr = stderr_of(output.get_output());
+    assert!(
+        stderr.contains("--image: the model cannot see images")
+            && stderr.contains("--provider local"),
+        "{stderr}"
+    );
+    assert!(
+        !cache.record_path().exists(),
+        "the server is not started for a run refused first"
+    );
+}
+
+#[test]
 fn a_missing_prompt_is_reported_before_a_bad_local_setting() {
     let cache = Cache::empty();
     let output = cache

@@ -27,6 +27,7 @@ mod file_paths;
 mod generated;
 mod hooks;
 mod hostile_names;
+mod images;
 mod isolated_specialists;
 mod lifecycle;
 mod local_model;

@@ -61,9 +61,7 @@ fn provider(kind: ProviderKind, server: &FakeModel) -> Arc<dyn Provider> {
 fn ask(prompt: &str) -> Request {
     Request {
         system: "You are a test.".into(),
-        messages: vec![Message::User {
-            content: prompt.into(),
-        }],
+        messages: vec![Message::user(prompt)],
         tools: vec![],
         answer_format: None,
     }
