@@ -2,7 +2,9 @@
 //! conversation before it outgrows it and size tool results to it.
 //!
 //! In order: `--context-window`, `context_window` in config.toml, what the server says
-//! (llama.cpp's `GET /props` → `n_ctx`, vLLM's `GET /v1/models` → `max_model_len`), a table
+//! (llama.cpp's `GET /props` → `n_ctx`, `GET /v1/models` → vLLM's `max_model_len` or another
+//! server's `context_length`, a LiteLLM gateway's `GET /model/info` → `max_input_tokens`), a
+//! window a refusal as too long named (learned during the run), a table
 //! of known models, and [`DEFAULT_CONTEXT_WINDOW`]. The first two are resolved by `exec`; the
 //! server is asked here, once per run, only for an endpoint that is not an official API
 //! (those neither serve `/props` nor report a window, and the table knows their models).
@@ -209,11 +211,13 @@ fn known_window(model: &str) -> Option<u32> {
 }
 
 /// Where to ask a server for its window: llama.cpp's `/props` at its root and the
-/// OpenAI-style model list (vLLM's carries `max_model_len`).
+/// OpenAI-style model list (vLLM's carries `max_model_len`), and a LiteLLM gateway's model
+/// info.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Probes {
     props: Option<String>,
     models: Option<String>,
+    model_info: Option<String>,
 }
 
 impl Probes {
@@ -229,11 +233,12 @@ impl Probes {
         Probes {
             props: Some(format!("{server_root}/props")),
             models: Some(format!("{api_root}/models")),
+            model_info: Some(format!("{server_root}/model/info")),
         }
     }
 
     /// What the server says about itself and `model`'s window: `/props` first (the running
-    /// llama.cpp server's own setting), then the model list.
+    /// llama.cpp server's own setting), then the model list, then a gateway's model info.
     pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> ServerReport {
         let props: Option<Props> = match self.props.as_deref() {
             Some(url) => get_json(client, url).await,
@@ -253,9 +258,16 @@ impl Probes {
                 .find(|entry| entry.id == model)?
                 .max_model_len
         };
+        let model_info = async {
+            let info: ModelInfo = get_json(client, self.model_info.as_deref()?).await?;
+            info.window_of(model)
+        };
         let tokens = match props.await {
             Some(tokens) => Some(tokens),
-            None => models.await,
+            None => match models.await {
+                Some(tokens) => Some(tokens),
+                None => model_info.await,
+            },
         };
         ServerReport {
             window: tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW),
@@ -313,7 +325,40 @@ struct ModelList {
 #[derive(Deserialize)]
 struct ModelEntry {
     id: String,
+    /// vLLM's `max_model_len`; LM Studio's, Together's and OpenRouter's `context_length`.
+    #[serde(alias = "context_length", alias = "max_context_length")]
     max_model_len: Option<u32>,
+}
+
+/// A LiteLLM gateway's `GET /model/info`: each model group's name and what LiteLLM knows of
+/// it (`max_input_tokens`, from its own table or the gateway's configuration).
+#[derive(Deserialize)]
+struct ModelInfo {
+    #[serde(default)]
+    data: Vec<ModelInfoEntry>,
+}
+
+#[derive(Deserialize)]
+struct ModelInfoEntry {
+    model_name: String,
+    #[serde(default)]
+    model_info: Option<ModelLimits>,
+}
+
+#[derive(Deserialize)]
+struct ModelLimits {
+    max_input_tokens: Option<u32>,
+}
+
+impl ModelInfo {
+    /// The input window the gateway gives `model`'s group, when it gives one.
+    fn window_of(self, model: &str) -> Option<u32> {
+        self.data
+            .into_iter()
+            .find(|entry| entry.model_name == model)?
+            .model_info?
+            .max_input_tokens
+    }
 }
 
 /// `GET url` as JSON of type `T`, or `None` on any failure: a probe is a hint, never an error.
@@ -356,6 +401,24 @@ mod tests {
     }
 
     #[test]
+    fn model_lists_and_a_gateways_model_info_give_the_window_in_their_own_words() {
+        let list: ModelList = serde_json::from_str(
+            r#"{"data": [{"id": "a", "max_model_len": 8192}, {"id": "b", "context_length": 4096}]}"#,
+        )
+        .unwrap();
+        let windows: Vec<_> = list.data.iter().map(|entry| entry.max_model_len).collect();
+        assert_eq!(windows, [Some(8192), Some(4096)]);
+        let info = r#"{"data": [
+            {"model_name": "other", "model_info": {"max_input_tokens": 200000}},
+            {"model_name": "qwen-coder", "litellm_params": {"model": "openai/qwen"},
+             "model_info": {"max_input_tokens": 16384, "max_tokens": 4096}}
+        ]}"#;
+        let parse = || serde_json::from_str::<ModelInfo>(info).unwrap();
+        assert_eq!(parse().window_of("qwen-coder"), Some(16384));
+        assert_eq!(parse().window_of("missing"), None);
+    }
+
+    #[test]
     fn a_window_a_refusal_named_is_the_window_of_every_clone_from_then_on() {
         let lookup = WindowLookup::known(ContextWindow::DEFAULT);
         let clone = lookup.clone();
@@ -390,6 +453,10 @@ mod tests {
         assert_eq!(
             local.models.as_deref(),
             Some("http://127.0.0.1:8080/v1/models")
+        );
+        assert_eq!(
+            local.model_info.as_deref(),
+            Some("http://127.0.0.1:8080/model/info")
         );
     }
 }

@@ -260,3 +260,27 @@ fn a_server_reporting_a_window_under_32k_gets_the_compact_prompt_and_others_the_
     let (system, _) = prompt_and_tools(&silent.requests()[0]);
     assert!(!system.contains(COMPACT_MARK), "{system}");
 }
+
+#[test]
+fn a_litellm_gateways_model_info_gives_the_window_and_the_compact_prompt() {
+    let workspace = workspace();
+    let gateway = FakeModel::start(
+        Script::new()
+            .model_info(json!({"data": [
+                {"model_name": "fake-model", "litellm_params": {"model": "openai/qwen"},
+                 "model_info": {"max_input_tokens": 16384}},
+            ]}))
+            .reply(read("a.txt"))
+            .reply(Reply::text("It holds alphas.")),
+    );
+    let (code, events) = run(&gateway, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(
+        run_start(&events)["promptStyle"],
+        json!({"style": "compact", "reason": "small_window"})
+    );
+    assert_eq!(
+        events.last().unwrap()["contextWindow"],
+        json!({"tokens": 16384, "source": "server"})
+    );
+}

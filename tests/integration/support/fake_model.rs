@@ -354,6 +354,8 @@ pub struct Script {
     props: Option<Value>,
     /// What `GET /v1/models` answers; 404 when unset.
     models: Option<Value>,
+    /// What `GET /model/info` answers (a LiteLLM gateway's model info); 404 when unset.
+    model_info: Option<Value>,
     /// Whether a request replaying a tool call the real servers refuse gets their refusal.
     strict_replay: bool,
 }
@@ -388,6 +390,12 @@ impl Script {
         self
     }
 
+    /// Answers `GET /model/info` with `info`, as a LiteLLM gateway does.
+    pub fn model_info(mut self, info: Value) -> Script {
+        self.model_info = Some(info);
+        self
+    }
+
     /// Checks every replayed tool call as the real servers do, and refuses a request with one
     /// they refuse, without using a scripted reply: on the OpenAI wire arguments that are not
     /// a JSON object, or an empty name or id, get HTTP 500 (llama.cpp's "Failed to parse tool
@@ -404,6 +412,7 @@ impl Script {
         match (request.method.as_str(), request.path.as_str()) {
             ("GET", "/props") => Some(self.props.clone()),
             ("GET", "/v1/models" | "/models") => Some(self.models.clone()),
+            ("GET", "/model/info") => Some(self.model_info.clone()),
             _ => None,
         }
     }
@@ -457,7 +466,8 @@ enum Wire {
 struct Shared {
     script: Mutex<Script>,
     requests: Mutex<Vec<RecordedRequest>>,
-    /// The `GET /props` and `GET /v1/models` requests, apart from the model requests.
+    /// The `GET /props`, `GET /v1/models` and `GET /model/info` requests, apart from the model
+    /// requests.
     probes: Mutex<Vec<RecordedRequest>>,
 }
 
@@ -536,7 +546,8 @@ impl FakeModel {
         self.shared.requests.lock().unwrap().clone()
     }
 
-    /// Every question about the server (`GET /props`, `GET /v1/models`) received so far.
+    /// Every question about the server (`GET /props`, `GET /v1/models`, `GET /model/info`)
+    /// received so far.
     pub fn probes(&self) -> Vec<RecordedRequest> {
         self.shared.probes.lock().unwrap().clone()
     }
