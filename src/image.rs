@@ -189,7 +189,7 @@ impl Image {
     }
 
     /// About how many tokens the model reads for it: Anthropic's documented `width × height /
-    /// 750`, at most [`MAX_TOKENS`] (an image is scaled down to about that), which covers
+    /// 750`, at most 1,600 (an image is scaled down to about that), which covers
     /// OpenAI's tiles too.
     pub fn tokens(&self) -> u64 {
         (u64::from(self.width) * u64::from(self.height))

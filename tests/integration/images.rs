@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::support::zero::{Wire, finished_stream, tool_outputs, zero_std_with};
 
 /// The smallest PNG a header reader takes: the signature and an `IHDR` chunk of `width` ×
@@ -56,15 +56,6 @@ fn run(
     finished_stream(&mut cmd, code)
 }
 
-/// The model requests `server` received (the window probes left out).
-fn model_requests(server: &FakeModel) -> Vec<RecordedRequest> {
-    server
-        .requests()
-        .into_iter()
-        .filter(|request| request.method == "POST")
-        .collect()
-}
-
 /// The image content part each wire sends for `bytes`, a PNG.
 fn image_part(wire: Wire, bytes: &[u8]) -> Value {
     match wire {
@@ -104,7 +95,7 @@ fn an_attached_image_goes_before_the_prompt_as_each_wire_documents_it() {
             &["--image", "shot.png"],
             0,
         );
-        let content = first_user_content(wire, &model_requests(&server)[0].body);
+        let content = first_user_content(wire, &server.requests()[0].body);
         assert_eq!(content[0], image_part(wire, &image), "{wire:?}");
         assert_eq!(content[1]["type"], "text", "{wire:?}: {content}");
         assert_eq!(content[1]["text"], "what does the picture show?");
@@ -129,7 +120,7 @@ fn read_file_of_an_image_returns_it_as_each_wire_documents_it() {
             outputs[0].contains("PNG image, 32×16 px"),
             "{wire:?}: {outputs:?}"
         );
-        let body = &model_requests(&server)[1].body;
+        let body = &server.requests()[1].body;
         let messages = body["messages"].as_array().unwrap();
         match wire {
             // A tool message is text only: the image follows in a user message.
@@ -179,7 +170,7 @@ fn an_image_past_the_limit_is_refused_with_the_limit_named() {
         stderr.contains("--image big.png") && stderr.contains("at most 5 MB"),
         "{stderr}"
     );
-    assert!(model_requests(&server).is_empty());
+    assert!(server.requests().is_empty());
 
     let server = FakeModel::start(
         Script::new()
@@ -192,7 +183,7 @@ fn an_image_past_the_limit_is_refused_with_the_limit_named() {
         outputs[0].contains("at most 5 MB") && outputs[0].contains("5242880 bytes"),
         "{outputs:?}"
     );
-    let body = model_requests(&server)[1].raw_body.clone();
+    let body = server.requests()[1].raw_body.clone();
     assert!(!body.contains("\"image\""), "no image was sent");
 }
 
@@ -256,7 +247,7 @@ fn a_resumed_session_sends_its_image_again_and_keeps_it_once() {
             &["--resume", "last"],
             0,
         );
-        let resumed = &model_requests(&server)[2];
+        let resumed = &server.requests()[2];
         let content = first_user_content(wire, &resumed.body);
         assert_eq!(content[0], image_part(wire, &image), "{wire:?}");
         // The prompt's image and the one read_file returned, both sent again.
