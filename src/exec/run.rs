@@ -54,6 +54,9 @@ pub(super) fn run(
         choose_style(request.style, &connected.window, &settings),
         &cancel,
     ))?;
+    if !request.images.is_empty() {
+        runtime.block_on(before_stop(images_seen(&connected.window), &cancel))??;
+    }
     let toolset = pieces.toolset(&connected.mcp, &settings.policy, style.style, output);
     let mut session = open_session(
         &settings,
@@ -168,9 +171,7 @@ impl Request {
             .cannot_see_images()
             .filter(|_| !images.is_empty())
         {
-            return Err(Failure::usage(format!(
-                "--image: the model cannot see images: {reason}"
-            )));
+            return Err(unseen(reason));
         }
         let permissions = Permissions::of(
             settings.policy.autonomy(),
@@ -387,6 +388,20 @@ async fn converse(
             },
         )
         .await
+}
+
+/// `--image` refused before anything is sent when the model's server says it takes no images
+/// (asked within the probe's bound, beside the style; an official API is never asked).
+async fn images_seen(window: &WindowLookup) -> Result<(), Failure> {
+    match window.server().await.cannot_see_images() {
+        Some(reason) => Err(unseen(reason)),
+        None => Ok(()),
+    }
+}
+
+/// The usage error of `--image` for a model that cannot see images, for `reason`.
+fn unseen(reason: &str) -> Failure {
+    Failure::usage(format!("--image: the model cannot see images: {reason}"))
 }
 
 /// The run's prompt style: the one its caller chose, else the one its server's answer calls

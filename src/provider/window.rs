@@ -67,6 +67,19 @@ pub struct ServerReport {
     /// Whether the server identified itself as llama.cpp (its `/props` answered as llama.cpp's
     /// does, with `build_info` or `default_generation_settings`).
     pub llama_cpp: bool,
+    /// Whether the model takes images, when the server says (llama.cpp's `/props`:
+    /// `modalities.vision`, false unless it was started with a vision projector).
+    pub vision: Option<bool>,
+}
+
+impl ServerReport {
+    /// Why the model cannot see images, when its server says it cannot.
+    pub fn cannot_see_images(&self) -> Option<&'static str> {
+        (self.vision == Some(false)).then_some(
+            "its server says the model takes no images (`modalities.vision` is false in its \
+             `/props`: llama-server was started without a vision projector, `--mmproj`)",
+        )
+    }
 }
 
 /// A context window being found out: the server is asked while the run's first request is
@@ -143,6 +156,11 @@ impl WindowLookup {
             Some(learned) => learned,
             None => self.found.clone().await.0,
         }
+    }
+
+    /// What the server said about itself, if it has answered by now.
+    pub fn server_now(&self) -> Option<ServerReport> {
+        self.found.clone().now_or_never().map(|(_, report)| report)
     }
 
     /// The window if it is known by now.
@@ -247,6 +265,9 @@ impl Probes {
         let llama_cpp = props.as_ref().is_some_and(|props| {
             props.build_info.is_some() || props.default_generation_settings.is_some()
         });
+        let vision = props
+            .as_ref()
+            .and_then(|props| props.modalities.as_ref()?.vision);
         let props = async {
             let props = props?;
             props.n_ctx.or(props.default_generation_settings?.n_ctx)
@@ -272,6 +293,7 @@ impl Probes {
         ServerReport {
             window: tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW),
             llama_cpp,
+            vision,
         }
     }
 }
@@ -309,6 +331,13 @@ struct Props {
     /// llama.cpp's build (`b4567-abcdef0`), any shape: only its presence is read.
     build_info: Option<serde::de::IgnoredAny>,
     default_generation_settings: Option<GenerationSettings>,
+    /// What the model takes besides text (llama.cpp since its multimodal server).
+    modalities: Option<Modalities>,
+}
+
+#[derive(Deserialize)]
+struct Modalities {
+    vision: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -280,3 +280,41 @@ fn a_resumed_session_sends_its_image_again_and_keeps_it_once() {
         );
     }
 }
+
+#[test]
+fn a_server_that_says_its_model_takes_no_images_gets_none() {
+    let props = json!({"build_info": "b5000", "n_ctx": 65536, "modalities": {"vision": false}});
+    let dir = workspace(&[("shot.png", png(8, 8))]);
+    let data = tempfile::tempdir().unwrap();
+
+    let server = FakeModel::start(Script::new().props(props.clone()));
+    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
+    let output = cmd
+        .env("XDG_DATA_HOME", data.path())
+        .args(["exec", "--image", "shot.png", "--cwd"])
+        .arg(dir.path())
+        .arg("look")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("--image: the model cannot see images")
+            && stderr.contains("modalities.vision"),
+        "{stderr}"
+    );
+    assert!(server.requests().is_empty());
+
+    let server = FakeModel::start(
+        Script::new()
+            .props(props)
+            .reply(Reply::tool_call("read_file", json!({"path": "shot.png"})))
+            .reply(Reply::text("I cannot see it")),
+    );
+    let events = run(&server, Wire::OpenAi, dir.path(), data.path(), &[], 0);
+    let outputs = tool_outputs(&events);
+    assert!(
+        outputs[0].contains("The model cannot see images: its server says"),
+        "{outputs:?}"
+    );
+    assert!(!server.requests()[1].raw_body.contains("image_url"));
+}
