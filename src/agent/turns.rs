@@ -54,6 +54,9 @@ const CUT_OFF_WARNING: &str = "the response was cut off at the output token limi
 const LOOPED_NOTE: &str = "Your last response repeated the same text over and over, so it was \
      cut. Do not repeat it: call a tool to make progress, or give your final answer.";
 
+/// The text kept of a looping response that had none (it looped in its reasoning).
+const LOOPED_PLACEHOLDER: &str = "(this response repeated itself and was cut)";
+
 /// The warning of a response cut because it repeated itself (see `provider::repetition`): the
 /// turn goes on as after a response the output limit cut.
 fn looping_warning(found: Loop) -> String {
@@ -295,6 +298,11 @@ impl<'r, 'a> Turns<'r, 'a> {
     /// A response cut for repeating itself is no answer: it stays in the conversation (one
     /// copy of what it repeated), the model is told, and the turn goes on.
     fn looped(&mut self, text: String) -> Step {
+        // A loop in the reasoning leaves no text, and a wire may refuse an empty turn.
+        let text = match text.trim().is_empty() {
+            true => LOOPED_PLACEHOLDER.to_owned(),
+            false => text,
+        };
         self.request.messages.push(Message::Assistant {
             text,
             tool_calls: Vec::new(),
