@@ -86,8 +86,8 @@ impl Estimator {
 }
 
 /// What `message` weighs in the estimate, in bytes of text: an image counts as the text of as
-/// many tokens as the API reads for it ([`crate::image::Image::tokens`], documented per provider), not as
-/// its own bytes.
+/// many tokens as the API reads for it ([`crate::image::Image::tokens`], the providers'
+/// documented estimate), not as its own bytes.
 fn message_bytes(message: &Message) -> usize {
     let images = message
         .images()
@@ -301,6 +301,28 @@ mod tests {
             messages.extend(turn(n, output));
         }
         messages
+    }
+
+    #[test]
+    fn an_image_weighs_its_tokens_and_stays_with_the_task_when_compacted() {
+        let image = crate::image::Image::new(crate::image::test_png(1500, 1000)).unwrap();
+        let request = |images: Vec<crate::image::Image>| Request {
+            system: String::new(),
+            messages: vec![Message::User {
+                content: "look".into(),
+                images,
+            }],
+            tools: Vec::new(),
+            answer_format: None,
+        };
+        let estimator = Estimator::new(&[]);
+        let with = estimator.tokens(&request(vec![image.clone()]));
+        assert_eq!(with - estimator.tokens(&request(Vec::new())), 1600);
+
+        let messages = request(vec![image.clone()]).messages;
+        let rebuilt = rebuild(&messages, 1, "the summary", &[]);
+        assert_eq!(rebuilt[0].images(), std::slice::from_ref(&image));
+        assert!(render(&messages[0], false).ends_with("[1 image(s), not shown here]"));
     }
 
     #[test]
