@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
-use super::http::{Asks, Decoder, Flow, Wire};
+use super::http::{Asks, Decoder, Flow, IMAGE_NOT_SENT, Wire};
 use super::replay;
 use super::sse::SseEvent;
 use super::{Image, Message, ReasoningEffort, Request, StopReason, StreamDelta, ThinkingBlock};
@@ -97,6 +97,10 @@ impl Wire for Anthropic {
         self.effort.map(|_| REASONING_FIELD)
     }
 
+    fn image_field(&self) -> &'static str {
+        "image"
+    }
+
     fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes {
         let thinking = self
             .effort
@@ -115,7 +119,7 @@ impl Wire for Anthropic {
                 cache_control: None,
             })
             .collect();
-        let mut messages = turns(&request.messages, thinking.is_some());
+        let mut messages = turns(&request.messages, thinking.is_some(), asks.images);
         // Cache breakpoints (three of the four the API allows): after the tools, after the
         // system prompt, and on the newest content, so each turn reads everything before its
         // own new messages from the prompt cache instead of paying for it again.
@@ -262,12 +266,18 @@ fn base64_data<S: serde::Serializer>(image: &&Image, serializer: S) -> Result<S:
     serializer.collect_str(&image.base64())
 }
 
-fn image_blocks(images: &[Image]) -> impl Iterator<Item = ContentBlock<'_>> {
-    images.iter().map(|image| ContentBlock::Image {
-        source: ImageSource {
-            kind: "base64",
-            media_type: image.format.media_type(),
-            data: image,
+/// `images` as image blocks, or the note that stands in for each when they are not `sent`.
+fn image_blocks(images: &[Image], sent: bool) -> impl Iterator<Item = ContentBlock<'_>> {
+    images.iter().map(move |image| match sent {
+        true => ContentBlock::Image {
+            source: ImageSource {
+                kind: "base64",
+                media_type: image.format.media_type(),
+                data: image,
+            },
+        },
+        false => ContentBlock::Text {
+            text: IMAGE_NOT_SENT,
         },
     })
 }
@@ -277,15 +287,18 @@ fn image_blocks(images: &[Image]) -> impl Iterator<Item = ContentBlock<'_>> {
 /// API requires that) and keeps roles alternating. Empty text is dropped: the API rejects
 /// empty text blocks. With `thinking` on, an assistant turn's thinking blocks come first in
 /// it, as they came (the API requires them before the `tool_use` blocks they led to); with
-/// it off they are left out.
-fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
+/// it off they are left out. Images are sent, or noted when the server refused them
+/// (`images_sent`).
+fn turns(messages: &[Message], thinking: bool, images_sent: bool) -> Vec<Turn<'_>> {
     let mut turns: Vec<Turn<'_>> = Vec::new();
     for message in messages {
         let (role, blocks) = match message {
             // The images first, then the text (what the API's guide advises).
             Message::User { content, images } => (
                 "user",
-                image_blocks(images).chain(text_block(content)).collect(),
+                image_blocks(images, images_sent)
+                    .chain(text_block(content))
+                    .collect(),
             ),
             Message::Assistant {
                 text,
@@ -317,7 +330,7 @@ fn turns(messages: &[Message], thinking: bool) -> Vec<Turn<'_>> {
                         false => ResultContent::Blocks(
                             text_block(output)
                                 .into_iter()
-                                .chain(image_blocks(images))
+                                .chain(image_blocks(images, images_sent))
                                 .collect(),
                         ),
                     },
@@ -889,6 +902,7 @@ mod tests {
             let asks = Asks {
                 constrain: false,
                 reasoning,
+                ..Asks::NONE
             };
             serde_json::from_slice(&wire.body("claude", &request, asks)).unwrap()
         };
@@ -949,6 +963,7 @@ mod tests {
             let asks = Asks {
                 constrain: false,
                 reasoning: true,
+                ..Asks::NONE
             };
             let body: Value = serde_json::from_slice(&wire.body("claude", &request, asks)).unwrap();
             body.get("thinking").is_some()

@@ -90,6 +90,9 @@ pub(crate) trait Wire: Send + Sync + 'static {
     fn reasoning_field(&self) -> Option<&'static str> {
         None
     }
+    /// The content type that carries an image on this wire (`image_url`, `image`), for the
+    /// warning when a server refuses images (see [`Asks::images`]).
+    fn image_field(&self) -> &'static str;
     /// A decoder for one response.
     fn decoder(&self) -> Self::Decoder;
 }
@@ -103,7 +106,15 @@ pub(crate) struct Asks {
     pub(crate) constrain: bool,
     /// Send the reasoning effort the wire was built with (see [`Wire::reasoning_field`]).
     pub(crate) reasoning: bool,
+    /// Send the conversation's images; when the server refused them, a note stands in for
+    /// each (see [`Wire::image_field`]).
+    pub(crate) images: bool,
 }
+
+/// What stands in for an image when the server refused images (see [`Asks::images`]), so the
+/// model knows it was not shown one.
+pub(crate) const IMAGE_NOT_SENT: &str =
+    "[an image was here, but this server takes no images: it was not sent]";
 
 #[cfg(test)]
 impl Asks {
@@ -111,6 +122,7 @@ impl Asks {
     pub(crate) const NONE: Asks = Asks {
         constrain: false,
         reasoning: false,
+        images: true,
     };
 }
 
@@ -163,6 +175,8 @@ pub(crate) struct HttpProvider<W: Wire> {
     format_refused: AtomicBool,
     /// Set once the server refused the reasoning effort's field: from then on it is left out.
     reasoning_refused: AtomicBool,
+    /// Set once the server refused an image: from then on a note stands in for each.
+    images_refused: AtomicBool,
 }
 
 impl<W: Wire> HttpProvider<W> {
@@ -201,6 +215,7 @@ impl<W: Wire> HttpProvider<W> {
             blind,
             format_refused: AtomicBool::new(false),
             reasoning_refused: AtomicBool::new(false),
+            images_refused: AtomicBool::new(false),
         })
     }
 
@@ -221,9 +236,12 @@ impl<W: Wire> HttpProvider<W> {
     /// request goes out again at once. The reasoning field is refused by a 400 that names it
     /// (a `warning`: the run goes on without it); a schema by any refusal of a request held
     /// to one, since a server that copies the API may not take `response_format`, or this
-    /// schema in it (a `retry`: the agent loop's check still holds the answer to it).
+    /// schema in it (a `retry`: the agent loop's check still holds the answer to it); the
+    /// images of `request` by a 400 that names images (a `warning`: a note stands in for each,
+    /// so the model knows it was not shown them).
     fn leave_out_refused(
         &self,
+        request: &Request,
         asks: &mut Asks,
         fault: &Fault,
         attempt: u32,
@@ -244,6 +262,21 @@ impl<W: Wire> HttpProvider<W> {
                 reason: self.error(fault.clone()).message,
             }));
             return true;
+        }
+        // A server whose model takes no images and said nothing of it before (no `/props`):
+        // its 400 names images (llama.cpp: "image input is not supported", vLLM: "not a
+        // multimodal model", OpenAI: "image_url is only supported by certain models").
+        if asks.images && request.messages.iter().any(|m| !m.images().is_empty()) {
+            let detail = fault.detail.to_ascii_lowercase();
+            if detail.contains("image") || detail.contains("multimodal") {
+                self.images_refused.store(true, Ordering::Relaxed);
+                asks.images = false;
+                on_notice(Notice::Refused(Refused {
+                    field: self.wire.image_field(),
+                    reason: self.error(fault.clone()).message,
+                }));
+                return true;
+            }
         }
         if asks.constrain {
             self.format_refused.store(true, Ordering::Relaxed);
@@ -540,6 +573,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 && self.wire.constrains(request),
             reasoning: !self.reasoning_refused.load(Ordering::Relaxed)
                 && self.wire.reasoning_field().is_some(),
+            images: !self.images_refused.load(Ordering::Relaxed),
         };
         let mut body = self.wire.body(&self.model, request, asks);
         let cancelled = || Fault::new(ErrorClass::Cancelled, "cancelled");
@@ -557,7 +591,7 @@ impl<W: Wire> Provider for HttpProvider<W> {
                 Err(fault) => fault,
             };
             if !assembly.has_started()
-                && self.leave_out_refused(&mut asks, &fault, attempt, on_notice)
+                && self.leave_out_refused(request, &mut asks, &fault, attempt, on_notice)
             {
                 body = self.wire.body(&self.model, request, asks);
                 continue;

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::assembly::{Assembly, Settles};
 use super::fault::Fault;
-use super::http::{Asks, Decoder, Flow, Wire};
+use super::http::{Asks, Decoder, Flow, IMAGE_NOT_SENT, Wire};
 use super::replay;
 use super::sse::SseEvent;
 use super::{Image, Message, ReasoningEffort, Request, StopReason, StreamDelta, ToolSpec};
@@ -119,6 +119,10 @@ impl Wire for OpenAi {
         self.effort.map(|_| REASONING_FIELD)
     }
 
+    fn image_field(&self) -> &'static str {
+        "image_url"
+    }
+
     fn body(&self, model: &str, request: &Request, asks: Asks) -> Bytes {
         let system = (!request.system.is_empty()).then(|| ChatMessage::System {
             content: &request.system,
@@ -142,7 +146,7 @@ impl Wire for OpenAi {
                 .map(ReasoningEffort::word),
             messages: system
                 .into_iter()
-                .chain(chat_messages(&request.messages))
+                .chain(chat_messages(&request.messages, asks.images))
                 .collect(),
             tools: request.tools.iter().map(ChatTool::from).collect(),
             response_format: request
@@ -297,9 +301,15 @@ fn data_url<S: serde::Serializer>(image: &&Image, serializer: S) -> Result<S::Ok
     ))
 }
 
-fn image_parts(images: &[Image]) -> impl Iterator<Item = ContentPart<'_>> {
-    images.iter().map(|image| ContentPart::ImageUrl {
-        image_url: ImageUrl { url: image },
+/// `images` as content parts, or the note that stands in for each when they are not `sent`.
+fn image_parts(images: &[Image], sent: bool) -> impl Iterator<Item = ContentPart<'_>> {
+    images.iter().map(move |image| match sent {
+        true => ContentPart::ImageUrl {
+            image_url: ImageUrl { url: image },
+        },
+        false => ContentPart::Text {
+            text: Cow::Borrowed(IMAGE_NOT_SENT),
+        },
     })
 }
 
@@ -307,7 +317,7 @@ fn image_parts(images: &[Image]) -> impl Iterator<Item = ContentPart<'_>> {
 /// so the images tool results carry follow them in one user message, after the last of a
 /// turn's results (a user message between them would part a call from its result, which the
 /// API refuses), each image after a line naming the call it came from.
-fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
+fn chat_messages(messages: &[Message], images_sent: bool) -> Vec<ChatMessage<'_>> {
     let mut chat = Vec::with_capacity(messages.len());
     let mut pending: Vec<ContentPart<'_>> = Vec::new();
     for message in messages {
@@ -316,7 +326,7 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
                 content: UserContent::Parts(std::mem::take(&mut pending)),
             });
         }
-        chat.push(ChatMessage::from(message));
+        chat.push(ChatMessage::of(message, images_sent));
         if let Message::ToolResult {
             call_id,
             name,
@@ -328,7 +338,7 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
             pending.push(ContentPart::Text {
                 text: Cow::Owned(format!("The image {name} returned (call {call_id}):")),
             });
-            pending.extend(image_parts(images));
+            pending.extend(image_parts(images, images_sent));
         }
     }
     if !pending.is_empty() {
@@ -339,8 +349,9 @@ fn chat_messages(messages: &[Message]) -> Vec<ChatMessage<'_>> {
     chat
 }
 
-impl<'a> From<&'a Message> for ChatMessage<'a> {
-    fn from(message: &'a Message) -> Self {
+impl<'a> ChatMessage<'a> {
+    /// `message` on this wire, its images sent or noted (`images_sent`).
+    fn of(message: &'a Message, images_sent: bool) -> Self {
         match message {
             Message::User { content, images } if images.is_empty() => ChatMessage::User {
                 content: UserContent::Text(content),
@@ -348,7 +359,7 @@ impl<'a> From<&'a Message> for ChatMessage<'a> {
             // The images first, then the text (what both APIs' guides advise).
             Message::User { content, images } => ChatMessage::User {
                 content: UserContent::Parts(
-                    image_parts(images)
+                    image_parts(images, images_sent)
                         .chain((!content.is_empty()).then_some(ContentPart::Text {
                             text: Cow::Borrowed(content),
                         }))
@@ -985,6 +996,7 @@ mod tests {
             let asks = Asks {
                 constrain,
                 reasoning: false,
+                ..Asks::NONE
             };
             serde_json::from_slice(&wire.body("m", &request(true), asks)).unwrap()
         };
@@ -1052,6 +1064,7 @@ mod tests {
             let asks = Asks {
                 constrain: false,
                 reasoning,
+                ..Asks::NONE
             };
             serde_json::from_slice(&wire.body("m", &request, asks)).unwrap()
         };

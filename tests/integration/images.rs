@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::fake_model::{FakeModel, Reply, Route, Script};
 use crate::support::zero::{Wire, finished_stream, tool_outputs, zero_std_with};
 
 /// The smallest PNG a header reader takes: the signature and an `IHDR` chunk of `width` ×
@@ -317,4 +317,49 @@ fn a_server_that_says_its_model_takes_no_images_gets_none() {
         "{outputs:?}"
     );
     assert!(!server.requests()[1].raw_body.contains("image_url"));
+}
+
+#[test]
+fn a_server_that_refuses_an_image_is_asked_again_with_a_note_in_its_place() {
+    let image = png(8, 8);
+    for (wire, needle, field) in [
+        (Wire::OpenAi, "\"image_url\"", "image_url"),
+        (Wire::Anthropic, "\"type\":\"image\"", "image"),
+    ] {
+        let refusal = "image input is not supported - hint: if this is unexpected, you may \
+                       need to provide the mmproj";
+        let server = FakeModel::start(
+            Script::new()
+                .route(Route::body_contains(needle).reply(Reply::error(400, refusal)))
+                .reply(Reply::text("I was told I cannot see it")),
+        );
+        let dir = workspace(&[("shot.png", image.clone())]);
+        let data = tempfile::tempdir().unwrap();
+        let events = run(
+            &server,
+            wire,
+            dir.path(),
+            data.path(),
+            &["--image", "shot.png"],
+            0,
+        );
+        let warnings: Vec<&str> = events
+            .iter()
+            .filter(|event| event["type"] == "warning")
+            .map(|event| event["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(warnings.len(), 1, "{wire:?}: {warnings:?}");
+        assert!(
+            warnings[0].contains(&format!("the server refused `{field}`"))
+                && warnings[0].contains("image input is not supported"),
+            "{wire:?}: {warnings:?}"
+        );
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "{wire:?}");
+        assert!(!requests[1].raw_body.contains(needle), "{wire:?}");
+        assert!(
+            requests[1].raw_body.contains("this server takes no images"),
+            "{wire:?}"
+        );
+    }
 }
