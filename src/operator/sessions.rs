@@ -239,6 +239,10 @@ fn show(listed: &Listed, messages: &[Message], out: &mut impl Write) -> io::Resu
                 writeln!(out, "{name} ({status}):\n{}", output.trim_end())?;
             }
         }
+        // Images are kept apart (the session's images/), named here.
+        for image in message.images() {
+            writeln!(out, "[image {}: {}]", image.file_name(), image.describe())?;
+        }
     }
     Ok(())
 }

@@ -236,7 +236,7 @@ fn a_resumed_session_sends_its_image_again_and_keeps_it_once() {
             wire,
             dir.path(),
             data.path(),
-            &["--image", "shot.png"],
+            &["--image", "shot.png", "--session-id", "pictures"],
             0,
         );
         run(
@@ -277,6 +277,16 @@ fn a_resumed_session_sends_its_image_again_and_keeps_it_once() {
         assert!(
             !lines.contains(&encoded),
             "the transcript names the image, never holds it"
+        );
+        let shown = crate::support::zero::zero_std()
+            .env("ZERO_HOME", data.path().join("zero"))
+            .args(["sessions", "show", "pictures"])
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            shown.contains(&format!("[image {name}: PNG image, 64×64 px")),
+            "{shown}"
         );
     }
 }
