@@ -149,6 +149,19 @@ fn read_file_of_an_image_returns_it_as_each_wire_documents_it() {
     }
 }
 
+/// `zero exec --image IMAGE` in `workspace` against `server` (OpenAI), refused before any
+/// request with exit 2; its stderr.
+fn refused(server: &FakeModel, workspace: &Path, image: &str) -> String {
+    let output = assert_cmd::Command::from_std(zero_std_with(server, Wire::OpenAi))
+        .args(["exec", "--image", image, "--cwd"])
+        .arg(workspace)
+        .arg("look")
+        .assert()
+        .code(2);
+    assert!(server.requests().is_empty());
+    String::from_utf8_lossy(&output.get_output().stderr).into_owned()
+}
+
 #[test]
 fn an_image_past_the_limit_is_refused_with_the_limit_named() {
     let mut big = png(100, 100);
@@ -157,20 +170,11 @@ fn an_image_past_the_limit_is_refused_with_the_limit_named() {
     let data = tempfile::tempdir().unwrap();
 
     let server = FakeModel::start(Script::new().reply(Reply::text("never asked")));
-    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
-    let output = cmd
-        .env("XDG_DATA_HOME", data.path())
-        .args(["exec", "--image", "big.png", "--cwd"])
-        .arg(dir.path())
-        .arg("look")
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    let stderr = refused(&server, dir.path(), "big.png");
     assert!(
         stderr.contains("--image big.png") && stderr.contains("at most 5 MB"),
         "{stderr}"
     );
-    assert!(server.requests().is_empty());
 
     let server = FakeModel::start(
         Script::new()
@@ -298,21 +302,12 @@ fn a_server_that_says_its_model_takes_no_images_gets_none() {
     let data = tempfile::tempdir().unwrap();
 
     let server = FakeModel::start(Script::new().props(props.clone()));
-    let mut cmd = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi));
-    let output = cmd
-        .env("XDG_DATA_HOME", data.path())
-        .args(["exec", "--image", "shot.png", "--cwd"])
-        .arg(dir.path())
-        .arg("look")
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&output.get_output().stderr).into_owned();
+    let stderr = refused(&server, dir.path(), "shot.png");
     assert!(
         stderr.contains("--image: the model cannot see images")
             && stderr.contains("modalities.vision"),
         "{stderr}"
     );
-    assert!(server.requests().is_empty());
 
     let server = FakeModel::start(
         Script::new()
