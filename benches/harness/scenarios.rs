@@ -197,6 +197,49 @@ impl Bench<'_> {
         })
     }
 
+    /// The rows of a job measured up to its one request, named `name`: launch → that request,
+    /// and the request's body (its size in bytes returned for the note). Each run is
+    /// `arguments` in `dir` against a fake model answering `answer` on the OpenAI wire; a run
+    /// that does not exit 0 after one request that `sent` accepts is a failure.
+    fn first_request(
+        &self,
+        name: &str,
+        arguments: &[&str],
+        dir: &Path,
+        answer: &str,
+        sent: impl Fn(&RecordedRequest) -> bool,
+    ) -> Result<(Row, Row, usize)> {
+        let mut first = Row::new(format!("{name}: launch → first request"), Unit::Ms, "");
+        let mut body = Row::new(format!("{name}: first request's body"), Unit::MiB, "");
+        let mut body_bytes = 0;
+        for _ in 0..self.options.runs {
+            let server = FakeModel::start(self.script(vec![Reply::text(answer)]));
+            let scratch = self.temp_dir()?;
+            let mut command = self.zero(scratch.path())?;
+            command
+                .args(arguments)
+                .current_dir(dir)
+                .env("ZERO_PROVIDER", "openai")
+                .env("ZERO_BASE_URL", server.base_url_openai())
+                .env("ZERO_MODEL", "fake-model");
+            let running = process::start(&mut command)?;
+            let launched = running.launched;
+            let finished = running.wait()?;
+            let requests = server.requests();
+            ensure!(
+                finished.code == 0 && requests.len() == 1 && sent(&requests[0]),
+                "{name}: exited {} after {} requests (or not the one expected); stderr:\n{}",
+                finished.code,
+                requests.len(),
+                tail(&scratch.path().join("stderr")),
+            );
+            first.time(requests[0].at - launched);
+            body_bytes = requests[0].raw_body.len();
+            body.kib(body_bytes as u64 / 1024);
+        }
+        Ok((first, body, body_bytes))
+    }
+
     /// Starts a job answered by `script` in `workspace`, with `--auto medium`, its stdout
     /// going to `stdout` (else a file in the scratch directory). The server and the scratch
     /// directory live as long as the job needs them.

@@ -6,12 +6,10 @@
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 
-use super::{Bench, tail};
-use crate::process;
-use crate::support::fake_model::{FakeModel, Reply};
-use crate::table::{Row, Unit};
+use super::Bench;
+use crate::table::Row;
 
 /// The size of the attached image.
 const IMAGE_BYTES: usize = 1024 * 1024;
@@ -21,45 +19,20 @@ impl Bench<'_> {
     pub(super) fn images(&self, rows: &mut Vec<Row>) -> Result<()> {
         let workspace = self.temp_dir()?;
         write_png(&workspace.path().join("shot.png"))?;
-        let name = "exec --image, one 1 MiB PNG";
-        let mut first = Row::new(format!("{name}: launch → first request"), Unit::Ms, "");
-        let mut sent = Row::new(format!("{name}: first request's body"), Unit::MiB, "");
-        let mut sent_bytes = 0;
-        for _ in 0..self.options.runs {
-            let server = FakeModel::start(self.script(vec![Reply::text("A screenshot.")]));
-            let scratch = self.temp_dir()?;
-            let mut command = self.zero(scratch.path())?;
-            command
-                .args([
-                    "exec",
-                    "--image",
-                    "shot.png",
-                    "what does the screenshot show?",
-                ])
-                .current_dir(workspace.path())
-                .env("ZERO_PROVIDER", "openai")
-                .env("ZERO_BASE_URL", server.base_url_openai())
-                .env("ZERO_MODEL", "fake-model");
-            let running = process::start(&mut command)?;
-            let launched = running.launched;
-            let finished = running.wait()?;
-            let requests = server.requests();
-            ensure!(
-                finished.code == 0
-                    && requests.len() == 1
-                    && requests[0].raw_body.contains("data:image/png;base64,"),
-                "the run exited {} after {} requests, with or without the image; stderr:\n{}",
-                finished.code,
-                requests.len(),
-                tail(&scratch.path().join("stderr")),
-            );
-            first.time(requests[0].at - launched);
-            let bytes = requests[0].raw_body.len();
-            sent.kib(bytes as u64 / 1024);
-            sent_bytes = bytes;
-        }
+        let (first, mut sent, bytes) = self.first_request(
+            "exec --image, one 1 MiB PNG",
+            &[
+                "exec",
+                "--image",
+                "shot.png",
+                "what does the screenshot show?",
+            ],
+            workspace.path(),
+            "A screenshot.",
+            |request| request.raw_body.contains("data:image/png;base64,"),
+        )?;
         sent.note(format!(
-            "{sent_bytes} bytes (the image's {IMAGE_BYTES} as base64, the prompt and the tools)"
+            "{bytes} bytes (the image's {IMAGE_BYTES} as base64, the prompt and the tools)"
         ));
         rows.extend([first, sent]);
         Ok(())

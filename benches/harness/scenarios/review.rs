@@ -6,13 +6,11 @@
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Result, ensure};
+use anyhow::Result;
 
+use super::Bench;
 use super::worktrees::git;
-use super::{Bench, tail};
-use crate::process;
-use crate::support::fake_model::{FakeModel, Reply};
-use crate::table::{Row, Unit};
+use crate::table::Row;
 
 /// The lines of the rewritten file: the diff removes and adds each one.
 const LINES: usize = 1_000;
@@ -22,37 +20,14 @@ impl Bench<'_> {
     pub(super) fn review(&self, rows: &mut Vec<Row>) -> Result<()> {
         let repo = self.temp_dir()?;
         make_repository(repo.path())?;
-        let name = format!("zero review, {}-line diff", 2 * LINES);
-        let mut first = Row::new(format!("{name}: launch → first request"), Unit::Ms, "");
-        let mut sent = Row::new(format!("{name}: first request's body"), Unit::MiB, "");
-        let mut sent_bytes = 0;
-        for _ in 0..self.options.runs {
-            let answer = r#"{"summary": "Looks fine.", "findings": []}"#;
-            let server = FakeModel::start(self.script(vec![Reply::text(answer)]));
-            let scratch = self.temp_dir()?;
-            let mut command = self.zero(scratch.path())?;
-            command
-                .args(["review", "--base", "main", "--format", "json"])
-                .current_dir(repo.path())
-                .env("ZERO_PROVIDER", "openai")
-                .env("ZERO_BASE_URL", server.base_url_openai())
-                .env("ZERO_MODEL", "fake-model");
-            let running = process::start(&mut command)?;
-            let launched = running.launched;
-            let finished = running.wait()?;
-            let requests = server.requests();
-            ensure!(
-                finished.code == 0 && requests.len() == 1,
-                "the review exited {} after {} requests; stderr:\n{}",
-                finished.code,
-                requests.len(),
-                tail(&scratch.path().join("stderr")),
-            );
-            first.time(requests[0].at - launched);
-            let bytes = requests[0].raw_body.len();
-            sent.kib(bytes as u64 / 1024);
-            sent_bytes = bytes;
-        }
+        let answer = r#"{"summary": "Looks fine.", "findings": []}"#;
+        let (first, mut sent, sent_bytes) = self.first_request(
+            &format!("zero review, {}-line diff", 2 * LINES),
+            &["review", "--base", "main", "--format", "json"],
+            repo.path(),
+            answer,
+            |_| true,
+        )?;
         sent.note(format!(
             "{sent_bytes} bytes (the prompt, the diff and the numbered file)"
         ));
