@@ -890,8 +890,9 @@ impl Bench<'_> {
         let mut exit = Row::new(format!("{LABEL}: → zero exits"), Unit::Ms, TARGET);
         let mut gone = Row::new(format!("{LABEL}: → tree gone"), Unit::Ms, TARGET);
         let mut codes = Vec::new();
-        // Far more than the pipe and zero's queue hold together.
-        let answer = "word ".repeat(400 * 1024);
+        // Far more than the pipe and zero's queue hold together; its words numbered, since
+        // one word over and over is a model in a loop, which zero cuts.
+        let answer: String = (0..300 * 1024).map(|n| format!("word{n} ")).collect();
         for _ in 0..self.options.runs {
             let replies = vec![
                 Reply::tool_call(
