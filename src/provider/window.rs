@@ -67,8 +67,10 @@ pub struct ServerReport {
     /// Whether the server identified itself as llama.cpp (its `/props` answered as llama.cpp's
     /// does, with `build_info` or `default_generation_settings`).
     pub llama_cpp: bool,
-    /// Whether the model takes images, when the server says (llama.cpp's `/props`:
-    /// `modalities.vision`, false unless it was started with a vision projector).
+    /// Whether the model takes images, when the server says: llama.cpp's `/props`
+    /// (`modalities.vision`, false unless it was started with a vision projector), else the
+    /// model's entry in `/v1/models` (`architecture.input_modalities`, as OpenRouter-style
+    /// servers list it) or a LiteLLM gateway's `/model/info` (`supports_vision`).
     pub vision: Option<bool>,
 }
 
@@ -77,7 +79,8 @@ impl ServerReport {
     pub fn cannot_see_images(&self) -> Option<&'static str> {
         (self.vision == Some(false)).then_some(
             "its server says the model takes no images (`modalities.vision` is false in its \
-             `/props`: llama-server was started without a vision projector, `--mmproj`)",
+             `/props`: llama-server was started without a vision projector, `--mmproj`; or \
+             its model list or model info says it takes no image input)",
         )
     }
 }
@@ -265,7 +268,7 @@ impl Probes {
         let llama_cpp = props.as_ref().is_some_and(|props| {
             props.build_info.is_some() || props.default_generation_settings.is_some()
         });
-        let vision = props
+        let props_vision = props
             .as_ref()
             .and_then(|props| props.modalities.as_ref()?.vision);
         let props = async {
@@ -274,21 +277,31 @@ impl Probes {
         };
         let models = async {
             let list: ModelList = get_json(client, self.models.as_deref()?).await?;
-            list.data
-                .into_iter()
-                .find(|entry| entry.id == model)?
-                .max_model_len
+            list.data.into_iter().find(|entry| entry.id == model)
         };
         let model_info = async {
             let info: ModelInfo = get_json(client, self.model_info.as_deref()?).await?;
-            info.window_of(model)
+            info.limits_of(model)
         };
-        let tokens = match props.await {
-            Some(tokens) => Some(tokens),
-            None => match models.await {
-                Some(tokens) => Some(tokens),
-                None => model_info.await,
-            },
+        // Each source is asked only while the window is still unknown; what it says of
+        // images is taken on the way.
+        let (tokens, vision) = match props.await {
+            Some(tokens) => (Some(tokens), props_vision),
+            None => {
+                let entry = models.await;
+                let listed = entry.as_ref().and_then(ModelEntry::vision);
+                match entry.and_then(|entry| entry.max_model_len) {
+                    Some(tokens) => (Some(tokens), props_vision.or(listed)),
+                    None => {
+                        let limits = model_info.await;
+                        let gateway = limits.as_ref().and_then(|limits| limits.supports_vision);
+                        (
+                            limits.and_then(|limits| limits.max_input_tokens),
+                            props_vision.or(listed).or(gateway),
+                        )
+                    }
+                }
+            }
         };
         ServerReport {
             window: tokens.filter(|&tokens| tokens >= MIN_CONTEXT_WINDOW),
@@ -357,6 +370,23 @@ struct ModelEntry {
     /// vLLM's `max_model_len`; LM Studio's, Together's and OpenRouter's `context_length`.
     #[serde(alias = "context_length", alias = "max_context_length")]
     max_model_len: Option<u32>,
+    /// What the model takes and gives (OpenRouter's shape, copied by other servers).
+    architecture: Option<Architecture>,
+}
+
+#[derive(Deserialize)]
+struct Architecture {
+    #[serde(default)]
+    input_modalities: Vec<String>,
+}
+
+impl ModelEntry {
+    /// Whether the model takes images, when its entry lists its input modalities.
+    fn vision(&self) -> Option<bool> {
+        let architecture = self.architecture.as_ref()?;
+        (!architecture.input_modalities.is_empty())
+            .then(|| architecture.input_modalities.iter().any(|m| m == "image"))
+    }
 }
 
 /// A LiteLLM gateway's `GET /model/info`: each model group's name and what LiteLLM knows of
@@ -377,16 +407,18 @@ struct ModelInfoEntry {
 #[derive(Deserialize)]
 struct ModelLimits {
     max_input_tokens: Option<u32>,
+    /// Whether LiteLLM knows the model to take images.
+    supports_vision: Option<bool>,
 }
 
 impl ModelInfo {
-    /// The input window the gateway gives `model`'s group, when it gives one.
-    fn window_of(self, model: &str) -> Option<u32> {
+    /// What the gateway knows of `model`'s group (its input window, whether it takes
+    /// images), when it has an entry for it.
+    fn limits_of(self, model: &str) -> Option<ModelLimits> {
         self.data
             .into_iter()
             .find(|entry| entry.model_name == model)?
-            .model_info?
-            .max_input_tokens
+            .model_info
     }
 }
 
@@ -443,8 +475,28 @@ mod tests {
              "model_info": {"max_input_tokens": 16384, "max_tokens": 4096}}
         ]}"#;
         let parse = || serde_json::from_str::<ModelInfo>(info).unwrap();
-        assert_eq!(parse().window_of("qwen-coder"), Some(16384));
-        assert_eq!(parse().window_of("missing"), None);
+        let window = |model: &str| parse().limits_of(model)?.max_input_tokens;
+        assert_eq!(window("qwen-coder"), Some(16384));
+        assert_eq!(window("missing"), None);
+    }
+
+    #[test]
+    fn a_model_list_or_a_gateways_model_info_may_say_whether_the_model_takes_images() {
+        let list: ModelList = serde_json::from_str(
+            r#"{"data": [
+                {"id": "a", "architecture": {"input_modalities": ["text", "image"]}},
+                {"id": "b", "architecture": {"input_modalities": ["text"]}},
+                {"id": "c"}
+            ]}"#,
+        )
+        .unwrap();
+        let vision: Vec<_> = list.data.iter().map(ModelEntry::vision).collect();
+        assert_eq!(vision, [Some(true), Some(false), None]);
+        let info: ModelInfo = serde_json::from_str(
+            r#"{"data": [{"model_name": "m", "model_info": {"supports_vision": false}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(info.limits_of("m").unwrap().supports_vision, Some(false));
     }
 
     #[test]

@@ -325,6 +325,34 @@ fn a_server_that_says_its_model_takes_no_images_gets_none() {
 }
 
 #[test]
+fn a_model_list_or_a_gateway_that_says_the_model_takes_no_images_gets_none() {
+    let dir = workspace(&[("shot.png", png(8, 8))]);
+    // The model's entry in /v1/models lists its input modalities (OpenRouter's shape).
+    let listed = json!({"object": "list", "data": [{"id": "fake-model",
+        "architecture": {"input_modalities": ["text"]}}]});
+    let server = FakeModel::start(Script::new().models(listed));
+    let stderr = refused(&server, dir.path(), "shot.png");
+    assert!(
+        stderr.contains("--image: the model cannot see images"),
+        "{stderr}"
+    );
+    // One that takes images is sent them.
+    let listed = json!({"object": "list", "data": [{"id": "fake-model",
+        "architecture": {"input_modalities": ["text", "image"]}}]});
+    let server = FakeModel::start(Script::new().models(listed).reply(Reply::text("a cat")));
+    let data = tempfile::tempdir().unwrap();
+    run(
+        &server,
+        Wire::OpenAi,
+        dir.path(),
+        data.path(),
+        &["--image", "shot.png"],
+        0,
+    );
+    assert!(server.requests()[0].raw_body.contains("image_url"));
+}
+
+#[test]
 fn a_server_that_refuses_an_image_is_asked_again_with_a_note_in_its_place() {
     let image = png(8, 8);
     for (wire, needle, field) in [
