@@ -21,8 +21,14 @@ const FIXTURE: &str = include_str!("fixtures/stream_json_v3.ndjson");
 const FREE: [&str; 3] = ["args", "inputSchema", "structured"];
 
 /// The fields that hold a word of a closed vocabulary, as `type:path`.
-const VOCABULARY: [&str; 20] = [
+const VOCABULARY: [&str; 26] = [
     "run_start:sandbox.filesystem",
+    "run_start:promptStyle.style",
+    "run_start:promptStyle.reason",
+    "tools:rules[].effect",
+    "hook:event",
+    "hook:decision",
+    "model_switch:code",
     "run_start:sandbox.network",
     "run_start:permissionsChanged.before.auto",
     "run_start:permissionsChanged.now.auto",
