@@ -30,16 +30,23 @@ fn summary_route() -> Route {
     Route::body_contains(SUMMARY_REQUEST).reply(Reply::text(SUMMARY))
 }
 
+/// A run in `workspace` with `read_file` its only tool (see [`ask_about_the_notes`]).
 fn run(server: &FakeModel, workspace: &Path, flags: &[&str]) -> (i32, Vec<Value>) {
-    let output = zero_std_with(server, Wire::OpenAi)
-        .args([
-            "exec",
-            "-o",
-            "stream-json",
-            "--enabled-tools",
-            "read_file",
-            "-C",
-        ])
+    let flags = [&["--enabled-tools", "read_file"][..], flags].concat();
+    ask_about_the_notes(server, Wire::OpenAi, workspace, &flags)
+}
+
+/// `zero exec -o stream-json -C WORKSPACE FLAGS… "Tell me about the notes."` against `server`
+/// on `wire`, to its end: the exit code and the events, checked against the stream's contract.
+/// The compaction and small-model tests' one run.
+pub(crate) fn ask_about_the_notes(
+    server: &FakeModel,
+    wire: Wire,
+    workspace: &Path,
+    flags: &[&str],
+) -> (i32, Vec<Value>) {
+    let output = zero_std_with(server, wire)
+        .args(["exec", "-o", "stream-json", "-C"])
         .arg(workspace)
         .args(flags)
         .arg("Tell me about the notes.")

@@ -3,13 +3,13 @@
 //! names learned; a response caught in a loop is cut and the run goes on. Through the real
 //! binary against the fake model.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::compaction::ask_about_the_notes as run;
 use crate::support::fake_model::{FakeModel, Reply, Route, Script};
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::Wire;
 
 /// What the summary request says (zero's instructions to the model).
 const SUMMARY_REQUEST: &str = "Summarize the conversation so far";
@@ -42,20 +42,6 @@ fn read(path: &str) -> Reply {
 
 fn summary_route() -> Route {
     Route::body_contains(SUMMARY_REQUEST).reply(Reply::text("SUMMARY: a.txt is alphas."))
-}
-
-fn run(server: &FakeModel, wire: Wire, workspace: &Path, flags: &[&str]) -> (i32, Vec<Value>) {
-    let output = zero_std_with(server, wire)
-        .args(["exec", "-o", "stream-json", "-C"])
-        .arg(workspace)
-        .args(flags)
-        .arg("Tell me about the notes.")
-        .output()
-        .unwrap();
-    let code = output.status.code().unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, code);
-    (code, events)
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
