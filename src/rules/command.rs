@@ -34,7 +34,11 @@ enum Piece {
 /// A command pattern, as a rule wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CommandPattern {
+    /// The pieces as written: what an allow rule matches.
     pieces: Vec<Piece>,
+    /// The same with [`Piece::Options`] between the words: what a deny rule matches. Made
+    /// once, when the rule is read, not for every command checked.
+    deny: Vec<Piece>,
 }
 
 impl CommandPattern {
@@ -52,71 +56,73 @@ impl CommandPattern {
                 literal => Piece::Literal(literal.to_owned()),
             })
             .collect();
-        (!pieces.is_empty()).then_some(CommandPattern { pieces })
+        (!pieces.is_empty()).then(|| CommandPattern {
+            deny: options_between(&pieces),
+            pieces,
+        })
     }
 
     /// Whether the command `words` certainly match: an allow rule's test.
     pub(crate) fn allows(&self, words: &[Word]) -> bool {
-        self.matches(words, false)
+        matches(&self.pieces, words, false)
     }
 
     /// Whether the command `words` may match, unknown words counted as matching and options
     /// allowed between the pattern's words: a deny rule's test.
     pub(crate) fn may_match(&self, words: &[Word]) -> bool {
-        self.with_options_between().matches(words, true)
+        matches(&self.deny, words, true)
     }
+}
 
-    /// The pattern with [`Piece::Options`] after its first word and between the words that
-    /// follow it (not next to a `*`, which takes options anyway).
-    fn with_options_between(&self) -> CommandPattern {
-        let mut pieces = Vec::with_capacity(self.pieces.len() * 2);
-        for (index, piece) in self.pieces.iter().enumerate() {
-            let after_word = index > 0 && self.pieces[index - 1] != Piece::Any;
-            if after_word && *piece != Piece::Any {
-                pieces.push(Piece::Options);
-            }
-            pieces.push(piece.clone());
+/// `pieces` with [`Piece::Options`] after the first word and between the words that follow
+/// it (not next to a `*`, which takes options anyway).
+fn options_between(pieces: &[Piece]) -> Vec<Piece> {
+    let mut loosened = Vec::with_capacity(pieces.len() * 2);
+    for (index, piece) in pieces.iter().enumerate() {
+        let after_word = index > 0 && pieces[index - 1] != Piece::Any;
+        if after_word && *piece != Piece::Any {
+            loosened.push(Piece::Options);
         }
-        CommandPattern { pieces }
+        loosened.push(piece.clone());
     }
+    loosened
+}
 
-    /// Wildcard matching of the pattern's pieces against `words`, both sides' wildcards
-    /// allowed (an unknown word is one on the command's side when `unknown_matches`).
-    /// Dynamic programming over (piece, word) positions: linear in their product.
-    fn matches(&self, words: &[Word], unknown_matches: bool) -> bool {
-        let pieces = &self.pieces;
-        let width = words.len() + 1;
-        // reach[i * width + j]: pieces[i..] can match words[j..].
-        let mut reach = vec![false; (pieces.len() + 1) * width];
-        reach[pieces.len() * width + words.len()] = true;
-        for i in (0..=pieces.len()).rev() {
-            for j in (0..=words.len()).rev() {
-                if i == pieces.len() && j == words.len() {
-                    continue;
-                }
-                let at = |i: usize, j: usize| reach[i * width + j];
-                let mut ok = false;
-                if i < pieces.len() && pieces[i] == Piece::Any {
-                    ok = at(i + 1, j) || (j < words.len() && at(i, j + 1));
-                }
-                if i < pieces.len() && pieces[i] == Piece::Options {
-                    // None, or an option (and perhaps its argument) and then more.
-                    ok = at(i + 1, j)
-                        || (j < words.len()
-                            && is_option(&words[j], unknown_matches)
-                            && (at(i, j + 1) || (j + 1 < words.len() && at(i, j + 2))));
-                }
-                if !ok && j < words.len() && words[j] == Word::Unknown && unknown_matches {
-                    ok = at(i, j + 1) || (i < pieces.len() && at(i + 1, j));
-                }
-                if !ok && i < pieces.len() && j < words.len() {
-                    ok = piece_matches(&pieces[i], &words[j], unknown_matches) && at(i + 1, j + 1);
-                }
-                reach[i * width + j] = ok;
+/// Wildcard matching of `pieces` against `words`, both sides' wildcards allowed (an unknown
+/// word is one on the command's side when `unknown_matches`). Dynamic programming over
+/// (piece, word) positions: linear in their product.
+fn matches(pieces: &[Piece], words: &[Word], unknown_matches: bool) -> bool {
+    let width = words.len() + 1;
+    // reach[i * width + j]: pieces[i..] can match words[j..].
+    let mut reach = vec![false; (pieces.len() + 1) * width];
+    reach[pieces.len() * width + words.len()] = true;
+    for i in (0..=pieces.len()).rev() {
+        for j in (0..=words.len()).rev() {
+            if i == pieces.len() && j == words.len() {
+                continue;
             }
+            let at = |i: usize, j: usize| reach[i * width + j];
+            let mut ok = false;
+            if i < pieces.len() && pieces[i] == Piece::Any {
+                ok = at(i + 1, j) || (j < words.len() && at(i, j + 1));
+            }
+            if i < pieces.len() && pieces[i] == Piece::Options {
+                // None, or an option (and perhaps its argument) and then more.
+                ok = at(i + 1, j)
+                    || (j < words.len()
+                        && is_option(&words[j], unknown_matches)
+                        && (at(i, j + 1) || (j + 1 < words.len() && at(i, j + 2))));
+            }
+            if !ok && j < words.len() && words[j] == Word::Unknown && unknown_matches {
+                ok = at(i, j + 1) || (i < pieces.len() && at(i + 1, j));
+            }
+            if !ok && i < pieces.len() && j < words.len() {
+                ok = piece_matches(&pieces[i], &words[j], unknown_matches) && at(i + 1, j + 1);
+            }
+            reach[i * width + j] = ok;
         }
-        reach[0]
     }
+    reach[0]
 }
 
 /// Whether `word` is an option (`-x`, `--long`): a word unknown until the command runs may be
