@@ -10,12 +10,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::WAIT_SLICE;
 use crate::runtime::{
     Checkout, NewCheckout, RunId, Runtime, TaskId, TaskStatus, WorktreeName, WorktreeRecords,
 };
@@ -24,8 +24,6 @@ use crate::sync::lock;
 /// The most worktrees one run holds at once (like background tasks): an isolated specialist
 /// beyond it is refused until one ends without changes, or the run ends.
 pub(crate) const MAX_WORKTREES: usize = 8;
-/// How long one wait for an isolated specialist's end lasts before waiting again.
-const WAIT_SLICE: Duration = Duration::from_secs(3600);
 
 /// Where a specialist works: in its parent's workspace, or in a worktree of its own.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -25,6 +25,7 @@ mod task;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::mcp;
 
@@ -36,6 +37,11 @@ pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, ModelChoices, Parent}
 pub(crate) use discovery::{SearchPaths, discover};
 pub use isolation::Isolated;
 pub(crate) use isolation::Isolation;
+
+/// How long one wait for a specialist's end lasts before waiting again (a foreground `Task`
+/// call, an isolated specialist's worktree): there is no overall limit (the child has its own
+/// turn budget), but each wait stays cancellable.
+const WAIT_SLICE: Duration = Duration::from_secs(3600);
 
 /// What a run needs to launch specialists.
 pub struct Launcher {

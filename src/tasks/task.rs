@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -20,7 +19,9 @@ use super::child::{
 };
 use super::ending::{self, ChildEnding};
 use super::isolation::Prepared;
-use super::{Isolated, Isolation, Launcher, SearchPaths, Specialist, describe, discover};
+use super::{
+    Isolated, Isolation, Launcher, SearchPaths, Specialist, WAIT_SLICE, describe, discover,
+};
 use crate::mcp;
 use crate::runtime::{RunId, Runtime, TaskId, TaskKind, TaskRecord, TaskSpec, TaskStatus};
 use crate::structured::OutputSchema;
@@ -32,9 +33,6 @@ use crate::usage::{Ledger, Limits};
 /// The most of a specialist's answer a `Task` result holds; the rest is read with
 /// `TaskOutput` (the result says how).
 const ANSWER_CAP: usize = 32 * 1024;
-/// How long one wait for a foreground child lasts before waiting again; the call has no
-/// overall limit (the child has its own turn budget) but stays cancellable throughout.
-const WAIT_SLICE: Duration = Duration::from_secs(3600);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
