@@ -250,7 +250,7 @@ pub struct ExecArgs {
     /// or unknown after its retries; repeat for more, tried in order (also `fallback_models`
     /// in config.toml). `PROVIDER:MODEL` names a model of another wire (`anthropic:…`,
     /// `openai:…`), reached through that wire's own variables.
-    #[arg(long = "fallback-model", value_name = "MODEL")]
+    #[arg(long = "fallback-model", value_name = "MODEL", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub(crate) fallback_model: Vec<String>,
 
     /// A wall-clock limit for the whole run, children included (`90s`, `20m`, `1h`; also

@@ -109,6 +109,10 @@ fn invalid_flag_values_are_exit_2_with_clap_messages() {
         vec!["exec", "--max-turns", "0", "hi"],
         vec!["exec", "--max-turns", "many", "hi"],
         vec!["exec", "--no-such-flag", "hi"],
+        vec!["exec", "--fallback-model", "", "hi"],
+        vec!["exec", "--reasoning-effort", "extreme", "hi"],
+        vec!["exec", "--prompt-style", "tiny", "hi"],
+        vec!["review", "--fail-on", "bogus"],
     ] {
         zero()
             .args(&args)
