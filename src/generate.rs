@@ -43,7 +43,9 @@ pub fn write_completions(dir: &Path) -> Result<()> {
 /// `zero-exec.1`, `zero-tasks.1`, `zero-tasks-list.1`, ...
 pub fn write_man_pages(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let command = Cli::command();
+    // Every subcommand's flags and subcommands (deferred until built, see `cli::Command`).
+    let mut command = Cli::command();
+    command.build();
     render_man_page(&command, &dir.join("zero.1"))?;
     write_subcommand_pages(&command, "zero", dir)
 }

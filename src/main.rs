@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::process::ExitCode as ProcessExitCode;
 use std::time::Duration;
 
-use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser};
 
 use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs, ReviewArgs};
 use zero::exec::{self, Failure, Invocation};
@@ -165,8 +165,8 @@ fn clap_failure(error: clap::Error) -> ExitCode {
 /// first place in argv where `zero exec`'s own `-o` definition parses (every spelling clap
 /// takes: `-o json`, `-ojson`, `-o=json`, `--output-format json`, `--output-format=json`).
 fn requested_output_format() -> Option<OutputFormat> {
-    let flag = Cli::command()
-        .find_subcommand("exec")?
+    // Only `zero exec`'s flags are built (the subcommands' flags are deferred, see `Command`).
+    let flag = ExecArgs::augment_args(clap::Command::new("exec"))
         .get_arguments()
         .find(|arg| arg.get_id() == "output_format")?
         .clone()

@@ -42,17 +42,24 @@ pub struct Cli {
 }
 
 /// The subcommands of `zero`.
+///
+/// Each one's flags are built only when it is the one parsed (`defer`): `zero --version`,
+/// `--help` and `zero exec` do not build the flags of every other subcommand first (clap's
+/// builder allocates and runs code for every flag, a cost paid at every start). Code that
+/// reads a subcommand's flags from [`Cli::command`] builds it first (`Command::build`).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
-    /// Run one agent job headlessly and exit with a code a script can act on.
+    /// `zero exec` ([`about::EXEC`]).
     #[command(
+        about = about::EXEC,
         after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
                       4 incomplete (a turn, time, token or cost budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
-    /// Review a change read-only and report findings where CI shows them (text, JSON, SARIF,
-    /// GitHub annotations, GitLab Code Quality, a Markdown comment).
+    /// `zero review` ([`about::REVIEW`]).
     #[command(
+        about = about::REVIEW,
         after_help = "What to review: --base REF (default: the branch's upstream, else origin/HEAD), \
                       --commit SHA, --uncommitted, or a unified diff on stdin (`zero review -`); \
                       at most 10 MiB of diff. Everything `zero exec` takes for the model, budgets, \
@@ -63,33 +70,62 @@ pub enum Command {
                       the findings' shape), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Review(Box<ReviewArgs>),
-    /// Inspect, follow, stop and clean up background tasks and specialists of every run.
+    /// `zero tasks` ([`about::TASKS`]).
     #[command(
+        about = about::TASKS,
         after_help = "A task recorded `running` whose run is no longer alive is shown as \
                       `interrupted`. Exit codes: 0 success, 1 I/O error, 2 usage or unknown task id."
     )]
     Tasks(TasksArgs),
-    /// List, show and clean up the sessions `zero exec --resume` continues.
+    /// `zero sessions` ([`about::SESSIONS`]).
     #[command(
+        about = about::SESSIONS,
         after_help = "A session recorded `running` whose run is no longer alive is shown as \
                       `interrupted`. Exit codes: 0 success, 1 I/O error or a damaged session, 2 \
                       usage, an unknown session id, or a session in use."
     )]
     Sessions(SessionsArgs),
-    /// List, show and clean up the worktrees `zero exec --worktree` made.
+    /// `zero worktrees` ([`about::WORKTREES`]).
     #[command(
+        about = about::WORKTREES,
         after_help = "Dead runs are reconciled first, so a worktree is shown as it is settled: \
                       `active` only while its run is alive. Exit codes: 0 success, 1 I/O error, 2 \
                       usage, an unknown worktree, or a worktree in use."
     )]
     Worktrees(WorktreesArgs),
-    /// Write shell completions and man pages (used to refresh the committed copies).
-    #[command(name = "__generate", hide = true)]
+    /// `zero __generate` ([`about::GENERATE`]).
+    #[command(name = "__generate", hide = true, about = about::GENERATE)]
     Generate(GenerateArgs),
+}
+
+/// Each subcommand's one-line description, given twice: by its [`Command`] variant to the
+/// list in `zero --help`, and by its flags' struct to its own help. The flags are deferred,
+/// so the struct's attributes are applied last, and its doc comment (written for the code)
+/// would otherwise become the description.
+mod about {
+    /// `zero exec`.
+    pub(super) const EXEC: &str =
+        "Run one agent job headlessly and exit with a code a script can act on";
+    /// `zero review`.
+    pub(super) const REVIEW: &str = "Review a change read-only and report findings where CI \
+        shows them (text, JSON, SARIF, GitHub annotations, GitLab Code Quality, a Markdown comment)";
+    /// `zero tasks`.
+    pub(super) const TASKS: &str =
+        "Inspect, follow, stop and clean up background tasks and specialists of every run";
+    /// `zero sessions`.
+    pub(super) const SESSIONS: &str =
+        "List, show and clean up the sessions `zero exec --resume` continues";
+    /// `zero worktrees`.
+    pub(super) const WORKTREES: &str =
+        "List, show and clean up the worktrees `zero exec --worktree` made";
+    /// `zero __generate`.
+    pub(super) const GENERATE: &str =
+        "Write shell completions and man pages (used to refresh the committed copies)";
 }
 
 /// Flags of `zero exec`.
 #[derive(Debug, Args, Clone, PartialEq, Eq)]
+#[command(about = about::EXEC)]
 pub struct ExecArgs {
     /// The prompt; several words are joined with spaces. A lone `-` reads the prompt from stdin.
     #[arg(value_name = "PROMPT")]
@@ -320,6 +356,7 @@ pub struct ExecArgs {
 /// Flags of `zero review`: what to review, how to write the findings, when they fail the
 /// review, and every flag of `zero exec` for the run itself.
 #[derive(Debug, Args, Clone, PartialEq, Eq)]
+#[command(about = about::REVIEW)]
 #[command(mut_arg("prompt_words", |arg| arg.help(
     "Extra instructions for the reviewer; a lone `-` reads the diff to review from stdin."
 )))]
@@ -355,6 +392,7 @@ pub struct ReviewArgs {
 
 /// `zero tasks`: the operator's view of the data directory.
 #[derive(Debug, Args)]
+#[command(about = about::TASKS)]
 pub struct TasksArgs {
     /// What to do.
     #[command(subcommand)]
@@ -443,6 +481,7 @@ pub struct TasksGcArgs {
 
 /// `zero sessions`: the operator's view of the sessions in the data directory.
 #[derive(Debug, Args)]
+#[command(about = about::SESSIONS)]
 pub struct SessionsArgs {
     /// What to do.
     #[command(subcommand)]
@@ -490,6 +529,7 @@ pub enum SessionsCommand {
 
 /// `zero worktrees`: the operator's view of the worktrees in the data directory.
 #[derive(Debug, Args)]
+#[command(about = about::WORKTREES)]
 pub struct WorktreesArgs {
     /// What to do.
     #[command(subcommand)]
@@ -553,6 +593,7 @@ pub(crate) enum TaskStatusArg {
 
 /// Flags of the hidden `zero __generate`.
 #[derive(Debug, Args)]
+#[command(about = about::GENERATE)]
 pub struct GenerateArgs {
     /// Directory that receives the shell completions.
     #[arg(long, default_value = "completions")]
