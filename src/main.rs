@@ -103,8 +103,18 @@ fn run_guardian() -> ProcessExitCode {
             return ExitCode::Usage.into();
         }
     };
-    let mut command = args.command.into_iter();
-    let program = command.next().unwrap_or_default();
+    let mut words = args.command.into_iter();
+    let command = match (args.warm, words.next()) {
+        (false, Some(program)) => guardian::Command::Given {
+            program,
+            args: words.collect(),
+        },
+        (true, None) => guardian::Command::Ordered,
+        (true, Some(_)) | (false, None) => {
+            eprintln!("zero __guard: give either the command or --warm, not both");
+            return ExitCode::Usage.into();
+        }
+    };
     lifecycle::exit(guardian::run(GuardianArgs {
         grace: Duration::from_millis(args.grace_ms),
         sandbox: Sandbox::from_guard_flags(GuardFlags {
@@ -115,8 +125,7 @@ fn run_guardian() -> ProcessExitCode {
             drop_privileges: args.drop_privileges,
         }),
         stdin_from_stdout: args.stdin_from_stdout,
-        program,
-        args: command.collect(),
+        command,
     }))
 }
 

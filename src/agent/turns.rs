@@ -4,7 +4,9 @@
 //!
 //! - **read first**: the files the prompt names, read before the first request (once);
 //! - **request**: the conversation compacted if it outgrows the window (`compact`), then
-//!   streamed to the model — or, with the turns spent, the closing summary asked for instead;
+//!   streamed to the model (the guardian of the command it may ask for starting meanwhile,
+//!   `Runtime::prepare_foreground`) — or, with the turns spent, the closing summary asked for
+//!   instead;
 //! - **respond**: the size estimate learns from the response, the budget is checked, a cut-off
 //!   is reported; a response with calls goes on to run them, one without to be judged;
 //! - **judge** (`judge`): the safeguards on an answer, in order — a call written out as text
@@ -228,6 +230,10 @@ impl<'r, 'a> Turns<'r, 'a> {
     async fn send(&mut self) -> Result<Completion, Ending> {
         self.compact_if_outgrown().await?;
         self.count += 1;
+        // While the model answers, the guardian of the command it may ask for starts.
+        if self.agent.toolset.offers(ToolId::Bash) {
+            self.agent.tasks.prepare_foreground();
+        }
         let error = match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => error,
             sent => return sent,

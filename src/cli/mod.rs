@@ -633,7 +633,15 @@ pub struct GuardArgs {
     /// runtime both writes and reads.
     #[arg(long = "stdin-from-stdout")]
     pub stdin_from_stdout: bool,
-    /// The program to run, then its arguments.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    /// Start warm: make everything ready, then wait for the command as an order on stdin (a
+    /// socket pair the reports go back on too), instead of taking it from the command line.
+    #[arg(long = "warm")]
+    pub warm: bool,
+    /// The program to run, then its arguments (none with `--warm`).
+    #[arg(
+        required_unless_present = "warm",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub command: Vec<OsString>,
 }

@@ -18,12 +18,13 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
-use super::guardian_report::StartError;
+use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::reap::ProcessEnd;
 use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{self, Guarded, GuardianEnd, StopRequest};
 use super::timing::PIPE_DRAIN_GRACE;
+use super::warm::{Delivery, Handover, WarmGuardian};
 
 /// Bytes kept from the start and from the end of each output stream.
 const CAPTURE_HEAD: usize = 32 * 1024;
@@ -79,6 +80,10 @@ pub(super) struct Foreground {
     /// Cancelled when the runtime closes: no command may start any more, and every one still
     /// running is stopped.
     closing: CancellationToken,
+    /// The guardian started ahead of the next command ([`Foreground::prepare`]), if any. An
+    /// async lock, held while one starts, so a command that comes meanwhile waits the moment
+    /// that takes rather than start a second guardian.
+    warm: tokio::sync::Mutex<Option<WarmGuardian>>,
 }
 
 impl Foreground {
@@ -88,7 +93,50 @@ impl Foreground {
             grace,
             running: watch::Sender::new(0),
             closing: CancellationToken::new(),
+            warm: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// Makes sure a warm guardian for commands confined by `confinement` waits for the next
+    /// command (see [`super::warm`]): one that fits is kept, one that does not is dismissed and
+    /// a new one started. Nothing once the runtime is closing; a failure to start one is left
+    /// for the command itself to meet (with a guardian of its own).
+    pub(crate) async fn prepare(&self, confinement: Confinement) {
+        let mut warm = self.warm.lock().await;
+        if self.closing.is_cancelled()
+            || warm
+                .as_ref()
+                .is_some_and(|guardian| guardian.fits(&confinement))
+        {
+            return;
+        }
+        let unfit = warm.take();
+        let grace = self.grace;
+        if let Ok(Ok(guardian)) =
+            super::blocking(move || WarmGuardian::start(confinement, grace)).await
+        {
+            *warm = Some(guardian);
+        }
+        drop(warm);
+        if let Some(unfit) = unfit {
+            unfit.dismiss().await;
+        }
+    }
+
+    /// Kills and reaps the warm guardian, if there is one: the runtime's close, after
+    /// [`Foreground::close`] (so no new one can start).
+    pub(crate) async fn dismiss_warm(&self) {
+        let guardian = self.warm.lock().await.take();
+        if let Some(guardian) = guardian {
+            guardian.dismiss().await;
+        }
+    }
+
+    /// The warm guardian, if it fits a command confined by `confinement`; it stays for a later
+    /// command otherwise.
+    async fn take_warm(&self, confinement: &Confinement) -> Option<WarmGuardian> {
+        let mut warm = self.warm.lock().await;
+        warm.take_if(|guardian| guardian.fits(confinement))
     }
 
     /// Runs `spec` to completion, timeout or cancellation (`cancel`, or the runtime's close).
@@ -234,16 +282,19 @@ async fn supervise(
     stopper: Arc<Stopper>,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground.grace;
-    let (mut child, mut report) =
-        GuardianCommand::new(&launch, confinement, grace, Stdio::Piped).spawn_async()?;
-    let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
+    let (mut child, guardian, reports) = start_guardian(foreground, &launch, confinement).await?;
     let confirmed = Arc::clone(&stopper);
     let abandoned = stop.clone();
-    // The handshake, and making the processes known to stop requests, happen on a blocking
-    // thread that needs no polling: a caller that gave up meanwhile gets its stop request
-    // delivered even if this task is never polled again. Either the caller's request finds the
-    // processes set, or this finds the token cancelled and sends it.
+    // The order (to a warm guardian), the handshake, and making the processes known to stop
+    // requests happen on a blocking thread that needs no polling: a caller that gave up
+    // meanwhile gets its stop request delivered even if this task is never polled again.
+    // Either the caller's request finds the processes set, or this finds the token cancelled
+    // and sends it.
     let (report, handshake) = super::blocking(move || {
+        let mut report = match reports {
+            Reports::Reading(report) => report,
+            Reports::Ordering(delivery) => delivery.send(),
+        };
         let handshake = report.handshake();
         if let Ok(command) = &handshake {
             let _ = confirmed.guarded.set(Guarded {
@@ -315,6 +366,43 @@ async fn supervise(
         stderr,
         leftovers,
     })
+}
+
+/// A started guardian's reports: being read, or (a warm guardian's) after the order is sent.
+enum Reports {
+    /// A guardian started for the command: its reports.
+    Reading(ReportReader),
+    /// A warm guardian handed over: its order, then its reports.
+    Ordering(Delivery),
+}
+
+/// The guardian of `launch`: the warm one when it fits (its order still to send), else one
+/// started for it now.
+async fn start_guardian(
+    foreground: &Foreground,
+    launch: &Launch,
+    confinement: &Confinement,
+) -> Result<(tokio::process::Child, ProcessIdentity, Reports), StartError> {
+    // An order that cannot be encoded (a NUL in a word) goes the cold way, which refuses it
+    // as it always has.
+    let order = launch
+        .confined()
+        .then(|| launch.order().encode().ok())
+        .flatten();
+    if let Some(order) = order
+        && let Some(warm) = foreground.take_warm(confinement).await
+    {
+        let Handover {
+            child,
+            identity,
+            delivery,
+        } = warm.hand_over(order);
+        return Ok((child, identity, Reports::Ordering(delivery)));
+    }
+    let (child, report) =
+        GuardianCommand::new(launch, confinement, foreground.grace, Stdio::Piped).spawn_async()?;
+    let identity = ProcessIdentity::of(child.id().unwrap_or_default());
+    Ok((child, identity, Reports::Reading(report)))
 }
 
 /// Stops the guarded command whose guardian is our `child` (the runtime's ladder, with
@@ -389,5 +477,101 @@ async fn drain(pipe: Option<impl AsyncRead + Unpin>, capture: &mut BoundedCaptur
             break;
         }
         capture.push(&buffer[..read]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::runtime::sandbox::{Network, Privileges, Sandbox, Writes};
+
+    /// Commands confined to `/w`, their guardian a program that ends at once: what is checked
+    /// here is which command a warm guardian is handed to, not what it does.
+    fn medium() -> Confinement {
+        Confinement {
+            sandbox: Sandbox {
+                writes: Writes::Beneath(vec!["/w".into(), "/w/tmp".into()]),
+                network: Network::Blocked,
+                privileges: Privileges::Dropped,
+            },
+            temp_dir: Some("/w/tmp".into()),
+            withheld: vec!["GITHUB_TOKEN".into()],
+            guardian: PathBuf::from("/bin/true"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_warm_guardian_serves_only_commands_confined_exactly_as_it_is() {
+        let foreground = Foreground::new(Duration::from_millis(10));
+        foreground.prepare(medium()).await;
+        let others = [
+            Confinement {
+                sandbox: Sandbox::open(),
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    writes: Writes::Beneath(vec!["/w".into(), "/elsewhere".into()]),
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    network: Network::Clients,
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    privileges: Privileges::Kept,
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                temp_dir: Some("/w/other-tmp".into()),
+                ..medium()
+            },
+            Confinement {
+                withheld: Vec::new(),
+                ..medium()
+            },
+            Confinement {
+                guardian: PathBuf::from("/bin/false"),
+                ..medium()
+            },
+        ];
+        for other in &others {
+            assert!(foreground.take_warm(other).await.is_none(), "{other:?}");
+        }
+        let warm = foreground
+            .take_warm(&medium())
+            .await
+            .expect("it fits its own");
+        assert!(
+            foreground.take_warm(&medium()).await.is_none(),
+            "taken once"
+        );
+        warm.dismiss().await;
+        // Asked for other rules, the runtime replaces it rather than keep it.
+        foreground.prepare(medium()).await;
+        foreground.prepare(others[2].clone()).await;
+        assert!(foreground.take_warm(&medium()).await.is_none());
+        assert!(foreground.take_warm(&others[2]).await.is_some());
+    }
+
+    #[tokio::test]
+    async fn no_guardian_is_kept_warm_once_the_runtime_closes() {
+        let foreground = Foreground::new(Duration::from_millis(10));
+        foreground.prepare(medium()).await;
+        foreground.close();
+        foreground.dismiss_warm().await;
+        assert!(foreground.take_warm(&medium()).await.is_none());
+        foreground.prepare(medium()).await;
+        assert!(foreground.take_warm(&medium()).await.is_none());
     }
 }

@@ -19,6 +19,11 @@
 //!    grace period is over, reaps, reports and exits. A second stop request skips what is
 //!    left of the grace.
 //!
+//! A warm guardian (`--warm`, [`Command::Ordered`]) is started before its command is known: it
+//! does everything up to 1 — the sandbox included — then waits for the order on its stdin (a
+//! socket, the reports go back on it too), leaving quietly if the socket closes, a stop request
+//! comes or the lifeline ends first (see `super::warm`).
+//!
 //! Its exit status mirrors the command's (the code, or 128 + the signal), so even a runtime
 //! that missed the final report knows how the command ended.
 //!
@@ -49,6 +54,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpgrp};
 
+use super::guardian_order::Order;
 use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, Pulse};
@@ -58,6 +64,8 @@ use super::timing::{GUARDIAN_AFTER_KILL, GUARDIAN_SWEEP_TICK, GUARDIAN_TICK};
 
 /// The exit status of a guardian that could not do its job at all (no report pipe).
 const UNUSABLE: i32 = 125;
+/// The exit status of a warm guardian let go before any order came.
+const DISMISSED: i32 = 0;
 /// The exit status when the command could not be executed (the shell's convention).
 const NOT_EXECUTABLE: i32 = 126;
 /// The exit status when the command was not found (the shell's convention).
@@ -73,15 +81,40 @@ pub struct GuardianArgs {
     /// Whether the command reads its stdin from the guardian's stdout (a service's socket,
     /// see `runtime::service`) rather than from `/dev/null`.
     pub stdin_from_stdout: bool,
-    /// The program to run.
-    pub program: OsString,
-    /// Its arguments.
-    pub args: Vec<OsString>,
+    /// What to run: given on the command line, or ordered later (a warm guardian).
+    pub command: Command,
+}
+
+/// The command a guardian runs.
+#[derive(Debug, Clone)]
+pub enum Command {
+    /// The program and its arguments, from the guardian's command line; run in the
+    /// guardian's working directory with its environment.
+    Given {
+        /// The program to run.
+        program: OsString,
+        /// Its arguments.
+        args: Vec<OsString>,
+    },
+    /// A warm guardian: everything is made ready (the sandbox included), then the command
+    /// comes as an [`Order`] on the guardian's stdin, a socket the reports go back on too.
+    /// The guardian leaves quietly if the socket closes, a stop request comes or the
+    /// lifeline ends first.
+    Ordered,
+}
+
+/// The command as the guardian starts it.
+struct Target {
+    program: OsString,
+    args: Vec<OsString>,
+    /// Variables set on top of the guardian's environment.
+    env: Vec<(OsString, OsString)>,
 }
 
 /// Runs the guardian to the end and returns its exit status (see the module documentation).
 pub fn run(args: GuardianArgs) -> i32 {
-    let Some(mut report) = report_pipe() else {
+    let ordered = matches!(args.command, Command::Ordered);
+    let Some(mut report) = report_channel(ordered) else {
         eprintln!("zero __guard is started by zero itself, with a report pipe as its stdin");
         return UNUSABLE;
     };
@@ -116,13 +149,35 @@ pub fn run(args: GuardianArgs) -> i32 {
         });
         return UNUSABLE;
     }
-    let child = spawn_command(&args, lifeline.as_ref().map(AsRawFd::as_raw_fd));
+    let target = match args.command {
+        Command::Given { program, args } => Target {
+            program,
+            args,
+            env: Vec::new(),
+        },
+        Command::Ordered => match await_order(&report, lifeline.as_ref(), &wakeups) {
+            Ok(Some(target)) => target,
+            Ok(None) => return DISMISSED,
+            Err(message) => {
+                report.send(&Report::Failed {
+                    kind: CommandStartFailure::Other,
+                    message,
+                });
+                return UNUSABLE;
+            }
+        },
+    };
+    let child = spawn_command(
+        &target,
+        args.stdin_from_stdout,
+        lifeline.as_ref().map(AsRawFd::as_raw_fd),
+    );
     let command = match child {
         Ok(child) => Pid::from_raw(child.id() as i32),
         Err(error) => {
             report.send(&Report::Failed {
                 kind: CommandStartFailure::of(&error),
-                message: format!("cannot run {}: {error}", args.program.to_string_lossy()),
+                message: format!("cannot run {}: {error}", target.program.to_string_lossy()),
             });
             return if error.kind() == std::io::ErrorKind::NotFound {
                 NOT_FOUND
@@ -149,15 +204,87 @@ pub fn run(args: GuardianArgs) -> i32 {
     }
 }
 
-/// The report pipe the runtime gave this guardian as its stdin: a write-only fd, which a
-/// terminal or `/dev/null` (someone running `zero __guard` by hand) is not.
-fn report_pipe() -> Option<ReportWriter> {
+/// The report channel the runtime gave this guardian as its stdin: the write end of a pipe, or
+/// for a guardian that waits for its order a socket — which a terminal or `/dev/null` (someone
+/// running `zero __guard` by hand) is not.
+fn report_channel(ordered: bool) -> Option<ReportWriter> {
     let flags = nix::fcntl::fcntl(REPORT_FD, nix::fcntl::FcntlArg::F_GETFL).ok()?;
-    if OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE != OFlag::O_WRONLY {
+    let access = OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE;
+    let usable = if ordered {
+        access == OFlag::O_RDWR && is_socket(REPORT_FD)
+    } else {
+        access == OFlag::O_WRONLY
+    };
+    if !usable {
         return None;
     }
     // SAFETY: the runtime placed this pipe for this guardian; nothing else owns it.
     ReportWriter::new(unsafe { OwnedFd::from_raw_fd(REPORT_FD) }).ok()
+}
+
+/// Whether `fd` is a socket.
+fn is_socket(fd: RawFd) -> bool {
+    nix::sys::stat::fstat(fd).is_ok_and(|stat| stat.st_mode & libc::S_IFMT == libc::S_IFSOCK)
+}
+
+/// A warm guardian's wait for its order (see [`Command::Ordered`]): the target, with the
+/// guardian moved into the order's working directory; `None` when it is dismissed first (its
+/// channel closed, a stop request, the lifeline's end); an error for an order it cannot follow.
+fn await_order(
+    report: &ReportWriter,
+    lifeline: Option<&OwnedFd>,
+    wakeups: &Wakeups,
+) -> Result<Option<Target>, String> {
+    loop {
+        let mut fds = vec![
+            PollFd::new(report.channel().as_fd(), PollFlags::POLLIN),
+            PollFd::new(wakeups.reader.as_fd(), PollFlags::POLLIN),
+        ];
+        if let Some(lifeline) = lifeline {
+            fds.push(PollFd::new(lifeline.as_fd(), PollFlags::POLLIN));
+        }
+        // EINTR just goes round the loop again.
+        if poll(&mut fds, PollTimeout::NONE).unwrap_or(0) <= 0 {
+            continue;
+        }
+        let ready = |index: usize| {
+            fds.get(index)
+                .and_then(|fd| fd.revents())
+                .is_some_and(|events| !events.is_empty())
+        };
+        let (order_ready, lifeline_ready) = (ready(0), ready(2));
+        drop(fds);
+        wakeups.drain();
+        if wakeups.stops.load(Ordering::SeqCst) > 0 {
+            return Ok(None);
+        }
+        if lifeline_ready
+            && let Some(lifeline) = lifeline
+            && lifeline::read_pulse(lifeline.as_fd()) == Pulse::ParentDied
+        {
+            // Whatever order may be on its way, the run that sent it is gone.
+            return Ok(None);
+        }
+        if !order_ready {
+            continue;
+        }
+        let order = Order::receive(report.channel())
+            .map_err(|error| format!("the guardian could not read its order: {error}"))?;
+        let Some(order) = order else {
+            return Ok(None);
+        };
+        std::env::set_current_dir(&order.cwd).map_err(|error| {
+            format!(
+                "cannot enter the working directory {}: {error}",
+                order.cwd.display()
+            )
+        })?;
+        return Ok(Some(Target {
+            program: order.program,
+            args: order.args,
+            env: order.env,
+        }));
+    }
 }
 
 /// Marks every descriptor above stderr close-on-exec, whatever zero's caller left open: the
@@ -212,16 +339,21 @@ fn open_descriptors() -> std::io::Result<Vec<RawFd>> {
 /// Starts the command in its own process group, with the lifeline (if any) on fd 3. Runs on
 /// the guardian's only thread, so the parent-death signal is tied to the guardian's whole life.
 fn spawn_command(
-    args: &GuardianArgs,
+    target: &Target,
+    stdin_from_stdout: bool,
     lifeline: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
-    let stdin = if args.stdin_from_stdout {
+    let stdin = if stdin_from_stdout {
         Stdio::from(std::io::stdout().as_fd().try_clone_to_owned()?)
     } else {
         Stdio::null()
     };
-    let mut command = std::process::Command::new(&args.program);
-    command.args(&args.args).stdin(stdin).process_group(0);
+    let mut command = std::process::Command::new(&target.program);
+    command
+        .args(&target.args)
+        .envs(target.env.iter().map(|(name, value)| (name, value)))
+        .stdin(stdin)
+        .process_group(0);
     match lifeline {
         Some(_) => command.env(ZERO_LIFELINE_FD, CHILD_LIFELINE_FD.to_string()),
         None => command.env_remove(ZERO_LIFELINE_FD),

@@ -143,6 +143,12 @@ impl ReportWriter {
         })
     }
 
+    /// The channel itself: a warm guardian reads its order from it (see
+    /// `super::guardian_order`).
+    pub(crate) fn channel(&self) -> &File {
+        &self.pipe
+    }
+
     /// Sends one report. A runtime that stopped listening is not the guardian's problem.
     pub(crate) fn send(&mut self, report: &Report) {
         if let Ok(mut line) = serde_json::to_vec(report) {

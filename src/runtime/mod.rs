@@ -27,6 +27,7 @@ mod error;
 mod foreground;
 pub(crate) mod git;
 pub mod guardian;
+mod guardian_order;
 mod guardian_report;
 mod identity;
 mod ids;
@@ -43,6 +44,7 @@ mod stop;
 mod store;
 mod task;
 mod timing;
+mod warm;
 mod worktree;
 
 use std::collections::BTreeMap;
@@ -206,6 +208,21 @@ impl Runtime {
             .await
     }
 
+    /// Starts the guardian of the next foreground command now, in the background, so the
+    /// command finds it ready (see `docs/RUNTIME.md`, "Warm guardians"): called when a model
+    /// request goes out that may bring a command. Returns at once; does nothing once the
+    /// runtime is closed, nor before the run is open when the sandbox confines writes (the
+    /// guardian needs the run's temporary directory then, and the first command opens it), and
+    /// a guardian that cannot start is the command's to meet.
+    pub fn prepare_foreground(&self) {
+        let shared = Arc::clone(&self.shared);
+        tokio::spawn(async move {
+            if let Some(confinement) = shared.confinement_at_hand().await {
+                shared.foreground.prepare(confinement).await;
+            }
+        });
+    }
+
     /// Starts a service (see [`Service`]): a long-lived command confined like every command
     /// (its network open only if `spec` says so), whose stdin and stdout are the returned
     /// socket. It ends when it exits, when its [`Service`] is stopped or dropped, or at
@@ -360,6 +377,19 @@ impl Shared {
         })
     }
 
+    /// [`Shared::confinement`] if it needs no run opened for it: a run that has run no command
+    /// yet must not make its run directory only for a guardian kept warm (a run that never
+    /// calls a tool leaves nothing on disk but its session).
+    async fn confinement_at_hand(&self) -> Option<Confinement> {
+        if !matches!(self.config.sandbox.writes, Writes::Beneath(_)) {
+            return self.confinement().await.ok();
+        }
+        match &self.state.lock().await.phase {
+            Phase::Open(run) => Some(self.confinement_in(run)),
+            Phase::Idle | Phase::Closed => None,
+        }
+    }
+
     /// The rules every command starts with, the temporary directory of the open `run`
     /// writable under a sandbox that confines writes.
     fn confinement_in(&self, run: &Run) -> Confinement {
@@ -510,6 +540,7 @@ impl Shared {
             (state.tasks.values().cloned().collect::<Vec<_>>(), phase)
         };
         self.foreground.close();
+        self.foreground.dismiss_warm().await;
         let Phase::Open(run) = phase else {
             // No task ever started (or an earlier close did the rest): only foreground
             // commands can be left, and they leave no record.

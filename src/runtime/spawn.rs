@@ -14,6 +14,8 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -22,6 +24,7 @@ use std::time::Duration;
 use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
 
+use super::guardian_order::Order;
 use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::lifeline;
@@ -128,11 +131,38 @@ impl Launch {
             ..self
         }
     }
+
+    /// Whether the run's sandbox confines it.
+    pub(super) fn confined(&self) -> bool {
+        self.confined
+    }
+
+    /// The variables set for it on top of what it inherits, a provider's key variable never
+    /// among them.
+    fn extra_env(&self) -> impl Iterator<Item = (&OsString, &OsString)> {
+        self.env
+            .iter()
+            .filter(|(name, _)| !KEY_VARIABLES.iter().any(|key| name == key))
+            .map(|(name, value)| (name, value))
+    }
+
+    /// The order that has a warm guardian start this launch (see [`GuardianCommand::warm`]).
+    pub(super) fn order(&self) -> Order {
+        Order {
+            cwd: self.cwd.clone(),
+            program: self.program.clone().into_os_string(),
+            args: self.args.clone(),
+            env: self
+                .extra_env()
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// What a guardian confines its command by and what the command's environment leaves out:
 /// the run's rules, as the runtime hands them to every guardian it starts.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Confinement {
     /// The sandbox, the run's temporary directory writable in it.
     pub(crate) sandbox: Sandbox,
@@ -170,10 +200,23 @@ pub(crate) enum Stdio<'a> {
 #[derive(Debug)]
 pub(crate) struct GuardianCommand<'a> {
     program: &'a Path,
-    launch: &'a Launch,
+    /// What it runs; `None` for a warm guardian, which is told later (see
+    /// [`GuardianCommand::warm`]).
+    launch: Option<&'a Launch>,
     confinement: &'a Confinement,
     grace: Duration,
     stdio: Stdio<'a>,
+}
+
+/// A guardian spawned warm ([`GuardianCommand::spawn_warm`]): the process, the reader of its
+/// reports, and the runtime's end of the socket its order goes down.
+pub(super) struct WarmSpawn {
+    /// The guardian, a tokio child whose end can be awaited.
+    pub(super) child: tokio::process::Child,
+    /// Its reports.
+    pub(super) report: ReportReader,
+    /// Where its order goes.
+    pub(super) orders: UnixStream,
 }
 
 impl<'a> GuardianCommand<'a> {
@@ -188,45 +231,71 @@ impl<'a> GuardianCommand<'a> {
     ) -> Self {
         GuardianCommand {
             program: &confinement.guardian,
-            launch,
+            launch: Some(launch),
             confinement,
             grace,
             stdio,
         }
     }
 
-    /// The guardian's arguments after its program: `__guard`, its flags, `--`, the command.
+    /// A warm guardian for a confined foreground command not known yet: confined by
+    /// `confinement`, stopping with `grace`, its output piped back. It makes everything
+    /// ready, the sandbox included, then waits for its order (`__guard --warm`). It runs in
+    /// `/`, so it holds no directory, until the order names the command's.
+    pub(super) fn warm(confinement: &'a Confinement, grace: Duration) -> Self {
+        GuardianCommand {
+            program: &confinement.guardian,
+            launch: None,
+            confinement,
+            grace,
+            stdio: Stdio::Piped,
+        }
+    }
+
+    /// Whether the command is confined by the run's sandbox: a warm guardian's always is.
+    fn confined(&self) -> bool {
+        self.launch.is_none_or(Launch::confined)
+    }
+
+    /// The guardian's arguments after its program: `__guard`, its flags, `--`, the command
+    /// (`--warm` instead for a warm guardian).
     fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = vec![
             GUARD_SUBCOMMAND.into(),
             "--grace-ms".into(),
             self.grace.as_millis().to_string().into(),
         ];
-        if self.launch.confined {
+        if self.confined() {
             args.extend(self.confinement.sandbox.guard_flags());
         }
         if let Stdio::Duplex { .. } = self.stdio {
             args.push("--stdin-from-stdout".into());
         }
-        args.push("--".into());
-        args.push(self.launch.program.clone().into());
-        args.extend(self.launch.args.iter().cloned());
+        match self.launch {
+            Some(launch) => {
+                args.push("--".into());
+                args.push(launch.program.clone().into());
+                args.extend(launch.args.iter().cloned());
+            }
+            None => args.push("--warm".into()),
+        }
         args
     }
 
-    /// The guardian's `std` command with everything placed, and the runtime's end of its
-    /// report pipe. The command holds the guardian's end of that pipe: drop it right after the
-    /// spawn, so the reader sees EOF once the guardian is gone.
-    fn build(&self) -> std::io::Result<(std::process::Command, ReportReader)> {
+    /// The guardian's `std` command with everything placed, `channel` (the guardian's end of
+    /// its report pipe, or of a warm guardian's socket) as its stdin. The command holds that
+    /// end: drop it right after the spawn, so the runtime's reader sees EOF once the guardian
+    /// is gone.
+    fn build(&self, channel: OwnedFd) -> std::io::Result<std::process::Command> {
         let lifeline = lifeline::read_end()?;
-        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+        let cwd = self.launch.map_or(Path::new("/"), |launch| &launch.cwd);
         let mut command = std::process::Command::new(self.program);
         command
             .arg0("zero")
             .args(self.args())
-            .current_dir(&self.launch.cwd)
+            .current_dir(cwd)
             .env(ZERO_LIFELINE_FD, lifeline.to_string())
-            .stdin(std::process::Stdio::from(write))
+            .stdin(std::process::Stdio::from(channel))
             .process_group(0);
         match self.stdio {
             Stdio::Piped => {
@@ -260,25 +329,29 @@ impl<'a> GuardianCommand<'a> {
         for name in &self.confinement.withheld {
             command.env_remove(name);
         }
-        if self.launch.confined
+        if self.confined()
             && let Some(temp_dir) = &self.confinement.temp_dir
         {
             command.env(TMPDIR, temp_dir);
         }
-        command.envs(
-            self.launch
-                .env
-                .iter()
-                .filter(|(name, _)| !KEY_VARIABLES.iter().any(|key| name == key))
-                .map(|(name, value)| (name, value)),
-        );
-        Ok((command, ReportReader::new(read)))
+        if let Some(launch) = self.launch {
+            command.envs(launch.extra_env());
+        }
+        Ok(command)
+    }
+
+    /// A report pipe: the runtime's reader, and the guardian's end.
+    fn report_pipe() -> Result<(ReportReader, OwnedFd), StartError> {
+        let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)
+            .map_err(|errno| StartError::Guardian(errno.into()))?;
+        Ok((ReportReader::new(read), write))
     }
 
     /// Spawns the guardian as a `std` child (whose handle neither kills nor reaps it when
     /// dropped), with the reader of its reports.
     pub(crate) fn spawn(&self) -> Result<(std::process::Child, ReportReader), StartError> {
-        let (mut command, report) = self.build().map_err(StartError::Guardian)?;
+        let (report, channel) = Self::report_pipe()?;
+        let mut command = self.build(channel).map_err(StartError::Guardian)?;
         let child = command.spawn();
         drop(command);
         Ok((child.map_err(|source| self.spawn_error(source))?, report))
@@ -287,11 +360,32 @@ impl<'a> GuardianCommand<'a> {
     /// Spawns the guardian as a tokio child, whose end can be awaited, with the reader of its
     /// reports.
     pub(crate) fn spawn_async(&self) -> Result<(tokio::process::Child, ReportReader), StartError> {
-        let (command, report) = self.build().map_err(StartError::Guardian)?;
-        // The temporary command, and with it the guardian's end of the report pipe, is
-        // dropped right after the spawn.
+        let (report, channel) = Self::report_pipe()?;
+        let child = self.spawn_tokio(channel)?;
+        Ok((child, report))
+    }
+
+    /// Spawns a warm guardian ([`GuardianCommand::warm`]) as a tokio child, its stdin one end
+    /// of a socket pair whose other end both sends the order and reads the reports. Must run
+    /// within the tokio runtime (a blocking thread of it will do).
+    pub(super) fn spawn_warm(&self) -> Result<WarmSpawn, StartError> {
+        let (runtime_end, guardian_end) = UnixStream::pair().map_err(StartError::Guardian)?;
+        let reports = runtime_end.try_clone().map_err(StartError::Guardian)?;
+        let child = self.spawn_tokio(guardian_end.into())?;
+        Ok(WarmSpawn {
+            child,
+            report: ReportReader::new(reports.into()),
+            orders: runtime_end,
+        })
+    }
+
+    /// Spawns the guardian, `channel` its stdin, as a tokio child.
+    fn spawn_tokio(&self, channel: OwnedFd) -> Result<tokio::process::Child, StartError> {
+        let command = self.build(channel).map_err(StartError::Guardian)?;
+        // The temporary command, and with it the guardian's end of the channel, is dropped
+        // right after the spawn.
         let child = tokio::process::Command::from(command).spawn();
-        Ok((child.map_err(|source| self.spawn_error(source))?, report))
+        child.map_err(|source| self.spawn_error(source))
     }
 
     fn spawn_error(&self, source: std::io::Error) -> StartError {

@@ -58,6 +58,7 @@ mod tasks;
 mod tasks_cli;
 mod timeout;
 mod waiting;
+mod warm_guardians;
 mod window;
 mod worktrees;
 mod xdg;

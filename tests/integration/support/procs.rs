@@ -87,6 +87,23 @@ pub fn processes(needle: &str) -> Vec<Process> {
         .collect()
 }
 
+/// The live (non-zombie) processes below `ancestor`, its children's children included.
+pub fn descendants(ancestor: u32) -> Vec<Process> {
+    let mut all = processes("");
+    let parent = |pid: u32| stat(pid as i32).map(|stat| stat.ppid as u32);
+    all.retain(|process| {
+        let mut pid = process.pid;
+        while let Some(up) = parent(pid).filter(|up| *up > 1) {
+            if up == ancestor {
+                return true;
+            }
+            pid = up;
+        }
+        false
+    });
+    all
+}
+
 /// The pids of live (non-zombie) processes with `needle` in their command line.
 pub fn processes_with(needle: &str) -> Vec<u32> {
     processes(needle).into_iter().map(|p| p.pid).collect()

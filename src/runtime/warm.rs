@@ -1,0 +1,135 @@
+//! Warm guardians: the guardian of the next foreground command, started while the model is
+//! still answering, so a tool call finds it ready and only the command's own fork and exec are
+//! left on its path (`docs/RUNTIME.md`, "Warm guardians").
+//!
+//! A warm guardian is an ordinary guardian (`zero __guard --warm`): its own process group, the
+//! lifeline, a subreaper, the sandbox applied — everything but the command, which comes as an
+//! [`Order`] on its stdin, a socket pair the reports come back on too. It holds nothing a
+//! command could inherit that a cold guardian would not: its stdin is the socket (the command
+//! gets `/dev/null`), its stdout and stderr the pipes the runtime reads, the lifeline, and
+//! nothing else. It is used only for a command confined by exactly the rules it was started
+//! with ([`WarmGuardian::fits`]); otherwise the command gets a guardian of its own. Unused, it
+//! dies with the run: SIGKILLed at close or when dropped, and on its own when the lifeline
+//! ends (zero SIGKILLed) or its socket closes.
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use super::guardian_report::{ReportReader, StartError};
+use super::identity::ProcessIdentity;
+use super::spawn::{Confinement, GuardianCommand, WarmSpawn};
+
+/// A guardian waiting for its order.
+pub(super) struct WarmGuardian {
+    /// The rules it confines its command by.
+    confinement: Confinement,
+    /// The process; taken when the guardian is handed over.
+    child: Option<tokio::process::Child>,
+    /// Its identity, for stop requests.
+    identity: ProcessIdentity,
+    /// Its reports.
+    report: Option<ReportReader>,
+    /// Where its order goes.
+    orders: Option<UnixStream>,
+}
+
+impl std::fmt::Debug for WarmGuardian {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WarmGuardian")
+            .field("pid", &self.identity.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A warm guardian handed over to run one command: the process, and the order still to send.
+pub(super) struct Handover {
+    /// The guardian.
+    pub(super) child: tokio::process::Child,
+    /// Its identity.
+    pub(super) identity: ProcessIdentity,
+    /// The order and the channel it goes down.
+    pub(super) delivery: Delivery,
+}
+
+/// An order not sent yet, and the reader of the reports that follow it. Sending blocks:
+/// send it off the async workers, then wait for the handshake.
+pub(super) struct Delivery {
+    report: ReportReader,
+    order: Vec<u8>,
+    orders: UnixStream,
+}
+
+impl WarmGuardian {
+    /// Starts a warm guardian for commands confined by `confinement`, stopped with `grace`.
+    /// Blocking (the spawn), and must run within the tokio runtime (a blocking thread of it
+    /// will do).
+    pub(super) fn start(confinement: Confinement, grace: Duration) -> Result<Self, StartError> {
+        let WarmSpawn {
+            child,
+            report,
+            orders,
+        } = GuardianCommand::warm(&confinement, grace).spawn_warm()?;
+        let identity = ProcessIdentity::of(child.id().unwrap_or_default());
+        Ok(WarmGuardian {
+            confinement,
+            child: Some(child),
+            identity,
+            report: Some(report),
+            orders: Some(orders),
+        })
+    }
+
+    /// Whether it may run a command confined by `confinement`: only one with exactly the
+    /// rules it was started with (sandbox, temporary directory, withheld variables, guardian
+    /// program).
+    pub(super) fn fits(&self, confinement: &Confinement) -> bool {
+        self.confinement == *confinement
+    }
+
+    /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]).
+    pub(super) fn hand_over(mut self, order: Vec<u8>) -> Handover {
+        let (Some(child), Some(report), Some(orders)) =
+            (self.child.take(), self.report.take(), self.orders.take())
+        else {
+            unreachable!("a warm guardian is handed over once, and only then are its parts taken")
+        };
+        Handover {
+            child,
+            identity: self.identity,
+            delivery: Delivery {
+                report,
+                order,
+                orders,
+            },
+        }
+    }
+
+    /// Lets it go unused: SIGKILL (it has no command, so nothing to stop gently) and reap.
+    pub(super) async fn dismiss(mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
+/// A warm guardian dropped unused (a runtime dropped without its close) is SIGKILLed; tokio
+/// reaps it.
+impl Drop for WarmGuardian {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+impl Delivery {
+    /// Sends the order and returns the reader of the reports. A guardian that died meanwhile is found by the handshake that follows
+    /// (its report, or the end of the socket), so a failed send is not an error of its own.
+    /// Blocking.
+    pub(super) fn send(self) -> ReportReader {
+        let _ = (&self.orders).write_all(&self.order);
+        self.report
+    }
+}
