@@ -390,7 +390,8 @@ async fn start_guardian(
         .then(|| launch.order().encode().ok())
         .flatten();
     if let Some(order) = order
-        && let Some(warm) = foreground.take_warm(confinement).await
+        && let Some(mut warm) = foreground.take_warm(confinement).await
+        && !warm.ended()
     {
         let Handover {
             child,

@@ -87,6 +87,15 @@ impl WarmGuardian {
         self.confinement == *confinement
     }
 
+    /// Whether it has already ended (killed from outside, or refused by the kernel's sandbox
+    /// and gone after saying so): then it is no use, and the command starts its own guardian,
+    /// which meets (and reports) whatever the warm one met.
+    pub(super) fn ended(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|child| !matches!(child.try_wait(), Ok(None)))
+    }
+
     /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]).
     pub(super) fn hand_over(mut self, order: Vec<u8>) -> Handover {
         let (Some(child), Some(report), Some(orders)) =

@@ -68,6 +68,20 @@ fn assert_gone(process: &Process) {
     });
 }
 
+/// A run with `flags` that has run one command and waits for a model that holds its next answer
+/// for two minutes: a warm guardian waits below it. The server and directories are kept alive
+/// with it.
+fn waiting_after_one_command(flags: &[&str]) -> (FakeModel, (Home, tempfile::TempDir), Reaped) {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash("true"))
+            .reply(Reply::text("too late").delay(Duration::from_secs(120))),
+    );
+    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
+    let zero = Reaped(start(&server, &home, workspace.path(), flags));
+    (server, (home, workspace), zero)
+}
+
 /// Ends `zero` if a test failed before it did.
 struct Reaped(Child);
 
@@ -170,18 +184,7 @@ fn a_later_command_runs_under_a_warm_guardian_confined_as_the_first_was() {
 
 #[test]
 fn a_warm_guardian_dies_with_zero_when_zero_is_sigkilled() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(bash("true"))
-            .reply(Reply::text("too late").delay(Duration::from_secs(120))),
-    );
-    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
-    let mut zero = Reaped(start(
-        &server,
-        &home,
-        workspace.path(),
-        &["--auto", "medium"],
-    ));
+    let (_server, _dirs, mut zero) = waiting_after_one_command(&["--auto", "medium"]);
     let guardian = a_warm_guardian(&zero.0);
     kill(Pid::from_raw(zero.0.id() as i32), Signal::SIGKILL).unwrap();
     let _ = zero.0.wait();
@@ -191,14 +194,8 @@ fn a_warm_guardian_dies_with_zero_when_zero_is_sigkilled() {
 
 #[test]
 fn a_warm_guardian_is_gone_when_the_run_times_out() {
-    let server = FakeModel::start(
-        Script::new()
-            .reply(bash("true"))
-            .reply(Reply::text("too late").delay(Duration::from_secs(120))),
-    );
-    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
     let flags = ["--auto", "medium", "--timeout", "3s"];
-    let mut zero = Reaped(start(&server, &home, workspace.path(), &flags));
+    let (_server, _dirs, mut zero) = waiting_after_one_command(&flags);
     let guardian = a_warm_guardian(&zero.0);
     let status = zero.0.wait().unwrap();
     assert_eq!(status.code(), Some(4));
@@ -222,4 +219,23 @@ fn a_run_that_never_calls_a_tool_leaves_no_warm_guardian() {
         .map(|entry| json!(entry.unwrap().file_name().to_string_lossy()))
         .collect();
     assert_eq!(entries, [json!("sessions")], "nothing but the session");
+}
+
+#[test]
+fn a_command_whose_warm_guardian_was_killed_starts_one_of_its_own() {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash("true"))
+            .reply(bash("echo ran; tr '\\0' ' ' < /proc/$PPID/cmdline").delay(HOLD * 4))
+            .reply(Reply::text("done")),
+    );
+    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
+    let zero = start(&server, &home, workspace.path(), &["--auto", "medium"]);
+    let guardian = a_warm_guardian(&zero);
+    kill(Pid::from_raw(guardian.pid as i32), Signal::SIGKILL).unwrap();
+    let output = zero.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = tool_outputs(&events(&output.stdout));
+    assert!(outputs[1].contains("ran"), "{outputs:?}");
+    assert!(!outputs[1].contains("--warm"), "{outputs:?}");
 }
