@@ -361,8 +361,11 @@ impl<'a> GuardianCommand<'a> {
     /// reports.
     pub(crate) fn spawn_async(&self) -> Result<(tokio::process::Child, ReportReader), StartError> {
         let (report, channel) = Self::report_pipe()?;
-        let child = self.spawn_tokio(channel)?;
-        Ok((child, report))
+        let command = self.build(channel).map_err(StartError::Guardian)?;
+        // The temporary command, and with it the guardian's end of the pipe, is dropped right
+        // after the spawn.
+        let child = tokio::process::Command::from(command).spawn();
+        Ok((child.map_err(|source| self.spawn_error(source))?, report))
     }
 
     /// Spawns a warm guardian ([`GuardianCommand::warm`]) as a tokio child, its stdin one end
@@ -371,21 +374,20 @@ impl<'a> GuardianCommand<'a> {
     pub(super) fn spawn_warm(&self) -> Result<WarmSpawn, StartError> {
         let (runtime_end, guardian_end) = UnixStream::pair().map_err(StartError::Guardian)?;
         let reports = runtime_end.try_clone().map_err(StartError::Guardian)?;
-        let child = self.spawn_tokio(guardian_end.into())?;
+        let command = self
+            .build(guardian_end.into())
+            .map_err(StartError::Guardian)?;
+        // Dropped unused (a runtime dropped without its close), a warm guardian is SIGKILLed:
+        // it has no command to stop gently. Handed over, it is dropped only once reaped.
+        let child = tokio::process::Command::from(command)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| self.spawn_error(source))?;
         Ok(WarmSpawn {
             child,
             report: ReportReader::new(reports.into()),
             orders: runtime_end,
         })
-    }
-
-    /// Spawns the guardian, `channel` its stdin, as a tokio child.
-    fn spawn_tokio(&self, channel: OwnedFd) -> Result<tokio::process::Child, StartError> {
-        let command = self.build(channel).map_err(StartError::Guardian)?;
-        // The temporary command, and with it the guardian's end of the channel, is dropped
-        // right after the spawn.
-        let child = tokio::process::Command::from(command).spawn();
-        child.map_err(|source| self.spawn_error(source))
     }
 
     fn spawn_error(&self, source: std::io::Error) -> StartError {

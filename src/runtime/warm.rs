@@ -20,18 +20,19 @@ use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::spawn::{Confinement, GuardianCommand, WarmSpawn};
 
-/// A guardian waiting for its order.
+/// A guardian waiting for its order. Dropped unused, it is SIGKILLed (its tokio child kills
+/// on drop).
 pub(super) struct WarmGuardian {
     /// The rules it confines its command by.
     confinement: Confinement,
-    /// The process; taken when the guardian is handed over.
-    child: Option<tokio::process::Child>,
+    /// The process.
+    child: tokio::process::Child,
     /// Its identity, for stop requests.
     identity: ProcessIdentity,
     /// Its reports.
-    report: Option<ReportReader>,
+    report: ReportReader,
     /// Where its order goes.
-    orders: Option<UnixStream>,
+    orders: UnixStream,
 }
 
 impl std::fmt::Debug for WarmGuardian {
@@ -73,10 +74,10 @@ impl WarmGuardian {
         let identity = ProcessIdentity::of(child.id().unwrap_or_default());
         Ok(WarmGuardian {
             confinement,
-            child: Some(child),
+            child,
             identity,
-            report: Some(report),
-            orders: Some(orders),
+            report,
+            orders,
         })
     }
 
@@ -91,52 +92,33 @@ impl WarmGuardian {
     /// and gone after saying so): then it is no use, and the command starts its own guardian,
     /// which meets (and reports) whatever the warm one met.
     pub(super) fn ended(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_none_or(|child| !matches!(child.try_wait(), Ok(None)))
+        !matches!(self.child.try_wait(), Ok(None))
     }
 
     /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]).
-    pub(super) fn hand_over(mut self, order: Vec<u8>) -> Handover {
-        let (Some(child), Some(report), Some(orders)) =
-            (self.child.take(), self.report.take(), self.orders.take())
-        else {
-            unreachable!("a warm guardian is handed over once, and only then are its parts taken")
-        };
+    pub(super) fn hand_over(self, order: Vec<u8>) -> Handover {
         Handover {
-            child,
+            child: self.child,
             identity: self.identity,
             delivery: Delivery {
-                report,
+                report: self.report,
                 order,
-                orders,
+                orders: self.orders,
             },
         }
     }
 
     /// Lets it go unused: SIGKILL (it has no command, so nothing to stop gently) and reap.
     pub(super) async fn dismiss(mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
-        }
-    }
-}
-
-/// A warm guardian dropped unused (a runtime dropped without its close) is SIGKILLed; tokio
-/// reaps it.
-impl Drop for WarmGuardian {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.child {
-            let _ = child.start_kill();
-        }
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
     }
 }
 
 impl Delivery {
-    /// Sends the order and returns the reader of the reports. A guardian that died meanwhile is found by the handshake that follows
-    /// (its report, or the end of the socket), so a failed send is not an error of its own.
-    /// Blocking.
+    /// Sends the order and returns the reader of the reports. Blocking. A guardian that died
+    /// meanwhile is found by the handshake that follows (its report, or the end of the
+    /// socket), so a failed send is not an error of its own.
     pub(super) fn send(self) -> ReportReader {
         let _ = (&self.orders).write_all(&self.order);
         self.report
