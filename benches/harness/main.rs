@@ -9,7 +9,8 @@
 //! cargo bench --profile dev --bench harness -- --quick   # the debug binary (what CI runs)
 //! ```
 //!
-//! Options: `--quick`, `--runs N`, `--delay-ms N` (the model waits N ms before each answer).
+//! Options: `--quick`, `--runs N`, `--delay-ms N` (the model waits N ms before each answer),
+//! `--only GROUP,...` (only those groups of rows: `scenarios::GROUPS`).
 //! `ZERO_BENCH_BIN` measures another binary instead of the one cargo built alongside the
 //! harness. See `docs/PERFORMANCE.md` for what each row means and the latest results.
 
@@ -40,6 +41,8 @@ pub struct Options {
     pub delay: Duration,
     /// The binary measured.
     pub bin: PathBuf,
+    /// Only these groups of rows (`--only`); every group when `None`.
+    pub only: Option<Vec<String>>,
 }
 
 impl Options {
@@ -47,6 +50,7 @@ impl Options {
         let mut quick = false;
         let mut runs = None;
         let mut delay = Duration::ZERO;
+        let mut only = None;
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let mut value = |name: &str| -> Result<u64> {
@@ -60,10 +64,13 @@ impl Options {
                 "--quick" => quick = true,
                 "--runs" => runs = Some(value("--runs")?.max(1) as usize),
                 "--delay-ms" => delay = Duration::from_millis(value("--delay-ms")?),
+                "--only" => only = Some(groups(args.next())?),
                 // `cargo bench` passes this to every bench binary.
                 "--bench" => {}
                 other => {
-                    bail!("unknown argument {other:?} (known: --quick, --runs N, --delay-ms N)")
+                    bail!(
+                        "unknown argument {other:?} (known: --quick, --runs N, --delay-ms N, --only GROUP,...)"
+                    )
                 }
             }
         }
@@ -81,8 +88,25 @@ impl Options {
             runs: runs.unwrap_or(if quick { 3 } else { 10 }),
             delay,
             bin,
+            only,
         })
     }
+}
+
+/// The groups `--only` names, each one checked against [`scenarios::GROUPS`].
+fn groups(value: Option<String>) -> Result<Vec<String>> {
+    let known = scenarios::GROUPS.join(", ");
+    let value = value.with_context(|| format!("--only needs groups, of: {known}"))?;
+    value
+        .split(',')
+        .map(|group| {
+            if scenarios::GROUPS.contains(&group) {
+                Ok(group.to_string())
+            } else {
+                bail!("--only: no group {group:?} (known: {known})")
+            }
+        })
+        .collect()
 }
 
 fn main() -> std::process::ExitCode {

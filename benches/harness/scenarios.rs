@@ -57,73 +57,107 @@ const VERDICT: &str = r#"{"verdict": "approve", "findings": []}"#;
 
 /// Runs every scenario, adding rows as they complete (so a failure still shows what ran). Every
 /// scratch directory is made below `scratch_root`.
+/// A group's measurement: its rows added to the table.
+type RowsOf<'a> = dyn Fn(&mut Vec<Row>) -> Result<()> + 'a;
+
+/// The groups of rows, in the order they run: what `--only` names.
+pub const GROUPS: &[&str] = &[
+    "startup",
+    "floors",
+    "turns",
+    "sandbox",
+    "guardian",
+    "bounds",
+    "hooks",
+    "rules",
+    "structured",
+    "sessions",
+    "mcp",
+    "local",
+    "specialist",
+    "worktrees",
+    "review",
+    "images",
+    "interrupt",
+    "task-output",
+    "grep",
+    "stalled-reader",
+];
+
 pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> Result<()> {
     let bench = Bench {
         options,
         scratch_root,
     };
-    bench.startup(rows)?;
-    bench.floors(rows)?;
+    let wanted = |group: &str| {
+        debug_assert!(GROUPS.contains(&group), "{group} is not in GROUPS");
+        options
+            .only
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|name| name == group))
+    };
+    if wanted("startup") {
+        bench.startup(rows)?;
+    }
+    if wanted("floors") {
+        bench.floors(rows)?;
+    }
     let sizes: &[usize] = if options.quick {
         &[5, 50]
     } else {
         &[5, 50, 200]
     };
-    for &turns in sizes {
-        bench.turns(turns, rows)?;
+    if wanted("turns") {
+        for &turns in sizes {
+            bench.turns(turns, rows)?;
+        }
     }
-    bench.sandbox(rows)?;
-    bench.guardian(rows)?;
-    bench.bounds(rows)?;
-    bench.hooks(rows)?;
-    bench.rules(rows)?;
-    bench.structured(rows)?;
-    bench.sessions(rows)?;
-    bench.mcp(rows)?;
-    bench.local(rows)?;
-    bench.specialist(rows)?;
-    bench.worktrees(rows)?;
-    bench.review(rows)?;
-    bench.images(rows)?;
-    bench.interrupt(
-        "SIGINT, foreground `sleep`",
-        vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],
-        "≤ 100 ms",
-        rows,
-    )?;
-    // Foreground commands are killed outright on cancel; the grace period belongs to stopping
-    // background tasks, so the SIGTERM-ignoring child is one, waited on with TaskOutput.
-    bench.interrupt(
-        "SIGINT, background task ignoring SIGTERM",
-        vec![
-            Reply::tool_call(
-                "bash",
-                json!({"command": "trap '' TERM; sleep 30", "run_in_background": true}),
-            ),
-            Reply::tool_call(
-                "TaskOutput",
-                json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
-            ),
-        ],
-        "grace + ε",
-        rows,
-    )?;
-    let outputs: &[(&str, u64)] = if options.quick {
-        &[("1 KiB", 1 << 10), ("100 MiB", 100 << 20)]
-    } else {
-        &[
-            ("1 KiB", 1 << 10),
-            ("100 MiB", 100 << 20),
-            ("1 GiB", 1 << 30),
-        ]
-    };
-    for &(label, size) in outputs {
-        bench.task_output(label, size, rows)?;
+    let groups: [(&str, &RowsOf); 13] = [
+        ("sandbox", &|rows| bench.sandbox(rows)),
+        ("guardian", &|rows| bench.guardian(rows)),
+        ("bounds", &|rows| bench.bounds(rows)),
+        ("hooks", &|rows| bench.hooks(rows)),
+        ("rules", &|rows| bench.rules(rows)),
+        ("structured", &|rows| bench.structured(rows)),
+        ("sessions", &|rows| bench.sessions(rows)),
+        ("mcp", &|rows| bench.mcp(rows)),
+        ("local", &|rows| bench.local(rows)),
+        ("specialist", &|rows| bench.specialist(rows)),
+        ("worktrees", &|rows| bench.worktrees(rows)),
+        ("review", &|rows| bench.review(rows)),
+        ("images", &|rows| bench.images(rows)),
+    ];
+    for (group, run) in groups {
+        if wanted(group) {
+            run(rows)?;
+        }
     }
-    bench.grep(if options.quick { 5_000 } else { 50_000 }, rows)?;
+    if wanted("interrupt") {
+        bench.interrupts(rows)?;
+    }
+    if wanted("task-output") {
+        let outputs: &[(&str, u64)] = if options.quick {
+            &[("1 KiB", 1 << 10), ("100 MiB", 100 << 20)]
+        } else {
+            &[
+                ("1 KiB", 1 << 10),
+                ("100 MiB", 100 << 20),
+                ("1 GiB", 1 << 30),
+            ]
+        };
+        for &(label, size) in outputs {
+            bench.task_output(label, size, rows)?;
+        }
+    }
+    if wanted("grep") {
+        bench.grep(if options.quick { 5_000 } else { 50_000 }, rows)?;
+    }
     // Last: a zero that cannot close while its stdout is stalled fails here, after every other
     // row was measured.
-    bench.stalled_reader(rows)
+    if wanted("stalled-reader") {
+        bench.stalled_reader(rows)?;
+    }
+    Ok(())
 }
 
 /// One job's run: how the process ended and what the model server saw.
@@ -160,6 +194,34 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// The SIGINT rows: a foreground command, and a background task that ignores SIGTERM.
+    fn interrupts(&self, rows: &mut Vec<Row>) -> Result<()> {
+        self.interrupt(
+            "SIGINT, foreground `sleep`",
+            vec![Reply::tool_call("bash", json!({"command": "sleep 30"}))],
+            "≤ 100 ms",
+            rows,
+        )?;
+        // Foreground commands are killed outright on cancel; the grace period belongs to
+        // stopping background tasks, so the SIGTERM-ignoring child is one, waited on with
+        // TaskOutput.
+        self.interrupt(
+            "SIGINT, background task ignoring SIGTERM",
+            vec![
+                Reply::tool_call(
+                    "bash",
+                    json!({"command": "trap '' TERM; sleep 30", "run_in_background": true}),
+                ),
+                Reply::tool_call(
+                    "TaskOutput",
+                    json!({"task_id": TASK_ID, "block": true, "timeout_ms": 60000}),
+                ),
+            ],
+            "grace + ε",
+            rows,
+        )
+    }
+
     /// A new scratch directory, removed when dropped.
     fn temp_dir(&self) -> Result<TempDir> {
         Ok(TempDir::new_in(self.scratch_root)?)
