@@ -9,86 +9,81 @@
 //! binary lacks (the code moved on since the list was made) is skipped, and an unlisted
 //! function keeps the linker's place.
 //!
-//! Only where the linker is known to take the list: a release build for x86_64 Linux (glibc)
-//! linked by the toolchain's own `rust-lld` (Rust 1.90 on, unless a linker is configured).
-//! GNU ld, for one, has no such option; every other build links exactly as before.
+//! Only in a release build whose linker takes the list (`--symbol-ordering-file`: rust-lld, the
+//! Rust toolchain's default on x86_64 Linux since 1.90, LLVM's lld, mold). GNU ld, for one, has
+//! no such option: a trivial program is linked first the way this build links, with the
+//! option, and only if that works does the binary get it. Every other build links as before.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 /// The list of functions in start-up order, relative to the package root.
 const ORDER_FILE: &str = "link/startup.order";
 
-/// The first Rust release whose x86_64-unknown-linux-gnu target links with `rust-lld` by
-/// default.
-const LLD_BY_DEFAULT_SINCE: (u32, u32) = (1, 90);
+/// The linker options that apply the list; a name it lacks is expected (the list is from an
+/// earlier build), not worth a warning each.
+fn link_args(order: &Path) -> [String; 2] {
+    [
+        format!("-Wl,--symbol-ordering-file={}", order.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ]
+}
 
 fn main() {
     println!("cargo::rerun-if-changed={ORDER_FILE}");
     println!("cargo::rerun-if-changed=build.rs");
-    if !links_with_rust_lld() {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    if var("PROFILE") != "release" {
         return;
     }
-    let root = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    let Ok(order) = std::fs::read(Path::new(&root).join(ORDER_FILE)) else {
+    let Ok(order) = std::fs::read(Path::new(&var("CARGO_MANIFEST_DIR")).join(ORDER_FILE)) else {
         return;
     };
     // The linker reads a copy named by its content, so that a new list is a new link argument
     // and the binary is linked again (cargo does not know the linker reads the file).
     let mut hasher = DefaultHasher::new();
     order.hash(&mut hasher);
-    let out_dir = std::env::var("OUT_DIR").expect("cargo sets OUT_DIR for build scripts");
-    let copy = Path::new(&out_dir).join(format!("startup-{:016x}.order", hasher.finish()));
+    let out_dir = PathBuf::from(var("OUT_DIR"));
+    let copy = out_dir.join(format!("startup-{:016x}.order", hasher.finish()));
     std::fs::write(&copy, &order).expect("OUT_DIR is writable");
-    println!(
-        "cargo::rustc-link-arg-bin=zero=-Wl,--symbol-ordering-file={}",
-        copy.display()
-    );
-    // A name from an older build is expected, not worth a warning each.
-    println!("cargo::rustc-link-arg-bin=zero=-Wl,--no-warn-symbol-ordering");
+    if !linker_takes(&link_args(&copy), &out_dir) {
+        return;
+    }
+    for arg in link_args(&copy) {
+        println!("cargo::rustc-link-arg-bin=zero={arg}");
+    }
 }
 
-/// Whether this is a release build the toolchain's `rust-lld` links: the target is
-/// x86_64-unknown-linux-gnu, the compiler links it with `rust-lld` by default (a Rust 1.90 or
-/// later that ships it), and nothing chose another linker (`RUSTC_LINKER`, a `-C linker…` or
-/// `-fuse-ld` in the flags).
-fn links_with_rust_lld() -> bool {
+/// Whether this build's link accepts `args`: an empty program compiled for the target with
+/// the build's own flags and linker, and `args`, links.
+fn linker_takes(args: &[String], out_dir: &Path) -> bool {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let release = var("PROFILE") == "release";
-    let target = var("TARGET") == "x86_64-unknown-linux-gnu";
-    let flags = var("CARGO_ENCODED_RUSTFLAGS");
-    let linker_chosen = std::env::var_os("RUSTC_LINKER").is_some()
-        || ["linker", "fuse-ld", "link-self-contained"]
-            .iter()
-            .any(|flag| flags.contains(flag));
-    release && target && !linker_chosen && rustc_ships_lld_by_default()
-}
-
-/// Whether `rustc` is a release that links x86_64 Linux with `rust-lld` by default and has it
-/// in its sysroot (a distribution's build may leave it out, and then links with `cc`).
-fn rustc_ships_lld_by_default() -> bool {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let output = |args: &[&str]| -> Option<String> {
-        let out = Command::new(&rustc).args(args).output().ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let Some(version) = output(&["-vV"]) else {
+    let source = out_dir.join("link_probe.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
         return false;
-    };
-    let release = version
-        .lines()
-        .find_map(|line| line.strip_prefix("release: "))
-        .and_then(|release| {
-            let mut parts = release.split(['.', '-']);
-            Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
-        });
-    let Some(sysroot) = output(&["--print", "sysroot"]) else {
-        return false;
-    };
-    let lld =
-        Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld/ld.lld");
-    release.is_some_and(|release: (u32, u32)| release >= LLD_BY_DEFAULT_SINCE) && lld.is_file()
+    }
+    let mut rustc = Command::new(std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into()));
+    rustc
+        .args(["--crate-type", "bin", "--target", &var("TARGET"), "-o"])
+        .arg(out_dir.join("link_probe"))
+        .arg(&source)
+        .args(
+            var("CARGO_ENCODED_RUSTFLAGS")
+                .split('\x1f')
+                .filter(|flag| !flag.is_empty()),
+        );
+    if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
+        rustc
+            .arg("-C")
+            .arg(format!("linker={}", linker.to_string_lossy()));
+    }
+    for arg in args {
+        rustc.arg("-C").arg(format!("link-arg={arg}"));
+    }
+    rustc
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
