@@ -260,20 +260,13 @@ impl Probes {
 
     /// What the server says about itself and `model`'s window: `/props` first (the running
     /// llama.cpp server's own setting), then the model list, then a gateway's model info.
+    /// `/props` and the model list, which every local server answers one of, are asked at
+    /// once (one round trip before the first request, not two); the gateway's info only when
+    /// neither knows the window.
     pub(crate) async fn ask(&self, client: &reqwest::Client, model: &str) -> ServerReport {
-        let props: Option<Props> = match self.props.as_deref() {
-            Some(url) => get_json(client, url).await,
-            None => None,
-        };
-        let llama_cpp = props.as_ref().is_some_and(|props| {
-            props.build_info.is_some() || props.default_generation_settings.is_some()
-        });
-        let props_vision = props
-            .as_ref()
-            .and_then(|props| props.modalities.as_ref()?.vision);
         let props = async {
-            let props = props?;
-            props.n_ctx.or(props.default_generation_settings?.n_ctx)
+            let url = self.props.as_deref()?;
+            get_json::<Props>(client, url).await
         };
         let models = async {
             let list: ModelList = get_json(client, self.models.as_deref()?).await?;
@@ -283,24 +276,28 @@ impl Probes {
             let info: ModelInfo = get_json(client, self.model_info.as_deref()?).await?;
             info.limits_of(model)
         };
-        // Each source is asked only while the window is still unknown; what it says of
-        // images is taken on the way.
-        let (tokens, vision) = match props.await {
-            Some(tokens) => (Some(tokens), props_vision),
-            None => {
-                let entry = models.await;
-                let listed = entry.as_ref().and_then(ModelEntry::vision);
-                match entry.and_then(|entry| entry.max_model_len) {
-                    Some(tokens) => (Some(tokens), props_vision.or(listed)),
-                    None => {
-                        let limits = model_info.await;
-                        let gateway = limits.as_ref().and_then(|limits| limits.supports_vision);
-                        (
-                            limits.and_then(|limits| limits.max_input_tokens),
-                            props_vision.or(listed).or(gateway),
-                        )
-                    }
-                }
+        let (props, entry) = tokio::join!(props, models);
+        let llama_cpp = props.as_ref().is_some_and(|props| {
+            props.build_info.is_some() || props.default_generation_settings.is_some()
+        });
+        let props_vision = props
+            .as_ref()
+            .and_then(|props| props.modalities.as_ref()?.vision);
+        let props_window =
+            props.and_then(|props| props.n_ctx.or(props.default_generation_settings?.n_ctx));
+        // The first source that knows the window is the one taken; what the sources say of
+        // images is taken in the same order.
+        let listed = entry.as_ref().and_then(ModelEntry::vision);
+        let (tokens, vision) = match (props_window, entry.and_then(|entry| entry.max_model_len)) {
+            (Some(tokens), _) => (Some(tokens), props_vision),
+            (None, Some(tokens)) => (Some(tokens), props_vision.or(listed)),
+            (None, None) => {
+                let limits = model_info.await;
+                let gateway = limits.as_ref().and_then(|limits| limits.supports_vision);
+                (
+                    limits.and_then(|limits| limits.max_input_tokens),
+                    props_vision.or(listed).or(gateway),
+                )
             }
         };
         ServerReport {
