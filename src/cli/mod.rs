@@ -50,14 +50,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
 pub enum Command {
-    /// `zero exec` ([`about::EXEC`]).
+    /// `zero exec` (`about::EXEC`).
     #[command(
         about = about::EXEC,
         after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
                       4 incomplete (a turn, time, token or cost budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
-    /// `zero review` ([`about::REVIEW`]).
+    /// `zero review` (`about::REVIEW`).
     #[command(
         about = about::REVIEW,
         after_help = "What to review: --base REF (default: the branch's upstream, else origin/HEAD), \
@@ -70,14 +70,14 @@ pub enum Command {
                       the findings' shape), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
     )]
     Review(Box<ReviewArgs>),
-    /// `zero tasks` ([`about::TASKS`]).
+    /// `zero tasks` (`about::TASKS`).
     #[command(
         about = about::TASKS,
         after_help = "A task recorded `running` whose run is no longer alive is shown as \
                       `interrupted`. Exit codes: 0 success, 1 I/O error, 2 usage or unknown task id."
     )]
     Tasks(TasksArgs),
-    /// `zero sessions` ([`about::SESSIONS`]).
+    /// `zero sessions` (`about::SESSIONS`).
     #[command(
         about = about::SESSIONS,
         after_help = "A session recorded `running` whose run is no longer alive is shown as \
@@ -85,7 +85,7 @@ pub enum Command {
                       usage, an unknown session id, or a session in use."
     )]
     Sessions(SessionsArgs),
-    /// `zero worktrees` ([`about::WORKTREES`]).
+    /// `zero worktrees` (`about::WORKTREES`).
     #[command(
         about = about::WORKTREES,
         after_help = "Dead runs are reconciled first, so a worktree is shown as it is settled: \
@@ -93,7 +93,7 @@ pub enum Command {
                       usage, an unknown worktree, or a worktree in use."
     )]
     Worktrees(WorktreesArgs),
-    /// `zero __generate` ([`about::GENERATE`]).
+    /// `zero __generate` (`about::GENERATE`).
     #[command(name = "__generate", hide = true, about = about::GENERATE)]
     Generate(GenerateArgs),
 }

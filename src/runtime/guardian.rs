@@ -97,7 +97,7 @@ pub enum Command {
         args: Vec<OsString>,
     },
     /// A warm guardian: everything is made ready (the sandbox included), then the command
-    /// comes as an [`Order`] on the guardian's stdin, a socket the reports go back on too.
+    /// comes as an order (`guardian_order`) on the guardian's stdin, a socket the reports go back on too.
     /// The guardian leaves quietly if the socket closes, a stop request comes or the
     /// lifeline ends first.
     Ordered,
