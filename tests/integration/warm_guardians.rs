@@ -93,7 +93,7 @@ impl Drop for Reaped {
 }
 
 /// What a command sees of its confinement, one fact a line: its guardian's command line
-/// first, then its descriptors, its temporary directory, a withheld secret, a write inside
+/// first, then its descriptors and what its stdin is, its temporary directory, a withheld secret, a write inside
 /// and outside the workspace, a TCP connection, and its effective capabilities.
 fn probe(workspace: &Path, outside: &Path, port: u16, name: &str) -> String {
     let write = |dir: &Path| {
@@ -105,6 +105,7 @@ fn probe(workspace: &Path, outside: &Path, port: u16, name: &str) -> String {
     [
         "tr '\\0' ' ' < /proc/$PPID/cmdline; echo".to_string(),
         "ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo".to_string(),
+        "readlink /proc/$$/fd/0".to_string(),
         "echo \"tmpdir: ${TMPDIR:-unset}\"".to_string(),
         "echo \"token: ${WARM_TEST_TOKEN:-withheld}\"".to_string(),
         write(workspace),
@@ -165,12 +166,13 @@ fn a_later_command_runs_under_a_warm_guardian_confined_as_the_first_was() {
     // no network, no capability.
     assert_eq!(cold[1..], warm[1..]);
     assert_eq!(warm[1], "0 1 2 3", "{warm:?}");
+    assert_eq!(warm[2], "/dev/null", "{warm:?}");
     assert!(
-        warm[2].contains(&home.path().display().to_string()),
+        warm[3].contains(&home.path().display().to_string()),
         "{warm:?}"
     );
     assert_eq!(
-        warm[3..8],
+        warm[4..9],
         [
             "token: withheld",
             "wrote",
