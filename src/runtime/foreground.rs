@@ -14,7 +14,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
@@ -145,7 +146,9 @@ impl Foreground {
     /// The command is run by a tokio task of its own, counted until it is over: a caller that
     /// stops waiting (the agent loop drops a cancelled tool call) does not cut the stop short
     /// — dropping this future sends the stop request at once, and the task carries the stop
-    /// through, grace period and all, while close waits for it.
+    /// through, grace period and all, while close waits for it. The output comes back as soon
+    /// as the guardian has reported the end (the command and whatever it left are gone); the
+    /// task reaps the exiting guardian after that, still counted.
     pub(crate) async fn run(
         self: &Arc<Self>,
         spec: ShellCommand<'_>,
@@ -162,18 +165,29 @@ impl Foreground {
         };
         let launch = Launch::shell(spec.command, spec.cwd);
         let timeout = spec.timeout;
+        let (output, result) = oneshot::channel();
         let run = tokio::spawn(async move {
-            let output = supervise(&entered.0, launch, &confinement, timeout, stop, stopper).await;
+            supervise(
+                &entered.0,
+                launch,
+                &confinement,
+                timeout,
+                stop,
+                stopper,
+                output,
+            )
+            .await;
             drop(entered);
-            output
         });
-        let result = run.await;
+        let result = result.await;
         abandoned.disarm();
         match result {
             Ok(result) => result,
-            Err(error) => match error.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(_) => Err(shutting_down()),
+            // The task ended without a result: it panicked, or the async runtime is shutting
+            // down.
+            Err(_) => match run.await.map_err(JoinError::try_into_panic) {
+                Err(Ok(panic)) => std::panic::resume_unwind(panic),
+                Ok(()) | Err(Err(_)) => Err(shutting_down()),
             },
         }
     }
@@ -280,9 +294,42 @@ async fn supervise(
     timeout: Duration,
     stop: CancellationToken,
     stopper: Arc<Stopper>,
+    output: oneshot::Sender<Result<CommandOutput, StartError>>,
+) {
+    let mut guardian = None;
+    let result = follow(
+        foreground,
+        &launch,
+        confinement,
+        timeout,
+        stop,
+        stopper,
+        &mut guardian,
+    )
+    .await;
+    let _ = output.send(result);
+    // The guardian exits right after its last report: reaped here, after the caller has
+    // its result, and before the command stops counting.
+    if let Some(mut guardian) = guardian {
+        let _ = guardian.wait().await;
+    }
+}
+
+/// [`supervise`]'s work up to the result: the command started, followed to its end (or its
+/// timeout, or cancellation) and its output captured. The guardian is left in `guardian` for
+/// the caller to reap.
+async fn follow(
+    foreground: &Foreground,
+    launch: &Launch,
+    confinement: &Confinement,
+    timeout: Duration,
+    stop: CancellationToken,
+    stopper: Arc<Stopper>,
+    guardian_slot: &mut Option<tokio::process::Child>,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground.grace;
-    let (mut child, guardian, reports) = start_guardian(foreground, &launch, confinement).await?;
+    let (child, guardian, reports) = start_guardian(foreground, launch, confinement).await?;
+    let child = guardian_slot.insert(child);
     let confirmed = Arc::clone(&stopper);
     let abandoned = stop.clone();
     // The order (to a warm guardian), the handshake, and making the processes known to stop
@@ -318,11 +365,14 @@ async fn supervise(
         }
     };
     let guarded = Guarded { guardian, command };
+    // The last report, read from now on off the async workers: it comes once the command and
+    // whatever it left are gone, before the guardian's own exit.
+    let mut last_report = tokio::task::spawn_blocking(move || report.ended());
 
     let mut stdout = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
     let mut stderr = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
     let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
-    let (status, stopped) = {
+    let (seen, stopped) = {
         let reading = async {
             tokio::join!(
                 drain(stdout_pipe, &mut stdout),
@@ -331,13 +381,14 @@ async fn supervise(
         };
         let ending = async {
             let stopped = tokio::select! {
-                status = child.wait() => return (status, None),
+                ended = &mut last_report => return (Seen::Report(ended.ok().flatten()), None),
+                status = child.wait() => return (Seen::Exit(status), None),
                 () = tokio::time::sleep(timeout) => Termination::TimedOut,
                 () = stop.cancelled() => Termination::Cancelled,
                 () = foreground.closing.cancelled() => Termination::Cancelled,
             };
-            let status = stop_child(&mut child, guarded, grace, &stopper.request).await;
-            (status, Some(stopped))
+            let status = stop_child(child, guarded, grace, &stopper.request).await;
+            (Seen::Exit(status), Some(stopped))
         };
         tokio::pin!(reading, ending);
         let mut reading_done = false;
@@ -352,13 +403,22 @@ async fn supervise(
         }
         ended
     };
-    let ended = super::blocking(move || report.ended()).await.ok().flatten();
-    let leftovers = ended.map_or(0, |(_, leftovers)| leftovers);
-    let termination = match (stopped, ended, status) {
-        (Some(stopped), _, _) => stopped,
-        (None, Some((end, _)), _) => end.into(),
-        (None, None, Ok(status)) => exit_termination(status),
-        (None, None, Err(error)) => return Err(StartError::Guardian(error)),
+    // Whichever was seen first, the guardian's last report makes the end when it came; the
+    // exit status only when the guardian died without one.
+    let end = match seen {
+        Seen::Report(Some((end, leftovers))) => End::Reported(end, leftovers),
+        Seen::Report(None) => End::Unreported(child.wait().await),
+        Seen::Exit(status) => match last_report.await.ok().flatten() {
+            Some((end, leftovers)) => End::Reported(end, leftovers),
+            None => End::Unreported(status),
+        },
+    };
+    let (termination, leftovers) = match (stopped, end) {
+        (Some(stopped), End::Reported(_, leftovers)) => (stopped, leftovers),
+        (Some(stopped), End::Unreported(_)) => (stopped, 0),
+        (None, End::Reported(end, leftovers)) => (end.into(), leftovers),
+        (None, End::Unreported(Ok(status))) => (exit_termination(status), 0),
+        (None, End::Unreported(Err(error))) => return Err(StartError::Guardian(error)),
     };
     Ok(CommandOutput {
         termination,
@@ -366,6 +426,20 @@ async fn supervise(
         stderr,
         leftovers,
     })
+}
+
+/// What ended the wait for a command: its guardian's last report (`None` when the guardian
+/// ended without one), or the guardian's exit.
+enum Seen {
+    Report(Option<(ProcessEnd, usize)>),
+    Exit(std::io::Result<ExitStatus>),
+}
+
+/// How a command ended, as far as the runtime can tell: its guardian's report (the end and the
+/// leftovers stopped), or, from a guardian that died without one, the guardian's exit status.
+enum End {
+    Reported(ProcessEnd, usize),
+    Unreported(std::io::Result<ExitStatus>),
 }
 
 /// A started guardian's reports: being read, or (a warm guardian's) after the order is sent.

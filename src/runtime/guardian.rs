@@ -197,10 +197,31 @@ pub fn run(args: GuardianArgs) -> i32 {
     let (end, leftovers) = watch(&subtree, args.grace, lifeline.as_ref(), &wakeups);
     // `end` is None only if the command was never seen to end (it could not be killed).
     let end = end.unwrap_or(ProcessEnd::Signalled(Signal::SIGKILL as i32));
+    // Nothing of the command holds its output any more: let go of it before the last report,
+    // so the runtime's reader sees the end of the output with the report, not only once this
+    // process has exited.
+    release_output();
     report.send(&Report::Ended { end, leftovers });
     match end {
         ProcessEnd::Exited(code) => code,
         ProcessEnd::Signalled(signal) => 128 + signal,
+    }
+}
+
+/// Points stdout and stderr at `/dev/null`, closing the guardian's hold on the command's output
+/// (a pipe the runtime reads to its end, a task's output file, a service's socket). Numbers 1
+/// and 2 stay taken, so nothing opened later lands on them.
+fn release_output() {
+    let Ok(null) = nix::fcntl::open(
+        "/dev/null",
+        OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    ) else {
+        return;
+    };
+    for target in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // SAFETY: dup2 onto the standard descriptors this process owns.
+        unsafe { libc::dup2(null.as_raw_fd(), target) };
     }
 }
 
