@@ -9,6 +9,7 @@
 //! knows every one it started ([`Foreground`]): [`super::Runtime::close`] refuses new ones,
 //! stops those still running, and waits until each is over, its stop's grace period included.
 
+use std::os::unix::net::UnixStream;
 use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -25,7 +26,7 @@ use super::reap::ProcessEnd;
 use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{self, Guarded, GuardianEnd, StopRequest};
 use super::timing::PIPE_DRAIN_GRACE;
-use super::warm::{Delivery, Handover, WarmGuardian};
+use super::warm::{Channel, Delivery, Handover, WarmGuardian};
 
 /// Bytes kept from the start and from the end of each output stream.
 const CAPTURE_HEAD: usize = 32 * 1024;
@@ -130,6 +131,18 @@ impl Foreground {
         let guardian = self.warm.lock().await.take();
         if let Some(guardian) = guardian {
             guardian.dismiss().await;
+        }
+    }
+
+    /// Takes back a guardian whose command ended on its own, to wait for the next command:
+    /// kept unless the runtime is closing or another already waits (then it is let go).
+    async fn give_back(&self, guardian: WarmGuardian) {
+        let mut warm = self.warm.lock().await;
+        if self.closing.is_cancelled() || warm.is_some() {
+            drop(warm);
+            guardian.dismiss().await;
+        } else {
+            *warm = Some(guardian);
         }
     }
 
@@ -296,7 +309,7 @@ async fn supervise(
     stopper: Arc<Stopper>,
     output: oneshot::Sender<Result<CommandOutput, StartError>>,
 ) {
-    let mut guardian = None;
+    let mut after = After::default();
     let result = follow(
         foreground,
         &launch,
@@ -304,20 +317,38 @@ async fn supervise(
         timeout,
         stop,
         stopper,
-        &mut guardian,
+        &mut after,
     )
     .await;
-    let _ = output.send(result);
-    // The guardian exits right after its last report: reaped here, after the caller has
-    // its result, and before the command stops counting.
-    if let Some(mut guardian) = guardian {
-        let _ = guardian.wait().await;
+    match (after.guardian, after.reusable) {
+        // Given back before the result goes out, so the next request finds it waiting.
+        (Some(child), Some((identity, channel))) => {
+            let guardian = WarmGuardian::back(confinement.clone(), child, identity, channel);
+            foreground.give_back(guardian).await;
+            let _ = output.send(result);
+        }
+        // A guardian exits right after its last report: reaped here, after the caller has
+        // its result, and before the command stops counting.
+        (Some(mut child), None) => {
+            let _ = output.send(result);
+            let _ = child.wait().await;
+        }
+        (None, _) => {
+            let _ = output.send(result);
+        }
     }
 }
 
+/// What [`follow`] leaves its caller: the guardian to reap, and, from a warm guardian whose
+/// command ended on its own, what it takes to give the guardian back for the next command.
+#[derive(Default)]
+struct After {
+    guardian: Option<tokio::process::Child>,
+    reusable: Option<(ProcessIdentity, Channel)>,
+}
+
 /// [`supervise`]'s work up to the result: the command started, followed to its end (or its
-/// timeout, or cancellation) and its output captured. The guardian is left in `guardian` for
-/// the caller to reap.
+/// timeout, or cancellation) and its output captured. The guardian is left in `after`.
 async fn follow(
     foreground: &Foreground,
     launch: &Launch,
@@ -325,53 +356,29 @@ async fn follow(
     timeout: Duration,
     stop: CancellationToken,
     stopper: Arc<Stopper>,
-    guardian_slot: &mut Option<tokio::process::Child>,
+    after: &mut After,
 ) -> Result<CommandOutput, StartError> {
     let grace = foreground.grace;
-    let (child, guardian, reports) = start_guardian(foreground, launch, confinement).await?;
-    let child = guardian_slot.insert(child);
-    let confirmed = Arc::clone(&stopper);
-    let abandoned = stop.clone();
-    // The order (to a warm guardian), the handshake, and making the processes known to stop
-    // requests happen on a blocking thread that needs no polling: a caller that gave up
-    // meanwhile gets its stop request delivered even if this task is never polled again.
-    // Either the caller's request finds the processes set, or this finds the token cancelled
-    // and sends it.
-    let (report, handshake) = super::blocking(move || {
-        let mut report = match reports {
-            Reports::Reading(report) => report,
-            Reports::Ordering(delivery) => delivery.send(),
-        };
-        let handshake = report.handshake();
-        if let Ok(command) = &handshake {
-            let _ = confirmed.guarded.set(Guarded {
-                guardian,
-                command: *command,
-            });
-            if abandoned.is_cancelled() {
-                confirmed.request_stop();
-            }
-        }
-        (report, handshake)
-    })
-    .await
-    .map_err(|_| shutting_down())?;
-    let command = match handshake {
-        Ok(command) => command,
-        Err(error) => {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
-            return Err(error);
-        }
-    };
+    let Started {
+        child,
+        identity: guardian,
+        reports,
+        output: [stdout_pipe, stderr_pipe],
+    } = start_guardian(foreground, launch, confinement).await?;
+    let child = after.guardian.insert(child);
+    let (mut report, orders, command) =
+        confirm_start(child, guardian, reports, &stopper, &stop).await?;
     let guarded = Guarded { guardian, command };
     // The last report, read from now on off the async workers: it comes once the command and
-    // whatever it left are gone, before the guardian's own exit.
-    let mut last_report = tokio::task::spawn_blocking(move || report.ended());
+    // whatever it left are gone, before the guardian exits (or, warm, waits for its next
+    // order).
+    let mut last_report = tokio::task::spawn_blocking(move || {
+        let ended = report.ended();
+        (report, ended)
+    });
 
     let mut stdout = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
     let mut stderr = BoundedCapture::new(CAPTURE_HEAD, CAPTURE_TAIL);
-    let (stdout_pipe, stderr_pipe) = (child.stdout.take(), child.stderr.take());
     let (seen, stopped) = {
         let reading = async {
             tokio::join!(
@@ -381,7 +388,7 @@ async fn follow(
         };
         let ending = async {
             let stopped = tokio::select! {
-                ended = &mut last_report => return (Seen::Report(ended.ok().flatten()), None),
+                last = &mut last_report => return (Seen::Report(last.ok()), None),
                 status = child.wait() => return (Seen::Exit(status), None),
                 () = tokio::time::sleep(timeout) => Termination::TimedOut,
                 () = stop.cancelled() => Termination::Cancelled,
@@ -403,16 +410,15 @@ async fn follow(
         }
         ended
     };
-    // Whichever was seen first, the guardian's last report makes the end when it came; the
-    // exit status only when the guardian died without one.
-    let end = match seen {
-        Seen::Report(Some((end, leftovers))) => End::Reported(end, leftovers),
-        Seen::Report(None) => End::Unreported(child.wait().await),
-        Seen::Exit(status) => match last_report.await.ok().flatten() {
-            Some((end, leftovers)) => End::Reported(end, leftovers),
-            None => End::Unreported(status),
-        },
-    };
+    let (end, reader) = settle(seen, child, last_report).await;
+    // A warm guardian whose command ended on its own, which no stop request can reach any
+    // more, waits for its next order: it can be given back.
+    if stopped.is_none()
+        && let (Some(report), Some(orders)) = (reader, orders)
+        && stopper.request.retire()
+    {
+        after.reusable = Some((guardian, Channel { report, orders }));
+    }
     let (termination, leftovers) = match (stopped, end) {
         (Some(stopped), End::Reported(_, leftovers)) => (stopped, leftovers),
         (Some(stopped), End::Unreported(_)) => (stopped, 0),
@@ -428,10 +434,81 @@ async fn follow(
     })
 }
 
-/// What ended the wait for a command: its guardian's last report (`None` when the guardian
-/// ended without one), or the guardian's exit.
+/// The order (to a warm guardian) and the handshake, on a blocking thread that needs no
+/// polling, and the processes made known to stop requests: a caller that gave up meanwhile
+/// gets its stop request delivered even if this task is never polled again. Either the
+/// caller's request finds the processes set, or this finds the token cancelled and sends it.
+/// Returns the reports' reader, a warm guardian's order channel and the command; a guardian
+/// that does not confirm the start is killed and reaped.
+async fn confirm_start(
+    child: &mut tokio::process::Child,
+    guardian: ProcessIdentity,
+    reports: Reports,
+    stopper: &Arc<Stopper>,
+    stop: &CancellationToken,
+) -> Result<(ReportReader, Option<UnixStream>, ProcessIdentity), StartError> {
+    let confirmed = Arc::clone(stopper);
+    let abandoned = stop.clone();
+    let (report, orders, handshake) = super::blocking(move || {
+        let (mut report, orders) = match reports {
+            Reports::Reading(report) => (report, None),
+            Reports::Ordering(delivery) => {
+                let Channel { report, orders } = delivery.send();
+                (report, Some(orders))
+            }
+        };
+        let handshake = report.handshake();
+        if let Ok(command) = &handshake {
+            let _ = confirmed.guarded.set(Guarded {
+                guardian,
+                command: *command,
+            });
+            if abandoned.is_cancelled() {
+                confirmed.request_stop();
+            }
+        }
+        (report, orders, handshake)
+    })
+    .await
+    .map_err(|_| shutting_down())?;
+    match handshake {
+        Ok(command) => Ok((report, orders, command)),
+        Err(error) => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            Err(error)
+        }
+    }
+}
+
+/// How the command ended, from what was `seen` first: the guardian's last report when it
+/// came (with the reader it came on, for a guardian that goes on), the exit status only when
+/// the guardian died without one.
+async fn settle(
+    seen: Seen,
+    child: &mut tokio::process::Child,
+    last_report: tokio::task::JoinHandle<LastReport>,
+) -> (End, Option<ReportReader>) {
+    match seen {
+        Seen::Report(Some((reader, Some((end, leftovers))))) => {
+            (End::Reported(end, leftovers), Some(reader))
+        }
+        Seen::Report(_) => (End::Unreported(child.wait().await), None),
+        Seen::Exit(status) => match last_report.await.ok() {
+            Some((_, Some((end, leftovers)))) => (End::Reported(end, leftovers), None),
+            _ => (End::Unreported(status), None),
+        },
+    }
+}
+
+/// A guardian's last report as read off the async workers: the reader, and the end with the
+/// leftovers stopped (`None` from a guardian that ended without one).
+type LastReport = (ReportReader, Option<(ProcessEnd, usize)>);
+
+/// What ended the wait for a command: its guardian's last report with the reader it came on
+/// (`None` from a guardian that ended without one), or the guardian's exit.
 enum Seen {
-    Report(Option<(ProcessEnd, usize)>),
+    Report(Option<LastReport>),
     Exit(std::io::Result<ExitStatus>),
 }
 
@@ -450,13 +527,25 @@ enum Reports {
     Ordering(Delivery),
 }
 
+/// The reading end of a command's stdout or stderr.
+type OutputPipe = Box<dyn AsyncRead + Send + Unpin>;
+
+/// A guardian started, or handed over, for one command.
+struct Started {
+    child: tokio::process::Child,
+    identity: ProcessIdentity,
+    reports: Reports,
+    /// The command's stdout and stderr.
+    output: [Option<OutputPipe>; 2],
+}
+
 /// The guardian of `launch`: the warm one when it fits (its order still to send), else one
 /// started for it now.
 async fn start_guardian(
     foreground: &Foreground,
     launch: &Launch,
     confinement: &Confinement,
-) -> Result<(tokio::process::Child, ProcessIdentity, Reports), StartError> {
+) -> Result<Started, StartError> {
     // An order that cannot be encoded (a NUL in a word) goes the cold way, which refuses it
     // as it always has.
     let order = launch
@@ -471,13 +560,28 @@ async fn start_guardian(
             child,
             identity,
             delivery,
-        } = warm.hand_over(order);
-        return Ok((child, identity, Reports::Ordering(delivery)));
+            output: [stdout, stderr],
+        } = warm.hand_over(order).map_err(StartError::Guardian)?;
+        return Ok(Started {
+            child,
+            identity,
+            reports: Reports::Ordering(delivery),
+            output: [Some(Box::new(stdout)), Some(Box::new(stderr))],
+        });
     }
-    let (child, report) =
+    let (mut child, report) =
         GuardianCommand::new(launch, confinement, foreground.grace, Stdio::Piped).spawn_async()?;
     let identity = ProcessIdentity::of(child.id().unwrap_or_default());
-    Ok((child, identity, Reports::Reading(report)))
+    let output: [Option<OutputPipe>; 2] = [
+        child.stdout.take().map(|pipe| Box::new(pipe) as OutputPipe),
+        child.stderr.take().map(|pipe| Box::new(pipe) as OutputPipe),
+    ];
+    Ok(Started {
+        child,
+        identity,
+        reports: Reports::Reading(report),
+        output,
+    })
 }
 
 /// Stops the guarded command whose guardian is our `child` (the runtime's ladder, with

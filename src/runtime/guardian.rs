@@ -21,8 +21,10 @@
 //!
 //! A warm guardian (`--warm`, [`Command::Ordered`]) is started before its command is known: it
 //! does everything up to 1 — the sandbox included — then waits for the order on its stdin (a
-//! socket, the reports go back on it too), leaving quietly if the socket closes, a stop request
-//! comes or the lifeline ends first (see `super::warm`).
+//! socket, the reports go back on it too; the command's stdout and stderr come with the order
+//! as descriptors), leaving quietly if the socket closes, a stop request comes or the lifeline
+//! ends first. After a command that ended on its own (4) it waits for the next order; a
+//! stopped command (5) is its last (see `super::warm`).
 //!
 //! Its exit status mirrors the command's (the code, or 128 + the signal), so even a runtime
 //! that missed the final report knows how the command ended.
@@ -54,7 +56,7 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpgrp};
 
-use super::guardian_order::Order;
+use super::guardian_order::{OrderWithOutput, receive_with_output};
 use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, Pulse};
@@ -96,10 +98,10 @@ pub enum Command {
         /// Its arguments.
         args: Vec<OsString>,
     },
-    /// A warm guardian: everything is made ready (the sandbox included), then the command
-    /// comes as an order (`guardian_order`) on the guardian's stdin, a socket the reports go back on too.
-    /// The guardian leaves quietly if the socket closes, a stop request comes or the
-    /// lifeline ends first.
+    /// A warm guardian: everything is made ready (the sandbox included), then each command
+    /// comes as an order (`guardian_order`) on the guardian's stdin, a socket the reports go
+    /// back on too, one after another while they end on their own. The guardian leaves
+    /// quietly if the socket closes, a stop request comes or the lifeline ends while it waits.
     Ordered,
 }
 
@@ -109,6 +111,8 @@ struct Target {
     args: Vec<OsString>,
     /// Variables set on top of the guardian's environment.
     env: Vec<(OsString, OsString)>,
+    /// Its stdout and stderr, when the order brought them; else the guardian's own.
+    output: Option<[OwnedFd; 2]>,
 }
 
 /// Runs the guardian to the end and returns its exit status (see the module documentation).
@@ -149,62 +153,119 @@ pub fn run(args: GuardianArgs) -> i32 {
         });
         return UNUSABLE;
     }
-    let target = match args.command {
-        Command::Given { program, args } => Target {
-            program,
-            args,
-            env: Vec::new(),
-        },
-        Command::Ordered => match await_order(&report, lifeline.as_ref(), &wakeups) {
-            Ok(Some(target)) => target,
-            Ok(None) => return DISMISSED,
-            Err(message) => {
-                report.send(&Report::Failed {
-                    kind: CommandStartFailure::Other,
-                    message,
-                });
-                return UNUSABLE;
+    let guard = Guard {
+        grace: args.grace,
+        stdin_from_stdout: args.stdin_from_stdout,
+        lifeline: lifeline.as_ref(),
+        wakeups: &wakeups,
+    };
+    match args.command {
+        Command::Given { program, args } => {
+            let target = Target {
+                program,
+                args,
+                env: Vec::new(),
+                output: None,
+            };
+            match guard.one(target, &mut report) {
+                Guarded::Ended { status, .. } | Guarded::NotStarted(status) => status,
+            }
+        }
+        Command::Ordered => loop {
+            let target = match await_order(&report, guard.lifeline, guard.wakeups) {
+                Ok(Some(target)) => target,
+                Ok(None) => return DISMISSED,
+                Err(message) => {
+                    report.send(&Report::Failed {
+                        kind: CommandStartFailure::Other,
+                        message,
+                    });
+                    return UNUSABLE;
+                }
+            };
+            // After a natural end, clean (the command and whatever it left are gone), the
+            // guardian waits for the next order; a stopped command or one that did not start
+            // is its last.
+            match guard.one(target, &mut report) {
+                Guarded::Ended { stopped: false, .. } => {}
+                Guarded::Ended { status, .. } | Guarded::NotStarted(status) => return status,
             }
         },
-    };
-    let child = spawn_command(
-        &target,
-        args.stdin_from_stdout,
-        lifeline.as_ref().map(AsRawFd::as_raw_fd),
-    );
-    let command = match child {
-        Ok(child) => Pid::from_raw(child.id() as i32),
-        Err(error) => {
-            report.send(&Report::Failed {
-                kind: CommandStartFailure::of(&error),
-                message: format!("cannot run {}: {error}", target.program.to_string_lossy()),
-            });
-            return if error.kind() == std::io::ErrorKind::NotFound {
-                NOT_FOUND
-            } else {
-                NOT_EXECUTABLE
-            };
+    }
+}
+
+/// What a guardian guards its commands with, once set up.
+struct Guard<'a> {
+    grace: Duration,
+    stdin_from_stdout: bool,
+    lifeline: Option<&'a OwnedFd>,
+    wakeups: &'a Wakeups,
+}
+
+/// How guarding one command went.
+enum Guarded {
+    /// It ran and ended (naturally, or `stopped` on a stop request or the lifeline's end), and
+    /// everything it left is gone; `status` mirrors its end.
+    Ended { status: i32, stopped: bool },
+    /// It could not be started; the exit status that says why.
+    NotStarted(i32),
+}
+
+impl Guard<'_> {
+    /// Starts `target`, reports the handshake, follows it to its end and reports that.
+    fn one(&self, target: Target, report: &mut ReportWriter) -> Guarded {
+        let program = target.program.clone();
+        let given_output = target.output.is_none();
+        let child = spawn_command(
+            target,
+            self.stdin_from_stdout,
+            self.lifeline.map(AsRawFd::as_raw_fd),
+        );
+        let command = match child {
+            Ok(child) => Pid::from_raw(child.id() as i32),
+            Err(error) => {
+                report.send(&Report::Failed {
+                    kind: CommandStartFailure::of(&error),
+                    message: format!("cannot run {}: {error}", program.to_string_lossy()),
+                });
+                return Guarded::NotStarted(if error.kind() == std::io::ErrorKind::NotFound {
+                    NOT_FOUND
+                } else {
+                    NOT_EXECUTABLE
+                });
+            }
+        };
+        report.send(&Report::Started {
+            pid: command.as_raw() as u32,
+            start_time: identity::start_time(command.as_raw() as u32),
+        });
+        let subtree = Subtree {
+            guardian: Pid::this(),
+            command,
+        };
+        let watched = watch(&subtree, self.grace, self.lifeline, self.wakeups);
+        // `end` is None only if the command was never seen to end (it could not be killed).
+        let end = watched
+            .end
+            .unwrap_or(ProcessEnd::Signalled(Signal::SIGKILL as i32));
+        if given_output {
+            // Nothing of the command holds its output any more: let go of it before the last
+            // report, so the runtime's reader sees the end of the output with the report, not
+            // only once this process has exited. (An ordered command's output was its own.)
+            release_output();
         }
-    };
-    report.send(&Report::Started {
-        pid: command.as_raw() as u32,
-        start_time: identity::start_time(command.as_raw() as u32),
-    });
-    let subtree = Subtree {
-        guardian: Pid::this(),
-        command,
-    };
-    let (end, leftovers) = watch(&subtree, args.grace, lifeline.as_ref(), &wakeups);
-    // `end` is None only if the command was never seen to end (it could not be killed).
-    let end = end.unwrap_or(ProcessEnd::Signalled(Signal::SIGKILL as i32));
-    // Nothing of the command holds its output any more: let go of it before the last report,
-    // so the runtime's reader sees the end of the output with the report, not only once this
-    // process has exited.
-    release_output();
-    report.send(&Report::Ended { end, leftovers });
-    match end {
-        ProcessEnd::Exited(code) => code,
-        ProcessEnd::Signalled(signal) => 128 + signal,
+        report.send(&Report::Ended {
+            end,
+            leftovers: watched.leftovers,
+        });
+        let status = match end {
+            ProcessEnd::Exited(code) => code,
+            ProcessEnd::Signalled(signal) => 128 + signal,
+        };
+        Guarded::Ended {
+            status,
+            stopped: watched.stopped,
+        }
     }
 }
 
@@ -289,9 +350,9 @@ fn await_order(
         if !order_ready {
             continue;
         }
-        let order = Order::receive(report.channel())
+        let received = receive_with_output(report.channel())
             .map_err(|error| format!("the guardian could not read its order: {error}"))?;
-        let Some(order) = order else {
+        let Some(OrderWithOutput { order, output }) = received else {
             return Ok(None);
         };
         std::env::set_current_dir(&order.cwd).map_err(|error| {
@@ -304,6 +365,7 @@ fn await_order(
             program: order.program,
             args: order.args,
             env: order.env,
+            output: Some(output),
         }));
     }
 }
@@ -360,7 +422,7 @@ fn open_descriptors() -> std::io::Result<Vec<RawFd>> {
 /// Starts the command in its own process group, with the lifeline (if any) on fd 3. Runs on
 /// the guardian's only thread, so the parent-death signal is tied to the guardian's whole life.
 fn spawn_command(
-    target: &Target,
+    target: Target,
     stdin_from_stdout: bool,
     lifeline: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
@@ -375,6 +437,11 @@ fn spawn_command(
         .envs(target.env.iter().map(|(name, value)| (name, value)))
         .stdin(stdin)
         .process_group(0);
+    // The guardian's copies go with the command object, dropped once it has started: the
+    // output ends when the command's subtree lets go of it.
+    if let Some([stdout, stderr]) = target.output {
+        command.stdout(stdout).stderr(stderr);
+    }
     match lifeline {
         Some(_) => command.env(ZERO_LIFELINE_FD, CHILD_LIFELINE_FD.to_string()),
         None => command.env_remove(ZERO_LIFELINE_FD),
@@ -405,7 +472,7 @@ fn watch(
     grace: Duration,
     lifeline: Option<&OwnedFd>,
     wakeups: &Wakeups,
-) -> (Option<ProcessEnd>, usize) {
+) -> Watched {
     let mut end = None;
     let mut stopping: Option<Stopping> = None;
     let mut lifeline_open = lifeline.is_some();
@@ -413,7 +480,13 @@ fn watch(
     loop {
         let children_left = reap_children(subtree.command, &mut end);
         match &mut stopping {
-            None if end.is_some() => return (end, subtree.sweep()),
+            None if end.is_some() => {
+                return Watched {
+                    end,
+                    leftovers: subtree.sweep(),
+                    stopped: false,
+                };
+            }
             None => {}
             Some(stopping) => {
                 if stopping.killing {
@@ -426,7 +499,11 @@ fn watch(
                 }
                 let done = !children_left && subtree.members().is_empty();
                 if done || (stopping.killing && Instant::now() >= stopping.deadline) {
-                    return (end, 0);
+                    return Watched {
+                        end,
+                        leftovers: 0,
+                        stopped: true,
+                    };
                 }
                 if Instant::now() >= stopping.deadline {
                     stopping.escalate(subtree);
@@ -485,6 +562,16 @@ fn watch(
             }
         }
     }
+}
+
+/// How [`watch`] saw a command end.
+struct Watched {
+    /// How it ended, if that was seen (not when it could not be killed).
+    end: Option<ProcessEnd>,
+    /// How many leftovers were stopped after a natural end.
+    leftovers: usize,
+    /// Whether it was stopped (a stop request, or the lifeline's end) rather than ending.
+    stopped: bool,
 }
 
 /// A stop in progress. The command's group is asked first (SIGTERM), so a command that

@@ -11,7 +11,12 @@
 //! the one separator needed.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, IoSlice, IoSliceMut, Read, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
@@ -79,21 +84,15 @@ impl Order {
         Ok(order)
     }
 
-    /// Reads one order from `channel`. `Ok(None)` when the channel closed before an order
-    /// began (the runtime let the guardian go unused); an error for a malformed or cut order.
-    pub(crate) fn receive(mut channel: impl Read) -> io::Result<Option<Order>> {
-        let mut length = [0u8; 4];
-        match channel.read(&mut length[..1])? {
-            0 => return Ok(None),
-            _ => channel.read_exact(&mut length[1..])?,
-        }
+    /// The order whose 4 length bytes were `length`: the rest read from `channel`.
+    fn receive_body(length: [u8; 4], mut channel: impl Read) -> io::Result<Order> {
         let length = u32::from_le_bytes(length) as usize;
         if length > MAX_ORDER {
             return Err(malformed("longer than any order"));
         }
         let mut body = vec![0u8; length];
         channel.read_exact(&mut body)?;
-        Self::decode(&body).map(Some)
+        Self::decode(&body)
     }
 
     /// An order from its body (the bytes after the length).
@@ -133,6 +132,72 @@ impl Order {
     }
 }
 
+/// Sends the encoded order `bytes` down `channel` with `output` — the command's stdout and
+/// stderr — passed along as descriptors (`SCM_RIGHTS`), so a guardian that runs one command
+/// after another gets fresh ones each time. Blocking.
+pub(crate) fn send_with_output(
+    channel: &UnixStream,
+    bytes: &[u8],
+    output: [BorrowedFd<'_>; 2],
+) -> io::Result<()> {
+    let fds = output.map(|fd| fd.as_raw_fd());
+    let rights = [ControlMessage::ScmRights(&fds)];
+    let sent = sendmsg::<()>(
+        channel.as_raw_fd(),
+        &[IoSlice::new(bytes)],
+        &rights,
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    )?;
+    (&*channel).write_all(&bytes[sent..])
+}
+
+/// An order with the command's stdout and stderr that came with it.
+pub(crate) struct OrderWithOutput {
+    /// The order.
+    pub(crate) order: Order,
+    /// Where the command writes: its stdout, then its stderr (close-on-exec here).
+    pub(crate) output: [OwnedFd; 2],
+}
+
+/// Receives one order sent by [`send_with_output`] from `channel`: `Ok(None)` when the channel
+/// closed first; an error for a malformed or cut order, or one without its two descriptors.
+/// Blocking.
+pub(crate) fn receive_with_output(channel: &File) -> io::Result<Option<OrderWithOutput>> {
+    let mut length = [0u8; 4];
+    let mut space = nix::cmsg_space!([RawFd; 2]);
+    let (read, fds) = {
+        let mut slices = [IoSliceMut::new(&mut length)];
+        let message = recvmsg::<()>(
+            channel.as_raw_fd(),
+            &mut slices,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )?;
+        let fds: Vec<OwnedFd> = message
+            .cmsgs()?
+            .filter_map(|cmsg| match cmsg {
+                ControlMessageOwned::ScmRights(fds) => Some(fds),
+                _ => None,
+            })
+            .flatten()
+            // SAFETY: the kernel just placed these descriptors in this process for us.
+            .map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+            .collect();
+        (message.bytes, fds)
+    };
+    if read == 0 {
+        return Ok(None);
+    }
+    let mut channel = channel;
+    channel.read_exact(&mut length[read..])?;
+    let order = Order::receive_body(length, channel)?;
+    let output: [OwnedFd; 2] = fds
+        .try_into()
+        .map_err(|_| malformed("not the two descriptors of the command's output"))?;
+    Ok(Some(OrderWithOutput { order, output }))
+}
+
 fn malformed(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -142,6 +207,8 @@ fn malformed(what: &str) -> io::Error {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd;
+
     use super::*;
 
     fn order() -> Order {
@@ -157,23 +224,51 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_order_comes_back_as_it_was_sent_bytes_and_empty_words_included() {
-        let sent = order();
-        let channel = sent.encode().unwrap();
-        let received = Order::receive(channel.as_slice()).unwrap();
-        assert_eq!(received, Some(sent));
+    /// A channel as a guardian has one: the runtime's end, and the guardian's as a file.
+    fn channel() -> (UnixStream, File) {
+        let (runtime, guardian) = UnixStream::pair().unwrap();
+        (runtime, File::from(OwnedFd::from(guardian)))
     }
 
     #[test]
-    fn a_closed_channel_is_no_order_and_a_cut_one_is_an_error() {
-        assert_eq!(Order::receive(&[][..]).unwrap(), None);
+    fn an_order_comes_back_as_it_was_sent_with_its_output_descriptors() {
+        let (runtime, guardian) = channel();
+        let (stdout_read, stdout_write) = std::io::pipe().unwrap();
+        let (_stderr_read, stderr_write) = std::io::pipe().unwrap();
+        let sent = order();
+        send_with_output(
+            &runtime,
+            &sent.encode().unwrap(),
+            [stdout_write.as_fd(), stderr_write.as_fd()],
+        )
+        .unwrap();
+        drop(stdout_write);
+        let received = receive_with_output(&guardian).unwrap().unwrap();
+        assert_eq!(received.order, sent);
+        // The descriptor that came is the pipe's writing end.
+        let [stdout, _stderr] = received.output;
+        File::from(stdout).write_all(b"through").unwrap();
+        let mut read = String::new();
+        (&stdout_read).read_to_string(&mut read).unwrap();
+        assert_eq!(read, "through");
+    }
+
+    #[test]
+    fn a_closed_channel_is_no_order_and_a_cut_or_bare_one_is_an_error() {
+        let (runtime, guardian) = channel();
+        drop(runtime);
+        assert!(receive_with_output(&guardian).unwrap().is_none());
+        let (runtime, guardian) = channel();
         let bytes = order().encode().unwrap();
-        let cut = &bytes[..bytes.len() - 3];
-        assert!(Order::receive(cut).is_err());
+        (&runtime).write_all(&bytes[..bytes.len() - 3]).unwrap();
+        drop(runtime);
+        assert!(receive_with_output(&guardian).is_err(), "cut");
+        let (runtime, guardian) = channel();
+        (&runtime).write_all(&bytes).unwrap();
+        assert!(receive_with_output(&guardian).is_err(), "no descriptors");
         let mut miscounted = 3u32.to_le_bytes().to_vec();
         miscounted.extend_from_slice(b"/\0p\0");
-        assert!(Order::receive(miscounted.as_slice()).is_err());
+        assert!(Order::decode(&miscounted[4..]).is_err());
     }
 
     #[test]

@@ -183,7 +183,7 @@ impl ReportReader {
 
     /// The final report of a guardian that has exited: how its command ended and how many
     /// leftovers it stopped. `None` when the guardian died before it could say (SIGKILL).
-    pub(crate) fn ended(mut self) -> Option<(ProcessEnd, usize)> {
+    pub(crate) fn ended(&mut self) -> Option<(ProcessEnd, usize)> {
         match self.next(None) {
             Ok(Report::Ended { end, leftovers }) => Some((end, leftovers)),
             _ => None,

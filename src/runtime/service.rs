@@ -138,7 +138,7 @@ pub(super) async fn start(
         };
         let guardian = ProcessIdentity::of(child.id().unwrap_or_default());
         let handshake = super::blocking(move || (report.handshake(), report)).await;
-        let (command, report) = match handshake {
+        let (command, mut report) = match handshake {
             Ok((Ok(command), report)) => (command, report),
             Ok((Err(error), _)) => {
                 let _ = child.start_kill();

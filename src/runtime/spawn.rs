@@ -181,6 +181,8 @@ pub(crate) struct Confinement {
 pub(crate) enum Stdio<'a> {
     /// Piped back to the runtime, which captures them: a foreground command.
     Piped,
+    /// Nowhere: a warm guardian's own, whose commands get their output with each order.
+    Discarded,
     /// Appended to this file: a background task's output file.
     File(&'a File),
     /// A service's: stdout is this socket, which the command also reads as its stdin; stderr
@@ -238,17 +240,17 @@ impl<'a> GuardianCommand<'a> {
         }
     }
 
-    /// A warm guardian for a confined foreground command not known yet: confined by
-    /// `confinement`, stopping with `grace`, its output piped back. It makes everything
-    /// ready, the sandbox included, then waits for its order (`__guard --warm`). It runs in
-    /// `/`, so it holds no directory, until the order names the command's.
+    /// A warm guardian for confined foreground commands not known yet: confined by
+    /// `confinement`, stopping with `grace`. It makes everything ready, the sandbox included,
+    /// then waits for its orders (`__guard --warm`), each of which brings the command's output
+    /// pipes. It runs in `/`, so it holds no directory, until an order names the command's.
     pub(super) fn warm(confinement: &'a Confinement, grace: Duration) -> Self {
         GuardianCommand {
             program: &confinement.guardian,
             launch: None,
             confinement,
             grace,
-            stdio: Stdio::Piped,
+            stdio: Stdio::Discarded,
         }
     }
 
@@ -302,6 +304,11 @@ impl<'a> GuardianCommand<'a> {
                 command
                     .stdout(std::process::Stdio::piped())
                     .stderr(std::process::Stdio::piped());
+            }
+            Stdio::Discarded => {
+                command
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
             }
             Stdio::File(output) => {
                 command

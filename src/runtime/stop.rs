@@ -64,6 +64,13 @@ impl StopRequest {
         }
         guarded.guardian.signal_group(Signal::SIGTERM)
     }
+
+    /// Spends the request without sending it: from now on [`StopRequest::send`] does nothing.
+    /// Says whether it was still unsent, so nothing was or will be asked of the guardian (a
+    /// guardian whose command ended on its own may then go on to the next command).
+    pub(crate) fn retire(&self) -> bool {
+        !self.sent.swap(true, Ordering::SeqCst)
+    }
 }
 
 /// How the ladder learns that the guardian has ended, from whoever observes that end (the

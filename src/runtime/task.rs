@@ -222,7 +222,7 @@ impl Task {
     /// the guardian, announces the final record, and only then marks the task finished — so
     /// whoever waits for the task hears of it after the announcement. The only code that reaps
     /// a task's process.
-    pub(crate) async fn follow(&self, report: ReportReader, events: &TaskEventSink) {
+    pub(crate) async fn follow(&self, mut report: ReportReader, events: &TaskEventSink) {
         let Some(process) = self.process else {
             return;
         };

@@ -4,18 +4,24 @@
 //!
 //! A warm guardian is an ordinary guardian (`zero __guard --warm`): its own process group, the
 //! lifeline, a subreaper, the sandbox applied — everything but the command, which comes as an
-//! [`Order`] on its stdin, a socket pair the reports come back on too. It holds nothing a
-//! command could inherit that a cold guardian would not: its stdin is the socket (the command
-//! gets `/dev/null`), its stdout and stderr the pipes the runtime reads, the lifeline, and
-//! nothing else. It is used only for a command confined by exactly the rules it was started
+//! order on its stdin, a socket pair the reports come back on too, with the command's stdout
+//! and stderr passed as descriptors. It holds nothing a command could inherit that a cold
+//! guardian would not: its stdin is the socket (the command gets `/dev/null`), its own stdout
+//! and stderr `/dev/null`, the lifeline, and nothing else. After a command that ended on its
+//! own it waits for the next order, and the runtime gives it back ([`WarmGuardian::back`]):
+//! a run pays the guardian's exec once. It is used only for a command confined by exactly the rules it was started
 //! with ([`WarmGuardian::fits`]); otherwise the command gets a guardian of its own. Unused, it
 //! dies with the run: SIGKILLed at close or when dropped, and on its own when the lifeline
 //! ends (zero SIGKILLed) or its socket closes.
 
-use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
+use nix::fcntl::OFlag;
+use tokio::net::unix::pipe;
+
+use super::guardian_order::send_with_output;
 use super::guardian_report::{ReportReader, StartError};
 use super::identity::ProcessIdentity;
 use super::spawn::{Confinement, GuardianCommand, WarmSpawn};
@@ -43,7 +49,8 @@ impl std::fmt::Debug for WarmGuardian {
     }
 }
 
-/// A warm guardian handed over to run one command: the process, and the order still to send.
+/// A warm guardian handed over to run one command: the process, the order still to send with
+/// the command's output pipes, and what it takes to give the guardian back afterwards.
 pub(super) struct Handover {
     /// The guardian.
     pub(super) child: tokio::process::Child,
@@ -51,14 +58,27 @@ pub(super) struct Handover {
     pub(super) identity: ProcessIdentity,
     /// The order and the channel it goes down.
     pub(super) delivery: Delivery,
+    /// The command's stdout and stderr, the runtime's reading ends.
+    pub(super) output: [pipe::Receiver; 2],
 }
 
-/// An order not sent yet, and the reader of the reports that follow it. Sending blocks:
-/// send it off the async workers, then wait for the handshake.
+/// An order not sent yet, with the writing ends of the command's output pipes, and the reader
+/// of the reports that follow. Sending blocks: send it off the async workers, then wait for
+/// the handshake.
 pub(super) struct Delivery {
     report: ReportReader,
     order: Vec<u8>,
     orders: UnixStream,
+    output: [OwnedFd; 2],
+}
+
+/// A guardian's channel after its order went down it: the reports to read, and the socket to
+/// send the next order on if the guardian is given back.
+pub(super) struct Channel {
+    /// Its reports.
+    pub(super) report: ReportReader,
+    /// Where its next order goes.
+    pub(super) orders: UnixStream,
 }
 
 impl WarmGuardian {
@@ -95,16 +115,38 @@ impl WarmGuardian {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]).
-    pub(super) fn hand_over(self, order: Vec<u8>) -> Handover {
-        Handover {
+    /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]), with
+    /// a fresh pair of pipes for the command's stdout and stderr.
+    pub(super) fn hand_over(self, order: Vec<u8>) -> std::io::Result<Handover> {
+        let (stdout, stdout_writer) = output_pipe()?;
+        let (stderr, stderr_writer) = output_pipe()?;
+        Ok(Handover {
             child: self.child,
             identity: self.identity,
             delivery: Delivery {
                 report: self.report,
                 order,
                 orders: self.orders,
+                output: [stdout_writer, stderr_writer],
             },
+            output: [stdout, stderr],
+        })
+    }
+
+    /// A guardian whose command ended on its own, given back to wait for the next order: it
+    /// has swept whatever the command left and holds nothing of it.
+    pub(super) fn back(
+        confinement: Confinement,
+        child: tokio::process::Child,
+        identity: ProcessIdentity,
+        channel: Channel,
+    ) -> Self {
+        WarmGuardian {
+            confinement,
+            child,
+            identity,
+            report: channel.report,
+            orders: channel.orders,
         }
     }
 
@@ -116,11 +158,25 @@ impl WarmGuardian {
 }
 
 impl Delivery {
-    /// Sends the order and returns the reader of the reports. Blocking. A guardian that died
-    /// meanwhile is found by the handshake that follows (its report, or the end of the
-    /// socket), so a failed send is not an error of its own.
-    pub(super) fn send(self) -> ReportReader {
-        let _ = (&self.orders).write_all(&self.order);
-        self.report
+    /// Sends the order with the output pipes' writing ends, then closes this process's copies
+    /// of them (the output ends when the command's side lets go), and returns the channel.
+    /// Blocking. A guardian that died meanwhile is found by the handshake that follows (its
+    /// report, or the end of the socket), so a failed send is not an error of its own.
+    pub(super) fn send(self) -> Channel {
+        let [stdout, stderr] = &self.output;
+        let _ = send_with_output(&self.orders, &self.order, [stdout.as_fd(), stderr.as_fd()]);
+        drop(self.output);
+        Channel {
+            report: self.report,
+            orders: self.orders,
+        }
     }
+}
+
+/// A pipe for a command's output: the runtime's reading end, non-blocking for tokio, and the
+/// writing end for the command, left blocking (a command must not see `EAGAIN` on its
+/// stdout).
+fn output_pipe() -> std::io::Result<(pipe::Receiver, OwnedFd)> {
+    let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
+    Ok((pipe::Receiver::from_owned_fd(read)?, write))
 }

@@ -241,3 +241,77 @@ fn a_command_whose_warm_guardian_was_killed_starts_one_of_its_own() {
     assert!(outputs[1].contains("ran"), "{outputs:?}");
     assert!(!outputs[1].contains("--warm"), "{outputs:?}");
 }
+
+/// The pid of the guardian a command ran under, from a result whose stdout starts with
+/// `parent: <pid>`.
+fn parent_of(result: &str) -> &str {
+    result
+        .lines()
+        .find_map(|line| line.strip_prefix("parent: "))
+        .unwrap_or_else(|| panic!("no parent in {result}"))
+}
+
+#[test]
+fn a_warm_guardian_runs_command_after_command_each_on_a_clean_slate() {
+    let nonce = crate::support::procs::nonce();
+    let _cleanup = crate::support::procs::KillOnDrop(nonce.clone());
+    let leftover = format!("echo parent: $PPID; sleep {nonce} & echo left one");
+    let look = format!(
+        "echo parent: $PPID; pgrep -x -f 'sleep {nonce}' || echo no leftover; ls /proc/$$/fd | tr '\\n' ' '"
+    );
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash("true"))
+            .reply(bash(&leftover).delay(HOLD))
+            .reply(bash(&look))
+            .reply(bash("echo parent: $PPID; exit 3"))
+            .reply(Reply::text("done")),
+    );
+    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
+    let zero = start(&server, &home, workspace.path(), &["--auto", "medium"]);
+    let output = zero.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = tool_outputs(&events(&output.stdout));
+    // One guardian for the three commands after the first.
+    let guardian = parent_of(&outputs[1]);
+    assert_eq!(parent_of(&outputs[2]), guardian, "{outputs:?}");
+    assert_eq!(parent_of(&outputs[3]), guardian, "{outputs:?}");
+    // What the first left running was stopped before the next began; each command gets its
+    // own output and exit code.
+    assert!(
+        outputs[1].contains("stopped 1 leftover process"),
+        "{outputs:?}"
+    );
+    assert!(outputs[2].contains("no leftover"), "{outputs:?}");
+    assert!(outputs[2].contains("0 1 2 3 "), "{outputs:?}");
+    assert!(!outputs[2].contains("left one"), "{outputs:?}");
+    assert!(outputs[3].contains("exit code: 3"), "{outputs:?}");
+}
+
+#[test]
+fn a_stopped_command_is_its_guardians_last() {
+    let server = FakeModel::start(
+        Script::new()
+            .reply(bash("true"))
+            .reply(
+                Reply::tool_call(
+                    "bash",
+                    json!({"command": "echo parent: $PPID; sleep 30", "timeout_ms": 500}),
+                )
+                .delay(HOLD),
+            )
+            .reply(bash("echo parent: $PPID").delay(HOLD))
+            .reply(Reply::text("done")),
+    );
+    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
+    let zero = start(&server, &home, workspace.path(), &["--auto", "medium"]);
+    let output = zero.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let outputs = tool_outputs(&events(&output.stdout));
+    assert!(outputs[1].contains("timed out"), "{outputs:?}");
+    assert_ne!(
+        parent_of(&outputs[1]),
+        parent_of(&outputs[2]),
+        "{outputs:?}"
+    );
+}
