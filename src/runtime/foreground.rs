@@ -26,7 +26,7 @@ use super::reap::ProcessEnd;
 use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{self, Guarded, GuardianEnd, StopRequest};
 use super::timing::PIPE_DRAIN_GRACE;
-use super::warm::{Channel, Delivery, Handover, WarmGuardian};
+use super::warm::{Channel, Delivery, Handover, WarmGuardian, WarmSlot};
 
 /// Bytes kept from the start and from the end of each output stream.
 const CAPTURE_HEAD: usize = 32 * 1024;
@@ -82,10 +82,8 @@ pub(super) struct Foreground {
     /// Cancelled when the runtime closes: no command may start any more, and every one still
     /// running is stopped.
     closing: CancellationToken,
-    /// The guardian started ahead of the next command ([`Foreground::prepare`]), if any. An
-    /// async lock, held while one starts, so a command that comes meanwhile waits the moment
-    /// that takes rather than start a second guardian.
-    warm: tokio::sync::Mutex<Option<WarmGuardian>>,
+    /// The guardian waiting for the next command, if any ([`Foreground::prepare`]).
+    warm: WarmSlot,
 }
 
 impl Foreground {
@@ -95,62 +93,22 @@ impl Foreground {
             grace,
             running: watch::Sender::new(0),
             closing: CancellationToken::new(),
-            warm: tokio::sync::Mutex::new(None),
+            warm: WarmSlot::default(),
         }
     }
 
     /// Makes sure a warm guardian for commands confined by `confinement` waits for the next
-    /// command (see [`super::warm`]): one that fits is kept, one that does not is dismissed and
-    /// a new one started. Nothing once the runtime is closing; a failure to start one is left
-    /// for the command itself to meet (with a guardian of its own).
+    /// command (see [`WarmSlot::prepare`]).
     pub(crate) async fn prepare(&self, confinement: Confinement) {
-        let mut warm = self.warm.lock().await;
-        if self.closing.is_cancelled()
-            || warm
-                .as_ref()
-                .is_some_and(|guardian| guardian.fits(&confinement))
-        {
-            return;
-        }
-        let unfit = warm.take();
-        let grace = self.grace;
-        if let Ok(Ok(guardian)) =
-            super::blocking(move || WarmGuardian::start(confinement, grace)).await
-        {
-            *warm = Some(guardian);
-        }
-        drop(warm);
-        if let Some(unfit) = unfit {
-            unfit.dismiss().await;
-        }
+        self.warm
+            .prepare(confinement, self.grace, &self.closing)
+            .await;
     }
 
     /// Kills and reaps the warm guardian, if there is one: the runtime's close, after
     /// [`Foreground::close`] (so no new one can start).
     pub(crate) async fn dismiss_warm(&self) {
-        let guardian = self.warm.lock().await.take();
-        if let Some(guardian) = guardian {
-            guardian.dismiss().await;
-        }
-    }
-
-    /// Takes back a guardian whose command ended on its own, to wait for the next command:
-    /// kept unless the runtime is closing or another already waits (then it is let go).
-    async fn give_back(&self, guardian: WarmGuardian) {
-        let mut warm = self.warm.lock().await;
-        if self.closing.is_cancelled() || warm.is_some() {
-            drop(warm);
-            guardian.dismiss().await;
-        } else {
-            *warm = Some(guardian);
-        }
-    }
-
-    /// The warm guardian, if it fits a command confined by `confinement`; it stays for a later
-    /// command otherwise.
-    async fn take_warm(&self, confinement: &Confinement) -> Option<WarmGuardian> {
-        let mut warm = self.warm.lock().await;
-        warm.take_if(|guardian| guardian.fits(confinement))
+        self.warm.dismiss().await;
     }
 
     /// Runs `spec` to completion, timeout or cancellation (`cancel`, or the runtime's close).
@@ -161,7 +119,8 @@ impl Foreground {
     /// — dropping this future sends the stop request at once, and the task carries the stop
     /// through, grace period and all, while close waits for it. The output comes back as soon
     /// as the guardian has reported the end (the command and whatever it left are gone); the
-    /// task reaps the exiting guardian after that, still counted.
+    /// task then reaps the exiting guardian, still counted — or, when the guardian goes on to
+    /// the next command, has given it back first (see [`super::warm`]).
     pub(crate) async fn run(
         self: &Arc<Self>,
         spec: ShellCommand<'_>,
@@ -324,7 +283,10 @@ async fn supervise(
         // Given back before the result goes out, so the next request finds it waiting.
         (Some(child), Some((identity, channel))) => {
             let guardian = WarmGuardian::back(confinement.clone(), child, identity, channel);
-            foreground.give_back(guardian).await;
+            foreground
+                .warm
+                .give_back(guardian, &foreground.closing)
+                .await;
             let _ = output.send(result);
         }
         // A guardian exits right after its last report: reaped here, after the caller has
@@ -553,7 +515,7 @@ async fn start_guardian(
         .then(|| launch.order().encode().ok())
         .flatten();
     if let Some(order) = order
-        && let Some(mut warm) = foreground.take_warm(confinement).await
+        && let Some(mut warm) = foreground.warm.take(confinement).await
         && !warm.ended()
     {
         let Handover {
@@ -656,101 +618,5 @@ async fn drain(pipe: Option<impl AsyncRead + Unpin>, capture: &mut BoundedCaptur
             break;
         }
         capture.push(&buffer[..read]);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::PathBuf;
-
-    use super::*;
-    use crate::runtime::sandbox::{Network, Privileges, Sandbox, Writes};
-
-    /// Commands confined to `/w`, their guardian a program that ends at once: what is checked
-    /// here is which command a warm guardian is handed to, not what it does.
-    fn medium() -> Confinement {
-        Confinement {
-            sandbox: Sandbox {
-                writes: Writes::Beneath(vec!["/w".into(), "/w/tmp".into()]),
-                network: Network::Blocked,
-                privileges: Privileges::Dropped,
-            },
-            temp_dir: Some("/w/tmp".into()),
-            withheld: vec!["GITHUB_TOKEN".into()],
-            guardian: PathBuf::from("/bin/true"),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_warm_guardian_serves_only_commands_confined_exactly_as_it_is() {
-        let foreground = Foreground::new(Duration::from_millis(10));
-        foreground.prepare(medium()).await;
-        let others = [
-            Confinement {
-                sandbox: Sandbox::open(),
-                ..medium()
-            },
-            Confinement {
-                sandbox: Sandbox {
-                    writes: Writes::Beneath(vec!["/w".into(), "/elsewhere".into()]),
-                    ..medium().sandbox
-                },
-                ..medium()
-            },
-            Confinement {
-                sandbox: Sandbox {
-                    network: Network::Clients,
-                    ..medium().sandbox
-                },
-                ..medium()
-            },
-            Confinement {
-                sandbox: Sandbox {
-                    privileges: Privileges::Kept,
-                    ..medium().sandbox
-                },
-                ..medium()
-            },
-            Confinement {
-                temp_dir: Some("/w/other-tmp".into()),
-                ..medium()
-            },
-            Confinement {
-                withheld: Vec::new(),
-                ..medium()
-            },
-            Confinement {
-                guardian: PathBuf::from("/bin/false"),
-                ..medium()
-            },
-        ];
-        for other in &others {
-            assert!(foreground.take_warm(other).await.is_none(), "{other:?}");
-        }
-        let warm = foreground
-            .take_warm(&medium())
-            .await
-            .expect("it fits its own");
-        assert!(
-            foreground.take_warm(&medium()).await.is_none(),
-            "taken once"
-        );
-        warm.dismiss().await;
-        // Asked for other rules, the runtime replaces it rather than keep it.
-        foreground.prepare(medium()).await;
-        foreground.prepare(others[2].clone()).await;
-        assert!(foreground.take_warm(&medium()).await.is_none());
-        assert!(foreground.take_warm(&others[2]).await.is_some());
-    }
-
-    #[tokio::test]
-    async fn no_guardian_is_kept_warm_once_the_runtime_closes() {
-        let foreground = Foreground::new(Duration::from_millis(10));
-        foreground.prepare(medium()).await;
-        foreground.close();
-        foreground.dismiss_warm().await;
-        assert!(foreground.take_warm(&medium()).await.is_none());
-        foreground.prepare(medium()).await;
-        assert!(foreground.take_warm(&medium()).await.is_none());
     }
 }

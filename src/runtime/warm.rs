@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use nix::fcntl::OFlag;
 use tokio::net::unix::pipe;
+use tokio_util::sync::CancellationToken;
 
 use super::guardian_order::send_with_output;
 use super::guardian_report::{ReportReader, StartError};
@@ -79,6 +80,73 @@ pub(super) struct Channel {
     pub(super) report: ReportReader,
     /// Where its next order goes.
     pub(super) orders: UnixStream,
+}
+
+/// The slot of the guardian waiting for the next foreground command: one per runtime. An
+/// async lock, held while one starts, so a command that comes meanwhile waits the moment that
+/// takes rather than start a second guardian.
+#[derive(Debug, Default)]
+pub(super) struct WarmSlot {
+    guardian: tokio::sync::Mutex<Option<WarmGuardian>>,
+}
+
+impl WarmSlot {
+    /// Makes sure a guardian for commands confined by `confinement` (stopped with `grace`)
+    /// waits: one that fits is kept, one that does not is dismissed and a new one started.
+    /// Nothing once `closing` is cancelled; a failure to start one is left for the command
+    /// itself to meet (with a guardian of its own).
+    pub(super) async fn prepare(
+        &self,
+        confinement: Confinement,
+        grace: Duration,
+        closing: &CancellationToken,
+    ) {
+        let mut slot = self.guardian.lock().await;
+        if closing.is_cancelled()
+            || slot
+                .as_ref()
+                .is_some_and(|guardian| guardian.fits(&confinement))
+        {
+            return;
+        }
+        let unfit = slot.take();
+        if let Ok(Ok(guardian)) =
+            tokio::task::spawn_blocking(move || WarmGuardian::start(confinement, grace)).await
+        {
+            *slot = Some(guardian);
+        }
+        drop(slot);
+        if let Some(unfit) = unfit {
+            unfit.dismiss().await;
+        }
+    }
+
+    /// The waiting guardian, if it fits a command confined by `confinement`; it stays for a
+    /// later command otherwise.
+    pub(super) async fn take(&self, confinement: &Confinement) -> Option<WarmGuardian> {
+        let mut slot = self.guardian.lock().await;
+        slot.take_if(|guardian| guardian.fits(confinement))
+    }
+
+    /// Takes back a guardian whose command ended on its own, to wait for the next command:
+    /// kept unless `closing` is cancelled or another already waits (then it is let go).
+    pub(super) async fn give_back(&self, guardian: WarmGuardian, closing: &CancellationToken) {
+        let mut slot = self.guardian.lock().await;
+        if closing.is_cancelled() || slot.is_some() {
+            drop(slot);
+            guardian.dismiss().await;
+        } else {
+            *slot = Some(guardian);
+        }
+    }
+
+    /// Kills and reaps the waiting guardian, if there is one.
+    pub(super) async fn dismiss(&self) {
+        let guardian = self.guardian.lock().await.take();
+        if let Some(guardian) = guardian {
+            guardian.dismiss().await;
+        }
+    }
 }
 
 impl WarmGuardian {
@@ -179,4 +247,109 @@ impl Delivery {
 fn output_pipe() -> std::io::Result<(pipe::Receiver, OwnedFd)> {
     let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
     Ok((pipe::Receiver::from_owned_fd(read)?, write))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use std::time::Duration;
+
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::runtime::sandbox::{Network, Privileges, Sandbox, Writes};
+
+    /// Commands confined to `/w`, their guardian a program that ends at once: what is checked
+    /// here is which command a warm guardian is handed to, not what it does.
+    fn medium() -> Confinement {
+        Confinement {
+            sandbox: Sandbox {
+                writes: Writes::Beneath(vec!["/w".into(), "/w/tmp".into()]),
+                network: Network::Blocked,
+                privileges: Privileges::Dropped,
+            },
+            temp_dir: Some("/w/tmp".into()),
+            withheld: vec!["GITHUB_TOKEN".into()],
+            guardian: PathBuf::from("/bin/true"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_warm_guardian_serves_only_commands_confined_exactly_as_it_is() {
+        let (slot, open) = (WarmSlot::default(), CancellationToken::new());
+        let grace = Duration::from_millis(10);
+        slot.prepare(medium(), grace, &open).await;
+        let others = [
+            Confinement {
+                sandbox: Sandbox::open(),
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    writes: Writes::Beneath(vec!["/w".into(), "/elsewhere".into()]),
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    network: Network::Clients,
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                sandbox: Sandbox {
+                    privileges: Privileges::Kept,
+                    ..medium().sandbox
+                },
+                ..medium()
+            },
+            Confinement {
+                temp_dir: Some("/w/other-tmp".into()),
+                ..medium()
+            },
+            Confinement {
+                withheld: Vec::new(),
+                ..medium()
+            },
+            Confinement {
+                guardian: PathBuf::from("/bin/false"),
+                ..medium()
+            },
+        ];
+        for other in &others {
+            assert!(slot.take(other).await.is_none(), "{other:?}");
+        }
+        let warm = slot.take(&medium()).await.expect("it fits its own");
+        assert!(slot.take(&medium()).await.is_none(), "taken once");
+        // Given back, it waits again; asked for other rules, the slot replaces it.
+        slot.give_back(warm, &open).await;
+        slot.prepare(others[2].clone(), grace, &open).await;
+        assert!(
+            slot.take(&medium()).await.is_none(),
+            "replaced for other rules"
+        );
+        assert!(slot.take(&others[2]).await.is_some());
+    }
+
+    #[tokio::test]
+    async fn no_guardian_is_kept_or_started_once_the_runtime_closes() {
+        let (slot, closing) = (WarmSlot::default(), CancellationToken::new());
+        let grace = Duration::from_millis(10);
+        slot.prepare(medium(), grace, &closing).await;
+        let warm = slot.take(&medium()).await.expect("one waits");
+        closing.cancel();
+        slot.give_back(warm, &closing).await;
+        assert!(
+            slot.take(&medium()).await.is_none(),
+            "not taken back once closing"
+        );
+        slot.prepare(medium(), grace, &closing).await;
+        assert!(
+            slot.take(&medium()).await.is_none(),
+            "none started once closing"
+        );
+    }
 }
