@@ -82,6 +82,16 @@ fn waiting_after_one_command(flags: &[&str]) -> (FakeModel, (Home, tempfile::Tem
     (server, (home, workspace), zero)
 }
 
+/// Runs a job at `--auto medium` against `server` to its end, checks it exits 0, and returns
+/// its tool results.
+fn finished_at_medium(server: &FakeModel) -> Vec<String> {
+    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
+    let zero = start(server, &home, workspace.path(), &["--auto", "medium"]);
+    let output = zero.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    tool_outputs(&events(&output.stdout))
+}
+
 /// Ends `zero` if a test failed before it did.
 struct Reaped(Child);
 
@@ -267,11 +277,7 @@ fn a_warm_guardian_runs_command_after_command_each_on_a_clean_slate() {
             .reply(bash("echo parent: $PPID; exit 3"))
             .reply(Reply::text("done")),
     );
-    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
-    let zero = start(&server, &home, workspace.path(), &["--auto", "medium"]);
-    let output = zero.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let outputs = tool_outputs(&events(&output.stdout));
+    let outputs = finished_at_medium(&server);
     // One guardian for the three commands after the first.
     let guardian = parent_of(&outputs[1]);
     assert_eq!(parent_of(&outputs[2]), guardian, "{outputs:?}");
@@ -303,11 +309,7 @@ fn a_stopped_command_is_its_guardians_last() {
             .reply(bash("echo parent: $PPID").delay(HOLD))
             .reply(Reply::text("done")),
     );
-    let (home, workspace) = (Home::new(), tempfile::tempdir().unwrap());
-    let zero = start(&server, &home, workspace.path(), &["--auto", "medium"]);
-    let output = zero.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let outputs = tool_outputs(&events(&output.stdout));
+    let outputs = finished_at_medium(&server);
     assert!(outputs[1].contains("timed out"), "{outputs:?}");
     assert_ne!(
         parent_of(&outputs[1]),
