@@ -38,7 +38,7 @@ impl RunWorktree {
             name,
             workspace,
             run_id,
-            carry_uncommitted: None,
+            carry_uncommitted: false,
         };
         Checkout::make(records, lease, new)
             .map(|checkout| RunWorktree { checkout })

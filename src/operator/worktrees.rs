@@ -192,6 +192,7 @@ mod tests {
             branch: "zero/ci".into(),
             base: None,
             path: "/data/worktrees/ci".into(),
+            git: None,
             created_at: "2026-01-01T00:00:00Z".into(),
             ended_at: ended.map(str::to_string),
             state,

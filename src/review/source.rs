@@ -1,12 +1,15 @@
 //! What a review reads: the change named on the command line as a unified diff (from git,
-//! through `runtime::git`, or from stdin), bounded by [`MAX_DIFF_BYTES`], and where the new
-//! versions of its files are read from.
+//! through zero's own git door, or from stdin), bounded by [`MAX_DIFF_BYTES`] as it is read
+//! (git is stopped past it), and where the new versions of its files are read from. A diff
+//! against the working tree goes through a private view of the repository (see
+//! `runtime::worktree::git::View`): no filter, textconv driver or fsmonitor a pull request's
+//! `.gitattributes` or the repository's config names runs.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::findings::{DiffError, MAX_DIFF_BYTES};
-use crate::runtime::git::{GitError, git};
+use crate::runtime::worktree::git::{Bounded, GitError, View, git, git_bounded};
 
 use super::Problem;
 
@@ -139,20 +142,44 @@ fn default_base(root: &Path) -> Result<String, Problem> {
         })
 }
 
-/// `git diff` of `revisions` in `root`, bounded.
+/// `git diff` of `revisions` in `root` (to the working tree when one revision is given),
+/// read through a private view with a copy of the repository's index, bounded.
 fn diff(root: &Path, revisions: &[&str]) -> Result<String, Problem> {
+    let problem = |e: GitError| Problem::usage(e.to_string());
+    // Named in the repository itself: the view has no refs of its own.
+    let resolved = revisions
+        .iter()
+        .map(|revision| git(root, &["rev-parse", "--verify", revision]))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(problem)?;
     let mut args: Vec<&str> = DIFF_ARGS.to_vec();
-    args.extend(revisions);
+    args.extend(resolved.iter().map(String::as_str));
     args.push("--");
-    bounded(git(root, &args))
+    let common = PathBuf::from(
+        git(
+            root,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )
+        .map_err(problem)?,
+    );
+    let own = PathBuf::from(git(root, &["rev-parse", "--absolute-git-dir"]).map_err(problem)?);
+    let view = View::new(&common, &std::env::temp_dir()).map_err(problem)?;
+    let index = view.index("review.index");
+    // Staged files count as the working tree's; without an index, what HEAD holds.
+    if std::fs::copy(own.join("index"), &index).is_err() {
+        let head = git(root, &["rev-parse", "--verify", "HEAD^{tree}"]).map_err(problem)?;
+        view.git(root, &index, &["read-tree", &head])
+            .map_err(problem)?;
+    }
+    bounded(view.bounded(root, &index, &args, MAX_DIFF_BYTES))
 }
 
-/// What git printed, refused beyond [`MAX_DIFF_BYTES`].
-fn bounded(printed: Result<String, GitError>) -> Result<String, Problem> {
-    let text = printed.map_err(|e| Problem::usage(e.to_string()))?;
-    match text.len() > MAX_DIFF_BYTES {
-        true => Err(too_large(text.len())),
-        false => Ok(text),
+/// What git printed, refused beyond [`MAX_DIFF_BYTES`] (git stopped there).
+fn bounded(printed: Result<Bounded, GitError>) -> Result<String, Problem> {
+    let printed = printed.map_err(|e| Problem::usage(e.to_string()))?;
+    match printed.cut {
+        true => Err(too_large(MAX_DIFF_BYTES + 1)),
+        false => Ok(String::from_utf8_lossy(&printed.bytes).into_owned()),
     }
 }
 
@@ -193,11 +220,13 @@ impl Change {
                 bytes
             }
             NewSide::Commit(sha) => {
-                let mut bytes = git(&self.root, &["show", &format!("{sha}:{path}")])
-                    .ok()?
-                    .into_bytes();
-                bytes.truncate(limit as usize);
-                bytes
+                git_bounded(
+                    &self.root,
+                    &["show", &format!("{sha}:{path}")],
+                    limit as usize,
+                )
+                .ok()?
+                .bytes
             }
         };
         (!bytes.contains(&0)).then(|| String::from_utf8_lossy(&bytes).into_owned())

@@ -4,8 +4,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::guardian::spawn::this_binary;
 use super::sandbox::Sandbox;
-use super::spawn::this_binary;
 use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
 use crate::environ::names::{ZERO_KILL_GRACE_MS, ZERO_MAX_BACKGROUND_TASKS};

@@ -23,7 +23,7 @@ pub enum RuntimeError {
     /// The text cannot be a worktree name.
     #[error(
         "`{0}` is not a usable worktree name: use 1 to {max} letters, digits, `-`, `_` or `.`, starting with a letter or digit, without `..` or a `.lock` ending",
-        max = super::ids::MAX_WORKTREE_NAME_LEN
+        max = super::tasks::ids::MAX_WORKTREE_NAME_LEN
     )]
     MalformedWorktreeName(String),
     /// No task with this id exists in this run or on disk.

@@ -9,7 +9,6 @@
 //! knows every one it started ([`Foreground`]): [`super::Runtime::close`] refuses new ones,
 //! stops those still running, and waits until each is over, its stop's grace period included.
 
-use std::os::unix::net::UnixStream;
 use std::process::ExitStatus;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -20,13 +19,13 @@ use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
-use super::guardian_report::{ReportReader, StartError};
+use super::guardian::report::{ReportReader, StartError};
+use super::guardian::spawn::{Confinement, GuardianCommand, Launch, Stdio};
+use super::guardian::warm::{Channel, Lent, Order, WarmSlot};
 use super::identity::ProcessIdentity;
 use super::reap::ProcessEnd;
-use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{self, Guarded, GuardianEnd, StopRequest};
 use super::timing::PIPE_DRAIN_GRACE;
-use super::warm::{Channel, Delivery, Handover, WarmGuardian, WarmSlot};
 
 /// Bytes kept from the start and from the end of each output stream.
 const CAPTURE_HEAD: usize = 32 * 1024;
@@ -120,7 +119,7 @@ impl Foreground {
     /// through, grace period and all, while close waits for it. The output comes back as soon
     /// as the guardian has reported the end (the command and whatever it left are gone); the
     /// task then reaps the exiting guardian, still counted — or, when the guardian goes on to
-    /// the next command, has given it back first (see [`super::warm`]).
+    /// the next command, has given it back first (see [`super::guardian::warm`]).
     pub(crate) async fn run(
         self: &Arc<Self>,
         spec: ShellCommand<'_>,
@@ -281,11 +280,15 @@ async fn supervise(
     .await;
     match (after.guardian, after.reusable) {
         // Given back before the result goes out, so the next request finds it waiting.
-        (Some(child), Some((identity, channel))) => {
-            let guardian = WarmGuardian::back(confinement.clone(), child, identity, channel);
-            foreground
-                .warm
-                .give_back(guardian, &foreground.closing)
+        (Some(child), Some((identity, report, channel))) => {
+            channel
+                .give_back(
+                    report,
+                    child,
+                    identity,
+                    &foreground.warm,
+                    &foreground.closing,
+                )
                 .await;
             let _ = output.send(result);
         }
@@ -306,7 +309,7 @@ async fn supervise(
 #[derive(Default)]
 struct After {
     guardian: Option<tokio::process::Child>,
-    reusable: Option<(ProcessIdentity, Channel)>,
+    reusable: Option<(ProcessIdentity, ReportReader, Channel)>,
 }
 
 /// [`supervise`]'s work up to the result: the command started, followed to its end (or its
@@ -379,7 +382,7 @@ async fn follow(
         && let (Some(report), Some(orders)) = (reader, orders)
         && stopper.request.retire()
     {
-        after.reusable = Some((guardian, Channel { report, orders }));
+        after.reusable = Some((guardian, report, orders));
     }
     let (termination, leftovers) = match (stopped, end) {
         (Some(stopped), End::Reported(_, leftovers)) => (stopped, leftovers),
@@ -408,15 +411,15 @@ async fn confirm_start(
     reports: Reports,
     stopper: &Arc<Stopper>,
     stop: &CancellationToken,
-) -> Result<(ReportReader, Option<UnixStream>, ProcessIdentity), StartError> {
+) -> Result<(ReportReader, Option<Channel>, ProcessIdentity), StartError> {
     let confirmed = Arc::clone(stopper);
     let abandoned = stop.clone();
     let (report, orders, handshake) = super::blocking(move || {
         let (mut report, orders) = match reports {
             Reports::Reading(report) => (report, None),
-            Reports::Ordering(delivery) => {
-                let Channel { report, orders } = delivery.send();
-                (report, Some(orders))
+            Reports::Ordering(order) => {
+                let (report, channel) = order.send();
+                (report, Some(channel))
             }
         };
         let handshake = report.handshake();
@@ -485,8 +488,8 @@ enum End {
 enum Reports {
     /// A guardian started for the command: its reports.
     Reading(ReportReader),
-    /// A warm guardian handed over: its order, then its reports.
-    Ordering(Delivery),
+    /// A warm guardian lent: its order, then its reports.
+    Ordering(Order),
 }
 
 /// The reading end of a command's stdout or stderr.
@@ -515,19 +518,18 @@ async fn start_guardian(
         .then(|| launch.order().encode().ok())
         .flatten();
     if let Some(order) = order
-        && let Some(mut warm) = foreground.warm.take(confinement).await
-        && !warm.ended()
+        && let Some(lent) = foreground.warm.lend(confinement, order).await
     {
-        let Handover {
+        let Lent {
             child,
             identity,
-            delivery,
+            order,
             output: [stdout, stderr],
-        } = warm.hand_over(order).map_err(StartError::Guardian)?;
+        } = lent.map_err(StartError::Guardian)?;
         return Ok(Started {
             child,
             identity,
-            reports: Reports::Ordering(delivery),
+            reports: Reports::Ordering(order),
             output: [Some(Box::new(stdout)), Some(Box::new(stderr))],
         });
     }

@@ -21,31 +21,20 @@
 //! contain each command; `run`, `record`, `store` and `reconcile` are the data directory.
 
 pub(crate) mod capture;
-mod checkout;
 mod config;
 mod error;
 mod foreground;
-pub(crate) mod git;
 pub mod guardian;
-mod guardian_order;
-mod guardian_report;
 mod identity;
-mod ids;
 pub(crate) mod lifeline;
 pub(crate) mod output;
 mod reap;
-mod reconcile;
-mod record;
-mod run;
 pub mod sandbox;
 mod service;
-mod spawn;
 mod stop;
-mod store;
-mod task;
+mod tasks;
 mod timing;
-mod warm;
-mod worktree;
+pub(crate) mod worktree;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -59,30 +48,30 @@ use serde::Deserialize;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-pub use checkout::{Checkout, CheckoutError, NewCheckout};
 pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use foreground::{CommandOutput, ShellCommand, Termination};
-pub use guardian_report::{CommandStartFailure, HandshakeFailure, StartError};
-pub use ids::{RunId, TaskId, WorktreeName};
+pub use guardian::report::{CommandStartFailure, HandshakeFailure, StartError};
+pub use guardian::spawn::{GUARD_SUBCOMMAND, Launch};
 pub use output::{OutputWindow, Window};
-pub use record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
-pub use spawn::{GUARD_SUBCOMMAND, Launch};
 pub(crate) use stop::hurry;
-pub(crate) use store::{GcReport, Store};
-pub(crate) use task::Stopped;
+pub use tasks::ids::{RunId, TaskId, WorktreeName};
+pub use tasks::record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
+pub(crate) use tasks::store::{GcReport, Store};
+pub(crate) use tasks::task::Stopped;
 pub(crate) use timing::MAX_DURATION;
-pub use worktree::{
+pub use worktree::checkout::{Checkout, CheckoutError, NewCheckout};
+pub use worktree::record::{
     Directory, Transition, WORKTREE_SCHEMA_VERSION, WorktreeError, WorktreeLease, WorktreeRecord,
     WorktreeRecords, WorktreeState,
 };
 
 use foreground::Foreground;
-use run::{Layout, Run};
+use guardian::spawn::Confinement;
 use sandbox::Writes;
-use spawn::Confinement;
-use task::{Change, StopCause, Task};
+use tasks::run::{Layout, Run};
+use tasks::task::{Change, StopCause, Task};
 
 /// Something that happened to a task, for whoever reports the run (the runtime itself never
 /// writes output).
@@ -438,15 +427,16 @@ impl Shared {
         // Indexed before the process exists, so if this run dies, reconciliation finds the
         // task through the run's index (see `reconcile`).
         let output = blocking(move || {
-            run::append_to_index(&index, &indexed)?;
+            tasks::run::append_to_index(&index, &indexed)?;
             create_output(&claimed)
         })
         .await??;
         let launch = spec.launch;
         let grace = self.config.kill_grace;
-        let started =
-            blocking(move || spawn::spawn_background(&launch, &confinement, &output, grace))
-                .await?;
+        let started = blocking(move || {
+            guardian::spawn::spawn_background(&launch, &confinement, &output, grace)
+        })
+        .await?;
 
         let command = started.as_ref().ok().map(|(guarded, _)| guarded.command);
         // What the record says is read back by `zero tasks` and the model: a key the model

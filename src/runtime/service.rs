@@ -20,10 +20,10 @@ use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::foreground::{self, Entered, Foreground, Termination};
-use super::guardian_report::StartError;
+use super::guardian::report::StartError;
+use super::guardian::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::identity::ProcessIdentity;
 use super::sandbox::{Network, Support};
-use super::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::stop::{Guarded, StopRequest};
 
 /// What to start as a service.

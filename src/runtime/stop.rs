@@ -1,6 +1,6 @@
 //! Stopping a command the runtime started: the runtime's side of the ladder, written once and
 //! used for foreground commands ([`super::foreground`]) and background tasks
-//! ([`super::task`]) alike.
+//! ([`super::tasks::task`]) alike.
 //!
 //! The guardian owns the TERM → grace → KILL sequence for its subtree; the runtime only asks
 //! for it and makes sure it ends: it sends the stop request, waits for the guardian to end up

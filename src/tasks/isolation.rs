@@ -107,10 +107,6 @@ impl Isolated {
             .data_dir()
             .ok_or("isolation: worktree needs a data directory (set ZERO_HOME)")?
             .to_path_buf();
-        let scratch = match carry {
-            true => Some(self.runtime.run_dir().await.map_err(|e| e.to_string())?),
-            false => None,
-        };
         let name = WorktreeName::parse(task.as_str()).map_err(|e| e.to_string())?;
         let (run_id, workspace) = (self.run_id.clone(), workspace.to_path_buf());
         tokio::task::spawn_blocking(move || {
@@ -120,7 +116,7 @@ impl Isolated {
                 name,
                 workspace: &workspace,
                 run_id: &run_id,
-                carry_uncommitted: scratch.as_deref(),
+                carry_uncommitted: carry,
             };
             let checkout = Checkout::make(records, lease, new).map_err(|e| e.to_string())?;
             let git_paths = match checkout.writable_git_paths() {

@@ -18,10 +18,10 @@ use std::sync::{Arc, Mutex, Weak};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::git::git;
-use super::record::now;
-use super::run::{Layout, Lease, open_own, take_new_lease};
-use super::{RunId, WorktreeName};
+use super::git::{self as zero_git, WorktreeDirs};
+use crate::runtime::tasks::record::now;
+use crate::runtime::tasks::run::{Layout, Lease, open_own, take_new_lease};
+use crate::runtime::{RunId, WorktreeName};
 use crate::sync::lock;
 
 /// The version of the worktree record's shape; bumped on any incompatible change.
@@ -81,6 +81,10 @@ pub struct WorktreeRecord {
     pub base: Option<String>,
     /// Its directory (under the data directory, never inside the user's tree).
     pub path: PathBuf,
+    /// The git directories it was made with (known once it is `active`): what zero's own git
+    /// works on from then on, whatever the worktree's metadata says later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<WorktreeDirs>,
     /// When it was claimed (RFC 3339, UTC).
     pub created_at: String,
     /// When it reached a final state (RFC 3339, UTC).
@@ -106,6 +110,8 @@ pub enum Transition {
     Activate {
         /// The commit the worktree starts from.
         base: String,
+        /// The git directories it was made with.
+        git: Option<WorktreeDirs>,
     },
     /// `active → finished`: the run ended; `commit` holds its changes, if any.
     Finish {
@@ -158,7 +164,10 @@ impl Transition {
             record.ended_at = Some(now());
         }
         match self {
-            Transition::Activate { base } => record.base = Some(base),
+            Transition::Activate { base, git } => {
+                record.base = Some(base);
+                record.git = git;
+            }
             Transition::Finish { commit, directory } => {
                 record.commit = commit;
                 record.directory = Some(directory);
@@ -302,6 +311,14 @@ impl WorktreeRecords {
     }
 
     /// The record file of a worktree of this name.
+    /// The directory zero's git makes its private views in (see
+    /// [`super::git::View`]): the records' own, which commands cannot write, made when
+    /// missing. A view's name starts with a dot, which the records' scan passes over.
+    pub fn scratch_dir(&self) -> Result<PathBuf, WorktreeError> {
+        fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
+        Ok(self.dir.clone())
+    }
+
     fn record_path(&self, name: &WorktreeName) -> PathBuf {
         self.dir.join(format!("{name}.json"))
     }
@@ -325,6 +342,7 @@ impl WorktreeRecords {
             branch: name.branch(),
             base: None,
             path: self.worktree_dir(&name),
+            git: None,
             name,
             run_id,
             repository,
@@ -590,20 +608,47 @@ impl WorktreeRecords {
 }
 
 impl WorktreeRecord {
-    /// Unlocks and removes the worktree's directory, and forgets it in the repository (its
-    /// branch stays). Best effort: whatever is already gone is no error.
+    /// Removes the worktree's directory and its admin directory, and lets the repository
+    /// forget it (its branch stays). Best effort: whatever is already gone is no error.
     pub fn remove_directory(&self) {
-        let repository = &self.repository;
-        let path = self.path.as_os_str().to_string_lossy();
-        let _ = git(repository, &["worktree", "unlock", &path]);
-        let _ = git(repository, &["worktree", "remove", "--force", &path]);
-        let _ = fs::remove_dir_all(&self.path);
-        let _ = git(repository, &["worktree", "prune"]);
+        zero_git::remove_worktree(&self.path, self.git.as_ref(), &self.repository);
     }
 
-    /// Deletes the worktree's branch (and the commits only it holds). Best effort.
+    /// Deletes the worktree's branch (and the commits only it holds), wherever it points now.
+    /// Best effort.
     pub fn delete_branch(&self) {
-        let _ = git(&self.repository, &["branch", "-D", self.branch.as_str()]);
+        if let Some(common) = self.common_dir()
+            && let Some(tip) = zero_git::resolve(&common, &self.reference())
+        {
+            self.delete_branch_at(&tip);
+        }
+    }
+
+    /// Deletes the worktree's branch only if it still points at `tip`: what zero made and
+    /// nothing that came after. Best effort.
+    pub fn delete_branch_at(&self, tip: &str) {
+        if let Some(common) = self.common_dir() {
+            let _ = zero_git::update_ref(&common, &self.reference(), None, Some(tip));
+        }
+    }
+
+    /// The full name of its branch's ref (`refs/heads/zero/NAME`).
+    pub fn reference(&self) -> String {
+        format!("refs/heads/{}", self.branch)
+    }
+
+    /// The repository's common git directory: as recorded, else (a record from before it was
+    /// kept, or one still `preparing`) as the repository says.
+    fn common_dir(&self) -> Option<PathBuf> {
+        match &self.git {
+            Some(dirs) => Some(dirs.common.clone()),
+            None => zero_git::git(
+                &self.repository,
+                &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            )
+            .ok()
+            .map(PathBuf::from),
+        }
     }
 }
 
@@ -669,7 +714,13 @@ mod tests {
             Err(WorktreeError::Illegal { .. })
         ));
         records
-            .transition(&name, Transition::Activate { base: "b0".into() })
+            .transition(
+                &name,
+                Transition::Activate {
+                    base: "b0".into(),
+                    git: None,
+                },
+            )
             .unwrap();
         let finished = records
             .transition(
@@ -682,7 +733,13 @@ mod tests {
             .unwrap();
         assert_eq!(finished.state, WorktreeState::Finished);
         assert!(finished.ended_at.is_some());
-        for late in [interrupt(), Transition::Activate { base: "b1".into() }] {
+        for late in [
+            interrupt(),
+            Transition::Activate {
+                base: "b1".into(),
+                git: None,
+            },
+        ] {
             assert!(matches!(
                 records.transition(&name, late),
                 Err(WorktreeError::Illegal { .. })
@@ -701,7 +758,7 @@ mod tests {
             .create(name.clone(), run_id.clone(), "/repo".into())
             .unwrap();
         assert!(!records.is_backed(&record), "no lease: nobody holds it");
-        let run = super::super::run::Run::open(&records.layout, &run_id).unwrap();
+        let run = crate::runtime::tasks::run::Run::open(&records.layout, &run_id).unwrap();
         assert!(records.is_backed(&record));
         assert!(run.close().is_empty());
         assert!(!records.is_backed(&record));

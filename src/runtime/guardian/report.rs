@@ -16,9 +16,9 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use serde::{Deserialize, Serialize};
 
-use super::identity::ProcessIdentity;
-use super::reap::ProcessEnd;
-use super::timing::HANDSHAKE_TIMEOUT;
+use crate::runtime::identity::ProcessIdentity;
+use crate::runtime::reap::ProcessEnd;
+use crate::runtime::timing::HANDSHAKE_TIMEOUT;
 
 /// The fd a guardian writes its reports on: its stdin, the write end of a pipe.
 pub(crate) const REPORT_FD: RawFd = 0;
@@ -137,14 +137,14 @@ impl ReportWriter {
     /// must see EOF as soon as the guardian is gone).
     pub(crate) fn new(fd: OwnedFd) -> Result<Self, Errno> {
         use std::os::fd::AsRawFd;
-        super::lifeline::set_cloexec(fd.as_raw_fd())?;
+        crate::runtime::lifeline::set_cloexec(fd.as_raw_fd())?;
         Ok(ReportWriter {
             pipe: File::from(fd),
         })
     }
 
     /// The channel itself: a warm guardian reads its order from it (see
-    /// `super::guardian_order`).
+    /// `crate::runtime::guardian::order`).
     pub(crate) fn channel(&self) -> &File {
         &self.pipe
     }

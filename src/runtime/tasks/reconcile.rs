@@ -26,11 +26,11 @@
 use std::io::{self, Read};
 use std::path::Path;
 
-use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock, now};
 use super::run::{self, EntryKind, Lease, RunFile};
 use super::store::Store;
-use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus, WorktreeRecords};
+use crate::runtime::identity::{self, ProcessIdentity};
+use crate::runtime::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus, WorktreeRecords};
 
 /// What one reconciliation pass did.
 #[derive(Debug, Default)]
@@ -184,8 +184,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::runtime::record::running_for_test;
-    use crate::runtime::run::{Layout, Run};
+    use crate::runtime::tasks::record::running_for_test;
+    use crate::runtime::tasks::run::{Layout, Run};
 
     /// Writes a `running` record of `run_id` (no process identity, so nothing is signalled),
     /// its output file, and the run's index entry.

@@ -20,23 +20,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::config::Environment;
-use super::identity::{self, ProcessIdentity};
 use super::record::{self, RecordLock};
 use super::run::{self, EntryKind, Layout, Lease, RunFile};
 use super::task::Stopped;
-use super::timing::{OWNER_POLL, OWNER_RECORDS_END};
-use super::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
+use crate::runtime::config::Environment;
+use crate::runtime::identity::{self, ProcessIdentity};
+use crate::runtime::timing::{OWNER_POLL, OWNER_RECORDS_END};
+use crate::runtime::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus};
 
 /// The reason recorded on a task stopped by `zero tasks stop`.
 const STOPPED_ELSEWHERE: &str = "stopped by `zero tasks stop`";
 
 /// The data directory, for processes other than a task's owner. Blocking throughout.
 pub(crate) struct Store {
-    pub(super) layout: Layout,
+    pub(in crate::runtime) layout: Layout,
     root: PathBuf,
-    pub(super) kill_grace: Duration,
-    pub(super) boot_id: Option<String>,
+    pub(in crate::runtime) kill_grace: Duration,
+    pub(in crate::runtime) boot_id: Option<String>,
     warnings: Mutex<Warnings>,
 }
 
@@ -75,7 +75,7 @@ impl Store {
         }
     }
 
-    /// The data directory the environment names (see [`super::RuntimeConfig::from_vars`]), or
+    /// The data directory the environment names (see [`crate::runtime::RuntimeConfig::from_vars`]), or
     /// `None` when it names none. Creates nothing.
     pub(crate) fn from_env() -> Result<Option<Self>, RuntimeError> {
         let environment = Environment::from_env()?;
@@ -85,7 +85,7 @@ impl Store {
     }
 
     /// The data directory of a run configured with `config`, or `None` when it has none.
-    pub(crate) fn of_run(config: &super::RuntimeConfig) -> Option<Self> {
+    pub(crate) fn of_run(config: &crate::runtime::RuntimeConfig) -> Option<Self> {
         let root = config.data_dir.clone()?;
         Some(Store::new(root, config.kill_grace))
     }
@@ -106,7 +106,7 @@ impl Store {
     }
 
     /// Notes a problem for [`Store::take_warnings`], unless it was noted before.
-    pub(super) fn warn(&self, message: String) {
+    pub(in crate::runtime) fn warn(&self, message: String) {
         let mut warnings = self.lock_warnings();
         if warnings.seen.insert(message.clone()) {
             warnings.pending.push(message);
@@ -283,7 +283,9 @@ impl Store {
     /// The entries of `runs/` that are a run's files, each with its run and what it is. Every
     /// other entry — a name zero never gives, or a symbolic link (or anything else) where zero
     /// keeps a file or a directory — is warned about and left out, so nothing acts on it.
-    pub(super) fn run_entries(&self) -> Result<Vec<(RunId, RunFile, fs::DirEntry)>, RuntimeError> {
+    pub(in crate::runtime) fn run_entries(
+        &self,
+    ) -> Result<Vec<(RunId, RunFile, fs::DirEntry)>, RuntimeError> {
         let mut runs = Vec::new();
         for entry in read_dir(&self.layout.runs_dir())? {
             let Some((run_id, file)) = entry.file_name().to_str().and_then(RunFile::parse) else {
@@ -298,7 +300,7 @@ impl Store {
     }
 
     /// Reads the record of `id`; a missing one is an unknown task.
-    pub(super) fn read(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
+    pub(in crate::runtime) fn read(&self, id: &TaskId) -> Result<TaskRecord, RuntimeError> {
         record::read(&self.layout.record(id)).map_err(|error| {
             if error.is_missing() {
                 RuntimeError::UnknownTask(id.clone())

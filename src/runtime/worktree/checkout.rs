@@ -10,19 +10,18 @@
 //! Blocking throughout (`git` runs to completion): callers on async threads use
 //! `spawn_blocking`.
 
-use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::git::{GitError, git, git_with};
-use super::worktree::{
+use super::git::{
+    self as zero_git, GitError, View, WorktreeDirs, commit_tree, git, in_repository, populate,
+    tree_of, update_ref,
+};
+use super::record::{
     Directory, Transition, WorktreeError, WorktreeLease, WorktreeRecord, WorktreeRecords,
 };
-use super::{RunId, WorktreeName};
-
-/// The author and committer of every commit zero makes in a worktree.
-const AUTHOR: [&str; 4] = ["-c", "user.name=zero", "-c", "user.email=zero@localhost"];
+use crate::runtime::{RunId, WorktreeName};
 
 /// What a new worktree is made of.
 #[derive(Debug)]
@@ -33,9 +32,9 @@ pub struct NewCheckout<'a> {
     pub workspace: &'a Path,
     /// The run that holds it.
     pub run_id: &'a RunId,
-    /// When the workspace's uncommitted changes (tracked and untracked, minus ignored files)
-    /// are carried over: a private directory for the temporary index that collects them.
-    pub carry_uncommitted: Option<&'a Path>,
+    /// Whether the workspace's uncommitted changes (tracked and untracked, minus ignored
+    /// files) are carried over.
+    pub carry_uncommitted: bool,
 }
 
 /// Why a worktree could not be made.
@@ -93,37 +92,40 @@ impl Checkout {
         new: NewCheckout<'_>,
     ) -> Result<Checkout, CheckoutError> {
         let repository = repository_of(new.workspace)?;
+        let common = PathBuf::from(git(
+            &repository,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        )?);
         let head = git(
             &repository,
             &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
         )
         .map_err(|_| CheckoutError::NoCommit(repository.clone()))?;
         let branch = new.name.branch();
-        if git(
-            &repository,
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{branch}"),
-            ],
-        )
-        .is_ok()
-        {
+        if zero_git::resolve(&common, &format!("refs/heads/{branch}")).is_some() {
             return Err(CheckoutError::BranchExists(branch));
         }
+        let scratch = records.scratch_dir().map_err(CheckoutError::Record)?;
         let record = records.create(new.name, new.run_id.clone(), repository)?;
         let mut checkout = Checkout {
             records,
             record,
             _lease: lease,
         };
-        match checkout.add(&head, new.carry_uncommitted, new.run_id) {
+        let mut made = Made::default();
+        let add = Add {
+            common: &common,
+            scratch: &scratch,
+            head: &head,
+            carry: new.carry_uncommitted,
+            run_id: new.run_id,
+        };
+        match checkout.add(add, &mut made) {
             Ok(record) => {
                 checkout.record = record;
                 Ok(checkout)
             }
-            Err(reason) => Err(checkout.undo(reason)),
+            Err(reason) => Err(checkout.undo(reason, made)),
         }
     }
 
@@ -147,15 +149,11 @@ impl Checkout {
     /// logs (a ref is updated through a lock file beside it, so its directory must be
     /// writable, not just the file). Only the ones that exist: a sandbox rule needs a path.
     pub fn writable_git_paths(&self) -> Result<Vec<PathBuf>, GitError> {
-        let dir = &self.record.path;
-        let common = PathBuf::from(git(
-            dir,
-            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-        )?);
-        let own = PathBuf::from(git(dir, &["rev-parse", "--absolute-git-dir"])?);
+        let dirs = self.dirs().map_err(GitError::Tampered)?;
+        let common = &dirs.common;
         Ok([
             common.join("objects"),
-            own,
+            dirs.admin.clone(),
             common.join("refs/heads/zero"),
             common.join("logs/refs/heads/zero"),
         ]
@@ -167,31 +165,53 @@ impl Checkout {
     /// Commits whatever changed in the worktree (tracked and untracked, minus ignored files)
     /// on its branch, as "zero" with `message`, and returns the branch's commit when the
     /// branch moved past where it started (the work may also have committed itself); `None`
-    /// when nothing changed.
+    /// when nothing changed. Works on the directories the worktree was made with, through a
+    /// [`View`] (no hook, filter or fsmonitor of the repository runs), and moves only its own
+    /// branch, by compare-and-set from the tip it found. A worktree whose `.git` file or
+    /// `HEAD` no longer say what zero made is refused, naming what was found: nothing moves.
+    /// What it returns is read back from the branch.
     pub fn commit(&self, message: &str) -> Result<Option<String>, String> {
+        let dirs = self.dirs()?;
+        self.check_metadata(&dirs)?;
+        let reference = self.record.reference();
+        let tip = zero_git::resolve(&dirs.common, &reference)
+            .ok_or_else(|| format!("its branch {} is gone", self.record.branch))?;
+        let scratch = self.records.scratch_dir().map_err(|e| e.to_string())?;
+        let view = View::new(&dirs.common, &scratch).map_err(|e| e.to_string())?;
         let dir = &self.record.path;
-        git_step(dir, &["add", "--all"])?;
-        if !git_step(dir, &["status", "--porcelain"])?.is_empty() {
-            let mut args = AUTHOR.to_vec();
-            args.extend([
-                "commit",
-                "--quiet",
-                "--no-verify",
-                "--no-gpg-sign",
-                "-m",
-                message,
-            ]);
-            git_step(dir, &args)?;
+        let tree = tree_of(&view, dir, &tip).map_err(|e| e.to_string())?;
+        let tip_tree = in_repository(&dirs.common, &["rev-parse", &format!("{tip}^{{tree}}")])
+            .map_err(|e| e.to_string())?;
+        if tree != tip_tree {
+            let commit =
+                commit_tree(&view, dir, &tree, &tip, message).map_err(|e| e.to_string())?;
+            update_ref(&dirs.common, &reference, Some(&commit), Some(&tip))
+                .map_err(|e| e.to_string())?;
         }
-        let tip = git_step(dir, &["rev-parse", "HEAD"])?;
-        Ok((Some(&tip) != self.record.base.as_ref()).then_some(tip))
+        let now = zero_git::resolve(&dirs.common, &reference)
+            .ok_or_else(|| format!("its branch {} is gone", self.record.branch))?;
+        Ok((Some(&now) != self.record.base.as_ref()).then_some(now))
     }
 
     /// `git diff --stat` from where the worktree started to `commit`, for a report; empty
     /// when git cannot tell.
     pub fn diff_stat(&self, commit: &str) -> String {
         let base = self.record.base.as_deref().unwrap_or("HEAD");
-        git(&self.record.path, &["diff", "--stat", base, commit]).unwrap_or_default()
+        let Ok(dirs) = self.dirs() else {
+            return String::new();
+        };
+        in_repository(
+            &dirs.common,
+            &[
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--stat",
+                base,
+                commit,
+            ],
+        )
+        .unwrap_or_default()
     }
 
     /// Ends it with its work in `commit` (if any): removes the directory, keeps the branch,
@@ -210,9 +230,10 @@ impl Checkout {
     /// Ends a worktree whose work changed nothing: directory and branch go, and the record
     /// says `finished` with no commit.
     pub fn discard(self) -> Result<WorktreeRecord, WorktreeError> {
-        // The directory first: git refuses to delete a branch a worktree has checked out.
         self.record.remove_directory();
-        self.record.delete_branch();
+        if let Some(base) = &self.record.base {
+            self.record.delete_branch_at(base);
+        }
         self.records.transition(
             &self.record.name,
             Transition::Finish {
@@ -241,52 +262,102 @@ impl Checkout {
         reason
     }
 
-    /// Carries the changes over (when asked), adds the worktree at the result on its branch,
-    /// locks it, and marks the record `active`. Returns the record.
-    fn add(
-        &self,
-        head: &str,
-        carry: Option<&Path>,
-        run_id: &RunId,
-    ) -> Result<WorktreeRecord, String> {
+    /// The git directories it was made with (see [`WorktreeDirs`]).
+    fn dirs(&self) -> Result<WorktreeDirs, String> {
+        self.record
+            .git
+            .clone()
+            .ok_or_else(|| "its git directories were not recorded".to_string())
+    }
+
+    /// Checks that the worktree's `.git` file still points at the admin directory it was made
+    /// with, and that directory's `HEAD` at the worktree's own branch: a command can rewrite
+    /// both, and zero commits only where it made the worktree. What else is found is named.
+    fn check_metadata(&self, dirs: &WorktreeDirs) -> Result<(), String> {
+        let dot_git = self.record.path.join(".git");
+        let expected = format!("gitdir: {}", dirs.admin.display());
+        let found = read_small(&dot_git);
+        if found.as_deref().map(str::trim) != Some(expected.as_str()) {
+            return Err(format!(
+                "the worktree's .git no longer points at {} (found {}): nothing was committed",
+                dirs.admin.display(),
+                describe(found.as_deref()),
+            ));
+        }
+        let head = read_small(&dirs.admin.join("HEAD"));
+        let own = format!("ref: {}", self.record.reference());
+        if head.as_deref().map(str::trim) != Some(own.as_str()) {
+            return Err(format!(
+                "the worktree's HEAD is no longer {own} (found {}): nothing was committed",
+                describe(head.as_deref()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Carries the changes over (when asked), makes the worktree's branch at the result (by
+    /// compare-and-set: only if it does not exist), adds the worktree on it without a
+    /// checkout, fills it through a [`View`] (no smudge filter or hook of the repository
+    /// runs), locks it, and marks the record `active` with the directories it was made with.
+    /// What it made is noted in `made`, for the undo.
+    fn add(&self, add: Add<'_>, made: &mut Made) -> Result<WorktreeRecord, String> {
         let record = &self.record;
-        let base = match carry {
-            Some(scratch) => carry_over(&record.repository, head, scratch, &record.name)?,
-            None => head.to_string(),
+        let step = |e: GitError| e.to_string();
+        let view = View::new(add.common, add.scratch).map_err(step)?;
+        let base = match add.carry {
+            true => carry_over(&view, &record.repository, add.common, add.head)?,
+            false => add.head.to_string(),
         };
+        let reference = record.reference();
+        update_ref(add.common, &reference, Some(&base), None).map_err(step)?;
+        made.branch = Some(base.clone());
         let path = record.path.as_os_str().to_string_lossy();
-        // zero's own bookkeeping runs none of the repository's hooks (a `post-checkout` hook
-        // would run unconfined, and could make the preparation hang).
-        git_step(
-            &record.repository,
+        in_repository(
+            add.common,
+            // The branch's short name: a full ref name would be checked out detached.
             &[
-                "-c",
-                "core.hooksPath=/dev/null",
                 "worktree",
                 "add",
                 "--quiet",
-                "-b",
-                &record.branch,
+                "--no-checkout",
                 &path,
-                &base,
+                &record.branch,
             ],
-        )?;
-        let reason = format!("zero run {run_id}");
-        git_step(
-            &record.repository,
+        )
+        .map_err(step)?;
+        let admin =
+            PathBuf::from(git(&record.path, &["rev-parse", "--absolute-git-dir"]).map_err(step)?);
+        let dirs = WorktreeDirs {
+            common: add.common.to_path_buf(),
+            admin,
+        };
+        made.dirs = Some(dirs.clone());
+        populate(&view, &dirs, &record.path, &base).map_err(step)?;
+        let reason = format!("zero run {}", add.run_id);
+        in_repository(
+            add.common,
             &["worktree", "lock", "--reason", &reason, &path],
-        )?;
+        )
+        .map_err(step)?;
         self.records
-            .transition(&record.name, Transition::Activate { base })
+            .transition(
+                &record.name,
+                Transition::Activate {
+                    base,
+                    git: Some(dirs),
+                },
+            )
             .map_err(|e| e.to_string())
     }
 
-    /// Undoes what was made (worktree, lock, branch) and forgets the claim: the error to
-    /// report.
-    fn undo(self, reason: String) -> CheckoutError {
+    /// Undoes what was made (`made`: worktree, lock, and the branch only when this call made
+    /// it, and only where it made it) and forgets the claim: the error to report.
+    fn undo(self, reason: String, made: Made) -> CheckoutError {
         let record = &self.record;
-        record.remove_directory();
-        record.delete_branch();
+        zero_git::remove_worktree(&record.path, made.dirs.as_ref(), &record.repository);
+        if let Some(base) = &made.branch {
+            record.delete_branch_at(base);
+        }
         if let Err(error) = self.records.discard(&record.name, &record.run_id) {
             // The claim stays `preparing`; the next start's reconciliation fails it.
             return CheckoutError::Make {
@@ -301,38 +372,59 @@ impl Checkout {
     }
 }
 
+/// What [`Checkout::add`] works from.
+struct Add<'a> {
+    common: &'a Path,
+    scratch: &'a Path,
+    head: &'a str,
+    carry: bool,
+    run_id: &'a RunId,
+}
+
+/// What [`Checkout::add`] made so far, so that the undo removes that and nothing else.
+#[derive(Default)]
+struct Made {
+    /// The branch, made at this commit.
+    branch: Option<String>,
+    /// The worktree's git directories, once added.
+    dirs: Option<WorktreeDirs>,
+}
+
+/// At most the first 4 KiB of a small metadata file, as text; `None` when it cannot be read.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = fs::File::open(path).ok()?;
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+/// What was found in a metadata file, for an error: its first line, or that it is missing.
+fn describe(found: Option<&str>) -> String {
+    match found {
+        Some(text) => format!("`{}`", text.lines().next().unwrap_or("").trim()),
+        None => "nothing readable".into(),
+    }
+}
+
 /// The uncommitted changes of the repository at `repository` (tracked and untracked, minus
-/// ignored files) as a commit on top of `head`, made through a temporary index in `scratch`
-/// so the user's own index is never touched; `head` itself when nothing is uncommitted. git's
-/// message names a file that cannot be read.
-fn carry_over(
-    repository: &Path,
-    head: &str,
-    scratch: &Path,
-    name: &WorktreeName,
-) -> Result<String, String> {
-    let index = scratch.join(format!("carry-{name}.index"));
-    let env: [(&str, &OsStr); 1] = [("GIT_INDEX_FILE", index.as_os_str())];
+/// ignored files) as a commit on top of `head`, made through `view` with an index of its own,
+/// so the user's own index is never touched and no filter of the repository runs; `head`
+/// itself when nothing is uncommitted. git's message names a file that cannot be read.
+fn carry_over(view: &View, repository: &Path, common: &Path, head: &str) -> Result<String, String> {
     let carried = (|| {
-        git_with(repository, &["read-tree", head], &env)?;
-        git_with(repository, &["add", "--all"], &env)?;
-        let tree = git_with(repository, &["write-tree"], &env)?;
-        if tree == git(repository, &["rev-parse", &format!("{head}^{{tree}}")])? {
+        let tree = tree_of(view, repository, head)?;
+        if tree == in_repository(common, &["rev-parse", &format!("{head}^{{tree}}")])? {
             return Ok(head.to_string());
         }
-        let mut args = AUTHOR.to_vec();
-        args.extend([
-            "commit-tree",
-            "--no-gpg-sign",
+        commit_tree(
+            view,
+            repository,
             &tree,
-            "-p",
             head,
-            "-m",
             "zero: the uncommitted changes the worktree started from",
-        ]);
-        git(repository, &args)
+        )
     })();
-    let _ = fs::remove_file(&index);
     carried.map_err(|error: GitError| format!("cannot carry the uncommitted changes over: {error}"))
 }
 
@@ -351,9 +443,4 @@ fn repository_of(workspace: &Path) -> Result<PathBuf, CheckoutError> {
         workspace,
         &["rev-parse", "--show-toplevel"],
     )?))
-}
-
-/// A `git` step of making or ending a worktree, its error as text for the record.
-fn git_step(cwd: &Path, args: &[&str]) -> Result<String, String> {
-    git(cwd, args).map_err(|e| e.to_string())
 }

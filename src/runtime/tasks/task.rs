@@ -17,11 +17,13 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 use tokio::sync::{Mutex, watch};
 
-use super::guardian_report::ReportReader;
-use super::reap::{self, ProcessEnd};
 use super::record::{self, RecordLock, now};
-use super::stop::{self, Guarded, GuardianEnd, StopFailure, StopRequest};
-use super::{RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking};
+use crate::runtime::guardian::report::ReportReader;
+use crate::runtime::reap::{self, ProcessEnd};
+use crate::runtime::stop::{self, Guarded, GuardianEnd, StopFailure, StopRequest};
+use crate::runtime::{
+    RuntimeError, TaskEvent, TaskEventSink, TaskId, TaskRecord, TaskStatus, blocking,
+};
 
 /// One task of the run.
 pub(crate) struct Task {
@@ -197,7 +199,7 @@ impl Task {
 
     /// Stops the task's guardian and command with the runtime's one ladder
     /// (`stop::stop_guarded`): the stop request, the grace plus a margin, SIGKILL if the
-    /// guardian overran, and [`super::hurry`] skipping the grace. The end it waits for is the
+    /// guardian overran, and [`crate::runtime::hurry`] skipping the grace. The end it waits for is the
     /// one the follower observes.
     async fn terminate(&self, process: Guarded, grace: Duration) -> Result<(), RuntimeError> {
         let mut end = Ended(&self.ended);
@@ -351,7 +353,7 @@ mod tests {
     use super::*;
 
     fn running() -> TaskRecord {
-        record::running_for_test(&super::super::RunId::generate(), "/nowhere".into())
+        record::running_for_test(&crate::runtime::RunId::generate(), "/nowhere".into())
     }
 
     #[test]
@@ -360,7 +362,7 @@ mod tests {
         let output = dir.path().join("t.log");
         std::fs::write(&output, "").unwrap();
         let path = dir.path().join("t.json");
-        let in_memory = record::running_for_test(&super::super::RunId::generate(), output);
+        let in_memory = record::running_for_test(&crate::runtime::RunId::generate(), output);
         let mut stopped_elsewhere = in_memory.clone();
         stopped_elsewhere.status = TaskStatus::Killed;
         stopped_elsewhere.reason = Some("stopped by `zero tasks stop`".into());

@@ -1,5 +1,5 @@
 //! The spawn door: every process zero starts is spawned here, so the rules live in one place.
-//! Every command runs under a guardian (`zero __guard`, see [`super::guardian`]), which gets
+//! Every command runs under a guardian (`zero __guard`, see [`crate::runtime::guardian`]), which gets
 //! its own process group, the report pipe as its stdin and the lifeline on the fd
 //! [`ZERO_LIFELINE_FD`] names, and which starts the command in a process group of its own.
 //! Nothing runs between fork and exec, so the guardian is spawned the `vfork` way
@@ -24,16 +24,16 @@ use std::time::Duration;
 use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
 
-use super::guardian_order::Order;
-use super::guardian_report::{ReportReader, StartError};
-use super::identity::ProcessIdentity;
-use super::lifeline;
-use super::reap;
-use super::sandbox::Sandbox;
-use super::stop::Guarded;
 use crate::environ::names::{
     KEY_VARIABLES, TMPDIR, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD, ZERO_USAGE_REPORT_FILE,
 };
+use crate::runtime::guardian::order::Order;
+use crate::runtime::guardian::report::{ReportReader, StartError};
+use crate::runtime::identity::ProcessIdentity;
+use crate::runtime::lifeline;
+use crate::runtime::reap;
+use crate::runtime::sandbox::Sandbox;
+use crate::runtime::stop::Guarded;
 
 /// The hidden subcommand that makes the zero binary a guardian: the first word of every
 /// guardian's argv, which `main` looks for before anything else.
@@ -50,8 +50,8 @@ fn shell() -> &'static str {
 /// The zero binary, which runs every guardian and every specialist child: this very
 /// executable. On Linux `/proc/self/exe`, which names the running binary even if its file was
 /// replaced or deleted since (a rebuild while a run goes on), where a path to the file could
-/// name another build or nothing. The default of [`super::RuntimeConfig::zero_binary`].
-pub(super) fn this_binary() -> &'static Path {
+/// name another build or nothing. The default of [`crate::runtime::RuntimeConfig::zero_binary`].
+pub(in crate::runtime) fn this_binary() -> &'static Path {
     static CURRENT: OnceLock<PathBuf> = OnceLock::new();
     CURRENT.get_or_init(|| {
         if cfg!(target_os = "linux") {
@@ -133,7 +133,7 @@ impl Launch {
     }
 
     /// Whether the run's sandbox confines it.
-    pub(super) fn confined(&self) -> bool {
+    pub(in crate::runtime) fn confined(&self) -> bool {
         self.confined
     }
 
@@ -147,7 +147,7 @@ impl Launch {
     }
 
     /// The order that has a warm guardian start this launch (see [`GuardianCommand::warm`]).
-    pub(super) fn order(&self) -> Order {
+    pub(in crate::runtime) fn order(&self) -> Order {
         Order {
             cwd: self.cwd.clone(),
             program: self.program.clone().into_os_string(),
@@ -172,7 +172,7 @@ pub(crate) struct Confinement {
     /// Variables withheld from every process started, on top of the provider's keys.
     pub(crate) withheld: Vec<OsString>,
     /// The program every guardian runs as: the zero binary
-    /// ([`super::RuntimeConfig::zero_binary`]).
+    /// ([`crate::runtime::RuntimeConfig::zero_binary`]).
     pub(crate) guardian: PathBuf,
 }
 
@@ -212,13 +212,13 @@ pub(crate) struct GuardianCommand<'a> {
 
 /// A guardian spawned warm ([`GuardianCommand::spawn_warm`]): the process, the reader of its
 /// reports, and the runtime's end of the socket its order goes down.
-pub(super) struct WarmSpawn {
+pub(in crate::runtime) struct WarmSpawn {
     /// The guardian, a tokio child whose end can be awaited.
-    pub(super) child: tokio::process::Child,
+    pub(in crate::runtime) child: tokio::process::Child,
     /// Its reports.
-    pub(super) report: ReportReader,
+    pub(in crate::runtime) report: ReportReader,
     /// Where its order goes.
-    pub(super) orders: UnixStream,
+    pub(in crate::runtime) orders: UnixStream,
 }
 
 impl<'a> GuardianCommand<'a> {
@@ -244,7 +244,7 @@ impl<'a> GuardianCommand<'a> {
     /// `confinement`, stopping with `grace`. It makes everything ready, the sandbox included,
     /// then waits for its orders (`__guard --warm`), each of which brings the command's output
     /// pipes. It runs in `/`, so it holds no directory, until an order names the command's.
-    pub(super) fn warm(confinement: &'a Confinement, grace: Duration) -> Self {
+    pub(in crate::runtime) fn warm(confinement: &'a Confinement, grace: Duration) -> Self {
         GuardianCommand {
             program: &confinement.guardian,
             launch: None,
@@ -378,7 +378,7 @@ impl<'a> GuardianCommand<'a> {
     /// Spawns a warm guardian ([`GuardianCommand::warm`]) as a tokio child, its stdin one end
     /// of a socket pair whose other end both sends the order and reads the reports. Must run
     /// within the tokio runtime (a blocking thread of it will do).
-    pub(super) fn spawn_warm(&self) -> Result<WarmSpawn, StartError> {
+    pub(in crate::runtime) fn spawn_warm(&self) -> Result<WarmSpawn, StartError> {
         let (runtime_end, guardian_end) = UnixStream::pair().map_err(StartError::Guardian)?;
         let reports = runtime_end.try_clone().map_err(StartError::Guardian)?;
         let command = self
@@ -439,7 +439,7 @@ fn write_quoted(f: &mut fmt::Formatter<'_>, word: &str) -> fmt::Result {
 /// is deliberately not reaped or killed when its handle is dropped: the runtime observes its
 /// end and reaps it itself, after it has finished signalling, so the pid cannot be recycled
 /// under it. Blocking.
-pub(super) fn spawn_background(
+pub(in crate::runtime) fn spawn_background(
     launch: &Launch,
     confinement: &Confinement,
     output: &File,
@@ -486,9 +486,9 @@ mod tests {
     fn a_confined_command_carries_the_sandbox_and_a_specialist_does_not() {
         let confinement = Confinement {
             sandbox: Sandbox {
-                writes: super::super::sandbox::Writes::Beneath(vec!["/w".into()]),
-                network: super::super::sandbox::Network::Blocked,
-                privileges: super::super::sandbox::Privileges::Dropped,
+                writes: crate::runtime::sandbox::Writes::Beneath(vec!["/w".into()]),
+                network: crate::runtime::sandbox::Network::Blocked,
+                privileges: crate::runtime::sandbox::Privileges::Dropped,
             },
             temp_dir: Some("/w/tmp".into()),
             withheld: Vec::new(),

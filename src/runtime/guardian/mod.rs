@@ -24,7 +24,7 @@
 //! socket, the reports go back on it too; the command's stdout and stderr come with the order
 //! as descriptors), leaving quietly if the socket closes, a stop request comes or the lifeline
 //! ends first. After a command that ended on its own (4) it waits for the next order; a
-//! stopped command (5) is its last (see `super::warm`).
+//! stopped command (5) is its last (see `self::warm`).
 //!
 //! Its exit status mirrors the command's (the code, or 128 + the signal), so even a runtime
 //! that missed the final report knows how the command ended.
@@ -37,6 +37,11 @@
 //! the guardian's one thread without an async runtime, signals every process of the subtree
 //! itself and polls for those that are not its children. The runtime's ladder only asks the
 //! guardian and backs it up; `runtime/timing.rs` says how the two sets of waits relate.
+
+pub(in crate::runtime) mod order;
+pub(in crate::runtime) mod report;
+pub(in crate::runtime) mod spawn;
+pub(in crate::runtime) mod warm;
 
 use crate::environ::names::ZERO_LIFELINE_FD;
 use std::collections::BTreeSet;
@@ -56,8 +61,8 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpgrp};
 
-use super::guardian_order::{OrderWithOutput, receive_with_output};
-use super::guardian_report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
+use self::order::{OrderWithOutput, receive_with_output};
+use self::report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, Pulse};
 use super::reap::ProcessEnd;

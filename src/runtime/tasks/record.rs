@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::identity::ProcessIdentity;
 use super::run::open_own;
-use super::{RunId, TaskId};
+use crate::runtime::identity::ProcessIdentity;
+use crate::runtime::{RunId, TaskId};
 
 /// The version of the record's shape; bumped on any incompatible change.
 pub const RECORD_SCHEMA_VERSION: u32 = 1;

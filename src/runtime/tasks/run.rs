@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::{RunId, RuntimeError, TaskId, TaskKind};
+use crate::runtime::{RunId, RuntimeError, TaskId, TaskKind};
 
 /// Paths inside the data directory (see `docs/RUNTIME.md` for the layout). Every path is made
 /// from a parsed [`RunId`] or [`TaskId`], so its last component is always a name zero gives.
@@ -233,7 +233,7 @@ impl Run {
             lease_path,
             index_path: layout.task_index(run_id),
             dir,
-            boot_id: super::identity::boot_id(),
+            boot_id: crate::runtime::identity::boot_id(),
         })
     }
 

@@ -22,14 +22,14 @@ use nix::fcntl::OFlag;
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-use super::guardian_order::send_with_output;
-use super::guardian_report::{ReportReader, StartError};
-use super::identity::ProcessIdentity;
-use super::spawn::{Confinement, GuardianCommand, WarmSpawn};
+use crate::runtime::guardian::order::send_with_output;
+use crate::runtime::guardian::report::{ReportReader, StartError};
+use crate::runtime::guardian::spawn::{Confinement, GuardianCommand, WarmSpawn};
+use crate::runtime::identity::ProcessIdentity;
 
 /// A guardian waiting for its order. Dropped unused, it is SIGKILLed (its tokio child kills
 /// on drop).
-pub(super) struct WarmGuardian {
+pub(in crate::runtime) struct WarmGuardian {
     /// The rules it confines its command by.
     confinement: Confinement,
     /// The process.
@@ -50,43 +50,46 @@ impl std::fmt::Debug for WarmGuardian {
     }
 }
 
-/// A warm guardian handed over to run one command: the process, the order still to send with
-/// the command's output pipes, and what it takes to give the guardian back afterwards.
-pub(super) struct Handover {
+/// A warm guardian lent to one command ([`WarmSlot::lend`]): its process, followed like a
+/// cold guardian's, the command's output, and the order still to send. What foreground sees
+/// of the handover ends here: the order is sent by [`Order::send`], which leaves the channel
+/// the guardian is given back through ([`Channel::give_back`]).
+pub(in crate::runtime) struct Lent {
     /// The guardian.
-    pub(super) child: tokio::process::Child,
+    pub(in crate::runtime) child: tokio::process::Child,
     /// Its identity.
-    pub(super) identity: ProcessIdentity,
+    pub(in crate::runtime) identity: ProcessIdentity,
     /// The order and the channel it goes down.
-    pub(super) delivery: Delivery,
+    pub(in crate::runtime) order: Order,
     /// The command's stdout and stderr, the runtime's reading ends.
-    pub(super) output: [pipe::Receiver; 2],
+    pub(in crate::runtime) output: [pipe::Receiver; 2],
 }
 
 /// An order not sent yet, with the writing ends of the command's output pipes, and the reader
 /// of the reports that follow. Sending blocks: send it off the async workers, then wait for
 /// the handshake.
-pub(super) struct Delivery {
+pub(in crate::runtime) struct Order {
+    confinement: Confinement,
     report: ReportReader,
     order: Vec<u8>,
     orders: UnixStream,
     output: [OwnedFd; 2],
 }
 
-/// A guardian's channel after its order went down it: the reports to read, and the socket to
-/// send the next order on if the guardian is given back.
-pub(super) struct Channel {
-    /// Its reports.
-    pub(super) report: ReportReader,
+/// A lent guardian's channel after its order went down it (its reports are read apart): what
+/// it takes to give the guardian back for the next command.
+pub(in crate::runtime) struct Channel {
     /// Where its next order goes.
-    pub(super) orders: UnixStream,
+    orders: UnixStream,
+    /// The rules it confines its commands by.
+    confinement: Confinement,
 }
 
 /// The slot of the guardian waiting for the next foreground command: one per runtime. An
 /// async lock, held while one starts, so a command that comes meanwhile waits the moment that
 /// takes rather than start a second guardian.
 #[derive(Debug, Default)]
-pub(super) struct WarmSlot {
+pub(in crate::runtime) struct WarmSlot {
     guardian: tokio::sync::Mutex<Option<WarmGuardian>>,
 }
 
@@ -95,7 +98,7 @@ impl WarmSlot {
     /// waits: one that fits is kept, one that does not is dismissed and a new one started.
     /// Nothing once `closing` is cancelled; a failure to start one is left for the command
     /// itself to meet (with a guardian of its own).
-    pub(super) async fn prepare(
+    pub(in crate::runtime) async fn prepare(
         &self,
         confinement: Confinement,
         grace: Duration,
@@ -121,16 +124,34 @@ impl WarmSlot {
         }
     }
 
+    /// Lends the waiting guardian to the command `order` encodes (see
+    /// [`crate::runtime::guardian::order`]), if it fits a command confined by `confinement`
+    /// and is still alive, with a fresh pair of pipes for the command's stdout and stderr;
+    /// `None` when the command must start a guardian of its own. A guardian that does not fit
+    /// stays for a later command; one that has ended is reaped.
+    pub(in crate::runtime) async fn lend(
+        &self,
+        confinement: &Confinement,
+        order: Vec<u8>,
+    ) -> Option<std::io::Result<Lent>> {
+        let mut warm = self.take(confinement).await?;
+        if warm.ended() {
+            warm.dismiss().await;
+            return None;
+        }
+        Some(warm.lend(order))
+    }
+
     /// The waiting guardian, if it fits a command confined by `confinement`; it stays for a
     /// later command otherwise.
-    pub(super) async fn take(&self, confinement: &Confinement) -> Option<WarmGuardian> {
+    async fn take(&self, confinement: &Confinement) -> Option<WarmGuardian> {
         let mut slot = self.guardian.lock().await;
         slot.take_if(|guardian| guardian.fits(confinement))
     }
 
     /// Takes back a guardian whose command ended on its own, to wait for the next command:
     /// kept unless `closing` is cancelled or another already waits (then it is let go).
-    pub(super) async fn give_back(&self, guardian: WarmGuardian, closing: &CancellationToken) {
+    async fn give_back(&self, guardian: WarmGuardian, closing: &CancellationToken) {
         let mut slot = self.guardian.lock().await;
         if closing.is_cancelled() || slot.is_some() {
             drop(slot);
@@ -141,7 +162,7 @@ impl WarmSlot {
     }
 
     /// Kills and reaps the waiting guardian, if there is one.
-    pub(super) async fn dismiss(&self) {
+    pub(in crate::runtime) async fn dismiss(&self) {
         let guardian = self.guardian.lock().await.take();
         if let Some(guardian) = guardian {
             guardian.dismiss().await;
@@ -153,7 +174,10 @@ impl WarmGuardian {
     /// Starts a warm guardian for commands confined by `confinement`, stopped with `grace`.
     /// Blocking (the spawn), and must run within the tokio runtime (a blocking thread of it
     /// will do).
-    pub(super) fn start(confinement: Confinement, grace: Duration) -> Result<Self, StartError> {
+    pub(in crate::runtime) fn start(
+        confinement: Confinement,
+        grace: Duration,
+    ) -> Result<Self, StartError> {
         let WarmSpawn {
             child,
             report,
@@ -172,26 +196,27 @@ impl WarmGuardian {
     /// Whether it may run a command confined by `confinement`: only one with exactly the
     /// rules it was started with (sandbox, temporary directory, withheld variables, guardian
     /// program).
-    pub(super) fn fits(&self, confinement: &Confinement) -> bool {
+    pub(in crate::runtime) fn fits(&self, confinement: &Confinement) -> bool {
         self.confinement == *confinement
     }
 
     /// Whether it has already ended (killed from outside, or refused by the kernel's sandbox
     /// and gone after saying so): then it is no use, and the command starts its own guardian,
     /// which meets (and reports) whatever the warm one met.
-    pub(super) fn ended(&mut self) -> bool {
+    pub(in crate::runtime) fn ended(&mut self) -> bool {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Hands it over to run the command `order` encodes (see [`super::guardian_order`]), with
-    /// a fresh pair of pipes for the command's stdout and stderr.
-    pub(super) fn hand_over(self, order: Vec<u8>) -> std::io::Result<Handover> {
+    /// Lends it to run the command `order` encodes, with a fresh pair of pipes for the
+    /// command's stdout and stderr.
+    fn lend(self, order: Vec<u8>) -> std::io::Result<Lent> {
         let (stdout, stdout_writer) = output_pipe()?;
         let (stderr, stderr_writer) = output_pipe()?;
-        Ok(Handover {
+        Ok(Lent {
             child: self.child,
             identity: self.identity,
-            delivery: Delivery {
+            order: Order {
+                confinement: self.confinement,
                 report: self.report,
                 order,
                 orders: self.orders,
@@ -201,43 +226,52 @@ impl WarmGuardian {
         })
     }
 
-    /// A guardian whose command ended on its own, given back to wait for the next order: it
-    /// has swept whatever the command left and holds nothing of it.
-    pub(super) fn back(
-        confinement: Confinement,
-        child: tokio::process::Child,
-        identity: ProcessIdentity,
-        channel: Channel,
-    ) -> Self {
-        WarmGuardian {
-            confinement,
-            child,
-            identity,
-            report: channel.report,
-            orders: channel.orders,
-        }
-    }
-
     /// Lets it go unused: SIGKILL (it has no command, so nothing to stop gently) and reap.
-    pub(super) async fn dismiss(mut self) {
+    pub(in crate::runtime) async fn dismiss(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
     }
 }
 
-impl Delivery {
+impl Order {
     /// Sends the order with the output pipes' writing ends, then closes this process's copies
-    /// of them (the output ends when the command's side lets go), and returns the channel.
+    /// of them (the output ends when the command's side lets go), and returns the reports'
+    /// reader and the channel.
     /// Blocking. A guardian that died meanwhile is found by the handshake that follows (its
     /// report, or the end of the socket), so a failed send is not an error of its own.
-    pub(super) fn send(self) -> Channel {
+    pub(in crate::runtime) fn send(self) -> (ReportReader, Channel) {
         let [stdout, stderr] = &self.output;
         let _ = send_with_output(&self.orders, &self.order, [stdout.as_fd(), stderr.as_fd()]);
         drop(self.output);
-        Channel {
-            report: self.report,
+        let channel = Channel {
             orders: self.orders,
-        }
+            confinement: self.confinement,
+        };
+        (self.report, channel)
+    }
+}
+
+impl Channel {
+    /// Gives the guardian `child` (`identity`, its reports read by `report`), whose command ended on its own and which no
+    /// stop request can reach any more, back to `slot` to wait for the next command: it has
+    /// swept whatever the command left and holds nothing of it. Let go instead once `closing`
+    /// is cancelled or another guardian already waits.
+    pub(in crate::runtime) async fn give_back(
+        self,
+        report: ReportReader,
+        child: tokio::process::Child,
+        identity: ProcessIdentity,
+        slot: &WarmSlot,
+        closing: &CancellationToken,
+    ) {
+        let guardian = WarmGuardian {
+            confinement: self.confinement,
+            child,
+            identity,
+            report,
+            orders: self.orders,
+        };
+        slot.give_back(guardian, closing).await;
     }
 }
 

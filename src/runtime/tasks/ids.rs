@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::RuntimeError;
+use crate::runtime::RuntimeError;
 
 /// A task's id: `task_` and 12 lowercase hex digits. Checked before it is used in a path, so
 /// an id typed by the model or the user, or read from disk, can never name a file outside the
