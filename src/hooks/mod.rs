@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::{Runtime, ShellCommand, Termination};
+use crate::runtime::{Origin, Runtime, ShellCommand, Termination};
 
 pub use config::{Hook, HookPoint, HookSet};
 pub use input::RunFacts;
@@ -342,6 +342,7 @@ impl Hooks {
                     command: &script,
                     cwd: &facts.workspace,
                     timeout,
+                    origin: Origin::Caller,
                 },
                 cancel,
             )

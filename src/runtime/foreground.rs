@@ -40,6 +40,19 @@ pub struct ShellCommand<'a> {
     pub cwd: &'a std::path::Path,
     /// How long the command may run before it is stopped.
     pub timeout: Duration,
+    /// Whose command it is: a caller's (a hook, a check) never runs in a guardian that has
+    /// served a model's command.
+    pub origin: Origin,
+}
+
+/// Whose command a foreground command is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The model's (a `bash` call): it may run in a warm guardian.
+    Model,
+    /// The caller's own (a hook, a check), which the model must not reach: always in a
+    /// guardian started for it alone.
+    Caller,
 }
 
 /// How a foreground command ended.
@@ -136,11 +149,12 @@ impl Foreground {
         };
         let launch = Launch::shell(spec.command, spec.cwd);
         let timeout = spec.timeout;
+        let lend = spec.origin == Origin::Model;
         let (output, result) = oneshot::channel();
         let run = tokio::spawn(async move {
             supervise(
                 &entered.0,
-                launch,
+                (launch, lend),
                 &confinement,
                 timeout,
                 stop,
@@ -260,7 +274,7 @@ impl Stopper {
 /// [`Foreground::run`]'s work, on its own tokio task.
 async fn supervise(
     foreground: &Foreground,
-    launch: Launch,
+    (launch, lend): (Launch, bool),
     confinement: &Confinement,
     timeout: Duration,
     stop: CancellationToken,
@@ -270,7 +284,7 @@ async fn supervise(
     let mut after = After::default();
     let result = follow(
         foreground,
-        &launch,
+        (&launch, lend),
         confinement,
         timeout,
         stop,
@@ -316,7 +330,7 @@ struct After {
 /// timeout, or cancellation) and its output captured. The guardian is left in `after`.
 async fn follow(
     foreground: &Foreground,
-    launch: &Launch,
+    (launch, lend): (&Launch, bool),
     confinement: &Confinement,
     timeout: Duration,
     stop: CancellationToken,
@@ -329,7 +343,7 @@ async fn follow(
         identity: guardian,
         reports,
         output: [stdout_pipe, stderr_pipe],
-    } = start_guardian(foreground, launch, confinement).await?;
+    } = start_guardian(foreground, launch, lend, confinement).await?;
     let child = after.guardian.insert(child);
     let (mut report, orders, command) =
         confirm_start(child, guardian, reports, &stopper, &stop).await?;
@@ -504,19 +518,19 @@ struct Started {
     output: [Option<OutputPipe>; 2],
 }
 
-/// The guardian of `launch`: the warm one when it fits (its order still to send), else one
-/// started for it now.
+/// The guardian of `launch`: the warm one when it fits and may be lent (its order still to
+/// send), else one started for it now.
 async fn start_guardian(
     foreground: &Foreground,
     launch: &Launch,
+    lend: bool,
     confinement: &Confinement,
 ) -> Result<Started, StartError> {
     // An order that cannot be encoded (a NUL in a word) goes the cold way, which refuses it
     // as it always has.
-    let order = launch
-        .confined()
-        .then(|| launch.order().encode().ok())
-        .flatten();
+    let order = (lend && launch.confined())
+        .then_some(())
+        .and_then(|()| launch.order().encode().ok());
     if let Some(order) = order
         && let Some(lent) = foreground.warm.lend(confinement, order).await
     {

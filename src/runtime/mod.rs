@@ -50,7 +50,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
-pub use foreground::{CommandOutput, ShellCommand, Termination};
+pub use foreground::{CommandOutput, Origin, ShellCommand, Termination};
 pub use guardian::report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use guardian::spawn::{GUARD_SUBCOMMAND, Launch};
 pub use output::{OutputWindow, Window};

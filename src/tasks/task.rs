@@ -502,9 +502,10 @@ impl Tool for TaskTool {
             .report(&id, !background)
             .await
             .unwrap_or_default();
+        let after = |text: String| join_note(text, &worktree);
         let result = match result {
-            Ok(text) => Ok(text + &worktree),
-            Err(ToolError::Failed(text)) => Err(ToolError::Failed(text + &worktree)),
+            Ok(text) => Ok(after(text)),
+            Err(ToolError::Failed(text)) => Err(ToolError::Failed(after(text))),
             Err(other) => Err(other),
         };
         match result {
@@ -513,6 +514,15 @@ impl Tool for TaskTool {
             Err(other) => Err(other),
         }
     }
+}
+
+/// `text` (a specialist's answer, say) with `note` after it on a line of its own: a note never
+/// runs on from the answer's last line.
+fn join_note(mut text: String, note: &str) -> String {
+    if !note.is_empty() && !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text + note
 }
 
 /// The call's arguments, checked before anything starts: a prompt, and a schema that is a

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
-use crate::runtime::{CommandOutput, Runtime, ShellCommand, TaskSpec, Termination};
+use crate::runtime::{CommandOutput, Origin, Runtime, ShellCommand, TaskSpec, Termination};
 
 /// The timeout when the model gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -122,6 +122,7 @@ impl Tool for Bash {
                         .map_or(Duration::from_millis(timeout_ms), |left| {
                             left.min(Duration::from_millis(timeout_ms))
                         }),
+                    origin: Origin::Model,
                 },
                 &ctx.cancel,
             )

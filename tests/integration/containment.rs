@@ -24,7 +24,7 @@ use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, z
 
 /// Whether the tests run as root, as CI does (root is zero's usual CI user, and only root can
 /// drop to `nobody` or own another user's file); otherwise a test says it is skipped.
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     // SAFETY: geteuid only reads this process's credentials.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
@@ -118,7 +118,7 @@ impl Run {
 
 /// `zero` (as `command` describes it) started by `setpriv` as `nobody`, with `caps` in its
 /// inheritable and ambient sets; the directories it uses given to `nobody`.
-fn as_nobody(command: &Command, caps: &[&str], workspace: &Path) -> Command {
+pub(crate) fn as_nobody(command: &Command, caps: &[&str], workspace: &Path) -> Command {
     let mut owned: Vec<PathBuf> = vec![workspace.to_path_buf()];
     let mut wrapped = Command::new("setpriv");
     wrapped.args([
@@ -166,7 +166,7 @@ fn as_nobody(command: &Command, caps: &[&str], workspace: &Path) -> Command {
 }
 
 /// `chown -R nobody:nogroup path`.
-fn give_to_nobody(path: &Path) {
+pub(crate) fn give_to_nobody(path: &Path) {
     let status = Command::new("chown")
         .args(["-R", &format!("{NOBODY}:{NOBODY}")])
         .arg(path)

@@ -11,7 +11,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use zero::runtime::{
-    CommandStartFailure, Launch, RunId, Runtime, RuntimeConfig, RuntimeError, StartError,
+    CommandStartFailure, Launch, Origin, RunId, Runtime, RuntimeConfig, RuntimeError, StartError,
     TaskEvent, TaskKind, TaskRecord, TaskSpec, TaskStatus, Window,
 };
 
@@ -648,6 +648,7 @@ mod foreground {
                     command,
                     cwd: dir.path(),
                     timeout: Duration::from_millis(timeout_ms),
+                    origin: Origin::Model,
                 },
                 cancel,
             )
@@ -725,6 +726,7 @@ mod foreground {
             command,
             cwd: h.workspace.path(),
             timeout: Duration::from_secs(60),
+            origin: Origin::Model,
         }
     }
 

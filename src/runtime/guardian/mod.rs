@@ -122,6 +122,9 @@ struct Target {
 
 /// Runs the guardian to the end and returns its exit status (see the module documentation).
 pub fn run(args: GuardianArgs) -> i32 {
+    // Before anything of a command exists: nothing of the command's tree may attach to this
+    // process, read or write its memory, or take its descriptors (see `undumpable`).
+    let hidden = undumpable();
     let ordered = matches!(args.command, Command::Ordered);
     let Some(mut report) = report_channel(ordered) else {
         eprintln!("zero __guard is started by zero itself, with a report pipe as its stdin");
@@ -155,6 +158,15 @@ pub fn run(args: GuardianArgs) -> i32 {
         report.send(&Report::Failed {
             kind: CommandStartFailure::Other,
             message: error.to_string(),
+        });
+        return UNUSABLE;
+    }
+    // Again after the sandbox: a change of credentials resets the flag, and whatever the
+    // capability drop did must not leave this process open to the command.
+    if let Err(error) = hidden.and_then(|()| undumpable()) {
+        report.send(&Report::Failed {
+            kind: CommandStartFailure::Other,
+            message: format!("the guardian cannot make itself undumpable: {error}"),
         });
         return UNUSABLE;
     }
@@ -196,6 +208,25 @@ pub fn run(args: GuardianArgs) -> i32 {
                 Guarded::Ended { status, .. } | Guarded::NotStarted(status) => return status,
             }
         },
+    }
+}
+
+/// Makes this process non-dumpable (`PR_SET_DUMPABLE` 0): the kernel then lets only a
+/// process with `CAP_SYS_PTRACE` attach to it with `ptrace`, read or write its memory
+/// (`/proc/<pid>/mem`, `process_vm_readv`/`writev`) or take its descriptors (`pidfd_getfd`),
+/// and below `--auto high` a command has no capability at all. The command itself is not
+/// affected: its exec makes it dumpable again, so it can still trace its own children (`gdb`,
+/// `strace` in a test run). Without this, a command (same user, same Landlock domain) could
+/// attach to its guardian — a warm one waits for the next command's order — and rewrite what
+/// it runs next.
+fn undumpable() -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_dumpable(false).map_err(|error| error.to_string())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Ok(())
     }
 }
 

@@ -134,7 +134,9 @@ impl WorktreeName {
             && text.bytes().all(allowed)
             && text.as_bytes()[0].is_ascii_alphanumeric()
             && !text.contains("..")
-            && !text.ends_with(".lock");
+            && !text.ends_with(".lock")
+            // A record is `<name>.json`: a worktree named so would be read as another's.
+            && !text.ends_with(".json");
         if well_formed {
             Ok(WorktreeName(text.to_string()))
         } else {
@@ -254,7 +256,8 @@ mod tests {
         );
         let too_long = "a".repeat(MAX_WORKTREE_NAME_LEN + 1);
         for bad in [
-            "", ".", "..", "a..b", "-a", ".a", "_a", "a/b", "../x", "a b", "x.lock", "é", &too_long,
+            "", ".", "..", "a..b", "-a", ".a", "_a", "a/b", "../x", "a b", "x.lock", "x.json", "é",
+            &too_long,
         ] {
             assert!(
                 matches!(
