@@ -10,6 +10,7 @@ mod calls;
 mod compaction;
 mod error_code;
 pub(crate) mod first_reads;
+mod permission;
 mod plan;
 mod repeats;
 mod schema_retries;

@@ -19,7 +19,8 @@
 //!   with no tools on offer.
 //!
 //! A new safeguard is a step, or a check inside the step it guards, with a test of its own; a
-//! rule or hook on a single tool call belongs in `calls::decide`, which every call passes.
+//! rule or hook on a single tool call belongs in the permission step (`permission::decide`),
+//! which every call passes just before it runs.
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
