@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use crate::cli::ReviewArgs;
 use crate::exec::{self, Invocation};
 use crate::exit::ExitCode;
-use crate::findings::{Answer, Diff, FormatTarget, Report};
-use crate::output::{OutputFormat, stderr_line_if_writable};
+use crate::findings::{Answer, Diff, Format, FormatTarget, Report};
+use crate::output::{self, OutputFormat, stderr_line_if_writable};
 use crate::redact::{RedactingWriter, Secrets};
 use crate::runtime::RuntimeConfig;
 use crate::structured::OutputSchema;
@@ -224,7 +224,12 @@ fn write_all(report: &Report, targets: &[FormatTarget], secrets: &Secrets) -> Re
     let mut first_failure = None;
     let mut stdout = RedactingWriter::new(std::io::stdout().lock(), secrets);
     for FormatTarget { format, file } in targets {
-        let text = format.write(report);
+        let text = match format {
+            // The reviewer's words, for a person or a CI log: inert. Every other format is
+            // exact (`github`'s commands are zero's own, its data escaped as the runner wants).
+            Format::Text => output::neutralise(&format.write(report)).into_owned(),
+            _ => format.write(report),
+        };
         let written = match file {
             Some(file) => crate::fsutil::write_atomic(file, secrets.apply(&text).as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", file.display())),

@@ -28,6 +28,7 @@ mod generated;
 mod hooks;
 mod hostile_names;
 mod images;
+mod inert_text;
 mod isolated_specialists;
 mod lifecycle;
 mod local_model;
