@@ -233,7 +233,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         self.count += 1;
         // While the model answers, the guardian of the command it may ask for starts.
         if self.agent.toolset.offers(ToolId::Bash) {
-            self.agent.tasks.prepare_foreground();
+            self.agent.runtime.prepare_foreground();
         }
         let error = match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => error,

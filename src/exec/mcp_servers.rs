@@ -39,7 +39,7 @@ pub(crate) async fn start(
     let var = |name: &str| settings.var(name);
     let place = Place {
         runtime,
-        workspace: &settings.workspace,
+        workspace: &settings.workspace.root,
         log_dir: log_dir.as_deref(),
         var: &var,
         secrets: output.secrets(),

@@ -7,8 +7,8 @@
 mod confinement;
 mod ending;
 mod failure;
+mod flags;
 mod inputs;
-mod job;
 mod listing;
 mod local_server;
 mod mcp_servers;
@@ -155,7 +155,7 @@ fn in_worktree(
         })?,
         Err(error) => return Err(Failure::usage(error.to_string())),
     };
-    let workspace = job::workspace(invocation.args.cwd.as_deref())?;
+    let workspace = flags::workspace(invocation.args.cwd.as_deref())?;
     let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, output.run_id())?;
     invocation.args.cwd = Some(worktree.workspace_for(&workspace));
     let info = worktree.info();
@@ -179,9 +179,9 @@ fn run_job(
         output.warn_at_start(warning);
     }
     let mut settings = Settings::resolve(invocation, inputs, runtime)?;
-    settings.worktree = worktree;
+    settings.workspace.worktree = worktree;
     if let Some(schema) = schema {
-        settings.output_schema = Some(schema);
+        settings.request.output_schema = Some(schema);
     }
     take_effect(&settings, output)?;
     if let Some(warning) = unoffered_bash_rules(&settings) {
@@ -202,19 +202,20 @@ fn run_job(
 /// sandbox, so the commands those rules name will not run. Saying so beats a silent no.
 fn unoffered_bash_rules(settings: &Settings) -> Option<String> {
     let rules: Vec<&str> = settings
+        .controls
         .rules
         .rules()
         .iter()
         .filter(|rule| rule.effect == Effect::Allow && rule.covers(ToolId::Bash))
         .map(|rule| rule.text.as_str())
         .collect();
-    if rules.is_empty() || settings.policy.permits(SideEffect::Shell).is_ok() {
+    if rules.is_empty() || settings.workspace.policy.permits(SideEffect::Shell).is_ok() {
         return None;
     }
     Some(format!(
         "bash is not offered at --auto {} without the sandbox, so {} cannot run anything; \
          use --auto medium, or run where the sandbox is available",
-        output::word(&settings.policy.autonomy()),
+        output::word(&settings.workspace.policy.autonomy()),
         rules
             .iter()
             .map(|rule| format!("`{rule}`"))
@@ -227,12 +228,12 @@ fn unoffered_bash_rules(settings: &Settings) -> Option<String> {
 /// as a signal does, wherever the run is held up, and the provider's key is masked in
 /// everything zero writes.
 fn take_effect(settings: &Settings, output: &Output) -> Result<(), Failure> {
-    if let Some(deadline) = settings.deadline {
+    if let Some(deadline) = settings.budget.deadline {
         lifecycle::arm_deadline(deadline).map_err(|e| Failure::internal(e.to_string()))?;
     }
     if let Ok(ProviderConfig {
         api_key: Some(key), ..
-    }) = &settings.provider
+    }) = &settings.model.provider
     {
         output.secrets().add(key);
     }

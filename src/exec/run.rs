@@ -23,7 +23,7 @@ use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{async_runtime, before_stop, job, local_server, mcp_servers, prompt};
+use super::{async_runtime, before_stop, flags, local_server, mcp_servers, prompt};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.
@@ -40,7 +40,7 @@ pub(super) fn run(
     // cancels the loop and lands there too: each task's end is reported before `run_end` and
     // nothing the run started outlives it. An error before the loop (a required MCP server
     // that failed) or a panic skips that close; this guard does it.
-    let guard = CloseOnDrop::new(Arc::clone(&pieces.tasks), &runtime);
+    let guard = CloseOnDrop::new(Arc::clone(&pieces.runtime), &runtime);
     let cancel = watch_stops(output);
     let connected = connect(
         &settings,
@@ -57,7 +57,12 @@ pub(super) fn run(
     if !request.images.is_empty() {
         runtime.block_on(before_stop(images_seen(&connected.window), &cancel))??;
     }
-    let toolset = pieces.toolset(&connected.mcp, &settings.policy, style.style, output);
+    let toolset = pieces.toolset(
+        &connected.mcp,
+        &settings.workspace.policy,
+        style.style,
+        output,
+    );
     let mut session = open_session(
         &settings,
         &*connected.provider,
@@ -125,7 +130,7 @@ pub(super) fn run(
         report.ending,
         output,
         request.last_message.as_deref(),
-        settings.output_schema.is_some(),
+        settings.request.output_schema.is_some(),
     )
 }
 
@@ -151,21 +156,26 @@ impl Request {
     /// Reads and checks it; stdin is read only when the prompt sources ask for it.
     fn read(settings: &Settings) -> Result<Self, Failure> {
         let last_message = settings
+            .request
             .last_message
             .as_deref()
-            .map(job::last_message_path)
+            .map(flags::last_message_path)
             .transpose()?;
-        let prompt =
-            prompt::assemble(&settings.prompt, &settings.workspace, &mut std::io::stdin())?;
+        let prompt = prompt::assemble(
+            &settings.request.prompt,
+            &settings.workspace.root,
+            &mut std::io::stdin(),
+        )?;
         let config = settings
+            .model
             .provider
             .as_ref()
             .map_err(|e| Failure::config(e.to_string()))?
             .clone();
-        let local = settings.local.clone()?;
-        let style = settings.prompt_style.clone()?;
-        settings.check_priced(&config)?;
-        let images = prompt::images(&settings.prompt, &settings.workspace)?;
+        let local = settings.model.local.clone()?;
+        let style = settings.model.prompt_style.clone()?;
+        settings.budget.check_priced(&config)?;
+        let images = prompt::images(&settings.request.prompt, &settings.workspace.root)?;
         if let Some(reason) = config
             .kind
             .cannot_see_images()
@@ -174,8 +184,8 @@ impl Request {
             return Err(unseen(reason));
         }
         let permissions = Permissions::of(
-            settings.policy.autonomy(),
-            &settings.confinement.commands.sandbox,
+            settings.workspace.policy.autonomy(),
+            &settings.workspace.confinement.commands.sandbox,
         );
         Ok(Request {
             last_message,
@@ -226,16 +236,21 @@ fn connect(
         settings,
         local,
         &mut config,
-        &pieces.tasks,
+        &pieces.runtime,
         cancel,
     ))?;
     let provider = provider::build(&config, output.run_id().as_str())
         .map_err(|e| Failure::config(e.to_string()))?;
     let window = {
         let _entered = runtime.enter();
-        WindowLookup::start(settings.context_window, Arc::clone(&provider))
+        WindowLookup::start(settings.model.context_window, Arc::clone(&provider))
     };
-    let mcp = runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, cancel))?;
+    let mcp = runtime.block_on(mcp_servers::start(
+        settings,
+        &pieces.runtime,
+        output,
+        cancel,
+    ))?;
     Ok(Connected {
         _local_server: local_server,
         provider,
@@ -252,10 +267,10 @@ fn open_session(
     output: &Output,
 ) -> Result<Option<RunSession>, Failure> {
     session::for_run(
-        &settings.session,
-        settings.runtime.data_dir.as_deref(),
+        &settings.request.session,
+        settings.workspace.runtime.data_dir.as_deref(),
         session::RunFacts {
-            workspace: &settings.workspace,
+            workspace: &settings.workspace.root,
             run_id: output.run_id(),
             provider: provider.name(),
             model: provider.model(),
@@ -277,11 +292,11 @@ fn announce(
     output: &Output,
 ) {
     output.emit(EventKind::RunStart {
-        cwd: settings.workspace.display().to_string(),
+        cwd: settings.workspace.root.display().to_string(),
         provider: Some(connected.provider.name().to_string()),
         model: Some(connected.provider.model().to_string()),
-        sandbox: Some(settings.confinement.in_force()),
-        withheld_env: settings.confinement.withheld.clone(),
+        sandbox: Some(settings.workspace.confinement.in_force()),
+        withheld_env: settings.workspace.confinement.withheld.clone(),
         session_id: session.map(|session| session.id().to_string()),
         resumed_from: session.and_then(|s| s.resumed_from.clone()),
         permissions_changed: session
@@ -291,7 +306,7 @@ fn announce(
                 now: permissions,
             }),
         mcp_servers: mcp_servers::infos(&connected.mcp.states),
-        worktree: settings.worktree.clone(),
+        worktree: settings.workspace.worktree.clone(),
         prompt_style: Some(style),
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
@@ -300,10 +315,10 @@ fn announce(
             message: format!("resuming the session: {note}"),
         });
     }
-    if let Some(warning) = settings.policy.unrestricted_warning() {
+    if let Some(warning) = settings.workspace.policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
-    if let Some(warning) = settings.confinement.warning.clone() {
+    if let Some(warning) = settings.workspace.confinement.warning.clone() {
         output.emit(EventKind::Warning { message: warning });
     }
 }
@@ -339,17 +354,17 @@ async fn converse(
     output: &Output,
 ) -> Report {
     let compact = conversation.style.compact();
-    let workspace = &settings.workspace;
+    let workspace = &settings.workspace.root;
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
-        autonomy: settings.policy.autonomy(),
+        autonomy: settings.workspace.policy.autonomy(),
         tools: conversation
             .toolset
             .visible()
             .iter()
             .map(|t| t.name())
             .collect(),
-        answer_schema: settings.output_schema.as_ref(),
+        answer_schema: settings.request.output_schema.as_ref(),
         compact,
     });
     let agent = AgentRun {
@@ -357,22 +372,26 @@ async fn converse(
         toolset: conversation.toolset,
         context: ToolContext {
             workspace: workspace.clone(),
-            policy: Arc::new(settings.policy.clone()),
+            policy: Arc::new(settings.workspace.policy.clone()),
             cancel: conversation.cancel,
             plan_updates: None,
         },
         output,
-        max_turns: settings.max_turns,
-        tasks: &pieces.tasks,
+        max_turns: settings.budget.max_turns,
+        runtime: &pieces.runtime,
         ledger: &pieces.ledger,
         window: conversation.window,
-        schema: settings.output_schema.as_ref().map(|schema| SchemaCheck {
-            schema,
-            retries: settings.schema_retries,
-        }),
+        schema: settings
+            .request
+            .output_schema
+            .as_ref()
+            .map(|schema| SchemaCheck {
+                schema,
+                retries: settings.request.schema_retries,
+            }),
         transcript: conversation.session.map(|session| &session.transcript),
         hooks: conversation.hooks,
-        rules: &settings.rules,
+        rules: &settings.controls.rules,
         first_reads: match compact {
             true => first_reads::named_files(workspace, &conversation.prompt),
             false => Vec::new(),
@@ -417,7 +436,7 @@ async fn choose_style(
         return chosen;
     }
     let server = window.server().await;
-    let given = settings.context_window.map(|window| window.tokens);
+    let given = settings.model.context_window.map(|window| window.tokens);
     StyleChoice::for_server(server.llama_cpp, server.window.or(given))
 }
 
@@ -430,24 +449,24 @@ fn hooks(
     cancel: &CancellationToken,
     output: &Arc<Output>,
 ) -> Hooks {
-    if settings.hooks.is_empty() {
+    if settings.controls.hooks.is_empty() {
         return Hooks::none();
     }
     let reports = Arc::clone(output);
     let runner = HookRunner {
-        runtime: Arc::clone(&pieces.tasks),
+        runtime: Arc::clone(&pieces.runtime),
         facts: RunFacts {
             run_id: output.run_id().to_string(),
             session_id: session.map(|session| session.id().to_string()),
-            workspace: settings.workspace.clone(),
+            workspace: settings.workspace.root.clone(),
         },
-        deadline: settings.deadline,
+        deadline: settings.budget.deadline,
         cancel: cancel.clone(),
         sink: Arc::new(move |report| reports.emit(EventKind::Hook(report))),
     };
     Hooks::new(
-        settings.hooks.clone(),
-        settings.hooks_fail_open,
+        settings.controls.hooks.clone(),
+        settings.controls.hooks_fail_open,
         Some(runner),
     )
 }
