@@ -15,10 +15,11 @@ use crate::rules::Effect;
 use crate::tasks;
 use crate::tools::PromptStyle;
 
+use super::driver::async_runtime;
 use super::failure::Failure;
+use super::mcp_servers;
 use super::pieces::Pieces;
 use super::settings::Settings;
-use super::{async_runtime, mcp_servers};
 
 /// Lists the tools the model would see, the run's MCP servers started to know theirs.
 pub(super) fn tools(

@@ -8,7 +8,7 @@ use crate::mcp::{self, Place, ServerConfig, ServerState, Started, TransportKind}
 use crate::output::{EventKind, McpServerInfo, McpState, McpTransport, Output};
 use crate::runtime::Runtime;
 
-use super::before_stop;
+use super::driver::before_stop;
 use super::failure::Failure;
 use super::settings::{McpSettings, Settings};
 

@@ -18,12 +18,13 @@ use crate::output::{EventKind, Output, PermissionsChanged};
 use crate::provider::{self, Image, Message, Provider, ProviderConfig, WindowLookup};
 use crate::tools::{Permissions, StyleChoice, ToolContext, Toolset};
 
+use super::driver::{async_runtime, before_stop};
 use super::ending::{self, Accounting};
 use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{async_runtime, before_stop, flags, local_server, mcp_servers, prompt};
+use super::{flags, local_server, mcp_servers, prompt};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.

@@ -30,11 +30,12 @@ use crate::cli::ExecArgs;
 use crate::config_file::{self, ConfigFile};
 use crate::hooks;
 use crate::mcp::config as mcp_config;
+use crate::output;
 use crate::provider;
-use crate::rules;
+use crate::rules::{self, Effect};
 use crate::runtime::{RunId, RuntimeConfig, RuntimeError};
 use crate::tasks::{Launcher, Parent};
-use crate::tools::{PromptStyle, Registry, ToolFilter};
+use crate::tools::{PromptStyle, Registry, SideEffect, ToolFilter, ToolId};
 use crate::usage::Price;
 
 use super::Invocation;
@@ -226,6 +227,35 @@ impl Settings {
             rules,
             hooks,
         })
+    }
+
+    /// A warning when `bash` allow rules cannot take effect: at `--auto low` `bash` is offered
+    /// (read-only) only where the sandbox can make commands read-only, and this run has no
+    /// such sandbox, so the commands those rules name will not run. Saying so beats a silent
+    /// no.
+    pub(crate) fn unoffered_bash_rules(&self) -> Option<String> {
+        let policy = &self.workspace.policy;
+        let rules: Vec<&str> = self
+            .controls
+            .rules
+            .rules()
+            .iter()
+            .filter(|rule| rule.effect == Effect::Allow && rule.covers(ToolId::Bash))
+            .map(|rule| rule.text.as_str())
+            .collect();
+        if rules.is_empty() || policy.permits(SideEffect::Shell).is_ok() {
+            return None;
+        }
+        Some(format!(
+            "bash is not offered at --auto {} without the sandbox, so {} cannot run anything; \
+             use --auto medium, or run where the sandbox is available",
+            output::word(&policy.autonomy()),
+            rules
+                .iter()
+                .map(|rule| format!("`{rule}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 
     /// The tool filter of the flags, each name checked against `registry` and the configured
