@@ -96,20 +96,13 @@ pub(super) fn run(
         hooks: &hooks,
         cancel,
     };
-    let report = runtime.block_on(async {
-        let report = converse(
-            &settings,
-            &pieces,
-            &*connected.provider,
-            conversation,
-            output,
-        )
-        .await;
-        // The servers first: each stdio server's stdin closes before its process is stopped.
-        connected.mcp.servers.close().await;
-        pieces.close(output).await;
-        report
-    });
+    let report = runtime.block_on(converse_then_close(
+        &settings,
+        &pieces,
+        &connected,
+        conversation,
+        output,
+    ));
     guard.disarm();
     // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
     // the process from exiting.
@@ -118,9 +111,50 @@ pub(super) fn run(
     // After the close: every specialist has ended and written its last report.
     accounting.spent = pieces.ledger.spent();
     accounting.window = window.now();
+    let ended = Ended {
+        ending: report.ending,
+        session,
+        last_message: request.last_message,
+        schema: settings.request.output_schema.is_some(),
+    };
+    end(ended, accounting, output)
+}
+
+/// The conversation, then the close of everything the run started: the MCP servers first
+/// (each stdio server's stdin closes before its process is stopped), then the runtime and the
+/// specialists' worktrees.
+async fn converse_then_close(
+    settings: &Settings,
+    pieces: &Pieces,
+    connected: &Connected,
+    conversation: Conversation<'_>,
+    output: &Output,
+) -> Report {
+    let report = converse(settings, pieces, &*connected.provider, conversation, output).await;
+    connected.mcp.servers.close().await;
+    pieces.close(output).await;
+    report
+}
+
+/// How the loop ended, and what the ending still needs.
+struct Ended {
+    /// What the loop said.
+    ending: Ending,
+    /// The run's session, to close.
+    session: Option<RunSession>,
+    /// `--output-last-message`, checked.
+    last_message: Option<PathBuf>,
+    /// Whether the answer had to satisfy a schema.
+    schema: bool,
+}
+
+/// The run's end, once everything it started is closed: its session closed (answered only
+/// when the model answered and no stop came), then a stop's failure, else the answer's
+/// ending.
+fn end(ended: Ended, accounting: &mut Accounting, output: &Output) -> Result<ExitCode, Failure> {
     let stopped = lifecycle::received();
-    if let Some(session) = session {
-        let answered = matches!(report.ending, Ending::Answered(_)) && stopped.is_none();
+    if let Some(session) = ended.session {
+        let answered = matches!(ended.ending, Ending::Answered(_)) && stopped.is_none();
         close_session(session, answered, accounting, output);
     }
     // A signal, or the deadline, which stops the run the same way.
@@ -128,10 +162,10 @@ pub(super) fn run(
         return Err(Failure::stopped(stop));
     }
     ending::conclude(
-        report.ending,
+        ended.ending,
         output,
-        request.last_message.as_deref(),
-        settings.request.output_schema.is_some(),
+        ended.last_message.as_deref(),
+        ended.schema,
     )
 }
 
