@@ -65,7 +65,7 @@ fn run_exec(args: ExecArgs, matches: &ArgMatches) -> ProcessExitCode {
         args,
         prompt_parts: prompt_parts_in_argv_order(exec_matches),
     };
-    let exit = exec::run(invocation, zero::operator::reconcile_at_start);
+    let exit = exec::run(invocation);
     lifecycle::exit(exit.code())
 }
 
@@ -78,7 +78,7 @@ fn run_review(args: ReviewArgs, matches: &ArgMatches) -> ProcessExitCode {
         args,
         prompt_parts: prompt_parts_in_argv_order(review_matches),
     };
-    let exit = zero::review::run(invocation, zero::operator::reconcile_at_start);
+    let exit = zero::review::run(invocation);
     lifecycle::exit(exit.code())
 }
 

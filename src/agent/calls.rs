@@ -7,45 +7,41 @@
 //! that result: a small model that repeats a `read_file` ten times in one response costs one
 //! read, not ten. Only within a batch: a write between two reads may change what they see.
 //!
-//! Every call passes through one decision before it runs ([`decide`]): the run's policy, the
-//! place where rules that allow or deny a call belong. A call it allows then meets the caller's
-//! `pre_tool_use` hooks, which may only narrow: deny it, or rewrite its arguments (which are
-//! then decided on again); after it ran, `post_tool_use` hooks may add notes to its result.
+//! Every call passes the permission step just before it runs (`permission::decide`: the
+//! `--auto` level, the rules, the `pre_tool_use` hooks); a call it refuses gets the refusal's
+//! event and an error result. After a call ran, `post_tool_use` hooks may add notes to its
+//! result.
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::hooks::{Call, Hooks, PreVerdict};
-use crate::output::{CallStatus, Decision, EventKind, Output};
+use super::permission::{self, Judges, Refusal};
+use crate::hooks::{Call, Hooks};
+use crate::output::{CallStatus, EventKind, Output};
 use crate::provider::{Message, ToolCall};
-use crate::rules::{Denial, RuleSet, Verdict};
+use crate::rules::RuleSet;
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
 
 /// How many read-only calls of one turn run at the same time.
 const PARALLEL_READS: usize = 8;
 
-/// A call with its arguments decoded (or the reason they could not be) and the decision on it.
+/// A call with its arguments decoded (or the reason they could not be).
 struct Prepared<'a> {
     call: &'a ToolCall,
     args: Result<Value, String>,
-    /// Whether the call may run (see [`decide`]).
-    permission: Permission,
     /// Safe to run beside its neighbours: a visible read-only tool with valid arguments.
     parallel: bool,
 }
 
-/// What [`decide`] says about a call before it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Permission {
-    /// The call goes on to its tool (which may still fail it: an unknown or disabled tool).
-    Allow,
-    /// The call is refused, for this reason, which names what would allow it; reported as a
-    /// `permission_decision` event and as the call's error result.
-    Deny(String),
-    /// A permission rule refused the call; reported as a `permission_denied` event (the rule
-    /// and the arguments) and as the call's error result.
-    Refused(Denial),
+/// What came of one call: what its tool returned (or why it could not run), or the permission
+/// step's refusal.
+#[derive(Clone)]
+enum Outcome {
+    /// The call went to its tool, or failed before it (invalid arguments, a cancelled run).
+    Ran(Result<ToolOutput, ToolError>),
+    /// The permission step refused it.
+    Refused(Refusal),
 }
 
 /// What the model is told about a call whose arguments the output limit cut off.
@@ -103,7 +99,7 @@ pub(crate) async fn run_all(
         .enumerate()
         .map(|(index, call)| {
             let last_of_a_cut_response = cut_off && index + 1 == calls.len();
-            prepare(call, last_of_a_cut_response, toolset, doors.rules)
+            prepare(call, last_of_a_cut_response, toolset)
         })
         .collect();
     let mut results = Vec::with_capacity(calls.len());
@@ -128,7 +124,7 @@ pub(crate) async fn run_all(
             })
             .collect();
         let distinct = (0..batch.len()).filter(|&index| originals[index] == index);
-        let ran: Vec<(usize, Result<ToolOutput, ToolError>)> = futures_util::stream::iter(distinct)
+        let ran: Vec<(usize, Outcome)> = futures_util::stream::iter(distinct)
             .map(|index| async move { (index, execute(&batch[index], doors).await) })
             .buffered(PARALLEL_READS)
             .collect()
@@ -138,7 +134,13 @@ pub(crate) async fn run_all(
             outcomes[index] = Some(outcome);
         }
         for (item, original) in batch.iter().zip(originals) {
-            let outcome = outcomes[original].clone().expect("every distinct call ran");
+            let outcome = match outcomes[original].clone().expect("every distinct call ran") {
+                Outcome::Ran(outcome) => outcome,
+                Outcome::Refused(refusal) => {
+                    refusal.emit(item.call, output);
+                    Err(refusal.into_error())
+                }
+            };
             results.push(report(item.call, outcome, cap, output, doors.blind));
         }
         if context.cancel.is_cancelled() {
@@ -162,7 +164,7 @@ pub(crate) async fn run_all(
 /// A call as a comparable value: its tool's name and its decoded arguments (the raw text when
 /// they are not JSON), with whether the tool only reads.
 pub(crate) fn identity(call: &ToolCall, toolset: &Toolset) -> (String, Value, bool) {
-    let prepared = prepare(call, false, toolset, &RuleSet::default());
+    let prepared = prepare(call, false, toolset);
     let args = prepared
         .args
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
@@ -180,11 +182,7 @@ pub(crate) fn refuse_all(
     calls
         .iter()
         .map(|call| {
-            announce(
-                &prepare(call, false, toolset, &RuleSet::default()),
-                toolset,
-                output,
-            );
+            announce(&prepare(call, false, toolset), toolset, output);
             report(
                 call,
                 Err(ToolError::Failed(reason.to_owned())),
@@ -202,15 +200,9 @@ fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
     a.parallel && b.parallel && a.call.name == b.call.name && a.args == b.args
 }
 
-/// Decodes a call's arguments and decides on it under `rules`; `may_be_cut` marks the last
-/// call of a response the output limit ended, whose invalid arguments are explained as cut
-/// rather than as bad JSON.
-fn prepare<'a>(
-    call: &'a ToolCall,
-    may_be_cut: bool,
-    toolset: &Toolset,
-    rules: &RuleSet,
-) -> Prepared<'a> {
+/// Decodes a call's arguments; `may_be_cut` marks the last call of a response the output limit
+/// ended, whose invalid arguments are explained as cut rather than as bad JSON.
+fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepared<'a> {
     let args = parse_arguments(&call.arguments).map_err(|invalid| {
         if may_be_cut {
             CUT_ARGUMENTS.to_owned()
@@ -223,29 +215,9 @@ fn prepare<'a>(
             .lookup(&call.name)
             .is_ok_and(|tool| tool.side_effect() == SideEffect::Read);
     Prepared {
-        permission: decide(call, &args, toolset, rules),
         call,
         args,
         parallel,
-    }
-}
-
-/// The decision every call passes through before it runs: whether it may. The run's policy
-/// first (a tool `--auto` hides is denied, with the flag that would allow it), then the
-/// caller's rules on its arguments (`rules::RuleSet::check`: deny rules, then allow rules).
-/// Arguments that are not JSON are left to the tool to refuse.
-fn decide(
-    call: &ToolCall,
-    args: &Result<Value, String>,
-    toolset: &Toolset,
-    rules: &RuleSet,
-) -> Permission {
-    if let Err(ToolError::Denied(reason)) = toolset.lookup(&call.name) {
-        return Permission::Deny(reason);
-    }
-    match args.as_ref().map(|args| rules.check(&call.name, args)) {
-        Ok(Verdict::Deny(denial)) => Permission::Refused(denial),
-        Ok(Verdict::Allow) | Err(_) => Permission::Allow,
     }
 }
 
@@ -257,8 +229,7 @@ fn parse_arguments(raw: &str) -> Result<Value, String> {
     serde_json::from_str(raw).map_err(|e| format!("the arguments are not valid JSON ({e})"))
 }
 
-/// Emits the `tool_call` event, and a `permission_decision` when policy refuses the call or a
-/// `permission_denied` (its arguments' secrets masked) when a rule does.
+/// Emits the `tool_call` event.
 fn announce(item: &Prepared<'_>, toolset: &Toolset, output: &Output) {
     let call = item.call;
     output.emit(EventKind::ToolCall {
@@ -270,103 +241,41 @@ fn announce(item: &Prepared<'_>, toolset: &Toolset, output: &Output) {
             .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         side_effect: toolset.side_effect_of(&call.name).into(),
     });
-    match &item.permission {
-        Permission::Allow => {}
-        Permission::Deny(reason) => output.emit(EventKind::PermissionDecision {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            decision: Decision::Deny,
-            reason: reason.clone(),
-        }),
-        Permission::Refused(denial) => output.emit(EventKind::PermissionDenied {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args: item.args.as_ref().map_or(Value::Null, |args| {
-                masked(args, &|text| output.secrets().apply(text))
-            }),
-            rule: denial.rule.clone(),
-            reason: denial.reason.clone(),
-        }),
+}
+
+/// One call the model made, unless its arguments are invalid or the permission step refuses
+/// it, decided just before it runs (a call earlier in the response has run by then).
+async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Outcome {
+    let args = match item.args.clone() {
+        Ok(args) => args,
+        Err(invalid) => return Outcome::Ran(Err(ToolError::InvalidArguments(invalid))),
+    };
+    let judges = Judges {
+        toolset: doors.toolset,
+        rules: doors.rules,
+        hooks: doors.hooks,
+    };
+    match permission::decide(item.call, args, judges).await {
+        Ok(args) => Outcome::Ran(run(item.call, args, doors).await),
+        Err(refusal) => Outcome::Refused(refusal),
     }
 }
 
-/// `value` with `mask` applied to every string in it.
-fn masked(value: &Value, mask: &dyn Fn(&str) -> String) -> Value {
-    match value {
-        Value::String(text) => Value::String(mask(text)),
-        Value::Array(items) => Value::Array(items.iter().map(|item| masked(item, mask)).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(key, field)| (key.clone(), masked(field, mask)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-/// Runs one call the model made, unless its arguments are invalid, [`decide`] denied it or a
-/// `pre_tool_use` hook did; `post_tool_use` hooks add their notes to what it returned.
-async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Result<ToolOutput, ToolError> {
-    let args = item.args.clone().map_err(ToolError::InvalidArguments)?;
-    match &item.permission {
-        Permission::Allow => {}
-        Permission::Deny(reason) => return Err(ToolError::Denied(reason.clone())),
-        Permission::Refused(denial) => return Err(ToolError::Denied(denial.reason.clone())),
-    }
-    let args = vet(item.call, args, doors).await?;
+/// Runs an allowed call with `args`; `post_tool_use` hooks add their notes to what it
+/// returned.
+async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutput, ToolError> {
     // Kept for the hooks after the call only when there are some: a whole file's content is
     // not copied for nothing.
-    let kept = doors
-        .hooks
-        .runs_after(&item.call.name)
-        .then(|| args.clone());
+    let kept = doors.hooks.runs_after(&call.name).then(|| args.clone());
     let context = doors.context;
     let outcome = tokio::select! {
-        result = doors.toolset.call_with_images(&item.call.name, args, context) => result,
+        result = doors.toolset.call_with_images(&call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
     match kept {
-        Some(args) => annotate(item.call, &args, outcome, doors.hooks).await,
+        Some(args) => annotate(call, &args, outcome, doors.hooks).await,
         None => outcome,
     }
-}
-
-/// The `pre_tool_use` hooks on a call [`decide`] allowed: the arguments it runs with, or its
-/// denial (reported as a `permission_decision`). Arguments a hook rewrote are decided on
-/// again, so a hook cannot turn a call into one the rules deny.
-async fn vet(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<Value, ToolError> {
-    let verdict = doors.hooks.pre_tool_use(&call.id, &call.name, args).await;
-    let reason = match verdict {
-        PreVerdict::Proceed {
-            arguments,
-            rewritten: false,
-        } => return Ok(arguments),
-        PreVerdict::Proceed {
-            arguments,
-            rewritten: true,
-        } => {
-            let rewritten = ToolCall {
-                arguments: arguments.to_string(),
-                ..call.clone()
-            };
-            let decoded = Ok(arguments.clone());
-            match decide(&rewritten, &decoded, doors.toolset, doors.rules) {
-                Permission::Allow => return Ok(arguments),
-                Permission::Deny(reason) | Permission::Refused(Denial { reason, .. }) => {
-                    format!("the arguments a pre_tool_use hook rewrote are denied: {reason}")
-                }
-            }
-        }
-        PreVerdict::Deny(reason) => reason,
-    };
-    doors.output.emit(EventKind::PermissionDecision {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        decision: Decision::Deny,
-        reason: reason.clone(),
-    });
-    Err(ToolError::Denied(reason))
 }
 
 /// A call's `outcome` with the notes of the `post_tool_use` hooks on it. Only a call that ran

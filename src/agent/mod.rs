@@ -10,6 +10,7 @@ mod calls;
 mod compaction;
 mod error_code;
 pub(crate) mod first_reads;
+mod permission;
 mod plan;
 mod repeats;
 mod schema_retries;
@@ -46,8 +47,9 @@ pub struct AgentRun<'a> {
     pub output: &'a Output,
     /// The most model requests that may call tools; one more summary request follows.
     pub max_turns: u32,
-    /// The run's background tasks, checked when the model answers.
-    pub tasks: &'a Runtime,
+    /// The run's runtime: every command, service and specialist it starts belongs to it; its
+    /// background tasks are checked when the model answers.
+    pub runtime: &'a Runtime,
     /// What the run tree has spent, checked against its budget after every response.
     pub ledger: &'a Ledger,
     /// The model's context window: the conversation is compacted before it outgrows it, and

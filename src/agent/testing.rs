@@ -179,7 +179,7 @@ impl Harness {
             },
             output: &self.output,
             max_turns: self.max_turns,
-            tasks: &self.runtime,
+            runtime: &self.runtime,
             ledger: &ledger,
             window: WindowLookup::known(ContextWindow {
                 tokens: self.window,

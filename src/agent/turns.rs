@@ -19,7 +19,8 @@
 //!   with no tools on offer.
 //!
 //! A new safeguard is a step, or a check inside the step it guards, with a test of its own; a
-//! rule or hook on a single tool call belongs in `calls::decide`, which every call passes.
+//! rule or hook on a single tool call belongs in the permission step (`permission::decide`),
+//! which every call passes just before it runs.
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
@@ -232,7 +233,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         self.count += 1;
         // While the model answers, the guardian of the command it may ask for starts.
         if self.agent.toolset.offers(ToolId::Bash) {
-            self.agent.tasks.prepare_foreground();
+            self.agent.runtime.prepare_foreground();
         }
         let error = match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => error,

@@ -15,10 +15,11 @@ use crate::rules::Effect;
 use crate::tasks;
 use crate::tools::PromptStyle;
 
+use super::driver::async_runtime;
 use super::failure::Failure;
+use super::mcp_servers;
 use super::pieces::Pieces;
 use super::settings::Settings;
-use super::{async_runtime, mcp_servers};
 
 /// Lists the tools the model would see, the run's MCP servers started to know theirs.
 pub(super) fn tools(
@@ -35,27 +36,32 @@ pub(super) fn tools(
     // Closes the runtime (and with it every server started) on every way out.
     let _guard = runtime
         .as_ref()
-        .map(|runtime| CloseOnDrop::new(Arc::clone(&pieces.tasks), runtime));
+        .map(|runtime| CloseOnDrop::new(Arc::clone(&pieces.runtime), runtime));
     let started = match &runtime {
         Some(runtime) => {
             let cancel = output.stop_token();
             lifecycle::watch(cancel.clone());
-            runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, &cancel))?
+            runtime.block_on(mcp_servers::start(
+                settings,
+                &pieces.runtime,
+                output,
+                &cancel,
+            ))?
         }
         None => mcp::Started::default(),
     };
     start_listing(
         output,
-        &settings.workspace,
+        &settings.workspace.root,
         mcp_servers::infos(&started.states),
     );
     mcp_servers::warn(&started.states, &settings.mcp, output);
     // The style the caller chose (the listing asks no server): compact for the local provider.
-    let style = match &settings.prompt_style {
+    let style = match &settings.model.prompt_style {
         Ok(Some(choice)) => choice.style,
         _ => PromptStyle::Full,
     };
-    let toolset = pieces.toolset(&started, &settings.policy, style, output);
+    let toolset = pieces.toolset(&started, &settings.workspace.policy, style, output);
     output.emit(EventKind::Tools {
         tools: toolset
             .visible()
@@ -68,6 +74,7 @@ pub(super) fn tools(
             })
             .collect(),
         rules: settings
+            .controls
             .rules
             .rules()
             .iter()
@@ -93,8 +100,8 @@ pub(super) fn tools(
 /// Discovers the specialists under this workspace and lists them. Broken manifests are
 /// warnings, emitted before the listing so `-o json` can carry them in it.
 pub(super) fn specialists(settings: &Settings, output: &Output) -> ExitCode {
-    start_listing(output, &settings.workspace, Vec::new());
-    let found = tasks::discover(&settings.specialists);
+    start_listing(output, &settings.workspace.root, Vec::new());
+    let found = tasks::discover(&settings.workspace.specialists);
     for warning in &found.warnings {
         output.emit(EventKind::Warning {
             message: warning.to_string(),

@@ -8,7 +8,7 @@ use crate::local_model::{LocalModel, LocalServer, LocalSettings};
 use crate::provider::ProviderConfig;
 use crate::runtime::Runtime;
 
-use super::before_stop;
+use super::driver::before_stop;
 use super::failure::Failure;
 use super::settings::Settings;
 

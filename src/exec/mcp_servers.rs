@@ -8,7 +8,7 @@ use crate::mcp::{self, Place, ServerConfig, ServerState, Started, TransportKind}
 use crate::output::{EventKind, McpServerInfo, McpState, McpTransport, Output};
 use crate::runtime::Runtime;
 
-use super::before_stop;
+use super::driver::before_stop;
 use super::failure::Failure;
 use super::settings::{McpSettings, Settings};
 
@@ -39,7 +39,7 @@ pub(crate) async fn start(
     let var = |name: &str| settings.var(name);
     let place = Place {
         runtime,
-        workspace: &settings.workspace,
+        workspace: &settings.workspace.root,
         log_dir: log_dir.as_deref(),
         var: &var,
         secrets: output.secrets(),

@@ -1,18 +1,23 @@
 //! One `zero exec` job: the settings, then the mode they ask for — the agent on the prompt
 //! (`run`) or a listing (`listing`) — and how it ended as events and an exit code (`ending`).
+//! This file is the dispatch; each step lives in a module of its own (`process`: what the
+//! job changes for the whole process; `driver`: the async runtime and its stops; `worktree`:
+//! `--worktree`).
 //!
 //! Every path out of [`run`] emits exactly one `run_end`, preceded by an `error` when the run
 //! failed, so a script reading stream-json always sees how the run ended.
 
 mod confinement;
+mod driver;
 mod ending;
 mod failure;
+mod flags;
 mod inputs;
-mod job;
 mod listing;
 mod local_server;
 mod mcp_servers;
 mod pieces;
+mod process;
 mod prompt;
 mod run;
 mod session;
@@ -22,19 +27,14 @@ mod worktree;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
-use crate::lifecycle::{self, Stop};
+use crate::lifecycle;
 use crate::output::event::WorktreeInfo;
-use crate::output::{self, Output, OutputFormat, stderr_line_if_writable};
-use crate::provider::ProviderConfig;
+use crate::output::{Output, OutputFormat, stderr_line_if_writable};
 use crate::redact::Secrets;
-use crate::rules::Effect;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
-use crate::tools::{SideEffect, ToolId};
 use ending::{Accounting, finish};
 use inputs::Inputs;
 use pieces::Pieces;
@@ -54,16 +54,14 @@ pub struct Invocation {
 /// Runs one job and returns its exit code; stdout holds exactly one `run_end` by then. A panic
 /// in the job is reported as an internal error, after the runtime was closed on the way out.
 ///
-/// `prepare` (the reconciliation of dead runs) runs first: before the job touches the data
-/// directory, and once a stop signal would already be reported — it may wait out a grace
-/// period on a dead run's leftovers. It gets the run's runtime configuration (when the
-/// environment's is valid; the job reports it otherwise) and the secrets to mask in what it
-/// prints.
-pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets)) -> ExitCode {
-    hide_process_memory();
+/// The reconciliation of dead runs runs first (`runtime::reconcile_at_start`, its warnings
+/// printed here): before the job touches the data directory, and once a stop signal would
+/// already be reported — it may wait out a grace period on a dead run's leftovers.
+pub fn run(invocation: Invocation) -> ExitCode {
+    process::hide_memory();
     let inputs = Inputs::read();
     let output = Arc::new(Output::new(invocation.args.output_format, inputs.secrets()));
-    run_with(invocation, None, inputs, &output, prepare)
+    run_with(invocation, None, inputs, &output)
 }
 
 /// Runs one job whose final answer must satisfy `schema` and goes back to the caller instead
@@ -74,12 +72,11 @@ pub fn run(invocation: Invocation, prepare: impl FnOnce(&RuntimeConfig, &Secrets
 pub fn run_for_answer(
     invocation: Invocation,
     schema: OutputSchema,
-    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
 ) -> (ExitCode, Option<serde_json::Value>) {
-    hide_process_memory();
+    process::hide_memory();
     let inputs = Inputs::read();
     let output = Arc::new(Output::keeping_answer(inputs.secrets()));
-    let exit = run_with(invocation, Some(schema), inputs, &output, prepare);
+    let exit = run_with(invocation, Some(schema), inputs, &output);
     (exit, output.kept_answer())
 }
 
@@ -89,7 +86,6 @@ fn run_with(
     schema: Option<OutputSchema>,
     inputs: Inputs,
     output: &Arc<Output>,
-    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
 ) -> ExitCode {
     let early = Arc::clone(output);
     lifecycle::report_early_stops(Box::new(move |stop| {
@@ -100,7 +96,10 @@ fn run_with(
     }));
     let runtime = inputs.runtime(output.run_id());
     if let Ok(config) = &runtime {
-        prepare(config, output.secrets());
+        for warning in crate::runtime::reconcile_at_start(config) {
+            let warning = output.secrets().apply(&warning);
+            stderr_line_if_writable(&format!("zero: warning: {warning}"));
+        }
     }
     let mut accounting = Accounting::default();
     let job = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -143,26 +142,14 @@ fn in_worktree(
     output: &Arc<Output>,
     accounting: &mut Accounting,
 ) -> Result<ExitCode, Failure> {
-    // A listing runs no job, so it makes no worktree.
-    let listing = invocation.args.list_tools || invocation.args.list_specialists;
-    let Some(name) = invocation.args.worktree.take().filter(|_| !listing) else {
-        let job = Job { invocation, schema };
-        return run_job(job, inputs, runtime, output, accounting, None);
-    };
-    let data_dir = match &runtime {
-        Ok(config) => config.data_dir.clone().ok_or_else(|| {
-            Failure::usage("--worktree needs a data directory (set ZERO_HOME)".into())
-        })?,
-        Err(error) => return Err(Failure::usage(error.to_string())),
-    };
-    let workspace = job::workspace(invocation.args.cwd.as_deref())?;
-    let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, output.run_id())?;
-    invocation.args.cwd = Some(worktree.workspace_for(&workspace));
-    let info = worktree.info();
+    let worktree = RunWorktree::asked(&mut invocation.args, &runtime, output.run_id())?;
+    let info = worktree.as_ref().map(RunWorktree::info);
     let job = Job { invocation, schema };
-    let job = run_job(job, inputs, runtime, output, accounting, Some(info));
-    accounting.worktree_commit = worktree.finish(output.run_id())?;
-    job
+    let exit = run_job(job, inputs, runtime, output, accounting, info);
+    if let Some(worktree) = worktree {
+        accounting.worktree_commit = worktree.finish(output.run_id())?;
+    }
+    exit
 }
 
 /// The job, step by step: the settings (after the config file's unknown keys are warned
@@ -179,12 +166,12 @@ fn run_job(
         output.warn_at_start(warning);
     }
     let mut settings = Settings::resolve(invocation, inputs, runtime)?;
-    settings.worktree = worktree;
+    settings.workspace.worktree = worktree;
     if let Some(schema) = schema {
-        settings.output_schema = Some(schema);
+        settings.request.output_schema = Some(schema);
     }
-    take_effect(&settings, output)?;
-    if let Some(warning) = unoffered_bash_rules(&settings) {
+    process::take_effect(&settings, output)?;
+    if let Some(warning) = settings.unoffered_bash_rules() {
         output.warn_at_start(warning);
     }
     match settings.mode {
@@ -194,88 +181,6 @@ fn run_job(
             let pieces = Pieces::new(&settings, output)?;
             run::run(settings, pieces, output, accounting)
         }
-    }
-}
-
-/// A warning when `bash` allow rules cannot take effect: at `--auto low` `bash` is offered
-/// (read-only) only where the sandbox can make commands read-only, and this run has no such
-/// sandbox, so the commands those rules name will not run. Saying so beats a silent no.
-fn unoffered_bash_rules(settings: &Settings) -> Option<String> {
-    let rules: Vec<&str> = settings
-        .rules
-        .rules()
-        .iter()
-        .filter(|rule| rule.effect == Effect::Allow && rule.covers(ToolId::Bash))
-        .map(|rule| rule.text.as_str())
-        .collect();
-    if rules.is_empty() || settings.policy.permits(SideEffect::Shell).is_ok() {
-        return None;
-    }
-    Some(format!(
-        "bash is not offered at --auto {} without the sandbox, so {} cannot run anything; \
-         use --auto medium, or run where the sandbox is available",
-        output::word(&settings.policy.autonomy()),
-        rules
-            .iter()
-            .map(|rule| format!("`{rule}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
-}
-
-/// What the settings change for the whole process: from here on the deadline stops the run
-/// as a signal does, wherever the run is held up, and the provider's key is masked in
-/// everything zero writes.
-fn take_effect(settings: &Settings, output: &Output) -> Result<(), Failure> {
-    if let Some(deadline) = settings.deadline {
-        lifecycle::arm_deadline(deadline).map_err(|e| Failure::internal(e.to_string()))?;
-    }
-    if let Ok(ProviderConfig {
-        api_key: Some(key), ..
-    }) = &settings.provider
-    {
-        output.secrets().add(key);
-    }
-    Ok(())
-}
-
-/// `work`, unless the run is stopped first (a signal, the lifeline, its deadline, a closed
-/// stdout): then that ending's failure, and `work` is dropped half-way (whatever it started
-/// belongs to the runtime, whose close stops it).
-pub(crate) async fn before_stop<T>(
-    work: impl Future<Output = T>,
-    cancel: &CancellationToken,
-) -> Result<T, Failure> {
-    tokio::select! {
-        done = work => Ok(done),
-        () = cancel.cancelled() => {
-            Err(Failure::stopped(lifecycle::received().unwrap_or(Stop::Interrupt)))
-        }
-    }
-}
-
-/// The async runtime a job runs on. One thread drives the run, and blocking work (files,
-/// fsync, handshakes) goes to the blocking pool, as it must anyway. A multi-thread runtime
-/// hands each step of a turn from one worker to another, and waking an idle vCPU costs up to
-/// a millisecond on a VM (docs/PERFORMANCE.md).
-fn async_runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))
-}
-
-/// Makes this process's memory and initial environment unreadable to other processes of the
-/// same user: `/proc/<pid>/environ` holds the key variables zero was started with, and a
-/// command run by zero (same uid) could otherwise read them there, past the environment the
-/// spawn door cleaned. The ssh-agent way (`PR_SET_DUMPABLE`); it also turns off core dumps,
-/// which would hold the key too. Commands are unaffected: exec makes them dumpable again.
-fn hide_process_memory() {
-    #[cfg(target_os = "linux")]
-    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
-        stderr_line_if_writable(&format!(
-            "zero: warning: cannot hide this process's memory from other processes: {error}"
-        ));
     }
 }
 

@@ -20,7 +20,7 @@ pub(super) struct Pieces {
     /// What the run tree spent, against its budget.
     pub(super) ledger: Arc<Ledger>,
     /// The runtime every command the run starts belongs to.
-    pub(super) tasks: Arc<Runtime>,
+    pub(super) runtime: Arc<Runtime>,
     /// The worktrees of the specialists launched with `isolation: worktree` (`None` when the
     /// run launches none: it is a specialist itself).
     isolated: Option<Arc<tasks::Isolated>>,
@@ -34,18 +34,18 @@ impl Pieces {
     /// Builds them from `settings`; the runtime's task events go to `output`. A tool filter
     /// naming an unknown tool is a usage error.
     pub(super) fn new(settings: &Settings, output: &Arc<Output>) -> Result<Self, Failure> {
-        let ledger = Arc::new(settings.ledger());
-        let tasks = Arc::new(Runtime::new(
-            settings.runtime_config(output.secrets()),
+        let ledger = Arc::new(settings.budget.ledger());
+        let runtime = Arc::new(Runtime::new(
+            settings.workspace.runtime_config(output.secrets()),
             task_events(output),
         ));
-        let mut registry = Registry::with_runtime(Arc::clone(&tasks));
+        let mut registry = Registry::with_runtime(Arc::clone(&runtime));
         let launcher = settings.launcher(output.run_id(), &ledger);
-        let isolated = tasks::register(&mut registry, &tasks, launcher);
+        let isolated = tasks::register(&mut registry, &runtime, launcher);
         let filter = settings.tool_filter(&registry)?;
         Ok(Pieces {
             ledger,
-            tasks,
+            runtime,
             isolated,
             registry,
             filter,
@@ -81,7 +81,7 @@ impl Pieces {
     /// what could not be cleaned up; the stopped tasks themselves are reported by their
     /// `task_finished` events.
     pub(super) async fn close(&self, output: &Output) {
-        for error in self.tasks.close().await.errors {
+        for error in self.runtime.close().await.errors {
             output.emit(EventKind::Warning {
                 message: format!("while stopping the run's background tasks: {error}"),
             });

@@ -18,12 +18,13 @@ use crate::output::{EventKind, Output, PermissionsChanged};
 use crate::provider::{self, Image, Message, Provider, ProviderConfig, WindowLookup};
 use crate::tools::{Permissions, StyleChoice, ToolContext, Toolset};
 
+use super::driver::{async_runtime, before_stop};
 use super::ending::{self, Accounting};
 use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{async_runtime, before_stop, job, local_server, mcp_servers, prompt};
+use super::{flags, local_server, mcp_servers, prompt};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.
@@ -40,7 +41,7 @@ pub(super) fn run(
     // cancels the loop and lands there too: each task's end is reported before `run_end` and
     // nothing the run started outlives it. An error before the loop (a required MCP server
     // that failed) or a panic skips that close; this guard does it.
-    let guard = CloseOnDrop::new(Arc::clone(&pieces.tasks), &runtime);
+    let guard = CloseOnDrop::new(Arc::clone(&pieces.runtime), &runtime);
     let cancel = watch_stops(output);
     let connected = connect(
         &settings,
@@ -57,7 +58,12 @@ pub(super) fn run(
     if !request.images.is_empty() {
         runtime.block_on(before_stop(images_seen(&connected.window), &cancel))??;
     }
-    let toolset = pieces.toolset(&connected.mcp, &settings.policy, style.style, output);
+    let toolset = pieces.toolset(
+        &connected.mcp,
+        &settings.workspace.policy,
+        style.style,
+        output,
+    );
     let mut session = open_session(
         &settings,
         &*connected.provider,
@@ -90,20 +96,13 @@ pub(super) fn run(
         hooks: &hooks,
         cancel,
     };
-    let report = runtime.block_on(async {
-        let report = converse(
-            &settings,
-            &pieces,
-            &*connected.provider,
-            conversation,
-            output,
-        )
-        .await;
-        // The servers first: each stdio server's stdin closes before its process is stopped.
-        connected.mcp.servers.close().await;
-        pieces.close(output).await;
-        report
-    });
+    let report = runtime.block_on(converse_then_close(
+        &settings,
+        &pieces,
+        &connected,
+        conversation,
+        output,
+    ));
     guard.disarm();
     // Blocking work that outlived the close (a process SIGKILL could not end) must not keep
     // the process from exiting.
@@ -112,9 +111,50 @@ pub(super) fn run(
     // After the close: every specialist has ended and written its last report.
     accounting.spent = pieces.ledger.spent();
     accounting.window = window.now();
+    let ended = Ended {
+        ending: report.ending,
+        session,
+        last_message: request.last_message,
+        schema: settings.request.output_schema.is_some(),
+    };
+    end(ended, accounting, output)
+}
+
+/// The conversation, then the close of everything the run started: the MCP servers first
+/// (each stdio server's stdin closes before its process is stopped), then the runtime and the
+/// specialists' worktrees.
+async fn converse_then_close(
+    settings: &Settings,
+    pieces: &Pieces,
+    connected: &Connected,
+    conversation: Conversation<'_>,
+    output: &Output,
+) -> Report {
+    let report = converse(settings, pieces, &*connected.provider, conversation, output).await;
+    connected.mcp.servers.close().await;
+    pieces.close(output).await;
+    report
+}
+
+/// How the loop ended, and what the ending still needs.
+struct Ended {
+    /// What the loop said.
+    ending: Ending,
+    /// The run's session, to close.
+    session: Option<RunSession>,
+    /// `--output-last-message`, checked.
+    last_message: Option<PathBuf>,
+    /// Whether the answer had to satisfy a schema.
+    schema: bool,
+}
+
+/// The run's end, once everything it started is closed: its session closed (answered only
+/// when the model answered and no stop came), then a stop's failure, else the answer's
+/// ending.
+fn end(ended: Ended, accounting: &mut Accounting, output: &Output) -> Result<ExitCode, Failure> {
     let stopped = lifecycle::received();
-    if let Some(session) = session {
-        let answered = matches!(report.ending, Ending::Answered(_)) && stopped.is_none();
+    if let Some(session) = ended.session {
+        let answered = matches!(ended.ending, Ending::Answered(_)) && stopped.is_none();
         close_session(session, answered, accounting, output);
     }
     // A signal, or the deadline, which stops the run the same way.
@@ -122,10 +162,10 @@ pub(super) fn run(
         return Err(Failure::stopped(stop));
     }
     ending::conclude(
-        report.ending,
+        ended.ending,
         output,
-        request.last_message.as_deref(),
-        settings.output_schema.is_some(),
+        ended.last_message.as_deref(),
+        ended.schema,
     )
 }
 
@@ -151,21 +191,26 @@ impl Request {
     /// Reads and checks it; stdin is read only when the prompt sources ask for it.
     fn read(settings: &Settings) -> Result<Self, Failure> {
         let last_message = settings
+            .request
             .last_message
             .as_deref()
-            .map(job::last_message_path)
+            .map(flags::last_message_path)
             .transpose()?;
-        let prompt =
-            prompt::assemble(&settings.prompt, &settings.workspace, &mut std::io::stdin())?;
+        let prompt = prompt::assemble(
+            &settings.request.prompt,
+            &settings.workspace.root,
+            &mut std::io::stdin(),
+        )?;
         let config = settings
+            .model
             .provider
             .as_ref()
             .map_err(|e| Failure::config(e.to_string()))?
             .clone();
-        let local = settings.local.clone()?;
-        let style = settings.prompt_style.clone()?;
-        settings.check_priced(&config)?;
-        let images = prompt::images(&settings.prompt, &settings.workspace)?;
+        let local = settings.model.local.clone()?;
+        let style = settings.model.prompt_style.clone()?;
+        settings.budget.check_priced(&config)?;
+        let images = prompt::images(&settings.request.prompt, &settings.workspace.root)?;
         if let Some(reason) = config
             .kind
             .cannot_see_images()
@@ -174,8 +219,8 @@ impl Request {
             return Err(unseen(reason));
         }
         let permissions = Permissions::of(
-            settings.policy.autonomy(),
-            &settings.confinement.commands.sandbox,
+            settings.workspace.policy.autonomy(),
+            &settings.workspace.confinement.commands.sandbox,
         );
         Ok(Request {
             last_message,
@@ -226,16 +271,21 @@ fn connect(
         settings,
         local,
         &mut config,
-        &pieces.tasks,
+        &pieces.runtime,
         cancel,
     ))?;
     let provider = provider::build(&config, output.run_id().as_str())
         .map_err(|e| Failure::config(e.to_string()))?;
     let window = {
         let _entered = runtime.enter();
-        WindowLookup::start(settings.context_window, Arc::clone(&provider))
+        WindowLookup::start(settings.model.context_window, Arc::clone(&provider))
     };
-    let mcp = runtime.block_on(mcp_servers::start(settings, &pieces.tasks, output, cancel))?;
+    let mcp = runtime.block_on(mcp_servers::start(
+        settings,
+        &pieces.runtime,
+        output,
+        cancel,
+    ))?;
     Ok(Connected {
         _local_server: local_server,
         provider,
@@ -252,10 +302,10 @@ fn open_session(
     output: &Output,
 ) -> Result<Option<RunSession>, Failure> {
     session::for_run(
-        &settings.session,
-        settings.runtime.data_dir.as_deref(),
+        &settings.request.session,
+        settings.workspace.runtime.data_dir.as_deref(),
         session::RunFacts {
-            workspace: &settings.workspace,
+            workspace: &settings.workspace.root,
             run_id: output.run_id(),
             provider: provider.name(),
             model: provider.model(),
@@ -277,11 +327,11 @@ fn announce(
     output: &Output,
 ) {
     output.emit(EventKind::RunStart {
-        cwd: settings.workspace.display().to_string(),
+        cwd: settings.workspace.root.display().to_string(),
         provider: Some(connected.provider.name().to_string()),
         model: Some(connected.provider.model().to_string()),
-        sandbox: Some(settings.confinement.in_force()),
-        withheld_env: settings.confinement.withheld.clone(),
+        sandbox: Some(settings.workspace.confinement.in_force()),
+        withheld_env: settings.workspace.confinement.withheld.clone(),
         session_id: session.map(|session| session.id().to_string()),
         resumed_from: session.and_then(|s| s.resumed_from.clone()),
         permissions_changed: session
@@ -291,7 +341,7 @@ fn announce(
                 now: permissions,
             }),
         mcp_servers: mcp_servers::infos(&connected.mcp.states),
-        worktree: settings.worktree.clone(),
+        worktree: settings.workspace.worktree.clone(),
         prompt_style: Some(style),
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
@@ -300,10 +350,10 @@ fn announce(
             message: format!("resuming the session: {note}"),
         });
     }
-    if let Some(warning) = settings.policy.unrestricted_warning() {
+    if let Some(warning) = settings.workspace.policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
-    if let Some(warning) = settings.confinement.warning.clone() {
+    if let Some(warning) = settings.workspace.confinement.warning.clone() {
         output.emit(EventKind::Warning { message: warning });
     }
 }
@@ -339,17 +389,17 @@ async fn converse(
     output: &Output,
 ) -> Report {
     let compact = conversation.style.compact();
-    let workspace = &settings.workspace;
+    let workspace = &settings.workspace.root;
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
-        autonomy: settings.policy.autonomy(),
+        autonomy: settings.workspace.policy.autonomy(),
         tools: conversation
             .toolset
             .visible()
             .iter()
             .map(|t| t.name())
             .collect(),
-        answer_schema: settings.output_schema.as_ref(),
+        answer_schema: settings.request.output_schema.as_ref(),
         compact,
     });
     let agent = AgentRun {
@@ -357,22 +407,26 @@ async fn converse(
         toolset: conversation.toolset,
         context: ToolContext {
             workspace: workspace.clone(),
-            policy: Arc::new(settings.policy.clone()),
+            policy: Arc::new(settings.workspace.policy.clone()),
             cancel: conversation.cancel,
             plan_updates: None,
         },
         output,
-        max_turns: settings.max_turns,
-        tasks: &pieces.tasks,
+        max_turns: settings.budget.max_turns,
+        runtime: &pieces.runtime,
         ledger: &pieces.ledger,
         window: conversation.window,
-        schema: settings.output_schema.as_ref().map(|schema| SchemaCheck {
-            schema,
-            retries: settings.schema_retries,
-        }),
+        schema: settings
+            .request
+            .output_schema
+            .as_ref()
+            .map(|schema| SchemaCheck {
+                schema,
+                retries: settings.request.schema_retries,
+            }),
         transcript: conversation.session.map(|session| &session.transcript),
         hooks: conversation.hooks,
-        rules: &settings.rules,
+        rules: &settings.controls.rules,
         first_reads: match compact {
             true => first_reads::named_files(workspace, &conversation.prompt),
             false => Vec::new(),
@@ -417,7 +471,7 @@ async fn choose_style(
         return chosen;
     }
     let server = window.server().await;
-    let given = settings.context_window.map(|window| window.tokens);
+    let given = settings.model.context_window.map(|window| window.tokens);
     StyleChoice::for_server(server.llama_cpp, server.window.or(given))
 }
 
@@ -430,24 +484,24 @@ fn hooks(
     cancel: &CancellationToken,
     output: &Arc<Output>,
 ) -> Hooks {
-    if settings.hooks.is_empty() {
+    if settings.controls.hooks.is_empty() {
         return Hooks::none();
     }
     let reports = Arc::clone(output);
     let runner = HookRunner {
-        runtime: Arc::clone(&pieces.tasks),
+        runtime: Arc::clone(&pieces.runtime),
         facts: RunFacts {
             run_id: output.run_id().to_string(),
             session_id: session.map(|session| session.id().to_string()),
-            workspace: settings.workspace.clone(),
+            workspace: settings.workspace.root.clone(),
         },
-        deadline: settings.deadline,
+        deadline: settings.budget.deadline,
         cancel: cancel.clone(),
         sink: Arc::new(move |report| reports.emit(EventKind::Hook(report))),
     };
     Hooks::new(
-        settings.hooks.clone(),
-        settings.hooks_fail_open,
+        settings.controls.hooks.clone(),
+        settings.controls.hooks_fail_open,
         Some(runner),
     )
 }

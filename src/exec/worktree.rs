@@ -6,10 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cli::ExecArgs;
 use crate::output::event::WorktreeInfo;
-use crate::runtime::{Checkout, NewCheckout, RunId, WorktreeName, WorktreeRecords};
+use crate::runtime::{
+    Checkout, NewCheckout, RunId, RuntimeConfig, RuntimeError, WorktreeName, WorktreeRecords,
+};
 
 use super::failure::Failure;
+use super::flags;
 
 /// A run's worktree while the run works in it.
 pub(crate) struct RunWorktree {
@@ -17,6 +21,30 @@ pub(crate) struct RunWorktree {
 }
 
 impl RunWorktree {
+    /// The worktree `args` ask for (`--worktree`), made for `run_id` under `runtime`'s data
+    /// directory, with `args.cwd` moved into it; `None` when they ask for none, or list
+    /// something (a listing runs no job, so it makes no worktree).
+    pub(crate) fn asked(
+        args: &mut ExecArgs,
+        runtime: &Result<RuntimeConfig, RuntimeError>,
+        run_id: &RunId,
+    ) -> Result<Option<Self>, Failure> {
+        let listing = args.list_tools || args.list_specialists;
+        let Some(name) = args.worktree.take().filter(|_| !listing) else {
+            return Ok(None);
+        };
+        let data_dir = match runtime {
+            Ok(config) => config.data_dir.clone().ok_or_else(|| {
+                Failure::usage("--worktree needs a data directory (set ZERO_HOME)".into())
+            })?,
+            Err(error) => return Err(Failure::usage(error.to_string())),
+        };
+        let workspace = flags::workspace(args.cwd.as_deref())?;
+        let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, run_id)?;
+        args.cwd = Some(worktree.workspace_for(&workspace));
+        Ok(Some(worktree))
+    }
+
     /// Makes the worktree `name` (a fresh one when `None`) of the repository holding
     /// `workspace`, under `data_dir`, for `run_id`. Every failure is a usage error (exit 2)
     /// that leaves nothing behind.

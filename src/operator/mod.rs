@@ -18,27 +18,15 @@ use std::time::Duration;
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
 use crate::exit::ExitCode;
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::{RuntimeConfig, RuntimeError, Store, TaskRecord, TaskStatus, output};
+use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus, output};
 
 /// How often `output --follow` looks for new output and re-reads the record: often enough to
 /// feel live, rarely enough to cost nothing.
 const FOLLOW_POLL: Duration = Duration::from_millis(200);
 
-/// Reconciles dead runs before a `zero exec` touches the data directory, printing what could
-/// not be cleaned up as warnings. Reads only, unless a run is dead; does nothing when there is
-/// no data directory yet.
-pub fn reconcile_at_start(config: &RuntimeConfig, secrets: &Secrets) {
-    if let Some(store) = Store::of_run(config) {
-        reconcile(&store, secrets);
-    }
-}
-
 /// Reconciles dead runs in `store`, if it exists, and prints what went wrong as warnings.
 fn reconcile(store: &Store, secrets: &Secrets) {
-    if store.exists() {
-        store.reconcile();
-        print_warnings(store, secrets);
-    }
+    print_warnings(store.reconciled(), secrets);
 }
 
 /// What an operator command over the data directory (`zero sessions`, `zero worktrees`) failed
@@ -89,7 +77,7 @@ pub fn run(args: TasksArgs, secrets: &Secrets) -> ExitCode {
             // Dead runs first, so what is shown is settled where it can be.
             reconcile(&store, secrets);
             let result = dispatch(&store, args.command, secrets);
-            print_warnings(&store, secrets);
+            print_warnings(store.take_warnings(), secrets);
             result
         });
     match result {
@@ -225,8 +213,9 @@ fn exit_code(error: &RuntimeError) -> ExitCode {
     }
 }
 
-fn print_warnings(store: &Store, secrets: &Secrets) {
-    for warning in store.take_warnings() {
-        eprintln!("zero: warning: {}", secrets.apply(&warning.to_string()));
+/// Prints `warnings` on stderr, `secrets` masked.
+fn print_warnings(warnings: Vec<String>, secrets: &Secrets) {
+    for warning in warnings {
+        eprintln!("zero: warning: {}", secrets.apply(&warning));
     }
 }

@@ -581,7 +581,53 @@ fn seconds(ms: u64) -> String {
 /// The most of a tool's output one `tool_result` event carries; the model saw all of it.
 pub(crate) const TOOL_RESULT_EVENT_MAX: usize = 10 * 1024;
 
+/// Which part of a run an event tells of: what the writers of `-o text` and `-o json` take the
+/// events apart by, one method per family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// How the run starts and ends, and what goes wrong on the way: `run_start`, `run_end`,
+    /// `warning`, `error`.
+    Run,
+    /// `--list-tools` and `--list-specialists`.
+    Listing,
+    /// The model's side: its text, reasoning and answer, its spending, waits on it, and the
+    /// conversation compacted for it.
+    Model,
+    /// Tool calls and what decides and follows them: `tool_call`, the permission events,
+    /// `hook`, `tool_result`, `plan`.
+    Call,
+    /// Background tasks starting and ending.
+    Task,
+}
+
 impl EventKind {
+    /// The family the event belongs to. Exhaustive, so a new kind must be placed in one
+    /// before any writer sees it.
+    pub(crate) fn family(&self) -> Family {
+        match self {
+            EventKind::RunStart { .. }
+            | EventKind::RunEnd { .. }
+            | EventKind::Warning { .. }
+            | EventKind::Error { .. } => Family::Run,
+            EventKind::Tools { .. } | EventKind::Specialists { .. } => Family::Listing,
+            EventKind::Text { .. }
+            | EventKind::Reasoning { .. }
+            | EventKind::Final { .. }
+            | EventKind::Usage(_)
+            | EventKind::Retry { .. }
+            | EventKind::Waiting { .. }
+            | EventKind::ModelSwitch { .. }
+            | EventKind::Compaction { .. } => Family::Model,
+            EventKind::ToolCall { .. }
+            | EventKind::PermissionDecision { .. }
+            | EventKind::PermissionDenied { .. }
+            | EventKind::Hook(_)
+            | EventKind::ToolResult { .. }
+            | EventKind::Plan { .. } => Family::Call,
+            EventKind::TaskStarted { .. } | EventKind::TaskFinished { .. } => Family::Task,
+        }
+    }
+
     /// Whether the event reports a call refused before it ran: what `run_end` counts.
     pub(crate) fn is_denial(&self) -> bool {
         matches!(

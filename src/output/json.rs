@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
-    CallStatus, EventKind, RuleInfo, RunStatus, SpecialistInfo, ToolInfo, UsageTotals, WindowInfo,
-    Writer,
+    CallStatus, EventKind, Family, RuleInfo, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
+    WindowInfo, Writer,
 };
 use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
@@ -94,7 +94,7 @@ impl JsonWriter {
     }
 
     /// The summary entry of a task, added (as `running`) when first heard of.
-    fn task(&mut self, task_id: &str, kind: &TaskKind) -> &mut TaskSummary {
+    fn task_entry(&mut self, task_id: &str, kind: &TaskKind) -> &mut TaskSummary {
         let index = match self.tasks.iter().position(|t| t.task_id == task_id) {
             Some(index) => index,
             None => {
@@ -122,47 +122,25 @@ impl JsonWriter {
 
 impl Writer for JsonWriter {
     fn write(&mut self, event: &EventKind) -> io::Result<()> {
+        match event.family() {
+            Family::Run => return self.run(event),
+            Family::Listing => return self.listing(event),
+            Family::Model => self.model(event),
+            Family::Call => self.call(event),
+            Family::Task => self.task(event),
+        }
+        Ok(())
+    }
+}
+
+/// One method per [`Family`]: each is given only its family's events. The summary carries the
+/// final answer, not how the run got there, so most events only add to it.
+impl JsonWriter {
+    /// The session from `run_start`, the warnings and errors, and at `run_end` the summary
+    /// (none after a listing).
+    fn run(&mut self, event: &EventKind) -> io::Result<()> {
         match event {
-            EventKind::Tools { tools, rules } => {
-                self.listed = true;
-                return self.print(&tool_listing(tools, rules));
-            }
-            EventKind::Specialists { specialists } => {
-                // Manifest warnings come before the listing; carry them in it, since no run
-                // summary follows a listing.
-                self.listed = true;
-                return self.print(&SpecialistListing {
-                    specialists,
-                    warnings: &self.warnings,
-                });
-            }
-            EventKind::ToolCall { id, name, .. } => self.tool_calls.push(CallSummary {
-                id: id.clone(),
-                name: name.clone(),
-                status: None,
-            }),
-            EventKind::ToolResult { id, status, .. } => {
-                if let Some(call) = self.tool_calls.iter_mut().rev().find(|c| &c.id == id) {
-                    call.status = Some(*status);
-                }
-            }
-            EventKind::TaskStarted { task_id, kind, .. } => {
-                self.task(task_id, kind);
-            }
-            EventKind::TaskFinished {
-                task_id,
-                kind,
-                status,
-                exit_code,
-            } => {
-                let task = self.task(task_id, kind);
-                task.status = *status;
-                task.exit_code = *exit_code;
-            }
-            EventKind::Final { text, structured } => {
-                self.final_text = Some(text.clone());
-                self.structured_output.clone_from(structured);
-            }
+            EventKind::RunStart { session_id, .. } => self.session_id.clone_from(session_id),
             EventKind::Warning { message } => self.warnings.push(message.clone()),
             EventKind::Error {
                 code,
@@ -211,24 +189,69 @@ impl Writer for JsonWriter {
                     warnings: &self.warnings,
                 });
             }
-            // A listing has no run summary after it.
-            EventKind::RunEnd { .. } => {}
-            // The summary carries the final answer, not how the run got there: named one by
-            // one, so a new event kind has to be decided on here.
-            EventKind::RunStart { session_id, .. } => self.session_id.clone_from(session_id),
-            EventKind::Text { .. }
-            | EventKind::Reasoning { .. }
-            | EventKind::PermissionDecision { .. }
-            | EventKind::PermissionDenied { .. }
-            | EventKind::Hook(_)
-            | EventKind::Plan { .. }
-            | EventKind::Compaction { .. }
-            | EventKind::Retry { .. }
-            | EventKind::Waiting { .. }
-            | EventKind::ModelSwitch { .. }
-            | EventKind::Usage(_) => {}
+            _ => {}
         }
         Ok(())
+    }
+
+    /// A listing, printed at once in place of a run summary.
+    fn listing(&mut self, event: &EventKind) -> io::Result<()> {
+        self.listed = true;
+        match event {
+            EventKind::Tools { tools, rules } => self.print(&tool_listing(tools, rules)),
+            // Manifest warnings come before the listing; carry them in it, since no run
+            // summary follows a listing.
+            EventKind::Specialists { specialists } => self.print(&SpecialistListing {
+                specialists,
+                warnings: &self.warnings,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The final answer (the model's text, reasoning and spending are in `run_end`'s counts).
+    fn model(&mut self, event: &EventKind) {
+        if let EventKind::Final { text, structured } = event {
+            self.final_text = Some(text.clone());
+            self.structured_output.clone_from(structured);
+        }
+    }
+
+    /// Each call and how it ended.
+    fn call(&mut self, event: &EventKind) {
+        match event {
+            EventKind::ToolCall { id, name, .. } => self.tool_calls.push(CallSummary {
+                id: id.clone(),
+                name: name.clone(),
+                status: None,
+            }),
+            EventKind::ToolResult { id, status, .. } => {
+                if let Some(call) = self.tool_calls.iter_mut().rev().find(|c| &c.id == id) {
+                    call.status = Some(*status);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Each background task and how it ended.
+    fn task(&mut self, event: &EventKind) {
+        match event {
+            EventKind::TaskStarted { task_id, kind, .. } => {
+                self.task_entry(task_id, kind);
+            }
+            EventKind::TaskFinished {
+                task_id,
+                kind,
+                status,
+                exit_code,
+            } => {
+                let task = self.task_entry(task_id, kind);
+                task.status = *status;
+                task.exit_code = *exit_code;
+            }
+            _ => {}
+        }
     }
 }
 

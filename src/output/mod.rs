@@ -15,6 +15,7 @@
 mod error_code;
 pub(crate) mod event;
 mod json;
+mod neutral;
 mod queue;
 mod stream_json;
 mod text;
@@ -29,13 +30,14 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
-    CallStatus, CompactionReason, Decision, EventKind, McpServerInfo, McpState, McpTransport,
-    PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce, SpecialistInfo,
-    ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
+    CallStatus, CompactionReason, Decision, EventKind, Family, McpServerInfo, McpState,
+    McpTransport, PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce,
+    SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
 use crate::runtime::RunId;
+pub(crate) use neutral::neutralise;
 use queue::Queue;
 pub(crate) use queue::stderr_line_if_writable;
 

@@ -206,8 +206,8 @@ impl Queue {
 }
 
 /// Echoes an error, a warning or a wait on the model (`retry`, `waiting`) to stderr, so a
-/// person reading a CI log of a machine format sees it too. Best effort: a closed stderr must
-/// not end the run.
+/// person reading a CI log of a machine format sees it too, [`super::neutralise`]d (a runner
+/// reads that log). Best effort: a closed stderr must not end the run.
 fn echo(event: &EventKind, secrets: &Secrets) {
     let line = match event {
         EventKind::Error { message, .. } => format!("zero: error: {message}"),
@@ -217,12 +217,13 @@ fn echo(event: &EventKind, secrets: &Secrets) {
             None => return,
         },
     };
-    let _ = writeln!(io::stderr().lock(), "{}", secrets.apply(&line));
+    let line = secrets.apply(&line);
+    let _ = writeln!(io::stderr().lock(), "{}", super::neutralise(&line));
 }
 
 /// Writes one line to stderr only if that cannot block: for the last words of a run whose
 /// stderr may be as stalled as its stdout. Written past std's stderr lock, which a stalled
-/// writer thread may hold.
+/// writer thread may hold; [`super::neutralise`]d, as every diagnostic zero writes is.
 pub(crate) fn stderr_line_if_writable(line: &str) {
     // SAFETY: fd 2 stays open for the life of the process.
     let stderr = unsafe { BorrowedFd::borrow_raw(libc::STDERR_FILENO) };
@@ -232,7 +233,7 @@ pub(crate) fn stderr_line_if_writable(line: &str) {
             .revents()
             .is_some_and(|events| events.contains(PollFlags::POLLOUT));
     if writable {
-        let mut line = line.to_string();
+        let mut line = super::neutralise(line).into_owned();
         line.push('\n');
         // One write of less than a pipe's page either fits in the room poll saw or fails.
         let _ = nix::unistd::write(stderr, line.as_bytes());

@@ -1,5 +1,7 @@
 //! `-o text`: only the final answer on stdout; a line per tool call and its outcome on stderr,
 //! and a spinner while the model thinks — but only when stderr is a terminal that wants it.
+//! Every line, on either stream, is [`neutralise`]d: what the model or the workspace wrote in it
+//! reaches a terminal or a CI runner as text, never as a command.
 
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
@@ -8,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
 use super::{
-    CallStatus, EventKind, McpServerInfo, McpState, RuleInfo, SandboxInForce, SpecialistInfo,
-    ToolInfo, Writer, word,
+    CallStatus, EventKind, Family, McpServerInfo, McpState, RuleInfo, SandboxInForce,
+    SpecialistInfo, ToolInfo, Writer, neutralise, word,
 };
 use crate::environ::names::NO_COLOR;
 use crate::hooks::HookDecision;
@@ -38,14 +40,15 @@ impl TextWriter {
             spinner.hide();
         }
         // Progress is best effort: a closed stderr must not end the run.
-        let _ = writeln!(io::stderr().lock(), "{}", self.secrets.apply(line));
+        let line = self.secrets.apply(line);
+        let _ = writeln!(io::stderr().lock(), "{}", neutralise(&line));
     }
 
     fn stdout(&mut self, text: &str) -> io::Result<()> {
         if let Some(spinner) = &mut self.spinner {
             spinner.hide();
         }
-        let mut text = self.secrets.apply(text);
+        let mut text = neutralise(&self.secrets.apply(text)).into_owned();
         if !text.ends_with('\n') {
             text.push('\n');
         }
@@ -63,6 +66,21 @@ impl TextWriter {
 
 impl Writer for TextWriter {
     fn write(&mut self, event: &EventKind) -> io::Result<()> {
+        match event.family() {
+            Family::Run => self.run(event),
+            Family::Listing => return self.listing(event),
+            Family::Model => return self.model(event),
+            Family::Call => self.call(event),
+            Family::Task => self.task(event),
+        }
+        Ok(())
+    }
+}
+
+/// One method per [`Family`]: each is given only its family's events.
+impl TextWriter {
+    /// The run's banners, its warnings and errors, and its end.
+    fn run(&mut self, event: &EventKind) {
         match event {
             EventKind::RunStart {
                 sandbox,
@@ -78,10 +96,63 @@ impl Writer for TextWriter {
                 }
                 self.waiting_for_model();
             }
-            EventKind::Tools { tools, rules } => return self.stdout(&tool_listing(tools, rules)),
-            EventKind::Specialists { specialists } => {
-                return self.stdout(&specialist_listing(specialists));
+            EventKind::Warning { message } => {
+                self.stderr_line(&format!("zero: warning: {message}"))
             }
+            EventKind::Error { message, .. } => {
+                self.stderr_line(&format!("zero: error: {message}"))
+            }
+            EventKind::RunEnd { .. } => {
+                if let Some(spinner) = &mut self.spinner {
+                    spinner.hide();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A listing, on stdout.
+    fn listing(&mut self, event: &EventKind) -> io::Result<()> {
+        match event {
+            EventKind::Tools { tools, rules } => self.stdout(&tool_listing(tools, rules)),
+            EventKind::Specialists { specialists } => self.stdout(&specialist_listing(specialists)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The final answer on stdout, and on stderr the waits on the model and the compactions
+    /// (its text, reasoning and spending are not shown).
+    fn model(&mut self, event: &EventKind) -> io::Result<()> {
+        match event {
+            EventKind::Retry { .. } | EventKind::Waiting { .. } | EventKind::ModelSwitch { .. } => {
+                if let Some(line) = event.waiting_line() {
+                    self.stderr_line(&line);
+                }
+                self.waiting_for_model();
+            }
+            EventKind::Compaction {
+                tokens_before,
+                tokens_after,
+                ..
+            } => self.stderr_line(&format!(
+                "▸ compacted the conversation to fit the context window: about {tokens_before} \
+                 → {tokens_after} tokens"
+            )),
+            // With --output-schema stdout is the checked JSON value alone, compact.
+            EventKind::Final {
+                structured: Some(value),
+                ..
+            } => return self.stdout(&value.to_string()),
+            EventKind::Final { text, .. } => return self.stdout(text),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A line per call and per outcome, the hooks that objected or rewrote, the plan's
+    /// progress (a refusal is in the call's outcome).
+    fn call(&mut self, event: &EventKind) {
+        match event {
             EventKind::ToolCall { name, args, .. } => {
                 let line = format!("▸ {name}  {}", summarize_args(args));
                 self.stderr_line(line.trim_end());
@@ -94,6 +165,19 @@ impl Writer for TextWriter {
                 self.stderr_line(&format!("  {mark} {}", one_line(output)));
                 self.waiting_for_model();
             }
+            EventKind::Hook(report) if report.decision != HookDecision::None => {
+                self.stderr_line(&format!(
+                    "  ▸ {} hook `{}`: {}{}",
+                    word(&report.event),
+                    one_line(&report.command),
+                    word(&report.decision),
+                    report
+                        .reason
+                        .as_deref()
+                        .map(|reason| format!(" ({})", one_line(reason)))
+                        .unwrap_or_default()
+                ));
+            }
             EventKind::Plan { steps } => {
                 let done = steps
                     .iter()
@@ -101,6 +185,13 @@ impl Writer for TextWriter {
                     .count();
                 self.stderr_line(&format!("▸ plan  {done}/{} steps done", steps.len()));
             }
+            _ => {}
+        }
+    }
+
+    /// A line when a background task starts and when it ends.
+    fn task(&mut self, event: &EventKind) {
+        match event {
             EventKind::TaskStarted { task_id, kind, .. } => self.stderr_line(&format!(
                 "▸ task {task_id} started ({})",
                 one_line(kind.label())
@@ -111,59 +202,8 @@ impl Writer for TextWriter {
                 status,
                 exit_code,
             } => self.stderr_line(&task_finished_line(task_id, kind, *status, *exit_code)),
-            EventKind::Compaction {
-                tokens_before,
-                tokens_after,
-                ..
-            } => self.stderr_line(&format!(
-                "▸ compacted the conversation to fit the context window: about {tokens_before} \
-                 → {tokens_after} tokens"
-            )),
-            EventKind::Warning { message } => {
-                self.stderr_line(&format!("zero: warning: {message}"))
-            }
-            EventKind::Hook(report) => {
-                if report.decision != HookDecision::None {
-                    self.stderr_line(&format!(
-                        "  ▸ {} hook `{}`: {}{}",
-                        word(&report.event),
-                        one_line(&report.command),
-                        word(&report.decision),
-                        report
-                            .reason
-                            .as_deref()
-                            .map(|reason| format!(" ({})", one_line(reason)))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
-            EventKind::Retry { .. } | EventKind::Waiting { .. } | EventKind::ModelSwitch { .. } => {
-                if let Some(line) = event.waiting_line() {
-                    self.stderr_line(&line);
-                }
-                self.waiting_for_model();
-            }
-            EventKind::Error { message, .. } => {
-                self.stderr_line(&format!("zero: error: {message}"))
-            }
-            // With --output-schema stdout is the checked JSON value alone, compact.
-            EventKind::Final {
-                structured: Some(value),
-                ..
-            } => return self.stdout(&value.to_string()),
-            EventKind::Final { text, .. } => return self.stdout(text),
-            EventKind::RunEnd { .. } => {
-                if let Some(spinner) = &mut self.spinner {
-                    spinner.hide();
-                }
-            }
-            EventKind::Text { .. }
-            | EventKind::Reasoning { .. }
-            | EventKind::Usage(_)
-            | EventKind::PermissionDecision { .. }
-            | EventKind::PermissionDenied { .. } => {}
+            _ => {}
         }
-        Ok(())
     }
 }
 

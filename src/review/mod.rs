@@ -17,10 +17,9 @@ use std::path::{Path, PathBuf};
 use crate::cli::ReviewArgs;
 use crate::exec::{self, Invocation};
 use crate::exit::ExitCode;
-use crate::findings::{Answer, Diff, FormatTarget, Report};
-use crate::output::{OutputFormat, stderr_line_if_writable};
+use crate::findings::{Answer, Diff, Format, FormatTarget, Report};
+use crate::output::{self, OutputFormat, stderr_line_if_writable};
 use crate::redact::{RedactingWriter, Secrets};
-use crate::runtime::RuntimeConfig;
 use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
 use source::Source;
@@ -59,14 +58,10 @@ pub struct ReviewInvocation {
     pub prompt_parts: Vec<String>,
 }
 
-/// Runs the review and returns its exit code (see the module documentation). `prepare` is
-/// exec's: the reconciliation of dead runs.
-pub fn run(
-    invocation: ReviewInvocation,
-    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
-) -> ExitCode {
+/// Runs the review and returns its exit code (see the module documentation).
+pub fn run(invocation: ReviewInvocation) -> ExitCode {
     let secrets = exec::known_secrets();
-    match review(invocation, prepare, &secrets) {
+    match review(invocation, &secrets) {
         Ok(exit) => exit,
         Err(problem) => {
             stderr_line_if_writable(&format!("zero: error: {}", secrets.apply(&problem.message)));
@@ -78,7 +73,6 @@ pub fn run(
 /// The steps of [`run`].
 fn review(
     ReviewInvocation { args, prompt_parts }: ReviewInvocation,
-    prepare: impl FnOnce(&RuntimeConfig, &Secrets),
     secrets: &Secrets,
 ) -> Result<ExitCode, Problem> {
     check_flags(&args)?;
@@ -114,7 +108,7 @@ fn review(
         args: exec_args,
         prompt_parts: vec![prompt],
     };
-    let answer = match exec::run_for_answer(invocation, schema, prepare) {
+    let answer = match exec::run_for_answer(invocation, schema) {
         (ExitCode::Success, Some(answer)) => answer,
         (ExitCode::Success, None) => {
             return Err(Problem::internal(
@@ -224,7 +218,12 @@ fn write_all(report: &Report, targets: &[FormatTarget], secrets: &Secrets) -> Re
     let mut first_failure = None;
     let mut stdout = RedactingWriter::new(std::io::stdout().lock(), secrets);
     for FormatTarget { format, file } in targets {
-        let text = format.write(report);
+        let text = match format {
+            // The reviewer's words, for a person or a CI log: inert. Every other format is
+            // exact (`github`'s commands are zero's own, its data escaped as the runner wants).
+            Format::Text => output::neutralise(&format.write(report)).into_owned(),
+            _ => format.write(report),
+        };
         let written = match file {
             Some(file) => crate::fsutil::write_atomic(file, secrets.apply(&text).as_bytes())
                 .map_err(|e| format!("cannot write {}: {e}", file.display())),

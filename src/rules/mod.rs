@@ -17,6 +17,7 @@
 //! also refuses `echo x > .github/ci.yml`), and a redirection never makes a denied command
 //! allowed.
 
+mod bash;
 mod command;
 mod paths;
 mod rule;
@@ -27,22 +28,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use self::command::CommandPattern;
 use self::paths::Touched;
 pub(crate) use self::rule::{Effect, Pattern, Rule};
 use self::shell::{SimpleCommand, Word};
 pub(crate) use self::sources::{FileKeys, Sources, load};
 use crate::tools::{ToolId, patch_paths};
-
-/// Commands that run the rest of their arguments as another command: a deny rule is checked
-/// against each tail of their words too (`env FOO=1 curl x`, `timeout 5 curl x`,
-/// `xargs curl`, `find . -exec curl x ;`). Deny lists are a best effort; allow lists are the
-/// sound way to limit commands.
-const WRAPPERS: [&str; 22] = [
-    "env", "nohup", "nice", "ionice", "timeout", "time", "xargs", "sudo", "doas", "su", "setsid",
-    "stdbuf", "chroot", "unshare", "nsenter", "flock", "watch", "find", "parallel", "strace",
-    "taskset", "busybox",
-];
 
 /// The rules in force for one run.
 #[derive(Debug, Clone, Default)]
@@ -62,14 +52,47 @@ pub(crate) enum Verdict {
     Deny(Denial),
 }
 
-/// Why a call was refused, in words for the model and for the `permission_denied` event.
+/// Why a call was refused, in words for the model and for the `permission_denied` event, with
+/// every rule that matched on the way (codex's execpolicy `Evaluation` lists its matches the
+/// same way): a refusal says what decided it, not just that something did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Denial {
-    /// The deny rule that matched, as written; `None` when no allow rule matched or the
-    /// call could not be checked.
-    pub(crate) rule: Option<String>,
     /// The whole explanation: what matched (or did not), and what the caller could add.
     pub(crate) reason: String,
+    /// Every rule that matched a part of the call checked before the refusal, in the order
+    /// checked: allow rules that admitted earlier commands of a line, and the deny rule that
+    /// refused it when one did.
+    pub(crate) matched: Vec<Matched>,
+}
+
+impl Denial {
+    /// The deny rule that refused the call, as written; `None` when no allow rule matched or
+    /// the call could not be checked. (A deny rule that matches refuses at once, so the only
+    /// deny rule among the matches is the one that decided.)
+    pub(crate) fn rule(&self) -> Option<&str> {
+        self.matched
+            .iter()
+            .find(|matched| matched.effect == Effect::Deny)
+            .map(|matched| matched.rule.as_str())
+    }
+}
+
+/// A rule that matched a call, as a refusal reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Matched {
+    /// The rule as written.
+    pub(crate) rule: String,
+    /// Allow or deny.
+    pub(crate) effect: Effect,
+}
+
+impl Matched {
+    fn of(rule: &Rule) -> Matched {
+        Matched {
+            rule: rule.text.clone(),
+            effect: rule.effect,
+        }
+    }
 }
 
 impl RuleSet {
@@ -100,6 +123,30 @@ impl RuleSet {
         if self.rules.is_empty() {
             return Verdict::Allow;
         }
+        let mut judgement = Judgement {
+            set: self,
+            matched: Vec::new(),
+        };
+        match judgement.call(tool, args) {
+            Ok(()) => Verdict::Allow,
+            Err(reason) => Verdict::Deny(Denial {
+                reason,
+                matched: judgement.matched,
+            }),
+        }
+    }
+}
+
+/// One call being judged: the rules, and every rule that matched it so far. Each step is
+/// `Ok` when the rules let that part of the call pass, else the reason it is refused.
+struct Judgement<'a> {
+    set: &'a RuleSet,
+    matched: Vec<Matched>,
+}
+
+impl Judgement<'_> {
+    /// A call of `tool` with `args`, by what its tool's rules look at.
+    fn call(&mut self, tool: &str, args: &Value) -> Result<(), String> {
         if let Some(rest) = tool.strip_prefix("mcp__") {
             let (server, name) = rest.split_once("__").unwrap_or((rest, ""));
             return self.decide(
@@ -111,14 +158,14 @@ impl RuleSet {
             );
         }
         let Some(id) = ToolId::from_name(tool) else {
-            return Verdict::Allow;
+            return Ok(());
         };
         let covers = |rule: &Rule| rule.covers(id);
-        if !self.rules.iter().any(covers) {
-            return Verdict::Allow;
+        if !self.set.rules.iter().any(covers) {
+            return Ok(());
         }
         match id {
-            ToolId::Bash => self.check_bash(args),
+            ToolId::Bash => self.bash(args),
             ToolId::Task => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                 self.decide(
@@ -133,7 +180,7 @@ impl RuleSet {
                 )
             }
             _ => match call_paths(id, args) {
-                Some(paths) => self.check_paths(id, &paths),
+                Some(paths) => self.paths(id, &paths),
                 None => self.decide(
                     &covers,
                     tool,
@@ -147,138 +194,104 @@ impl RuleSet {
 
     /// The common decision: the first deny rule `covers` that `matches`, else, when allow
     /// rules exist, an allow rule that `matches`. `what` names the call in messages and
-    /// `suggestion` is the rule the caller could allow it with.
+    /// `suggestion` is the rule the caller could allow it with. Every rule that matches is
+    /// kept, so the refusal can list them.
     fn decide(
-        &self,
+        &mut self,
         covers: &dyn Fn(&Rule) -> bool,
         tool: &str,
         matches: &dyn Fn(&Rule) -> bool,
         what: &str,
         suggestion: Option<String>,
-    ) -> Verdict {
-        let applicable = || self.rules.iter().filter(|rule| covers(rule));
-        if let Some(rule) = applicable()
-            .filter(|rule| rule.effect == Effect::Deny)
-            .find(|rule| matches(rule))
-        {
-            return Verdict::Deny(denied_by(rule, what));
+    ) -> Result<(), String> {
+        let applicable: Vec<&Rule> = self.set.rules.iter().filter(|r| covers(r)).collect();
+        let hits: Vec<&Rule> = applicable.iter().copied().filter(|r| matches(r)).collect();
+        self.matched
+            .extend(hits.iter().map(|rule| Matched::of(rule)));
+        if let Some(rule) = hits.iter().find(|rule| rule.effect == Effect::Deny) {
+            return Err(denied_by(rule, what));
         }
-        let mut allows = applicable()
-            .filter(|rule| rule.effect == Effect::Allow)
-            .peekable();
-        if allows.peek().is_none() || allows.any(matches) {
-            return Verdict::Allow;
+        let allows = || {
+            applicable
+                .iter()
+                .filter(|rule| rule.effect == Effect::Allow)
+        };
+        if allows().next().is_none() || hits.iter().any(|rule| rule.effect == Effect::Allow) {
+            return Ok(());
         }
-        Verdict::Deny(self.not_allowed(tool, covers, what, suggestion))
-    }
-
-    /// A denial for a call no allow rule matched, listing the allow rules for the tool.
-    fn not_allowed(
-        &self,
-        tool: &str,
-        covers: &dyn Fn(&Rule) -> bool,
-        what: &str,
-        suggestion: Option<String>,
-    ) -> Denial {
-        let allowed: Vec<String> = self
-            .rules
-            .iter()
-            .filter(|rule| covers(rule) && rule.effect == Effect::Allow)
-            .map(|rule| format!("`{}`", rule.text))
-            .collect();
+        let allowed: Vec<String> = allows().map(|rule| format!("`{}`", rule.text)).collect();
         let remedy = match suggestion {
             Some(rule) => format!("; the caller could add --allow '{rule}'"),
             None => String::new(),
         };
-        Denial {
-            rule: None,
-            reason: format!(
-                "no allow rule matches {what} (the rules allow {tool} only \
-                 for {}){remedy}",
-                allowed.join(", ")
-            ),
-        }
+        Err(format!(
+            "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
+            allowed.join(", ")
+        ))
     }
 
     /// `bash`: every simple command of the line must pass, and the files it redirects output
     /// to must pass the `write_file` rules.
-    fn check_bash(&self, args: &Value) -> Verdict {
+    fn bash(&mut self, args: &Value) -> Result<(), String> {
         let Some(line) = args.get("command").and_then(Value::as_str) else {
-            return Verdict::Allow;
+            return Ok(());
         };
-        let commands = match shell::analyse(line) {
-            Ok(commands) => commands,
-            Err(why) => {
-                return Verdict::Deny(Denial {
-                    rule: None,
-                    reason: format!(
-                        "rules apply to bash and this command line cannot be checked against \
-                         them: {why}; write it as plain commands (no \
-                         substitutions, `eval` or shell functions) or use the file tools"
-                    ),
-                });
-            }
-        };
+        let commands = shell::analyse(line).map_err(|why| {
+            format!(
+                "rules apply to bash and this command line cannot be checked against them: \
+                 {why}; write it as plain commands (no substitutions, `eval` or shell \
+                 functions) or use the file tools"
+            )
+        })?;
         let covers = |rule: &Rule| rule.covers(ToolId::Bash);
         for command in &commands {
             let what = format!("the command `{}`", command.display());
-            let verdict = self.decide(
+            self.decide(
                 &covers,
                 ToolId::Bash.name(),
-                &|rule: &Rule| command_matches(rule, command),
+                &|rule: &Rule| bash::command_matches(rule, command),
                 &what,
                 command::suggestion(command.command()).map(|p| format!("bash({p})")),
-            );
-            if verdict != Verdict::Allow {
-                return verdict;
-            }
-            if let Some(denial) = self.check_writes(command) {
-                return Verdict::Deny(denial);
-            }
+            )?;
+            self.writes(command)?;
         }
-        Verdict::Allow
+        Ok(())
     }
 
     /// The files a command's output redirections write, as `write_file` calls.
-    fn check_writes(&self, command: &SimpleCommand) -> Option<Denial> {
-        if command.writes.is_empty() || !self.rules.iter().any(|r| r.covers(ToolId::WriteFile)) {
-            return None;
+    fn writes(&mut self, command: &SimpleCommand) -> Result<(), String> {
+        let covered = self.set.rules.iter().any(|r| r.covers(ToolId::WriteFile));
+        if command.writes.is_empty() || !covered {
+            return Ok(());
         }
         let mut paths = Vec::new();
         for target in &command.writes {
             match target {
                 Word::Known(path) => paths.push(path.clone()),
                 Word::Unknown => {
-                    return Some(Denial {
-                        rule: None,
-                        reason: format!(
-                            "`{}` writes a file whose name is known only as \
-                             it runs, and rules apply to write_file",
-                            command.display()
-                        ),
-                    });
+                    return Err(format!(
+                        "`{}` writes a file whose name is known only as it runs, and rules \
+                         apply to write_file",
+                        command.display()
+                    ));
                 }
             }
         }
-        match self.check_paths(ToolId::WriteFile, &paths) {
-            Verdict::Allow => None,
-            Verdict::Deny(denial) => Some(Denial {
-                reason: format!(
-                    "{} (written by the output redirection of `{}`)",
-                    denial.reason,
-                    command.display()
-                ),
-                ..denial
-            }),
-        }
+        self.paths(ToolId::WriteFile, &paths).map_err(|reason| {
+            format!(
+                "{reason} (written by the output redirection of `{}`)",
+                command.display()
+            )
+        })
     }
 
     /// A file tool: every path the call touches must pass.
-    fn check_paths(&self, id: ToolId, paths: &[String]) -> Verdict {
+    fn paths(&mut self, id: ToolId, paths: &[String]) -> Result<(), String> {
         let covers = |rule: &Rule| rule.covers(id);
+        let workspace = &self.set.workspace;
         for path in paths {
-            let touched = Touched::new(&self.workspace, path);
-            let verdict = self.decide(
+            let touched = Touched::new(workspace, path);
+            self.decide(
                 &covers,
                 id.name(),
                 &|rule: &Rule| path_matches(rule, &touched),
@@ -286,129 +299,12 @@ impl RuleSet {
                 Some(format!(
                     "{}({})",
                     id.name(),
-                    suggested_path(&self.workspace, &touched)
+                    suggested_path(workspace, &touched)
                 )),
-            );
-            if verdict != Verdict::Allow {
-                return verdict;
-            }
+            )?;
         }
-        Verdict::Allow
+        Ok(())
     }
-}
-
-/// Whether a `bash` rule matches a command: an allow rule all of its words, a deny rule its
-/// words with or without the leading assignments, with the command named by its path or by
-/// its file name (`/bin/rm` is `rm`), or any tail of a wrapper's words.
-fn command_matches(rule: &Rule, command: &SimpleCommand) -> bool {
-    let Pattern::Command(pattern) = &rule.pattern else {
-        return true;
-    };
-    if rule.effect == Effect::Allow {
-        return command.carrier || pattern.allows(&command.words);
-    }
-    let words = command.command();
-    if pattern.may_match(&command.words) || may_match_named(pattern, words) {
-        return true;
-    }
-    if runs_inline_code(words) {
-        return true;
-    }
-    matches!(words.first(), Some(Word::Known(name)) if WRAPPERS.contains(&file_name(name)))
-        && (1..words.len()).any(|start| may_match_named(pattern, &words[start..]))
-}
-
-/// Interpreters and the flags that hand them code to run on the command line.
-const INLINE_CODE: [(&str, &[&str]); 9] = [
-    ("python", &["-c"]),
-    ("python3", &["-c"]),
-    ("node", &["-e", "--eval", "-p", "--print"]),
-    ("perl", &["-e", "-E"]),
-    ("ruby", &["-e"]),
-    ("php", &["-r"]),
-    ("lua", &["-e"]),
-    ("deno", &["eval"]),
-    ("bun", &["-e", "--eval"]),
-];
-
-/// Whether the command (or the command a wrapper runs) hands code the line does not show as
-/// a command to something that runs it: a shell reading its script from stdin (`… | bash`,
-/// `bash <<< …`, `sh -s`, `sh -`), or an interpreter given code inline (`python3 -c`,
-/// `node -e`, `perl -e`, …). What that code runs is unknown, so every deny rule on `bash` may
-/// match it. (A script *file* is not looked into, by a shell or anything else: a deny list
-/// is a best effort, an allow list is the sound way to limit commands.)
-fn runs_inline_code(words: &[Word]) -> bool {
-    let name_at = |at: usize| match words.get(at) {
-        Some(Word::Known(name)) => Some(file_name(name)),
-        _ => None,
-    };
-    let start = match name_at(0) {
-        Some(name) if WRAPPERS.contains(&name) => (1..words.len())
-            .find(|&at| name_at(at).is_some_and(runs_code))
-            .unwrap_or(0),
-        _ => 0,
-    };
-    let Some(name) = name_at(start) else {
-        return false;
-    };
-    let args = &words[start + 1..];
-    let known = |flag: &str| {
-        args.iter()
-            .any(|word| matches!(word, Word::Known(t) if t == flag))
-    };
-    if shell::SHELLS.contains(&name) {
-        // Without a script operand (every argument an option), or told to read stdin.
-        let operand = args
-            .iter()
-            .any(|word| !matches!(word, Word::Known(t) if t.starts_with('-')));
-        return known("-s") || known("-") || !operand;
-    }
-    let Some((_, flags)) = INLINE_CODE
-        .iter()
-        .find(|(interpreter, _)| *interpreter == name)
-    else {
-        return false;
-    };
-    // The options before the first operand (`python3 tool.py -c x` runs a file: its `-c` is
-    // the script's); an operand may itself be the subcommand that takes code (`deno eval`).
-    for word in args {
-        match word {
-            Word::Known(text) if flags.contains(&text.as_str()) => return true,
-            Word::Known(text) if text.starts_with('-') => continue,
-            Word::Known(_) => return false,
-            // Unknown until the line runs: it may be the flag that takes code.
-            Word::Unknown => return true,
-        }
-    }
-    false
-}
-
-/// Whether `name` is a shell or an interpreter that may run code given inline.
-fn runs_code(name: &str) -> bool {
-    shell::SHELLS.contains(&name)
-        || INLINE_CODE
-            .iter()
-            .any(|(interpreter, _)| *interpreter == name)
-}
-
-/// Whether `pattern` may match `words`, their command named as written or by its file name.
-fn may_match_named(pattern: &CommandPattern, words: &[Word]) -> bool {
-    if pattern.may_match(words) {
-        return true;
-    }
-    match words.first() {
-        Some(Word::Known(name)) if file_name(name) != name => {
-            let mut by_name = words.to_vec();
-            by_name[0] = Word::Known(file_name(name).to_owned());
-            pattern.may_match(&by_name)
-        }
-        _ => false,
-    }
-}
-
-/// A command's file name: `rm` for `/bin/rm`.
-fn file_name(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
 }
 
 /// Whether a file tool's rule matches a path: a deny rule either of its forms, an allow rule
@@ -433,16 +329,13 @@ fn suggested_path(workspace: &Path, touched: &Touched) -> String {
     }
 }
 
-/// The denial by the deny rule `rule` of `what`.
-fn denied_by(rule: &Rule, what: &str) -> Denial {
-    Denial {
-        rule: Some(rule.text.clone()),
-        reason: format!(
-            "the rule `{}` (deny, from {}) matches {what}; a deny rule cannot be overridden, so \
-             do this another way",
-            rule.text, rule.origin
-        ),
-    }
+/// The reason the deny rule `rule` refuses `what`.
+fn denied_by(rule: &Rule, what: &str) -> String {
+    format!(
+        "the rule `{}` (deny, from {}) matches {what}; a deny rule cannot be overridden, so do \
+         this another way",
+        rule.text, rule.origin
+    )
 }
 
 /// The paths a call of the file tool `id` touches; `None` when its arguments do not say (the

@@ -41,7 +41,7 @@ fn a_deny_rule_names_itself_and_other_commands_run() {
     let set = rules(&[], &["bash(git push *)"]);
     let verdict = bash(&set, "git push origin main");
     let denial = denied(&verdict);
-    assert_eq!(denial.rule.as_deref(), Some("bash(git push *)"));
+    assert_eq!(denial.rule(), Some("bash(git push *)"));
     assert!(
         denial.reason.contains("`bash(git push *)`"),
         "{}",
@@ -79,7 +79,7 @@ fn allow_rules_admit_only_what_they_match_and_suggest_the_rule_that_would() {
     );
     let verdict = bash(&set, "ls -la");
     let denial = denied(&verdict);
-    assert_eq!(denial.rule, None);
+    assert_eq!(denial.rule(), None);
     assert!(
         denial
             .reason

@@ -57,6 +57,7 @@ pub use output::{OutputWindow, Window};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
 pub(crate) use stop::hurry;
 pub use tasks::ids::{RunId, TaskId, WorktreeName};
+pub use tasks::reconcile::reconcile_at_start;
 pub use tasks::record::{RECORD_SCHEMA_VERSION, RecordError, TaskKind, TaskRecord, TaskStatus};
 pub(crate) use tasks::store::{GcReport, Store};
 pub(crate) use tasks::task::Stopped;

@@ -79,7 +79,7 @@ fn run_cancelled_after(
         },
         output: &output,
         max_turns: 10,
-        tasks: &tasks,
+        runtime: &tasks,
         ledger: &Ledger::new(Limits::default(), Default::default(), None),
         window: WindowLookup::known(ContextWindow::DEFAULT),
         schema: None,

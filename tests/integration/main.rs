@@ -29,6 +29,7 @@ mod guardian_reach;
 mod hooks;
 mod hostile_names;
 mod images;
+mod inert_text;
 mod isolated_specialists;
 mod lifecycle;
 mod local_model;

@@ -20,7 +20,7 @@ impl Turns<'_, '_> {
         if let Some(tool) = self.written_call(&text) {
             return self.refuse_written_call(text, tool);
         }
-        if let Some(notice) = self.still_running.due(self.agent.tasks).await {
+        if let Some(notice) = self.still_running.due(self.agent.runtime).await {
             return self.send_back(text, notice);
         }
         let step = self.check_schema(text);

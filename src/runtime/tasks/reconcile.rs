@@ -30,7 +30,17 @@ use super::record::{self, RecordLock, now};
 use super::run::{self, EntryKind, Lease, RunFile};
 use super::store::Store;
 use crate::runtime::identity::{self, ProcessIdentity};
-use crate::runtime::{RunId, RuntimeError, TaskId, TaskRecord, TaskStatus, WorktreeRecords};
+use crate::runtime::{
+    RunId, RuntimeConfig, RuntimeError, TaskId, TaskRecord, TaskStatus, WorktreeRecords,
+};
+
+/// Reconciles the dead runs of the data directory a run configured with `config` uses, before
+/// that run touches it, and returns what could not be cleaned up, for the caller to print
+/// (`exec` does, as warnings). Reads only, unless a run is dead; does nothing when there is no
+/// data directory yet. Blocking: it may wait out a grace period on a dead run's leftovers.
+pub fn reconcile_at_start(config: &RuntimeConfig) -> Vec<String> {
+    Store::of_run(config).map_or_else(Vec::new, |store| store.reconciled())
+}
 
 /// What one reconciliation pass did.
 #[derive(Debug, Default)]
@@ -42,6 +52,16 @@ pub(crate) struct Reconciliation {
 }
 
 impl Store {
+    /// Reconciles every dead run when the data directory exists, and returns the warnings
+    /// gathered (see [`Store::reconcile`]).
+    pub(crate) fn reconciled(&self) -> Vec<String> {
+        if !self.exists() {
+            return Vec::new();
+        }
+        self.reconcile();
+        self.take_warnings()
+    }
+
     /// Reconciles every dead run (see the module documentation). Problems — a record it cannot
     /// use, a file it cannot remove, a process that would not die — are reported through
     /// [`Store::take_warnings`]; none stops the pass. Blocking.

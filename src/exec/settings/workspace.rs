@@ -1,0 +1,98 @@
+//! Where the run works and how its commands are confined: the workspace, the policy
+//! (`--auto`, the roots, the sandbox, the deadline), the runtime's configuration with the
+//! confinement in it, where specialists are found, and the `--worktree` the workspace lies in.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::cli::ExecArgs;
+use crate::config_file::ConfigFile;
+use crate::output::event::WorktreeInfo;
+use crate::redact::Secrets;
+use crate::runtime::sandbox::Support;
+use crate::runtime::{RuntimeConfig, RuntimeError};
+use crate::tasks::SearchPaths;
+use crate::tools::Policy;
+
+use crate::exec::confinement::{self, Confinement};
+use crate::exec::failure::Failure;
+use crate::exec::flags;
+use crate::exec::inputs::Environment;
+
+/// The workspace's settings.
+pub(crate) struct WorkspaceSettings {
+    /// The canonical workspace root (`--cwd`, or the current directory).
+    pub(crate) root: PathBuf,
+    /// What the run may do (`--auto`, `--skip-permissions-unsafe`, the roots, the sandbox,
+    /// the deadline).
+    pub(crate) policy: Policy,
+    /// The run's runtime: its data directory and limits, and the confinement of its commands.
+    pub(crate) runtime: RuntimeConfig,
+    /// What the run's commands are confined by (also in `policy` and `runtime`).
+    pub(crate) confinement: Confinement,
+    /// Where specialists' manifests are found.
+    pub(crate) specialists: SearchPaths,
+    /// With `--worktree`: the worktree `root` lies in (set once it is made).
+    pub(crate) worktree: Option<WorktreeInfo>,
+}
+
+impl WorkspaceSettings {
+    /// The workspace the flags name, confined as the flags, `file` and `env` say, with the
+    /// `runtime` configuration the environment gave. Usage errors come in the order the flags
+    /// are used: the workspace, the roots, the runtime, the confinement.
+    pub(super) fn resolve(
+        args: &ExecArgs,
+        file: Option<&ConfigFile>,
+        env: &Environment,
+        runtime: Result<RuntimeConfig, RuntimeError>,
+    ) -> Result<Self, Failure> {
+        let root = flags::workspace(args.cwd.as_deref())?;
+        let policy = flags::policy(args, &root)?;
+        let runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        let confinement = confinement::resolve(
+            args,
+            file,
+            env,
+            policy.autonomy(),
+            &roots(&root, &policy),
+            Support::probe(),
+        )?;
+        let specialists = SearchPaths::new(&root, |name| env.var_os(name));
+        Ok(WorkspaceSettings {
+            policy: policy.with_commands(confinement.commands.clone()),
+            runtime: confined(runtime, &confinement),
+            root,
+            confinement,
+            specialists,
+            worktree: None,
+        })
+    }
+
+    /// The policy ends the run's commands at `deadline` (the budget's).
+    pub(super) fn until(&mut self, deadline: Option<SystemTime>) {
+        self.policy = self.policy.clone().with_deadline(deadline);
+    }
+
+    /// The runtime's configuration, masking `secrets` in what its records say.
+    pub(crate) fn runtime_config(&self, secrets: &Secrets) -> RuntimeConfig {
+        RuntimeConfig {
+            secrets: secrets.clone(),
+            ..self.runtime.clone()
+        }
+    }
+}
+
+/// The run's canonical roots, the workspace first.
+fn roots(workspace: &Path, policy: &Policy) -> Vec<PathBuf> {
+    std::iter::once(workspace.to_path_buf())
+        .chain(policy.extra_roots().iter().cloned())
+        .collect()
+}
+
+/// `runtime` with the run's confinement: what every command gets.
+fn confined(mut runtime: RuntimeConfig, confinement: &Confinement) -> RuntimeConfig {
+    runtime.sandbox = confinement.commands.sandbox.clone();
+    runtime.withheld_env = confinement.withheld.iter().map(OsString::from).collect();
+    runtime
+}
