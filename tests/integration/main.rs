@@ -36,6 +36,7 @@ mod local_model;
 mod local_provider;
 mod mcp;
 mod output_limit;
+mod own_git;
 mod provider;
 mod reasoning;
 mod reconcile;

@@ -166,7 +166,7 @@ impl Checkout {
     /// on its branch, as "zero" with `message`, and returns the branch's commit when the
     /// branch moved past where it started (the work may also have committed itself); `None`
     /// when nothing changed. Works on the directories the worktree was made with, through a
-    /// [`View`] (no hook, filter or fsmonitor of the repository runs), and moves only its own
+    /// `View` (no hook, filter or fsmonitor of the repository runs), and moves only its own
     /// branch, by compare-and-set from the tip it found. A worktree whose `.git` file or
     /// `HEAD` no longer say what zero made is refused, naming what was found: nothing moves.
     /// What it returns is read back from the branch.
@@ -297,7 +297,7 @@ impl Checkout {
 
     /// Carries the changes over (when asked), makes the worktree's branch at the result (by
     /// compare-and-set: only if it does not exist), adds the worktree on it without a
-    /// checkout, fills it through a [`View`] (no smudge filter or hook of the repository
+    /// checkout, fills it through a `View` (no smudge filter or hook of the repository
     /// runs), locks it, and marks the record `active` with the directories it was made with.
     /// What it made is noted in `made`, for the undo.
     fn add(&self, add: Add<'_>, made: &mut Made) -> Result<WorktreeRecord, String> {

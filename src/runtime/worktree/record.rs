@@ -312,7 +312,7 @@ impl WorktreeRecords {
 
     /// The record file of a worktree of this name.
     /// The directory zero's git makes its private views in (see
-    /// [`super::git::View`]): the records' own, which commands cannot write, made when
+    /// `View` (in the git door)): the records' own, which commands cannot write, made when
     /// missing. A view's name starts with a dot, which the records' scan passes over.
     pub fn scratch_dir(&self) -> Result<PathBuf, WorktreeError> {
         fs::create_dir_all(&self.dir).map_err(WorktreeError::io("create", &self.dir))?;
