@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::hooks::{Call, Hooks, PreVerdict};
 use crate::output::{CallStatus, Decision, EventKind, Output};
-use crate::provider::{Message, ToolCall};
+use crate::provider::{Loop, Message, ToolCall};
 use crate::rules::{Denial, RuleSet, Verdict};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
@@ -48,10 +48,33 @@ enum Permission {
     Refused(Denial),
 }
 
-/// What the model is told about a call whose arguments the output limit cut off.
-const CUT_ARGUMENTS: &str = "the response reached the output token limit in the middle of this \
-     call's arguments, so the call was not run; make it again with less in one response (for \
-     example, write a large file in parts)";
+/// Why a response ended before the model finished it: its last call's arguments may be cut
+/// short, and are then explained by what happened rather than as bad JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// The output token limit (`--max-output-tokens`) ended it.
+    OutputLimit,
+    /// zero cut it for repeating one span of its text or reasoning (`provider::repetition`).
+    Loop(Loop),
+}
+
+impl Cut {
+    /// What the model is told about a call whose arguments this cut off.
+    fn explanation(self) -> String {
+        match self {
+            Cut::OutputLimit => "the response reached the output token limit in the middle of \
+                 this call's arguments, so the call was not run; make it again with less in one \
+                 response (for example, write a large file in parts)"
+                .to_owned(),
+            Cut::Loop(found) => format!(
+                "the response was cut in the middle of this call's arguments because its text \
+                 repeated the same {} bytes over and over, so the call was not run; make it \
+                 again without repeating yourself",
+                found.period
+            ),
+        }
+    }
+}
 
 /// The least room one call's result gets however many calls share a turn.
 const MIN_RESULT_BYTES: usize = 2048;
@@ -84,11 +107,11 @@ pub(crate) struct Doors<'a> {
 }
 
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
-/// `cut_off` says the response ended at the output token limit: its last call's arguments may
-/// be incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
+/// `cut` says why the response ended early, when it did: its last call's arguments may be
+/// incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
 pub(crate) async fn run_all(
     calls: &[ToolCall],
-    cut_off: bool,
+    cut: Option<Cut>,
     cap: usize,
     doors: Doors<'_>,
 ) -> Vec<Message> {
@@ -102,8 +125,8 @@ pub(crate) async fn run_all(
         .iter()
         .enumerate()
         .map(|(index, call)| {
-            let last_of_a_cut_response = cut_off && index + 1 == calls.len();
-            prepare(call, last_of_a_cut_response, toolset, doors.rules)
+            let cut = cut.filter(|_| index + 1 == calls.len());
+            prepare(call, cut, toolset, doors.rules)
         })
         .collect();
     let mut results = Vec::with_capacity(calls.len());
@@ -162,7 +185,7 @@ pub(crate) async fn run_all(
 /// A call as a comparable value: its tool's name and its decoded arguments (the raw text when
 /// they are not JSON), with whether the tool only reads.
 pub(crate) fn identity(call: &ToolCall, toolset: &Toolset) -> (String, Value, bool) {
-    let prepared = prepare(call, false, toolset, &RuleSet::default());
+    let prepared = prepare(call, None, toolset, &RuleSet::default());
     let args = prepared
         .args
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
@@ -181,7 +204,7 @@ pub(crate) fn refuse_all(
         .iter()
         .map(|call| {
             announce(
-                &prepare(call, false, toolset, &RuleSet::default()),
+                &prepare(call, None, toolset, &RuleSet::default()),
                 toolset,
                 output,
             );
@@ -202,22 +225,17 @@ fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
     a.parallel && b.parallel && a.call.name == b.call.name && a.args == b.args
 }
 
-/// Decodes a call's arguments and decides on it under `rules`; `may_be_cut` marks the last
-/// call of a response the output limit ended, whose invalid arguments are explained as cut
-/// rather than as bad JSON.
+/// Decodes a call's arguments and decides on it under `rules`; `cut` marks the last call of a
+/// response that ended early, whose invalid arguments are explained by the cut rather than as
+/// bad JSON.
 fn prepare<'a>(
     call: &'a ToolCall,
-    may_be_cut: bool,
+    cut: Option<Cut>,
     toolset: &Toolset,
     rules: &RuleSet,
 ) -> Prepared<'a> {
-    let args = parse_arguments(&call.arguments).map_err(|invalid| {
-        if may_be_cut {
-            CUT_ARGUMENTS.to_owned()
-        } else {
-            invalid
-        }
-    });
+    let args =
+        parse_arguments(&call.arguments).map_err(|invalid| cut.map_or(invalid, Cut::explanation));
     let parallel = args.is_ok()
         && toolset
             .lookup(&call.name)
@@ -500,7 +518,7 @@ mod tests {
         }
     }
 
-    async fn run(calls: &[ToolCall], cut_off: bool) -> (Vec<Message>, usize) {
+    async fn run(calls: &[ToolCall], cut: Option<Cut>) -> (Vec<Message>, usize) {
         let counter = Arc::new(AtomicUsize::new(0));
         let mut registry = Registry::with_runtime(crate::agent::testing::runtime());
         registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
@@ -522,7 +540,7 @@ mod tests {
             output: &output,
             blind: None,
         };
-        let results = run_all(calls, cut_off, usize::MAX, doors).await;
+        let results = run_all(calls, cut, usize::MAX, doors).await;
         (results, counter.load(Ordering::SeqCst))
     }
 
@@ -546,7 +564,7 @@ mod tests {
             call("3", "count", r#"{"a": 3}"#),
             call("4", "count", r#"{"a": 1, "b": 2}"#),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(
             ran, 2,
             "one run for the repeated arguments, one for the other"
@@ -570,7 +588,7 @@ mod tests {
             call("2", "bash", r#"{"command": "true"}"#),
             call("3", "count", "{}"),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(ran, 2);
         let outputs = outputs(&results);
         assert_ne!(outputs[0].1, outputs[2].1);
@@ -582,12 +600,16 @@ mod tests {
             call("1", "count", "{not json"),
             call("2", "count", r#"{"path": "a", "conte"#),
         ];
-        let (results, ran) = run(&calls, true).await;
+        let (results, ran) = run(&calls, Some(Cut::OutputLimit)).await;
         assert_eq!(ran, 0);
         let cut = outputs(&results);
         assert!(cut[0].1.contains("not valid JSON"), "{}", cut[0].1);
         assert!(cut[1].1.contains("output token limit"), "{}", cut[1].1);
-        let (uncut, _) = run(&calls[1..], false).await;
+        let (looped, _) = run(&calls, Some(Cut::Loop(Loop { period: 64 }))).await;
+        let looped = &outputs(&looped)[1].1;
+        assert!(looped.contains("repeated the same 64 bytes"), "{looped}");
+        assert!(!looped.contains("output token limit"), "{looped}");
+        let (uncut, _) = run(&calls[1..], None).await;
         assert!(outputs(&uncut)[0].1.contains("not valid JSON"));
     }
 
@@ -597,7 +619,7 @@ mod tests {
             call("1", "bash", r#"{"command": "true"}"#),
             call("2", "count", "{}"),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(ran, 1, "only the allowed call ran");
         let outputs = outputs(&results);
         assert!(

@@ -23,19 +23,21 @@
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
-    AnswerFormat, Completion, ErrorClass, LOOP_WINDOW, Loop, Message, ProviderError, Request,
-    StopReason, ThinkingBlock, ToolCall, ToolSpec,
+    AnswerFormat, Completion, ErrorClass, Message, ProviderError, Request, StopReason,
+    ThinkingBlock, ToolCall, ToolSpec,
 };
 use crate::tools::{ToolContext, ToolId};
 use crate::usage::Exceeded;
 
+use super::calls::Cut;
 use super::compaction::Estimator;
+use super::loops::{self, LoopCuts};
 use super::plan::Plan;
 use super::repeats::{self, Repeat, Repeats};
 use super::schema_retries::SchemaRetries;
 use super::still_running::Reminder;
 use super::written_calls::Strikes;
-use super::{AgentRun, Answer, Ending, Report, calls, first_reads};
+use super::{AgentRun, Answer, Ending, Report, Stuck, calls, first_reads};
 
 mod compact;
 mod judge;
@@ -51,24 +53,6 @@ const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows,
 /// its text is incomplete, and so may be its last tool call, which then gets an error result.
 const CUT_OFF_WARNING: &str = "the response was cut off at the output token limit \
      (--max-output-tokens)";
-
-/// What the model is told after a response of its that was cut for repeating itself.
-const LOOPED_NOTE: &str = "Your last response repeated the same text over and over, so it was \
-     cut. Do not repeat it: call a tool to make progress, or give your final answer.";
-
-/// The text kept of a looping response that had none (it looped in its reasoning).
-const LOOPED_PLACEHOLDER: &str = "(this response repeated itself and was cut)";
-
-/// The warning of a response cut because it repeated itself (see `provider::repetition`): the
-/// turn goes on as after a response the output limit cut.
-fn looping_warning(found: Loop) -> String {
-    format!(
-        "the response was cut: it repeated the same {} bytes over and over (at least {} KiB of \
-         one span), so the model is in a loop",
-        found.period,
-        LOOP_WINDOW / 1024
-    )
-}
 
 /// What the loop does next.
 enum Step {
@@ -98,8 +82,9 @@ struct Calls {
     calls: Vec<ToolCall>,
     /// The reasoning the wire sends back with them.
     thinking: Vec<ThinkingBlock>,
-    /// Whether it ended at the output token limit: its last call's arguments may be cut.
-    cut_off: bool,
+    /// Why it ended before the model finished it, when it did: its last call's arguments may
+    /// be cut.
+    cut: Option<Cut>,
 }
 
 /// One run's conversation and everything the loop keeps between its requests.
@@ -124,6 +109,8 @@ pub(super) struct Turns<'r, 'a> {
     schema: SchemaRetries<'a>,
     /// Whether the model was told about tasks still running (see `still_running`).
     still_running: Reminder,
+    /// Responses in a row cut for looping (see `loops`).
+    loops: LoopCuts,
 }
 
 impl<'r, 'a> Turns<'r, 'a> {
@@ -170,6 +157,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             written: Strikes::default(),
             schema: SchemaRetries::new(agent.schema),
             still_running: Reminder::default(),
+            loops: LoopCuts::default(),
         }
     }
 
@@ -205,7 +193,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             tool_calls: calls.clone(),
             thinking: Vec::new(),
         });
-        let results = self.execute(&calls, false).await;
+        let results = self.execute(&calls, None).await;
         self.request.messages.extend(results);
         Step::Request
     }
@@ -280,15 +268,27 @@ impl<'r, 'a> Turns<'r, 'a> {
             return Step::End(self.over_budget(exceeded, completion));
         }
         let cut = match completion.stop {
-            StopReason::MaxTokens => Some(CUT_OFF_WARNING.to_owned()),
-            StopReason::Repeating(found) => Some(looping_warning(found)),
+            StopReason::MaxTokens => Some(Cut::OutputLimit),
+            StopReason::Repeating(found) => Some(Cut::Loop(found)),
             _ => None,
         };
-        let cut_off = cut.is_some();
-        if let Some(warning) = cut {
-            self.agent.warn(warning);
+        match cut {
+            Some(Cut::Loop(found)) => {
+                self.agent.warn(loops::warning(found));
+                if self.loops.cut() {
+                    return Step::End(Ending::Stuck(Stuck::Looping {
+                        cuts: loops::MAX_IN_A_ROW,
+                        last: found,
+                    }));
+                }
+            }
+            Some(Cut::OutputLimit) => {
+                self.agent.warn(CUT_OFF_WARNING.to_owned());
+                self.loops.reset();
+            }
+            None => self.loops.reset(),
         }
-        let looped = matches!(completion.stop, StopReason::Repeating(_));
+        let looped = matches!(cut, Some(Cut::Loop(_)));
         match completion.tool_calls.is_empty() {
             true if looped => Step::Looped(completion.text),
             true => Step::Judge(completion.text),
@@ -296,7 +296,7 @@ impl<'r, 'a> Turns<'r, 'a> {
                 text: completion.text,
                 calls: completion.tool_calls,
                 thinking: completion.thinking,
-                cut_off,
+                cut,
             }),
         }
     }
@@ -306,7 +306,7 @@ impl<'r, 'a> Turns<'r, 'a> {
     fn looped(&mut self, text: String) -> Step {
         // A loop in the reasoning leaves no text, and a wire may refuse an empty turn.
         let text = match text.trim().is_empty() {
-            true => LOOPED_PLACEHOLDER.to_owned(),
+            true => loops::PLACEHOLDER.to_owned(),
             false => text,
         };
         self.request.messages.push(Message::Assistant {
@@ -314,7 +314,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             tool_calls: Vec::new(),
             thinking: Vec::new(),
         });
-        self.request.messages.push(Message::user(LOOPED_NOTE));
+        self.request.messages.push(Message::user(loops::NOTE));
         Step::Request
     }
 
@@ -349,7 +349,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         if let Some(repeat) = repeat {
             return self.refuse_repeats(&turn.calls, repeat);
         }
-        let results = self.execute(&turn.calls, turn.cut_off).await;
+        let results = self.execute(&turn.calls, turn.cut).await;
         self.take_plan_updates();
         self.request.messages.extend(results);
         match self.context.cancel.is_cancelled() {
@@ -358,14 +358,14 @@ impl<'r, 'a> Turns<'r, 'a> {
         }
     }
 
-    /// Runs `calls` (of a response the output limit `cut_off`), each result sized to the
+    /// Runs `calls` (of a response that was `cut`, when it was), each result sized to the
     /// window, and tells the repeat guard what they returned.
-    async fn execute(&mut self, calls: &[ToolCall], cut_off: bool) -> Vec<Message> {
+    async fn execute(&mut self, calls: &[ToolCall], cut: Option<Cut>) -> Vec<Message> {
         let agent = self.agent;
         let cap = calls::result_cap(agent.window().await.tokens, calls.len());
         let results = calls::run_all(
             calls,
-            cut_off,
+            cut,
             cap,
             calls::Doors {
                 toolset: agent.toolset,

@@ -45,6 +45,8 @@ pub(crate) enum ErrorCode {
     CostBudget,
     /// No final answer satisfied `--output-schema`.
     SchemaUnsatisfied,
+    /// The model's responses were cut for looping too many times in a row.
+    Looping,
     /// The run's deadline passed.
     Timeout,
     /// `--sandbox required`, and the system cannot enforce a rule the run needs.
@@ -82,6 +84,7 @@ impl ErrorCode {
             | ErrorCode::TokenBudget
             | ErrorCode::CostBudget
             | ErrorCode::SchemaUnsatisfied
+            | ErrorCode::Looping
             | ErrorCode::Timeout => ExitCode::Incomplete,
             ErrorCode::Internal => ExitCode::Internal,
             ErrorCode::Hangup => ExitCode::Hangup,
@@ -104,7 +107,7 @@ mod tests {
     use super::*;
 
     /// The `error.code` table of `docs/STREAM_JSON.md`: every word with its exit code.
-    const DOCUMENTED: [(ErrorCode, &str, i32); 21] = [
+    const DOCUMENTED: [(ErrorCode, &str, i32); 22] = [
         (ErrorCode::Usage, "usage_error", 2),
         (ErrorCode::Config, "config_error", 3),
         (ErrorCode::Auth, "auth", 3),
@@ -119,6 +122,7 @@ mod tests {
         (ErrorCode::TokenBudget, "token_budget", 4),
         (ErrorCode::CostBudget, "cost_budget", 4),
         (ErrorCode::SchemaUnsatisfied, "schema_unsatisfied", 4),
+        (ErrorCode::Looping, "looping", 4),
         (ErrorCode::Timeout, "timeout", 4),
         (ErrorCode::SandboxUnavailable, "sandbox_unavailable", 3),
         (ErrorCode::McpServerFailed, "mcp_server_failed", 3),

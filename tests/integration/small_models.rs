@@ -108,13 +108,9 @@ fn a_second_refusal_after_compacting_exits_3_naming_the_window() {
 fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes_on() {
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         let workspace = workspace();
-        // 640 KB at a millisecond a piece: minutes, were it not cut.
-        let forever = Reply::text(&format!("Let me look.\n{}", SENTENCE.repeat(10_000)))
-            .in_pieces(64)
-            .event_gap(Duration::from_millis(1));
         let server = FakeModel::start(
             Script::new()
-                .reply(forever)
+                .reply(looping_reply())
                 .reply(Reply::text("The notes are alphas.")),
         );
         let (code, events) = run(&server, wire, workspace.path(), &[]);
@@ -148,6 +144,93 @@ fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes
             of_type(&events, "final")[0]["text"],
             "The notes are alphas."
         );
+    }
+}
+
+/// A reply that repeats [`SENTENCE`] for 640 KB at a millisecond a piece: minutes, were it
+/// not cut.
+fn looping_reply() -> Reply {
+    Reply::text(&format!("Let me look.\n{}", SENTENCE.repeat(10_000)))
+        .in_pieces(64)
+        .event_gap(Duration::from_millis(1))
+}
+
+#[test]
+fn a_model_that_loops_again_and_again_is_stopped_after_three_cuts_in_a_row_exit_4() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let workspace = workspace();
+        let mut script = Script::new();
+        for _ in 0..10 {
+            script = script.reply(looping_reply());
+        }
+        let server = FakeModel::start(script);
+        let (code, events) = run(&server, wire, workspace.path(), &[]);
+        assert_eq!(code, 4, "{events:?}");
+        assert_eq!(
+            server.requests().len(),
+            3,
+            "three loops, then no more requests"
+        );
+        let error = of_type(&events, "error")[0];
+        assert_eq!(error["code"], "looping", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("loop") && message.contains("3 responses in a row"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("{} bytes", SENTENCE.len())),
+            "{message}"
+        );
+        assert_eq!(events.last().unwrap()["status"], "incomplete");
+        assert!(of_type(&events, "final").is_empty(), "{events:?}");
+    }
+}
+
+#[test]
+fn a_loop_cut_between_good_turns_starts_the_count_again() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(looping_reply())
+            .reply(looping_reply())
+            .reply(read("b.txt"))
+            .reply(looping_reply())
+            .reply(looping_reply())
+            .reply(Reply::text("The notes are alphas.")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(server.requests().len(), 6);
+}
+
+#[test]
+fn a_file_of_one_repeated_character_or_identical_rows_is_written_whole_not_cut() {
+    let zeros = "0".repeat(12_000);
+    let rows = "2026-01-01,ok,42\n".repeat(2_000);
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let workspace = workspace();
+        let server = FakeModel::start(
+            Script::new()
+                .reply(
+                    Reply::tool_call("write_file", json!({"path": "zeros.txt", "content": zeros}))
+                        .event_gap(Duration::ZERO),
+                )
+                .reply(
+                    Reply::tool_call("write_file", json!({"path": "rows.csv", "content": rows}))
+                        .event_gap(Duration::ZERO),
+                )
+                .reply(Reply::text("Both written.")),
+        );
+        let (code, events) = run(&server, wire, workspace.path(), &["--auto", "medium"]);
+        assert_eq!(code, 0, "{events:?}");
+        let written = |name: &str| std::fs::read_to_string(workspace.path().join(name)).unwrap();
+        assert_eq!(written("zeros.txt"), zeros);
+        assert_eq!(written("rows.csv"), rows);
+        assert!(of_type(&events, "warning").is_empty(), "{events:?}");
+        for result in of_type(&events, "tool_result") {
+            assert_eq!(result["status"], "ok", "{result}");
+        }
     }
 }
 
