@@ -38,6 +38,7 @@ use super::schema_retries::SchemaRetries;
 use super::still_running::Reminder;
 use super::written_calls::Strikes;
 use super::{AgentRun, Answer, Ending, Report, Stuck, calls, first_reads};
+use compact::Compacted;
 
 mod compact;
 mod judge;
@@ -227,13 +228,14 @@ impl<'r, 'a> Turns<'r, 'a> {
             sent => return sent,
         };
         self.learn_window(&error);
-        if !self.compact(CompactionReason::ContextLength).await? {
-            return Err(self.too_long(error).await);
+        let compacted = self.compact(CompactionReason::ContextLength).await?;
+        if compacted != Compacted::Yes {
+            return Err(self.too_long(error, compacted).await);
         }
         match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => {
                 self.learn_window(&error);
-                Err(self.too_long(error).await)
+                Err(self.too_long(error, compacted).await)
             }
             sent => sent,
         }
@@ -246,14 +248,27 @@ impl<'r, 'a> Turns<'r, 'a> {
         }
     }
 
-    /// The ending of a conversation the provider refused as too long even after compaction:
-    /// its error, naming the window the run worked in.
-    async fn too_long(&self, mut error: ProviderError) -> Ending {
+    /// The ending of a conversation the provider refused as too long, after what came of
+    /// compacting it: its error, naming the window the run worked in and why compacting did
+    /// not help.
+    async fn too_long(&self, mut error: ProviderError, compacted: Compacted) -> Ending {
         let window = self.agent.window().await.tokens;
-        error.message.push_str(&format!(
-            " (the conversation does not fit the model's context window of {window} tokens, \
-             even compacted)"
-        ));
+        let why = match compacted {
+            Compacted::Yes => format!(
+                "the conversation does not fit the model's context window of {window} tokens, \
+                 even compacted"
+            ),
+            Compacted::OnlyTheTask => format!(
+                "the prompt alone does not fit the model's context window of {window} tokens, \
+                 and there is nothing older to compact: compaction keeps the prompt as it is; \
+                 shorten it (or what it attaches), or use a model with a larger window"
+            ),
+            Compacted::EmptySummary => format!(
+                "the conversation does not fit the model's context window of {window} tokens, \
+                 and it could not be compacted: the model's summary of it was empty"
+            ),
+        };
+        error.message.push_str(&format!(" ({why})"));
         Ending::Failed(error)
     }
 

@@ -25,7 +25,8 @@ pub(crate) enum ErrorCode {
     Auth,
     /// `bad_request`, exit 3: the request was refused, e.g. for an unknown model.
     BadRequest,
-    /// `context_length`, exit 3: even compacted, the conversation does not fit the window.
+    /// `context_length`, exit 3: even compacted, the conversation does not fit the window (or
+    /// the prompt alone does not, and there is nothing to compact).
     ContextLength,
     /// `rate_limited`, exit 3, retryable: still rate limited after every retry.
     RateLimited,

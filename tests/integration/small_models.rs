@@ -104,6 +104,76 @@ fn a_second_refusal_after_compacting_exits_3_naming_the_window() {
     assert_eq!(events.last().unwrap()["contextWindow"]["tokens"], 16384);
 }
 
+/// LM Studio's refusal of a request longer than the context it loaded the model with: a bare
+/// string under `error`, in no wire's shape.
+const LM_STUDIO: &str = r#"{"error":"Trying to keep the first 5211 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#;
+
+#[test]
+fn a_bare_string_refusal_naming_its_window_compacts_and_the_window_is_learned() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(read("a.txt"))
+            .reply(read("b.txt"))
+            .reply(Reply::error_body(400, LM_STUDIO))
+            .reply(Reply::text("The notes are alphas.")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(of_type(&events, "compaction").len(), 1, "{events:?}");
+    assert_eq!(
+        events.last().unwrap()["contextWindow"],
+        json!({"tokens": 4096, "source": "server"}),
+    );
+}
+
+#[test]
+fn a_refusal_after_one_turn_compacts_that_turn_and_the_run_goes_on() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(read("a.txt"))
+            .reply(Reply::error(400, LLAMA_CPP))
+            .reply(Reply::text("The notes are alphas.")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    let compactions = of_type(&events, "compaction");
+    assert_eq!(compactions.len(), 1, "{events:?}");
+    assert_eq!(compactions[0]["messagesSummarized"], 2, "{events:?}");
+    assert_eq!(
+        server.requests().len(),
+        4,
+        "the turn, the refusal, the summary, the turn again"
+    );
+}
+
+#[test]
+fn a_prompt_that_alone_is_too_long_says_there_is_nothing_to_compact() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(Reply::error(400, LLAMA_CPP))
+            .reply(Reply::text("never asked for")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 3, "{events:?}");
+    assert_eq!(server.requests().len(), 1, "no summary asked of nothing");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "context_length");
+    let message = error["message"].as_str().unwrap();
+    assert!(!message.contains("even compacted"), "{message}");
+    assert!(
+        message
+            .contains("the prompt alone does not fit the model's context window of 16384 tokens")
+            && message.contains("nothing older to compact"),
+        "{message}"
+    );
+}
+
 #[test]
 fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes_on() {
     for wire in [Wire::OpenAi, Wire::Anthropic] {
