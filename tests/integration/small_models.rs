@@ -1,7 +1,8 @@
-//! Small models on the user's own server (issue 38): a refusal as too long in whatever words
-//! the server (or a gateway in front of it) uses is compacted and retried, with the window it
-//! names learned; a response caught in a loop is cut and the run goes on. Through the real
-//! binary against the fake model.
+//! Small models on the user's own server (issues 38, 45): a refusal as too long in whatever
+//! words the server (or a gateway in front of it) uses is compacted and retried, with the window
+//! it names learned; a response caught in a loop is cut and the run goes on, until three in a
+//! row end it; a tool call's payload is never taken for a loop. Through the real binary against
+//! the fake model.
 
 use std::time::Duration;
 
@@ -22,6 +23,10 @@ const LLAMA_CPP: &str = "request (42888 tokens) exceeds the available context si
 const LITELLM: &str = "litellm.ContextWindowExceededError: litellm.BadRequestError: \
      OpenAIException - request (42888 tokens) exceeds the available context size (16384 \
      tokens), try increasing it. Received Model Group=qwen-coder";
+
+/// LM Studio's refusal of a request longer than the context it loaded the model with: a bare
+/// string under `error`, in no wire's shape.
+const LM_STUDIO: &str = r#"{"error":"Trying to keep the first 5211 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#;
 
 /// The sentence a looping model repeats (the issue's degenerate response).
 const SENTENCE: &str = "I will now update the function to handle the empty input case. ";
@@ -49,19 +54,23 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 #[test]
-fn a_refusal_in_llama_cpps_or_litellms_words_compacts_retries_and_learns_the_window() {
-    for wording in [LLAMA_CPP, LITELLM] {
+fn a_refusal_in_llama_cpps_litellms_or_lm_studios_words_compacts_retries_and_learns_the_window() {
+    for (refusal, window) in [
+        (Reply::error(400, LLAMA_CPP), 16384),
+        (Reply::error(400, LITELLM), 16384),
+        (Reply::error_body(400, LM_STUDIO), 4096),
+    ] {
         let workspace = workspace();
         let server = FakeModel::start(
             Script::new()
                 .route(summary_route())
                 .reply(read("a.txt"))
                 .reply(read("b.txt"))
-                .reply(Reply::error(400, wording))
+                .reply(refusal)
                 .reply(Reply::text("The notes are alphas.")),
         );
         let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
-        assert_eq!(code, 0, "{wording}: {events:?}");
+        assert_eq!(code, 0, "{window}: {events:?}");
         let compactions = of_type(&events, "compaction");
         assert_eq!(compactions.len(), 1, "{events:?}");
         assert_eq!(compactions[0]["reason"], "context_length");
@@ -73,7 +82,7 @@ fn a_refusal_in_llama_cpps_or_litellms_words_compacts_retries_and_learns_the_win
         let run_end = events.last().unwrap();
         assert_eq!(
             run_end["contextWindow"],
-            json!({"tokens": 16384, "source": "server"}),
+            json!({"tokens": window, "source": "server"}),
             "{run_end}"
         );
     }
@@ -102,30 +111,6 @@ fn a_second_refusal_after_compacting_exits_3_naming_the_window() {
     );
     assert_eq!(server.requests().len(), 5);
     assert_eq!(events.last().unwrap()["contextWindow"]["tokens"], 16384);
-}
-
-/// LM Studio's refusal of a request longer than the context it loaded the model with: a bare
-/// string under `error`, in no wire's shape.
-const LM_STUDIO: &str = r#"{"error":"Trying to keep the first 5211 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#;
-
-#[test]
-fn a_bare_string_refusal_naming_its_window_compacts_and_the_window_is_learned() {
-    let workspace = workspace();
-    let server = FakeModel::start(
-        Script::new()
-            .route(summary_route())
-            .reply(read("a.txt"))
-            .reply(read("b.txt"))
-            .reply(Reply::error_body(400, LM_STUDIO))
-            .reply(Reply::text("The notes are alphas.")),
-    );
-    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
-    assert_eq!(code, 0, "{events:?}");
-    assert_eq!(of_type(&events, "compaction").len(), 1, "{events:?}");
-    assert_eq!(
-        events.last().unwrap()["contextWindow"],
-        json!({"tokens": 4096, "source": "server"}),
-    );
 }
 
 #[test]
