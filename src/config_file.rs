@@ -9,7 +9,10 @@
 //!
 //! The file holds the provider's key, so nothing it says is ever quoted back: a parse error
 //! names the line and column, never the line's text (the TOML parser's own message shows the
-//! line, key and all, and a broken line is one no secret was read from).
+//! line, key and all, and a broken line is one no secret was read from), and a value of the
+//! wrong type names its key and the type it should have, never the value ([`decode`], which
+//! every configuration file zero reads goes through: config.toml, a `--rules` file, a hooks
+//! file, `.mcp.json`).
 
 use std::path::{Path, PathBuf};
 
@@ -110,9 +113,9 @@ impl ConfigFile {
     /// The keys `T` describes (other keys belong to other parts of zero and are ignored,
     /// unless `T` denies unknown fields).
     pub(crate) fn keys<T: DeserializeOwned>(&self) -> Result<T, ConfigFileError> {
-        toml::from_str(&self.text).map_err(|error| ConfigFileError::Invalid {
+        decode(&self.text, Syntax::Toml).map_err(|message| ConfigFileError::Invalid {
             path: self.path.clone(),
-            message: self.describe(&error),
+            message,
         })
     }
 
@@ -132,26 +135,110 @@ impl ConfigFile {
             })
             .collect()
     }
+}
 
-    /// The parser's message with where it applies, and nothing of the file's text: `toml`'s
-    /// own `Display` quotes the offending line, which may hold the key.
-    fn describe(&self, error: &toml::de::Error) -> String {
-        let message = error.message().trim_end();
-        let Some(span) = error.span() else {
-            return message.to_string();
-        };
-        let before = &self.text.as_bytes()[..span.start.min(self.text.len())];
-        let line = before.iter().filter(|byte| **byte == b'\n').count() + 1;
-        let line_start = before
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |newline| newline + 1);
-        let column = String::from_utf8_lossy(&before[line_start..])
-            .chars()
-            .count()
-            + 1;
-        format!("line {line}, column {column}: {message}")
+/// The syntax of a configuration text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// TOML (config.toml, a TOML rules or hooks file).
+    Toml,
+    /// JSON (`.mcp.json`, a Claude Code settings.json).
+    Json,
+}
+
+/// Reads `text` as `T`. An error says where (line and column), under which key (the path from
+/// the top, `hooks.pre_tool_use[0].command`) and what is wrong, and quotes nothing of the text:
+/// a configuration file may hold a key, and a secret put under the wrong key is still one.
+pub(crate) fn decode<T: DeserializeOwned>(text: &str, syntax: Syntax) -> Result<T, String> {
+    match syntax {
+        Syntax::Toml => {
+            // The syntax first: its errors have no key to name.
+            toml::from_str::<toml::Table>(text).map_err(|error| toml_problem(text, &error, ""))?;
+            serde_path_to_error::deserialize(toml::Deserializer::new(text)).map_err(|error| {
+                let key = error.path().to_string();
+                toml_problem(text, error.inner(), &key)
+            })
+        }
+        Syntax::Json => {
+            let mut input = serde_json::Deserializer::from_str(text);
+            let value = serde_path_to_error::deserialize(&mut input).map_err(|error| {
+                let key = error.path().to_string();
+                let inner = error.into_inner();
+                let at = format!("line {}, column {}", inner.line(), inner.column());
+                match inner.classify() {
+                    serde_json::error::Category::Data => problem(&at, &key, &inner.to_string()),
+                    // The syntax's own words, without the location serde_json appends.
+                    _ => problem(&at, "", &inner.to_string()),
+                }
+            })?;
+            input
+                .end()
+                .map_err(|error| problem(&format!("line {}", error.line()), "", "trailing text"))?;
+            Ok(value)
+        }
     }
+}
+
+/// A TOML parser's `error` in `text`, at `key` (empty for none), with where it applies.
+fn toml_problem(text: &str, error: &toml::de::Error, key: &str) -> String {
+    let Some(span) = error.span() else {
+        return problem("", key, error.message());
+    };
+    let before = &text.as_bytes()[..span.start.min(text.len())];
+    let line = before.iter().filter(|byte| **byte == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|byte| *byte == b'\n')
+        .map_or(0, |newline| newline + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    problem(
+        &format!("line {line}, column {column}"),
+        key,
+        error.message(),
+    )
+}
+
+/// `at` (a location, or empty), the `key` (`.` or empty for none) and the parser's `message`
+/// with any value it quotes left out (see [`without_value`]).
+fn problem(at: &str, key: &str, message: &str) -> String {
+    let message = without_value(message.trim_end());
+    let key = match key {
+        "" | "." => String::new(),
+        key => format!("`{key}`: "),
+    };
+    match at {
+        "" => format!("{key}{message}"),
+        at => format!("{at}: {key}{message}"),
+    }
+}
+
+/// A deserializer's message without the value it quotes. serde's errors are text only, and
+/// serde writes a value it could not take before `, expected …` (`invalid type: string
+/// "sk-…", expected u32`, `unknown variant `x`, expected one of …`), in backticks or quotes,
+/// and the type's own description after it. The words before the quote stay (`invalid type:
+/// string`); so does an unknown field's name, a key. serde_json's `at line … column …` goes,
+/// the location is said once. A message without `, expected ` quotes no value (`missing
+/// field `command``).
+fn without_value(message: &str) -> String {
+    let message = match message.rfind(" at line ") {
+        Some(at) if message[at..].contains(" column ") => &message[..at],
+        _ => message,
+    };
+    let Some((found, expected)) = message.split_once(", expected ") else {
+        return message.to_string();
+    };
+    if found.starts_with("unknown field ") {
+        return message.to_string();
+    }
+    let words = found
+        .split(['`', '"'])
+        .next()
+        .unwrap_or_default()
+        .trim_end();
+    format!("{words}, expected {expected}")
 }
 
 /// The name in `known` that `key` is most likely a typo of, if any is close enough: the test
@@ -268,6 +355,58 @@ mod tests {
         assert!(error.contains("line 2, column "), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
         assert!(!error.contains("api_key"), "{error}");
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)] // Only ever refused: its fields are never read.
+    struct Nested {
+        model: Option<String>,
+        limits: Option<Limits>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)] // Likewise.
+    struct Limits {
+        turns: Option<u32>,
+        auto: Option<Vec<Level>>,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Level {
+        Low,
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_names_its_key_and_never_the_value() {
+        let toml = |text: &str| decode::<Nested>(text, Syntax::Toml).unwrap_err();
+        let json = |text: &str| decode::<Nested>(text, Syntax::Json).unwrap_err();
+        assert_eq!(
+            toml("model = 5\n"),
+            "line 1, column 9: `model`: invalid type: integer, expected a string"
+        );
+        let secret = toml("[limits]\nturns = \"sk-hunter2\"\n");
+        assert_eq!(
+            secret,
+            "line 2, column 9: `limits.turns`: invalid type: string, expected u32"
+        );
+        let variant = toml("[limits]\nauto = [\"hunter2\"]\n");
+        assert!(
+            variant.starts_with("line 2, column 9: `limits.auto[0]`: unknown variant, expected"),
+            "{variant}"
+        );
+        assert!(!variant.contains("hunter2"), "{variant}");
+        assert_eq!(
+            json("{\"limits\": {\"turns\": -1}}"),
+            "line 1, column 23: `limits.turns`: invalid value: integer, expected u32"
+        );
+        assert_eq!(
+            json("{\"model\": [\"hunter2\"]}"),
+            "line 1, column 10: `model`: invalid type: sequence, expected a string"
+        );
+        // The syntax's own words, located, with no key to name.
+        assert_eq!(json("{\"model\": }"), "line 1, column 11: expected value");
+        assert_eq!(json("{} x"), "line 1: trailing text");
     }
 
     #[derive(Debug, serde::Deserialize)]

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::permission::{self, Judges, Refusal};
 use crate::hooks::{Call, Hooks};
 use crate::output::{CallStatus, EventKind, Output};
-use crate::provider::{Message, ToolCall};
+use crate::provider::{Loop, Message, ToolCall};
 use crate::rules::RuleSet;
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
@@ -44,10 +44,33 @@ enum Outcome {
     Refused(Refusal),
 }
 
-/// What the model is told about a call whose arguments the output limit cut off.
-const CUT_ARGUMENTS: &str = "the response reached the output token limit in the middle of this \
-     call's arguments, so the call was not run; make it again with less in one response (for \
-     example, write a large file in parts)";
+/// Why a response ended before the model finished it: its last call's arguments may be cut
+/// short, and are then explained by what happened rather than as bad JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// The output token limit (`--max-output-tokens`) ended it.
+    OutputLimit,
+    /// zero cut it for repeating one span of its text or reasoning (`provider::repetition`).
+    Loop(Loop),
+}
+
+impl Cut {
+    /// What the model is told about a call whose arguments this cut off.
+    fn explanation(self) -> String {
+        match self {
+            Cut::OutputLimit => "the response reached the output token limit in the middle of \
+                 this call's arguments, so the call was not run; make it again with less in one \
+                 response (for example, write a large file in parts)"
+                .to_owned(),
+            Cut::Loop(found) => format!(
+                "the response was cut in the middle of this call's arguments because its text \
+                 repeated the same {} bytes over and over, so the call was not run; make it \
+                 again without repeating yourself",
+                found.period
+            ),
+        }
+    }
+}
 
 /// The least room one call's result gets however many calls share a turn.
 const MIN_RESULT_BYTES: usize = 2048;
@@ -80,11 +103,11 @@ pub(crate) struct Doors<'a> {
 }
 
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
-/// `cut_off` says the response ended at the output token limit: its last call's arguments may
-/// be incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
+/// `cut` says why the response ended early, when it did: its last call's arguments may be
+/// incomplete. Each result is cut to `cap` bytes (see [`result_cap`]).
 pub(crate) async fn run_all(
     calls: &[ToolCall],
-    cut_off: bool,
+    cut: Option<Cut>,
     cap: usize,
     doors: Doors<'_>,
 ) -> Vec<Message> {
@@ -98,8 +121,8 @@ pub(crate) async fn run_all(
         .iter()
         .enumerate()
         .map(|(index, call)| {
-            let last_of_a_cut_response = cut_off && index + 1 == calls.len();
-            prepare(call, last_of_a_cut_response, toolset)
+            let cut = cut.filter(|_| index + 1 == calls.len());
+            prepare(call, cut, toolset)
         })
         .collect();
     let mut results = Vec::with_capacity(calls.len());
@@ -164,7 +187,7 @@ pub(crate) async fn run_all(
 /// A call as a comparable value: its tool's name and its decoded arguments (the raw text when
 /// they are not JSON), with whether the tool only reads.
 pub(crate) fn identity(call: &ToolCall, toolset: &Toolset) -> (String, Value, bool) {
-    let prepared = prepare(call, false, toolset);
+    let prepared = prepare(call, None, toolset);
     let args = prepared
         .args
         .unwrap_or_else(|_| Value::String(call.arguments.clone()));
@@ -182,7 +205,7 @@ pub(crate) fn refuse_all(
     calls
         .iter()
         .map(|call| {
-            announce(&prepare(call, false, toolset), toolset, output);
+            announce(&prepare(call, None, toolset), toolset, output);
             report(
                 call,
                 Err(ToolError::Failed(reason.to_owned())),
@@ -200,16 +223,11 @@ fn same_read(a: &Prepared<'_>, b: &Prepared<'_>) -> bool {
     a.parallel && b.parallel && a.call.name == b.call.name && a.args == b.args
 }
 
-/// Decodes a call's arguments; `may_be_cut` marks the last call of a response the output limit
-/// ended, whose invalid arguments are explained as cut rather than as bad JSON.
-fn prepare<'a>(call: &'a ToolCall, may_be_cut: bool, toolset: &Toolset) -> Prepared<'a> {
-    let args = parse_arguments(&call.arguments).map_err(|invalid| {
-        if may_be_cut {
-            CUT_ARGUMENTS.to_owned()
-        } else {
-            invalid
-        }
-    });
+/// Decodes a call's arguments; `cut` marks the last call of a response that ended early,
+/// whose invalid arguments are explained by the cut rather than as bad JSON.
+fn prepare<'a>(call: &'a ToolCall, cut: Option<Cut>, toolset: &Toolset) -> Prepared<'a> {
+    let args =
+        parse_arguments(&call.arguments).map_err(|invalid| cut.map_or(invalid, Cut::explanation));
     let parallel = args.is_ok()
         && toolset
             .lookup(&call.name)
@@ -409,7 +427,7 @@ mod tests {
         }
     }
 
-    async fn run(calls: &[ToolCall], cut_off: bool) -> (Vec<Message>, usize) {
+    async fn run(calls: &[ToolCall], cut: Option<Cut>) -> (Vec<Message>, usize) {
         let counter = Arc::new(AtomicUsize::new(0));
         let mut registry = Registry::with_runtime(crate::agent::testing::runtime());
         registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
@@ -431,7 +449,7 @@ mod tests {
             output: &output,
             blind: None,
         };
-        let results = run_all(calls, cut_off, usize::MAX, doors).await;
+        let results = run_all(calls, cut, usize::MAX, doors).await;
         (results, counter.load(Ordering::SeqCst))
     }
 
@@ -455,7 +473,7 @@ mod tests {
             call("3", "count", r#"{"a": 3}"#),
             call("4", "count", r#"{"a": 1, "b": 2}"#),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(
             ran, 2,
             "one run for the repeated arguments, one for the other"
@@ -479,7 +497,7 @@ mod tests {
             call("2", "bash", r#"{"command": "true"}"#),
             call("3", "count", "{}"),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(ran, 2);
         let outputs = outputs(&results);
         assert_ne!(outputs[0].1, outputs[2].1);
@@ -491,12 +509,16 @@ mod tests {
             call("1", "count", "{not json"),
             call("2", "count", r#"{"path": "a", "conte"#),
         ];
-        let (results, ran) = run(&calls, true).await;
+        let (results, ran) = run(&calls, Some(Cut::OutputLimit)).await;
         assert_eq!(ran, 0);
         let cut = outputs(&results);
         assert!(cut[0].1.contains("not valid JSON"), "{}", cut[0].1);
         assert!(cut[1].1.contains("output token limit"), "{}", cut[1].1);
-        let (uncut, _) = run(&calls[1..], false).await;
+        let (looped, _) = run(&calls, Some(Cut::Loop(Loop { period: 64 }))).await;
+        let looped = &outputs(&looped)[1].1;
+        assert!(looped.contains("repeated the same 64 bytes"), "{looped}");
+        assert!(!looped.contains("output token limit"), "{looped}");
+        let (uncut, _) = run(&calls[1..], None).await;
         assert!(outputs(&uncut)[0].1.contains("not valid JSON"));
     }
 
@@ -506,7 +528,7 @@ mod tests {
             call("1", "bash", r#"{"command": "true"}"#),
             call("2", "count", "{}"),
         ];
-        let (results, ran) = run(&calls, false).await;
+        let (results, ran) = run(&calls, None).await;
         assert_eq!(ran, 1, "only the allowed call ran");
         let outputs = outputs(&results);
         assert!(

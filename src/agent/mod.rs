@@ -10,6 +10,7 @@ mod calls;
 mod compaction;
 mod error_code;
 pub(crate) mod first_reads;
+mod loops;
 mod permission;
 mod plan;
 mod repeats;
@@ -26,7 +27,7 @@ use serde_json::Value;
 
 use crate::hooks::Hooks;
 use crate::output::{EventKind, Output, UsageTotals};
-use crate::provider::{ContextWindow, Message, Provider, ProviderError, Usage, WindowLookup};
+use crate::provider::{ContextWindow, Loop, Message, Provider, ProviderError, Usage, WindowLookup};
 use crate::rules::RuleSet;
 use crate::runtime::Runtime;
 use crate::session::Transcript;
@@ -125,6 +126,14 @@ pub enum Stuck {
     /// `stop` hooks refused its answers more often than `hooks::MAX_STOP_REFUSALS` allows;
     /// the last refusal's reason.
     StopRefused(String),
+    /// Its responses were cut for looping (`provider::repetition`) `cuts` times in a row, the
+    /// note after each unheeded; `last` is the loop of the last one.
+    Looping {
+        /// How many responses in a row were cut.
+        cuts: u32,
+        /// The loop the last one was cut in.
+        last: Loop,
+    },
 }
 
 /// Token counts as the events report them.

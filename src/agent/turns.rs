@@ -24,19 +24,22 @@
 
 use crate::output::{CompactionReason, EventKind};
 use crate::provider::{
-    AnswerFormat, Completion, ErrorClass, LOOP_WINDOW, Loop, Message, ProviderError, Request,
-    StopReason, ThinkingBlock, ToolCall, ToolSpec,
+    AnswerFormat, Completion, ErrorClass, Message, ProviderError, Request, StopReason,
+    ThinkingBlock, ToolCall, ToolSpec,
 };
 use crate::tools::{ToolContext, ToolId};
 use crate::usage::Exceeded;
 
+use super::calls::Cut;
 use super::compaction::Estimator;
+use super::loops::{self, LoopCuts};
 use super::plan::Plan;
 use super::repeats::{self, Repeat, Repeats};
 use super::schema_retries::SchemaRetries;
 use super::still_running::Reminder;
 use super::written_calls::Strikes;
-use super::{AgentRun, Answer, Ending, Report, calls, first_reads};
+use super::{AgentRun, Answer, Ending, Report, Stuck, calls, first_reads};
+use compact::Compacted;
 
 mod compact;
 mod judge;
@@ -52,24 +55,6 @@ const OUT_OF_TURNS_REQUEST: &str = "You have used all the turns this run allows,
 /// its text is incomplete, and so may be its last tool call, which then gets an error result.
 const CUT_OFF_WARNING: &str = "the response was cut off at the output token limit \
      (--max-output-tokens)";
-
-/// What the model is told after a response of its that was cut for repeating itself.
-const LOOPED_NOTE: &str = "Your last response repeated the same text over and over, so it was \
-     cut. Do not repeat it: call a tool to make progress, or give your final answer.";
-
-/// The text kept of a looping response that had none (it looped in its reasoning).
-const LOOPED_PLACEHOLDER: &str = "(this response repeated itself and was cut)";
-
-/// The warning of a response cut because it repeated itself (see `provider::repetition`): the
-/// turn goes on as after a response the output limit cut.
-fn looping_warning(found: Loop) -> String {
-    format!(
-        "the response was cut: it repeated the same {} bytes over and over (at least {} KiB of \
-         one span), so the model is in a loop",
-        found.period,
-        LOOP_WINDOW / 1024
-    )
-}
 
 /// What the loop does next.
 enum Step {
@@ -99,8 +84,9 @@ struct Calls {
     calls: Vec<ToolCall>,
     /// The reasoning the wire sends back with them.
     thinking: Vec<ThinkingBlock>,
-    /// Whether it ended at the output token limit: its last call's arguments may be cut.
-    cut_off: bool,
+    /// Why it ended before the model finished it, when it did: its last call's arguments may
+    /// be cut.
+    cut: Option<Cut>,
 }
 
 /// One run's conversation and everything the loop keeps between its requests.
@@ -125,6 +111,8 @@ pub(super) struct Turns<'r, 'a> {
     schema: SchemaRetries<'a>,
     /// Whether the model was told about tasks still running (see `still_running`).
     still_running: Reminder,
+    /// Responses in a row cut for looping (see `loops`).
+    loops: LoopCuts,
 }
 
 impl<'r, 'a> Turns<'r, 'a> {
@@ -171,6 +159,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             written: Strikes::default(),
             schema: SchemaRetries::new(agent.schema),
             still_running: Reminder::default(),
+            loops: LoopCuts::default(),
         }
     }
 
@@ -206,7 +195,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             tool_calls: calls.clone(),
             thinking: Vec::new(),
         });
-        let results = self.execute(&calls, false).await;
+        let results = self.execute(&calls, None).await;
         self.request.messages.extend(results);
         Step::Request
     }
@@ -240,13 +229,14 @@ impl<'r, 'a> Turns<'r, 'a> {
             sent => return sent,
         };
         self.learn_window(&error);
-        if !self.compact(CompactionReason::ContextLength).await? {
-            return Err(self.too_long(error).await);
+        let compacted = self.compact(CompactionReason::ContextLength).await?;
+        if compacted != Compacted::Yes {
+            return Err(self.too_long(error, compacted).await);
         }
         match self.agent.stream(&self.request, true).await {
             Err(Ending::Failed(error)) if error.class == ErrorClass::ContextLength => {
                 self.learn_window(&error);
-                Err(self.too_long(error).await)
+                Err(self.too_long(error, compacted).await)
             }
             sent => sent,
         }
@@ -259,14 +249,27 @@ impl<'r, 'a> Turns<'r, 'a> {
         }
     }
 
-    /// The ending of a conversation the provider refused as too long even after compaction:
-    /// its error, naming the window the run worked in.
-    async fn too_long(&self, mut error: ProviderError) -> Ending {
+    /// The ending of a conversation the provider refused as too long, after what came of
+    /// compacting it: its error, naming the window the run worked in and why compacting did
+    /// not help.
+    async fn too_long(&self, mut error: ProviderError, compacted: Compacted) -> Ending {
         let window = self.agent.window().await.tokens;
-        error.message.push_str(&format!(
-            " (the conversation does not fit the model's context window of {window} tokens, \
-             even compacted)"
-        ));
+        let why = match compacted {
+            Compacted::Yes => format!(
+                "the conversation does not fit the model's context window of {window} tokens, \
+                 even compacted"
+            ),
+            Compacted::OnlyTheTask => format!(
+                "the prompt alone does not fit the model's context window of {window} tokens, \
+                 and there is nothing older to compact: compaction keeps the prompt as it is; \
+                 shorten it (or what it attaches), or use a model with a larger window"
+            ),
+            Compacted::EmptySummary => format!(
+                "the conversation does not fit the model's context window of {window} tokens, \
+                 and it could not be compacted: the model's summary of it was empty"
+            ),
+        };
+        error.message.push_str(&format!(" ({why})"));
         Ending::Failed(error)
     }
 
@@ -281,15 +284,27 @@ impl<'r, 'a> Turns<'r, 'a> {
             return Step::End(self.over_budget(exceeded, completion));
         }
         let cut = match completion.stop {
-            StopReason::MaxTokens => Some(CUT_OFF_WARNING.to_owned()),
-            StopReason::Repeating(found) => Some(looping_warning(found)),
+            StopReason::MaxTokens => Some(Cut::OutputLimit),
+            StopReason::Repeating(found) => Some(Cut::Loop(found)),
             _ => None,
         };
-        let cut_off = cut.is_some();
-        if let Some(warning) = cut {
-            self.agent.warn(warning);
+        match cut {
+            Some(Cut::Loop(found)) => {
+                self.agent.warn(loops::warning(found));
+                if self.loops.cut() {
+                    return Step::End(Ending::Stuck(Stuck::Looping {
+                        cuts: loops::MAX_IN_A_ROW,
+                        last: found,
+                    }));
+                }
+            }
+            Some(Cut::OutputLimit) => {
+                self.agent.warn(CUT_OFF_WARNING.to_owned());
+                self.loops.reset();
+            }
+            None => self.loops.reset(),
         }
-        let looped = matches!(completion.stop, StopReason::Repeating(_));
+        let looped = matches!(cut, Some(Cut::Loop(_)));
         match completion.tool_calls.is_empty() {
             true if looped => Step::Looped(completion.text),
             true => Step::Judge(completion.text),
@@ -297,7 +312,7 @@ impl<'r, 'a> Turns<'r, 'a> {
                 text: completion.text,
                 calls: completion.tool_calls,
                 thinking: completion.thinking,
-                cut_off,
+                cut,
             }),
         }
     }
@@ -307,7 +322,7 @@ impl<'r, 'a> Turns<'r, 'a> {
     fn looped(&mut self, text: String) -> Step {
         // A loop in the reasoning leaves no text, and a wire may refuse an empty turn.
         let text = match text.trim().is_empty() {
-            true => LOOPED_PLACEHOLDER.to_owned(),
+            true => loops::PLACEHOLDER.to_owned(),
             false => text,
         };
         self.request.messages.push(Message::Assistant {
@@ -315,7 +330,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             tool_calls: Vec::new(),
             thinking: Vec::new(),
         });
-        self.request.messages.push(Message::user(LOOPED_NOTE));
+        self.request.messages.push(Message::user(loops::NOTE));
         Step::Request
     }
 
@@ -350,7 +365,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         if let Some(repeat) = repeat {
             return self.refuse_repeats(&turn.calls, repeat);
         }
-        let results = self.execute(&turn.calls, turn.cut_off).await;
+        let results = self.execute(&turn.calls, turn.cut).await;
         self.take_plan_updates();
         self.request.messages.extend(results);
         match self.context.cancel.is_cancelled() {
@@ -359,14 +374,14 @@ impl<'r, 'a> Turns<'r, 'a> {
         }
     }
 
-    /// Runs `calls` (of a response the output limit `cut_off`), each result sized to the
+    /// Runs `calls` (of a response that was `cut`, when it was), each result sized to the
     /// window, and tells the repeat guard what they returned.
-    async fn execute(&mut self, calls: &[ToolCall], cut_off: bool) -> Vec<Message> {
+    async fn execute(&mut self, calls: &[ToolCall], cut: Option<Cut>) -> Vec<Message> {
         let agent = self.agent;
         let cap = calls::result_cap(agent.window().await.tokens, calls.len());
         let results = calls::run_all(
             calls,
-            cut_off,
+            cut,
             cap,
             calls::Doors {
                 toolset: agent.toolset,

@@ -353,6 +353,26 @@ pub struct ExecArgs {
     pub(crate) list_specialists: bool,
 }
 
+/// The flags of `zero exec` (by their ids) that `zero review` sets itself or cannot honour:
+/// they are refused when given (`review::check_flags` says why), so its help and man page do
+/// not list them (clap's completion scripts still offer hidden flags). In the order `ExecArgs`
+/// declares them.
+pub(crate) const NOT_FOR_REVIEW: [&str; 7] = [
+    "worktree",
+    "skip_permissions_unsafe",
+    "output_format",
+    "input_format",
+    "output_schema",
+    "list_tools",
+    "list_specialists",
+];
+
+/// `arg` hidden from `zero review`'s help and man page when it is one of [`NOT_FOR_REVIEW`].
+fn hidden_in_review(arg: clap::Arg) -> clap::Arg {
+    let hidden = NOT_FOR_REVIEW.contains(&arg.get_id().as_str());
+    arg.hide(hidden)
+}
+
 /// Flags of `zero review`: what to review, how to write the findings, when they fail the
 /// review, and every flag of `zero exec` for the run itself.
 #[derive(Debug, Args, Clone, PartialEq, Eq)]
@@ -360,6 +380,7 @@ pub struct ExecArgs {
 #[command(mut_arg("prompt_words", |arg| arg.help(
     "Extra instructions for the reviewer; a lone `-` reads the diff to review from stdin."
 )))]
+#[command(mut_args(hidden_in_review))]
 pub struct ReviewArgs {
     /// Review the change from the merge base of REF and HEAD to the working tree [default:
     /// the branch's upstream, else origin/HEAD].

@@ -90,23 +90,43 @@ impl Failure {
         )
     }
 
-    /// The model went round in circles and gave no answer when asked for one: exit 4.
+    /// The model went round in circles and gave no answer: exit 4, `looping` for a model
+    /// caught in a loop of its own text, else `incomplete`.
     pub(crate) fn stuck(stuck: Stuck) -> Self {
-        let message = match stuck {
-            Stuck::Repeating => "the model kept asking for tool results it already had, and \
-                                 gave no answer when asked for one"
-                .into(),
-            Stuck::WritingCalls(tool) => format!(
-                "the model wrote its tool calls as text (a call of `{tool}`) instead of making \
-                 them, again after it was told they are not run; it gave no answer"
+        let (code, message) = match stuck {
+            Stuck::Repeating => (
+                ErrorCode::Incomplete,
+                "the model kept asking for tool results it already had, and gave no answer \
+                 when asked for one"
+                    .into(),
             ),
-            Stuck::StopRefused(reason) => format!(
-                "stop hooks refused the model's final answer more than {} times; the last \
-                 refusal: {reason}",
-                crate::hooks::MAX_STOP_REFUSALS
+            Stuck::WritingCalls(tool) => (
+                ErrorCode::Incomplete,
+                format!(
+                    "the model wrote its tool calls as text (a call of `{tool}`) instead of \
+                     making them, again after it was told they are not run; it gave no answer"
+                ),
+            ),
+            Stuck::StopRefused(reason) => (
+                ErrorCode::Incomplete,
+                format!(
+                    "stop hooks refused the model's final answer more than {} times; the last \
+                     refusal: {reason}",
+                    crate::hooks::MAX_STOP_REFUSALS
+                ),
+            ),
+            Stuck::Looping { cuts, last } => (
+                ErrorCode::Looping,
+                format!(
+                    "the model is caught in a loop: its last {cuts} responses in a row were cut \
+                     for repeating the same text over and over (the last one a span of {} \
+                     bytes), although it was told after each; the run was stopped rather than \
+                     let it spend every turn",
+                    last.period
+                ),
             ),
         };
-        Failure::plain(ErrorCode::Incomplete, message)
+        Failure::plain(code, message)
     }
 
     /// The provider failed: exit 3, coded by its class.
@@ -224,5 +244,13 @@ mod tests {
                 (ExitCode::Incomplete, ErrorCode::Incomplete)
             );
         }
+        let looping = Failure::stuck(Stuck::Looping {
+            cuts: 3,
+            last: crate::provider::Loop { period: 64 },
+        });
+        assert_eq!(
+            (looping.exit(), looping.code),
+            (ExitCode::Incomplete, ErrorCode::Looping)
+        );
     }
 }

@@ -19,6 +19,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::config_file::{self, Syntax};
 use crate::tools::ToolId;
 
 /// How long a hook may run when its entry gives no timeout (Claude Code's default too is
@@ -318,10 +319,11 @@ impl HookSet {
         let json =
             path.extension().is_some_and(|ext| ext == "json") || text.trim_start().starts_with('{');
         let value: Value = match json {
-            true => serde_json::from_str(&text).map_err(|e| invalid(format!("not JSON: {e}")))?,
+            true => config_file::decode(&text, Syntax::Json)
+                .map_err(|why| invalid(format!("not JSON: {why}")))?,
             false => {
-                let table: toml::Table = toml::from_str(&text)
-                    .map_err(|e| invalid(format!("not TOML: {}", e.message())))?;
+                let table: toml::Table = config_file::decode(&text, Syntax::Toml)
+                    .map_err(|why| invalid(format!("not TOML: {why}")))?;
                 serde_json::to_value(table).map_err(|e| invalid(e.to_string()))?
             }
         };

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config_file::{self, ConfigFile, ConfigFileError};
+use crate::config_file::{self, ConfigFile, ConfigFileError, Syntax};
 use crate::environ::names::{
     KEY_VARIABLES, ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE, looks_secret,
 };
@@ -310,12 +310,13 @@ pub(crate) enum ConfigError {
         error: fsutil::BeneathError,
     },
     /// A `.mcp.json` file is not JSON of the expected shape.
-    #[error("invalid MCP config {}: {error}", path.display())]
+    #[error("invalid MCP config {}: {problem}", path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
-        /// The parser's message (it names the line and the column).
-        error: serde_json::Error,
+        /// Where and what is wrong, naming the key but never the value
+        /// (`config_file::decode`).
+        problem: String,
     },
     /// `config.toml` could not be read.
     #[error(transparent)]
@@ -521,12 +522,14 @@ fn read_file(file: &JsonFile<'_>) -> Result<Option<ReadFile>, ConfigError> {
             });
         }
     };
-    serde_json::from_slice(&bytes)
+    let invalid = |problem: String| ConfigError::Invalid {
+        path: file.path(),
+        problem,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid("it is not UTF-8 text".into()))?;
+    config_file::decode(text, Syntax::Json)
         .map(Some)
-        .map_err(|error| ConfigError::Invalid {
-            path: file.path(),
-            error,
-        })
+        .map_err(invalid)
 }
 
 impl Transport {

@@ -25,7 +25,8 @@ pub(crate) enum ErrorCode {
     Auth,
     /// `bad_request`, exit 3: the request was refused, e.g. for an unknown model.
     BadRequest,
-    /// `context_length`, exit 3: even compacted, the conversation does not fit the window.
+    /// `context_length`, exit 3: even compacted, the conversation does not fit the window (or
+    /// the prompt alone does not, and there is nothing to compact).
     ContextLength,
     /// `rate_limited`, exit 3, retryable: still rate limited after every retry.
     RateLimited,
@@ -45,6 +46,8 @@ pub(crate) enum ErrorCode {
     CostBudget,
     /// No final answer satisfied `--output-schema`.
     SchemaUnsatisfied,
+    /// The model's responses were cut for looping too many times in a row.
+    Looping,
     /// The run's deadline passed.
     Timeout,
     /// `--sandbox required`, and the system cannot enforce a rule the run needs.
@@ -82,6 +85,7 @@ impl ErrorCode {
             | ErrorCode::TokenBudget
             | ErrorCode::CostBudget
             | ErrorCode::SchemaUnsatisfied
+            | ErrorCode::Looping
             | ErrorCode::Timeout => ExitCode::Incomplete,
             ErrorCode::Internal => ExitCode::Internal,
             ErrorCode::Hangup => ExitCode::Hangup,
@@ -104,7 +108,7 @@ mod tests {
     use super::*;
 
     /// The `error.code` table of `docs/STREAM_JSON.md`: every word with its exit code.
-    const DOCUMENTED: [(ErrorCode, &str, i32); 21] = [
+    const DOCUMENTED: [(ErrorCode, &str, i32); 22] = [
         (ErrorCode::Usage, "usage_error", 2),
         (ErrorCode::Config, "config_error", 3),
         (ErrorCode::Auth, "auth", 3),
@@ -119,6 +123,7 @@ mod tests {
         (ErrorCode::TokenBudget, "token_budget", 4),
         (ErrorCode::CostBudget, "cost_budget", 4),
         (ErrorCode::SchemaUnsatisfied, "schema_unsatisfied", 4),
+        (ErrorCode::Looping, "looping", 4),
         (ErrorCode::Timeout, "timeout", 4),
         (ErrorCode::SandboxUnavailable, "sandbox_unavailable", 3),
         (ErrorCode::McpServerFailed, "mcp_server_failed", 3),

@@ -155,13 +155,14 @@ impl Assembly {
             call.name = name.to_owned();
             self.streamed_bytes += name.len();
         }
+        // A payload, not prose: it may repeat itself as it likes (see `provider::repetition`).
         call.arguments.push_str(arguments);
         self.streamed_bytes += arguments.len();
-        self.repetition.push(arguments);
     }
 
-    /// The loop the output ended in, once it did: the response is cut there (text, reasoning
-    /// and tool calls' arguments are watched as one stream; see `provider::repetition`).
+    /// The loop the output ended in, once it did: the response is cut there (text and
+    /// reasoning are watched as one stream, tool calls' arguments not; see
+    /// `provider::repetition`).
     pub(crate) fn looping(&self) -> Option<Loop> {
         self.repetition.found()
     }
@@ -390,6 +391,19 @@ mod tests {
         let usage = assembly.finish().usage.unwrap();
         assert_eq!((usage.prompt_tokens, usage.completion_tokens), (100, 1));
         assert!(usage.estimated);
+    }
+
+    #[test]
+    fn a_calls_arguments_may_repeat_themselves_and_prose_may_not() {
+        let mut assembly = Assembly::new(0);
+        let zeros = "0".repeat(4 * repetition::WINDOW);
+        for piece in zeros.as_bytes().chunks(7) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            assembly.tool_call(0, Some("id"), Some("write_file"), piece);
+        }
+        assert_eq!(assembly.looping(), None);
+        assembly.text(&"All zeros. ".repeat(2 * repetition::WINDOW), &mut |_| {});
+        assert!(assembly.looping().is_some());
     }
 
     #[test]

@@ -64,6 +64,8 @@ const WINDOW_ANCHORS: &[&str] = &[
     "tokens > ",
     // Mistral: "too large for model with 32768 maximum context length".
     "model with ",
+    // LM Studio: "the model is loaded with context length of only 4096 tokens".
+    "context length of only ",
 ];
 
 /// The most of a non-JSON error body quoted in a message.
@@ -469,6 +471,11 @@ mod tests {
             400,
             r#"{"error":{"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}}"#,
             Some(1_048_576),
+        ),
+        (
+            400,
+            r#"{"error":"Trying to keep the first 5211 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough."}"#,
+            Some(4096),
         ),
         (400, "PROMPT IS TOO LONG", None),
     ];

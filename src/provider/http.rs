@@ -26,9 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::assembly::Assembly;
 use super::fault::{Document, Fault, parse_retry_after};
+use super::probe::Probes;
 use super::sse::{SseDecoder, SseEvent};
 use super::tuning::Tuning;
-use super::window::Probes;
 use super::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Refused, Request, Retrying,
     StopReason, StreamDelta, WaitPhase, Waiting,

@@ -11,6 +11,7 @@ mod http;
 pub(crate) mod message;
 mod notice;
 mod openai;
+mod probe;
 mod reasoning;
 mod repetition;
 mod replay;
@@ -31,13 +32,15 @@ pub use message::{
     ToolCall, ToolSpec, Usage,
 };
 pub use notice::{Notice, Refused, Retrying, Switched, WaitPhase, Waiting};
+pub use probe::ServerReport;
 pub use reasoning::ReasoningEffort;
 pub use repetition::{Loop, WINDOW as LOOP_WINDOW};
 pub use tuning::{InvalidTuning, Tuning};
-pub use window::{
-    ContextWindow, DEFAULT_CONTEXT_WINDOW, MIN_CONTEXT_WINDOW, ServerReport, WindowLookup,
-    WindowSource,
-};
+pub use window::{ContextWindow, DEFAULT_CONTEXT_WINDOW, WindowLookup, WindowSource};
+
+/// The smallest context window zero works in: its own system prompt and tools take about this
+/// much. A smaller number a server reports or a refusal names is taken for a mistake.
+pub const MIN_CONTEXT_WINDOW: u32 = 1024;
 
 /// The wire protocol of the model endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -104,18 +107,14 @@ fn build_one(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
         ProviderKind::Openai | ProviderKind::Local => {
             let wire = openai::OpenAi::new(&config.base_url, config.max_output_tokens, cache_key)
                 .with_reasoning(config.reasoning_effort);
-            over_http(
-                wire,
-                config,
-                window::Probes::new(&config.base_url, official),
-            )
+            over_http(wire, config, probe::Probes::new(&config.base_url, official))
         }
         ProviderKind::Anthropic => {
             let wire = anthropic::Anthropic::new(&config.base_url, config.max_output_tokens)
                 .with_reasoning(config.reasoning_effort);
             // llama.cpp serves the Anthropic wire too; its OpenAI-style API is under /v1.
             let api_root = format!("{}/v1", config.base_url.trim_end_matches('/'));
-            over_http(wire, config, window::Probes::new(&api_root, official))
+            over_http(wire, config, probe::Probes::new(&api_root, official))
         }
     }
 }
@@ -124,7 +123,7 @@ fn build_one(config: &ProviderConfig, cache_key: &str) -> Result<Arc<dyn Provide
 fn over_http<W: http::Wire>(
     wire: W,
     config: &ProviderConfig,
-    probes: window::Probes,
+    probes: probe::Probes,
 ) -> Result<Arc<dyn Provider>, ConfigError> {
     let provider = http::HttpProvider::new(
         wire,

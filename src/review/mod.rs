@@ -299,6 +299,37 @@ mod tests {
     }
 
     #[test]
+    fn the_flags_a_review_refuses_are_the_ones_its_help_does_not_list() {
+        let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+        command.build();
+        let command = command.find_subcommand("review").unwrap();
+        let hidden: Vec<&str> = command
+            .get_arguments()
+            .filter(|arg| arg.is_hide_set())
+            .map(|arg| arg.get_id().as_str())
+            .collect();
+        assert_eq!(hidden, crate::cli::NOT_FOR_REVIEW);
+        let given: [(&str, &[&str]); 7] = [
+            ("worktree", &["--worktree"]),
+            ("skip_permissions_unsafe", &["--skip-permissions-unsafe"]),
+            ("output_format", &["--output-format", "json"]),
+            ("input_format", &["--input-format", "stream-json"]),
+            ("output_schema", &["--output-schema", "s.json"]),
+            ("list_tools", &["--list-tools"]),
+            ("list_specialists", &["--list-specialists"]),
+        ];
+        assert_eq!(given.map(|(id, _)| id), crate::cli::NOT_FOR_REVIEW);
+        for (_, argv) in given {
+            let problem = check_flags(&parsed(argv)).unwrap_err();
+            assert!(
+                problem.message.contains(argv[0]),
+                "{argv:?}: {}",
+                problem.message
+            );
+        }
+    }
+
+    #[test]
     fn the_formats_default_to_text_on_stdout() {
         let args = parsed(&[]);
         assert_eq!(

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::RuleSet;
 use super::rule::{Effect, FORMS, Origin, Rule};
-use crate::config_file::ConfigFile;
+use crate::config_file::{self, ConfigFile, Syntax};
 use crate::fsutil;
 
 /// The most a rules file may hold.
@@ -161,9 +161,11 @@ fn read_file(path: &Path) -> Result<Lists, RuleError> {
         hooks: Option<serde::de::IgnoredAny>,
     }
     let document: Document = if text.trim_start().starts_with('{') {
-        serde_json::from_str(&text).map_err(|error| fail(format!("invalid JSON: {error}")))?
+        config_file::decode(&text, Syntax::Json)
+            .map_err(|why| fail(format!("invalid JSON: {why}")))?
     } else {
-        toml::from_str(&text).map_err(|error| fail(format!("invalid TOML: {}", error.message())))?
+        config_file::decode(&text, Syntax::Toml)
+            .map_err(|why| fail(format!("invalid TOML: {why}")))?
     };
     match document {
         Document {

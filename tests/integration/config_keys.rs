@@ -139,3 +139,73 @@ fn every_key_zero_reads_passes_without_a_word() {
     );
     assert!(!String::from_utf8_lossy(&output.stderr).contains("unknown key"));
 }
+
+#[test]
+fn a_value_of_the_wrong_type_in_any_config_file_names_its_key_and_never_the_value() {
+    let (config, file) = config_with("model = \"m\"\nmax_output_tokens = \"sk-hunter2\"\n");
+    let workspace = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = workspace.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let rules_toml = write("rules.toml", "[permissions]\nallow = \"hunter2\"\n");
+    let rules_json = write("rules.json", r#"{"permissions": {"deny": "hunter2"}}"#);
+    let hooks = write(
+        "hooks.toml",
+        "[[hooks.pre_tool_use]]\ncommand = [\"hunter2\"]\n",
+    );
+    let mcp = write(
+        "mcp.json",
+        r#"{"mcpServers": {"s": {"command": ["hunter2"]}}}"#,
+    );
+    let config_file = file.display().to_string();
+    let cases: [(&[&str], &str, &str, i32); 5] = [
+        (
+            &[],
+            &config_file,
+            "line 2, column 21: `max_output_tokens`",
+            3,
+        ),
+        (
+            &["--rules", &rules_toml],
+            &rules_toml,
+            "line 2, column 9: `permissions.allow`",
+            2,
+        ),
+        (
+            &["--rules", &rules_json],
+            &rules_json,
+            "`permissions.deny`",
+            2,
+        ),
+        (
+            &["--hooks", &hooks],
+            &hooks,
+            "`hooks.pre_tool_use[0].command`",
+            2,
+        ),
+        (&["--mcp-config", &mcp], &mcp, "`mcpServers.s.command`", 2),
+    ];
+    for (flags, named, key, code) in cases {
+        let output = zero_std()
+            .env("XDG_CONFIG_HOME", config.path())
+            .env("ZERO_API_KEY", "k")
+            .args(["exec", "--base-url", "http://127.0.0.1:9/v1"])
+            .args(flags)
+            .arg("go")
+            .current_dir(workspace.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{flags:?}: {stderr}");
+        assert!(stderr.contains(named), "{flags:?}: {stderr}");
+        assert!(stderr.contains(key), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{flags:?}: {stderr}");
+        // The config file's own error is the first: the others start from a good one.
+        if !flags.is_empty() {
+            continue;
+        }
+        std::fs::write(&file, "model = \"m\"\n").unwrap();
+    }
+}

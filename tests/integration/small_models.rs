@@ -1,7 +1,8 @@
-//! Small models on the user's own server (issue 38): a refusal as too long in whatever words
-//! the server (or a gateway in front of it) uses is compacted and retried, with the window it
-//! names learned; a response caught in a loop is cut and the run goes on. Through the real
-//! binary against the fake model.
+//! Small models on the user's own server (issues 38, 45): a refusal as too long in whatever
+//! words the server (or a gateway in front of it) uses is compacted and retried, with the window
+//! it names learned; a response caught in a loop is cut and the run goes on, until three in a
+//! row end it; a tool call's payload is never taken for a loop. Through the real binary against
+//! the fake model.
 
 use std::time::Duration;
 
@@ -22,6 +23,10 @@ const LLAMA_CPP: &str = "request (42888 tokens) exceeds the available context si
 const LITELLM: &str = "litellm.ContextWindowExceededError: litellm.BadRequestError: \
      OpenAIException - request (42888 tokens) exceeds the available context size (16384 \
      tokens), try increasing it. Received Model Group=qwen-coder";
+
+/// LM Studio's refusal of a request longer than the context it loaded the model with: a bare
+/// string under `error`, in no wire's shape.
+const LM_STUDIO: &str = r#"{"error":"Trying to keep the first 5211 tokens when context the overflows. However, the model is loaded with context length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input"}"#;
 
 /// The sentence a looping model repeats (the issue's degenerate response).
 const SENTENCE: &str = "I will now update the function to handle the empty input case. ";
@@ -49,19 +54,23 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 #[test]
-fn a_refusal_in_llama_cpps_or_litellms_words_compacts_retries_and_learns_the_window() {
-    for wording in [LLAMA_CPP, LITELLM] {
+fn a_refusal_in_llama_cpps_litellms_or_lm_studios_words_compacts_retries_and_learns_the_window() {
+    for (refusal, window) in [
+        (Reply::error(400, LLAMA_CPP), 16384),
+        (Reply::error(400, LITELLM), 16384),
+        (Reply::error_body(400, LM_STUDIO), 4096),
+    ] {
         let workspace = workspace();
         let server = FakeModel::start(
             Script::new()
                 .route(summary_route())
                 .reply(read("a.txt"))
                 .reply(read("b.txt"))
-                .reply(Reply::error(400, wording))
+                .reply(refusal)
                 .reply(Reply::text("The notes are alphas.")),
         );
         let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
-        assert_eq!(code, 0, "{wording}: {events:?}");
+        assert_eq!(code, 0, "{window}: {events:?}");
         let compactions = of_type(&events, "compaction");
         assert_eq!(compactions.len(), 1, "{events:?}");
         assert_eq!(compactions[0]["reason"], "context_length");
@@ -73,7 +82,7 @@ fn a_refusal_in_llama_cpps_or_litellms_words_compacts_retries_and_learns_the_win
         let run_end = events.last().unwrap();
         assert_eq!(
             run_end["contextWindow"],
-            json!({"tokens": 16384, "source": "server"}),
+            json!({"tokens": window, "source": "server"}),
             "{run_end}"
         );
     }
@@ -105,16 +114,58 @@ fn a_second_refusal_after_compacting_exits_3_naming_the_window() {
 }
 
 #[test]
+fn a_refusal_after_one_turn_compacts_that_turn_and_the_run_goes_on() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(read("a.txt"))
+            .reply(Reply::error(400, LLAMA_CPP))
+            .reply(Reply::text("The notes are alphas.")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    let compactions = of_type(&events, "compaction");
+    assert_eq!(compactions.len(), 1, "{events:?}");
+    assert_eq!(compactions[0]["messagesSummarized"], 2, "{events:?}");
+    assert_eq!(
+        server.requests().len(),
+        4,
+        "the turn, the refusal, the summary, the turn again"
+    );
+}
+
+#[test]
+fn a_prompt_that_alone_is_too_long_says_there_is_nothing_to_compact() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .route(summary_route())
+            .reply(Reply::error(400, LLAMA_CPP))
+            .reply(Reply::text("never asked for")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 3, "{events:?}");
+    assert_eq!(server.requests().len(), 1, "no summary asked of nothing");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "context_length");
+    let message = error["message"].as_str().unwrap();
+    assert!(!message.contains("even compacted"), "{message}");
+    assert!(
+        message
+            .contains("the prompt alone does not fit the model's context window of 16384 tokens")
+            && message.contains("nothing older to compact"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes_on() {
     for wire in [Wire::OpenAi, Wire::Anthropic] {
         let workspace = workspace();
-        // 640 KB at a millisecond a piece: minutes, were it not cut.
-        let forever = Reply::text(&format!("Let me look.\n{}", SENTENCE.repeat(10_000)))
-            .in_pieces(64)
-            .event_gap(Duration::from_millis(1));
         let server = FakeModel::start(
             Script::new()
-                .reply(forever)
+                .reply(looping_reply())
                 .reply(Reply::text("The notes are alphas.")),
         );
         let (code, events) = run(&server, wire, workspace.path(), &[]);
@@ -148,6 +199,93 @@ fn a_response_that_repeats_one_sentence_is_cut_within_the_bound_and_the_run_goes
             of_type(&events, "final")[0]["text"],
             "The notes are alphas."
         );
+    }
+}
+
+/// A reply that repeats [`SENTENCE`] for 640 KB at a millisecond a piece: minutes, were it
+/// not cut.
+fn looping_reply() -> Reply {
+    Reply::text(&format!("Let me look.\n{}", SENTENCE.repeat(10_000)))
+        .in_pieces(64)
+        .event_gap(Duration::from_millis(1))
+}
+
+#[test]
+fn a_model_that_loops_again_and_again_is_stopped_after_three_cuts_in_a_row_exit_4() {
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let workspace = workspace();
+        let mut script = Script::new();
+        for _ in 0..10 {
+            script = script.reply(looping_reply());
+        }
+        let server = FakeModel::start(script);
+        let (code, events) = run(&server, wire, workspace.path(), &[]);
+        assert_eq!(code, 4, "{events:?}");
+        assert_eq!(
+            server.requests().len(),
+            3,
+            "three loops, then no more requests"
+        );
+        let error = of_type(&events, "error")[0];
+        assert_eq!(error["code"], "looping", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("loop") && message.contains("3 responses in a row"),
+            "{message}"
+        );
+        assert!(
+            message.contains(&format!("{} bytes", SENTENCE.len())),
+            "{message}"
+        );
+        assert_eq!(events.last().unwrap()["status"], "incomplete");
+        assert!(of_type(&events, "final").is_empty(), "{events:?}");
+    }
+}
+
+#[test]
+fn a_loop_cut_between_good_turns_starts_the_count_again() {
+    let workspace = workspace();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(looping_reply())
+            .reply(looping_reply())
+            .reply(read("b.txt"))
+            .reply(looping_reply())
+            .reply(looping_reply())
+            .reply(Reply::text("The notes are alphas.")),
+    );
+    let (code, events) = run(&server, Wire::OpenAi, workspace.path(), &[]);
+    assert_eq!(code, 0, "{events:?}");
+    assert_eq!(server.requests().len(), 6);
+}
+
+#[test]
+fn a_file_of_one_repeated_character_or_identical_rows_is_written_whole_not_cut() {
+    let zeros = "0".repeat(12_000);
+    let rows = "2026-01-01,ok,42\n".repeat(2_000);
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let workspace = workspace();
+        let server = FakeModel::start(
+            Script::new()
+                .reply(
+                    Reply::tool_call("write_file", json!({"path": "zeros.txt", "content": zeros}))
+                        .event_gap(Duration::ZERO),
+                )
+                .reply(
+                    Reply::tool_call("write_file", json!({"path": "rows.csv", "content": rows}))
+                        .event_gap(Duration::ZERO),
+                )
+                .reply(Reply::text("Both written.")),
+        );
+        let (code, events) = run(&server, wire, workspace.path(), &["--auto", "medium"]);
+        assert_eq!(code, 0, "{events:?}");
+        let written = |name: &str| std::fs::read_to_string(workspace.path().join(name)).unwrap();
+        assert_eq!(written("zeros.txt"), zeros);
+        assert_eq!(written("rows.csv"), rows);
+        assert!(of_type(&events, "warning").is_empty(), "{events:?}");
+        for result in of_type(&events, "tool_result") {
+            assert_eq!(result["status"], "ok", "{result}");
+        }
     }
 }
 

@@ -69,8 +69,13 @@ enum Kind {
     /// An HTTP error status whose headers promise a body of `content_length` bytes that never
     /// comes: the connection stays open and silent.
     ErrorWithoutBody { status: u16, content_length: u64 },
-    /// A 200 whose body is one document of `content_type`, not an event stream.
-    Document { content_type: String, body: String },
+    /// A response of `status` whose body is one document of `content_type`, not an event
+    /// stream.
+    Document {
+        status: u16,
+        content_type: String,
+        body: String,
+    },
 }
 
 /// The content of a streamed reply, in the order it is sent: reasoning, text, tool calls.
@@ -184,7 +189,18 @@ impl Reply {
     /// or a wrong base URL, a JSON error from a gateway) instead of an event stream.
     pub fn document(content_type: &str, body: &str) -> Reply {
         Reply::of(Kind::Document {
+            status: 200,
             content_type: content_type.to_owned(),
+            body: body.to_owned(),
+        })
+    }
+
+    /// An HTTP error `status` whose JSON body is `body` verbatim, in no wire's shape (LM
+    /// Studio's `{"error": "..."}`, a gateway's own).
+    pub fn error_body(status: u16, body: &str) -> Reply {
+        Reply::of(Kind::Document {
+            status,
+            content_type: "application/json".to_owned(),
             body: body.to_owned(),
         })
     }
@@ -651,8 +667,12 @@ async fn handle(
                 Result<Bytes, std::io::Error>,
             >()))
             .expect("a response"),
-        Kind::Document { content_type, body } => Response::builder()
-            .status(200)
+        Kind::Document {
+            status,
+            content_type,
+            body,
+        } => Response::builder()
+            .status(status)
             .header("content-type", content_type)
             .body(Body::from(body))
             .expect("a response"),
