@@ -42,6 +42,15 @@ impl RunWorktree {
         let workspace = flags::workspace(args.cwd.as_deref())?;
         let worktree = RunWorktree::prepare(name.as_deref(), &workspace, &data_dir, run_id)?;
         args.cwd = Some(worktree.workspace_for(&workspace));
+        // What a commit in the worktree writes of the repository's git directory, so the
+        // model's own `git commit` works where the sandbox confines writes.
+        match worktree.checkout.writable_git_paths() {
+            Ok(paths) => args.add_dir.extend(paths),
+            Err(error) => {
+                let _ = worktree.checkout.discard();
+                return Err(Failure::internal(format!("--worktree: {error}")));
+            }
+        }
         Ok(Some(worktree))
     }
 

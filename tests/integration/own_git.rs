@@ -286,3 +286,30 @@ fn an_isolated_worktree_whose_head_names_main_commits_nothing_onto_main() {
     assert!(told.contains("HEAD is no longer"), "{told}");
     assert!(!told.contains("the changes are committed"), "{told}");
 }
+
+#[test]
+fn the_models_own_commit_in_a_worktree_run_at_medium_works_and_is_reported() {
+    let repo = repository();
+    let home = Home::new();
+    let command = "echo c > c.txt && git add c.txt && \
+                   git -c user.name=m -c user.email=m@localhost commit -qm mine && echo committed";
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("bash", json!({ "command": command })))
+            .reply(Reply::text("done")),
+    );
+    let output = run(repo.path(), &home, &server, &["--worktree=own"], false);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("stdout:\\ncommitted"), "{stdout}");
+    let tip = git(repo.path(), &["rev-parse", "zero/own"]);
+    assert_eq!(
+        git(repo.path(), &["log", "-1", "--format=%s", "zero/own"]),
+        "mine"
+    );
+    assert!(
+        stdout.contains(&format!("\"worktreeCommit\":\"{tip}\"")),
+        "{stdout}"
+    );
+}
