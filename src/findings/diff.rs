@@ -503,7 +503,10 @@ diff --git \"a/x\\nb\" \"b/x\\nb\"
              file header (`diff --git`, `--- a/PATH`, `+++ b/PATH`) and no hunk"
         );
         let error = Diff::parse("\n\n  \nhello\nworld\n").unwrap_err();
-        assert!(matches!(error, DiffError::Malformed { line: 4, .. }), "{error}");
+        assert!(
+            matches!(error, DiffError::Malformed { line: 4, .. }),
+            "{error}"
+        );
         for empty in ["", "\n", "  \n\n"] {
             assert_eq!(Diff::parse(empty).unwrap().shown_lines(), 0, "{empty:?}");
         }
@@ -523,10 +526,16 @@ diff --git \"a/x\\nb\" \"b/x\\nb\"
             "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-x\n+y\n--- a/z\n@@ -1 +1 @@\n-x\n+y\n",
         ] {
             let error = Diff::parse(text).unwrap_err().to_string();
-            assert!(error.contains("has no file header before it"), "{text:?}: {error}");
+            assert!(
+                error.contains("has no file header before it"),
+                "{text:?}: {error}"
+            );
         }
         let error = Diff::parse("@@ -1 +1 @@\n-x\n+y\n").unwrap_err();
-        assert!(matches!(error, DiffError::Malformed { line: 1, .. }), "{error}");
+        assert!(
+            matches!(error, DiffError::Malformed { line: 1, .. }),
+            "{error}"
+        );
         // A deleted file's hunks belong to it, though it has no new side.
         let deleted = "--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
         assert!(Diff::parse(deleted).unwrap().files().is_empty());
