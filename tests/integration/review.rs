@@ -420,6 +420,38 @@ fn a_diff_over_the_bound_is_refused_before_the_model_is_asked() {
 }
 
 #[test]
+fn text_that_is_not_a_diff_is_exit_2_and_an_empty_diff_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[u8], &str); 2] = [
+        (
+            b"not a diff\n",
+            "zero: error: the diff is malformed at line 1: `not a diff` is not a unified diff",
+        ),
+        (
+            b"@@ -1 +1 @@\n-x\n+y\n",
+            "zero: error: the diff is malformed at line 1: the hunk `@@ -1 +1 @@` has no file \
+             header before it",
+        ),
+    ];
+    for (input, said) in cases {
+        let (output, server) = review(dir.path(), &answer(), &["-"], input);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
+        assert!(server.requests().is_empty());
+        assert!(output.stdout.is_empty());
+    }
+    let (output, server) = review(dir.path(), &answer(), &["-"], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("zero: warning: nothing to review: the diff given on stdin is empty"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
 fn no_answer_in_the_findings_shape_is_exit_4_and_writes_no_findings() {
     let repo = repository();
     let out = tempfile::tempdir().unwrap();
