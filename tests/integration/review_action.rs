@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::support::ci::{StepRun, base_env, bash, restore_cached_zero};
+use crate::support::ci::{StepRun, base_env, bash, record_git_install, restore_cached_zero};
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::worktrees::git;
 
@@ -975,11 +975,26 @@ fn more_findings_than_github_annotates_are_said_and_all_in_the_summary() {
 }
 
 /// The component's job, as a runner runs it: `$[[ inputs.* ]]` interpolated (defaults, then
-/// `given`), `before_script` and `script` as one bash script, the merge request's variables.
+/// `given`), the cache restored as the zero this suite built installed from `zero-rev`,
+/// `before_script` and `script` as one bash script, the merge request's variables.
 fn run_component(
     repository: &Repository,
     given: &[(&str, &str)],
     variables: &[(&str, &str)],
+) -> (StepRun, Value) {
+    let rev = given
+        .iter()
+        .find(|(name, _)| *name == "zero-rev")
+        .map(|(_, rev)| *rev);
+    run_component_with(repository, given, variables, rev)
+}
+
+/// [`run_component`] with the cache holding the zero installed from `cached_rev`, or nothing.
+fn run_component_with(
+    repository: &Repository,
+    given: &[(&str, &str)],
+    variables: &[(&str, &str)],
+    cached_rev: Option<&str>,
 ) -> (StepRun, Value) {
     let text = std::fs::read_to_string(root().join("templates/zero-review.yml")).unwrap();
     let (spec, job) = text.split_once("\n---\n").expect("a spec, then the job");
@@ -1029,8 +1044,13 @@ fn run_component(
     for (name, value) in variables {
         env.insert(name.to_string(), value.to_string());
     }
-    let cached = job["cache"]["paths"][0].as_str().unwrap();
-    restore_cached_zero(&repository.work().join(cached));
+    let cached = repository
+        .work()
+        .join(job["cache"]["paths"][0].as_str().unwrap());
+    if let Some(rev) = cached_rev {
+        restore_cached_zero(&cached);
+        record_git_install(&cached, rev);
+    }
     let lines: Vec<&str> = ["before_script", "script"]
         .iter()
         .flat_map(|part| job[*part].as_array().unwrap())
@@ -1078,6 +1098,79 @@ fn the_gitlab_component_reviews_a_merge_request_into_code_quality() {
         run.output
             .contains("CI_MERGE_REQUEST_TARGET_BRANCH_NAME is not set"),
         "{run:#?}"
+    );
+}
+
+#[test]
+fn the_component_runs_no_zero_the_merge_request_holds_and_no_stale_one() {
+    let server = FakeModel::start(findings());
+    let url = server.base_url_openai();
+    let given = [
+        ("zero-rev", "0123"),
+        ("model", "fake-model"),
+        ("base-url", url.as_str()),
+    ];
+    let merge_request = [
+        ("CI_PIPELINE_SOURCE", "merge_request_event"),
+        ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+    ];
+    // The merge request commits an executable .zero-bin/bin/zero (and the record that names
+    // the requested revision).
+    let repository = Repository::new();
+    let marker = repository.dir.path().join("MARKER");
+    let planted = repository.work().join(".zero-bin/bin/zero");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    let script = format!("#!/bin/sh\necho pwned > '{}'\nexit 0\n", marker.display());
+    std::fs::write(&planted, script).unwrap();
+    std::fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    record_git_install(&repository.work().join(".zero-bin"), "0123");
+    git(&repository.work(), &["add", "-f", ".zero-bin"]);
+    git(
+        &repository.work(),
+        &["commit", "-q", "-m", "a zero of my own"],
+    );
+    let (run, _) = run_component_with(&repository, &given, &merge_request, None);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.output.contains("The checkout holds .zero-bin/"),
+        "{run:#?}"
+    );
+    assert!(!marker.exists(), "the merge request's binary ran");
+    assert!(server.requests().is_empty());
+
+    // A cached zero built from another revision is not run: the job builds the one asked for
+    // (as far as an empty, offline CARGO_HOME lets cargo get).
+    let repository = Repository::new();
+    let cached = repository.work().join(".zero-bin");
+    std::fs::create_dir_all(cached.join("bin")).unwrap();
+    std::fs::write(
+        cached.join("bin/zero"),
+        format!("#!/bin/sh\necho stale > '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        cached.join("bin/zero"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    record_git_install(&cached, "9999");
+    let cargo_home = repository.path("empty-cargo-home");
+    let mut variables = merge_request.to_vec();
+    variables.extend([
+        ("CARGO_HOME", cargo_home.to_str().unwrap()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ]);
+    let (run, _) = run_component_with(&repository, &given, &variables, None);
+    assert_ne!(run.code, 0, "{run:#?}");
+    assert!(!marker.exists(), "the stale binary ran: {run:#?}");
+    assert!(!cached.join("bin/zero").exists(), "{run:#?}");
+    assert!(
+        run.output.contains("offline"),
+        "cargo install ran: {run:#?}"
     );
 }
 
@@ -1129,6 +1222,7 @@ fn the_component_runs_under_gitlab_ci_local() {
     git(&work, &["checkout", "-q", "feature"]);
     git(&work, &["rebase", "-q", "main"]);
     restore_cached_zero(&work.join(".zero-bin"));
+    record_git_install(&work.join(".zero-bin"), "0123");
     let zero_home = repository.path("zero-home");
     let output = Command::new("gitlab-ci-local")
         .args([
