@@ -61,65 +61,75 @@ const LINE_HASH_EOF: u16 = 0xFFFF;
 /// polynomial hash (base 37, wrapping at 64 bits) of the 100 units from its first one. A text
 /// that ends with a newline has one more, empty, last line, as GitHub counts them.
 pub fn line_hashes(text: &str) -> Vec<String> {
-    let first_power =
-        (0..LINE_HASH_WINDOW).fold(1u64, |power, _| power.wrapping_mul(LINE_HASH_BASE));
-    let mut window = [0u16; LINE_HASH_WINDOW];
-    // For each place in the window, the line that starts there (0-based), if one does.
-    let mut starts: [Option<usize>; LINE_HASH_WINDOW] = [None; LINE_HASH_WINDOW];
-    let mut hash = 0u64;
-    let mut index = 0;
-    let mut lines = 0;
-    let mut line_start = true;
-    let mut after_cr = false;
+    let mut window = Window::new();
     let mut seen: HashMap<u64, usize> = HashMap::new();
     let mut hashes: Vec<String> = Vec::new();
-    let mut emit = |hash: u64, line: usize, hashes: &mut Vec<String>| {
+    let mut emit = |hash: u64, line: usize| {
         let count = seen.entry(hash).or_default();
         *count += 1;
         debug_assert_eq!(line, hashes.len(), "lines are hashed in order");
         hashes.push(format!("{hash:x}:{count}"));
     };
-    let mut roll =
-        |unit: u16, hash: &mut u64, index: &mut usize, window: &mut [u16; LINE_HASH_WINDOW]| {
-            let leaving = window[*index];
-            window[*index] = unit;
-            *hash = hash
-                .wrapping_mul(LINE_HASH_BASE)
-                .wrapping_add(u64::from(unit))
-                .wrapping_sub(first_power.wrapping_mul(u64::from(leaving)));
-            *index = (*index + 1) % LINE_HASH_WINDOW;
-        };
-    let units = text.encode_utf16().chain([LINE_HASH_EOF]);
-    for mut unit in units {
-        if unit == u16::from(b' ')
-            || unit == u16::from(b'\t')
-            || (after_cr && unit == u16::from(b'\n'))
-        {
+    let (mut lines, mut line_start, mut after_cr) = (0, true, false);
+    for mut unit in text.encode_utf16().chain([LINE_HASH_EOF]) {
+        let newline = u16::from(b'\n');
+        if unit == u16::from(b' ') || unit == u16::from(b'\t') || (after_cr && unit == newline) {
             after_cr = false;
             continue;
         }
         after_cr = unit == u16::from(b'\r');
         if after_cr {
-            unit = u16::from(b'\n');
+            unit = newline;
         }
-        if let Some(line) = starts[index].take() {
-            emit(hash, line, &mut hashes);
-        }
-        if line_start {
-            line_start = false;
-            starts[index] = Some(lines);
-            lines += 1;
-        }
-        line_start = unit == u16::from(b'\n');
-        roll(unit, &mut hash, &mut index, &mut window);
+        let starting = line_start.then_some(lines);
+        lines += usize::from(line_start);
+        line_start = unit == newline;
+        window.push(unit, starting, &mut emit);
     }
     for _ in 0..LINE_HASH_WINDOW {
-        if let Some(line) = starts[index].take() {
-            emit(hash, line, &mut hashes);
-        }
-        roll(0, &mut hash, &mut index, &mut window);
+        window.push(0, None, &mut emit);
     }
     hashes
+}
+
+/// The last [`LINE_HASH_WINDOW`] units read, their polynomial hash, and which of them starts a
+/// line (and which line).
+struct Window {
+    units: [u16; LINE_HASH_WINDOW],
+    starts: [Option<usize>; LINE_HASH_WINDOW],
+    hash: u64,
+    index: usize,
+    /// `LINE_HASH_BASE` to the window's length: what the unit leaving the window weighs.
+    leaving_weight: u64,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            units: [0; LINE_HASH_WINDOW],
+            starts: [None; LINE_HASH_WINDOW],
+            hash: 0,
+            index: 0,
+            leaving_weight: (0..LINE_HASH_WINDOW)
+                .fold(1u64, |power, _| power.wrapping_mul(LINE_HASH_BASE)),
+        }
+    }
+
+    /// Reads `unit` (the first of line `starting`, when it is one). The line whose first unit
+    /// it replaces has now been hashed over the whole window: `emit` gets that hash and line.
+    fn push(&mut self, unit: u16, starting: Option<usize>, emit: &mut impl FnMut(u64, usize)) {
+        if let Some(line) = self.starts[self.index].take() {
+            emit(self.hash, line);
+        }
+        self.starts[self.index] = starting;
+        let leaving = std::mem::replace(&mut self.units[self.index], unit);
+        self.hash = self
+            .hash
+            .wrapping_mul(LINE_HASH_BASE)
+            .wrapping_add(u64::from(unit))
+            .wrapping_sub(self.leaving_weight.wrapping_mul(u64::from(leaving)));
+        self.index = (self.index + 1) % LINE_HASH_WINDOW;
+    }
 }
 
 /// `text` with surrounding whitespace taken off and each inner run of it made one space.

