@@ -16,7 +16,7 @@ use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use memchr::memmem;
 use regex::bytes::Regex;
 
-use crate::environ::names::KEY_VARIABLES;
+use crate::environ::names::{CI_TOKEN_VARIABLES, KEY_VARIABLES};
 
 /// What a removed secret is replaced with.
 pub(crate) const MASK: &str = "[REDACTED]";
@@ -26,31 +26,57 @@ pub(crate) const MASK: &str = "[REDACTED]";
 const MIN_SECRET_LEN: usize = 4;
 
 /// Key-shaped text that is masked whether or not it was configured. Each pattern keeps its
-/// label (group 1) so the reader still sees *what* was removed.
-const SHAPE_PATTERNS: [&str; 3] = [
+/// label (group 1) so the reader still sees *what* was removed, and names the text every match
+/// of it contains (compared ignoring ASCII case): text holding none of a pattern's anchors
+/// cannot match it, so it skips that pattern — and a run whose output never holds one never
+/// compiles the patterns, which costs more than all the rest of `zero exec --list-tools`
+/// (measured in docs/PERFORMANCE.md).
+const SHAPE_PATTERNS: [(&str, &[&str]); 7] = [
     // OpenAI-style keys: sk-, sk-proj-, sk-ant-..., at least 16 key characters.
-    r"()\bsk-[A-Za-z0-9_\-]{16,}",
+    (r"()\bsk-[A-Za-z0-9_\-]{16,}", &["sk-"]),
     // `Authorization: Bearer <token>` as quoted in an error or a debug dump.
-    r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}",
+    (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=\-]{16,}", &["bearer"]),
     // `api_key=...` in a query string, `api-key: ...` in a header, `"apiKey": "..."`, and
     // each of them inside a JSON string, whose quotes are escaped (`api_key = \"...`): text
     // is redacted after it was serialized (stream-json, session files), so a quote may come
     // with its backslash. The key stops at a backslash, so a mask never takes an escape's
     // first half and leaves its quote bare.
-    r#"(?i)(\bapi[_\-]?key\\?["']?\s*[:=]\s*\\?["']?)[^\s"'&,;\\]{12,}"#,
+    (
+        r#"(?i)(\bapi[_\-]?key\\?["']?\s*[:=]\s*\\?["']?)[^\s"'&,;\\]{12,}"#,
+        &["api"],
+    ),
+    // GitHub's tokens: personal (`ghp_`), OAuth (`gho_`), an app's installation token, which
+    // is what `GITHUB_TOKEN` holds (`ghs_`), user-to-server (`ghu_`), refresh (`ghr_`), and
+    // fine-grained personal ones (`github_pat_`).
+    (
+        r"()\b(?:ghp_|gho_|ghs_|ghu_|ghr_|github_pat_)[A-Za-z0-9_]{20,}",
+        &["ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"],
+    ),
+    // GitLab's personal, project and group access tokens (the routable ones carry `.`-joined
+    // parts after the random one).
+    (
+        r"()\bglpat-[A-Za-z0-9_\-]{20,}(?:\.[A-Za-z0-9_\-]+)*",
+        &["glpat-"],
+    ),
+    // An HTTP basic credential after its header's name, as `actions/checkout` leaves it in
+    // `.git/config` (`extraheader = AUTHORIZATION: basic <base64>`).
+    (
+        r"(?i)(\bauthorization\s*:\s*basic\s+)[A-Za-z0-9+/]{8,}={0,2}",
+        &["authorization"],
+    ),
+    // The base64 of `x-access-token:<token>`, the credential `actions/checkout` writes, on its
+    // own: `x-access-token:` is 15 bytes, so its encoding is the same 20 characters whatever
+    // follows.
+    (
+        r"()\beC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/]*={0,2}",
+        &["ec1hy2nlc3mtdg9rzw46"],
+    ),
 ];
-
-/// Text every match of some shape contains (compared ignoring ASCII case). Text holding none
-/// of them cannot match, so it skips the shapes — and a run whose output never holds one never
-/// compiles them, which costs more than all the rest of `zero exec --list-tools` (measured in
-/// docs/PERFORMANCE.md). Keep in step with [`SHAPE_PATTERNS`].
-const SHAPE_ANCHORS: [&str; 3] = ["sk-", "bearer", "api"];
 
 /// Where a stream's text may still be the start of a shape: the trailing run of
 /// non-whitespace, with the label a shape allows before it (`Bearer `, `api_key: "`). Only
 /// what comes before can be written; the rest waits for more text.
-const OPEN_TAIL_PATTERN: &str =
-    r#"(?i)(?:\bbearer\s+|\bapi[_\-]?key\\?["']?\s*[:=]?\s*\\?["']?)?\S*\z"#;
+const OPEN_TAIL_PATTERN: &str = r#"(?i)(?:\bbearer\s+|\bauthorization\s*:\s*(?:basic\s+)?|\bapi[_\-]?key\\?["']?\s*[:=]?\s*\\?["']?)?\S*\z"#;
 
 /// How long a key-shaped string is assumed to be at most when a slice's edge is widened to
 /// take it in whole ([`Secrets::reach`]): real keys are 40 to 200 characters.
@@ -60,22 +86,36 @@ const SHAPE_REACH: usize = 512;
 /// than this is written out (its last part still held), so a stream never stalls on it.
 const MAX_OPEN_TAIL: usize = 4096;
 
-static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+/// The compiled [`SHAPE_PATTERNS`], each with its anchors.
+static SHAPES: LazyLock<Vec<(Regex, &[&str])>> = LazyLock::new(|| {
     SHAPE_PATTERNS
         .iter()
-        .map(|pattern| Regex::new(pattern).expect("redaction patterns are valid"))
+        .map(|(pattern, anchors)| {
+            let regex = Regex::new(pattern).expect("redaction patterns are valid");
+            (regex, *anchors)
+        })
         .collect()
 });
 
 static OPEN_TAIL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(OPEN_TAIL_PATTERN).expect("the open-tail pattern is valid"));
 
-/// Whether `text` holds any of the [`SHAPE_ANCHORS`].
-fn may_hold_shape(text: &[u8]) -> bool {
-    SHAPE_ANCHORS.iter().any(|anchor| {
-        text.windows(anchor.len())
-            .any(|window| window.eq_ignore_ascii_case(anchor.as_bytes()))
-    })
+/// The key shapes `text` may hold, by their anchors; none (and nothing compiled) for text
+/// that holds no anchor at all.
+fn shapes_in(text: &[u8]) -> Vec<&'static Regex> {
+    let all_anchors = SHAPE_PATTERNS
+        .iter()
+        .flat_map(|(_, anchors)| anchors.iter());
+    let lower = text.to_ascii_lowercase();
+    let holds = |anchor: &&str| memmem::find(&lower, anchor.as_bytes()).is_some();
+    if !all_anchors.clone().any(&holds) {
+        return Vec::new();
+    }
+    SHAPES
+        .iter()
+        .filter(|(_, anchors)| anchors.iter().any(holds))
+        .map(|(regex, _)| regex)
+        .collect()
 }
 
 /// The secrets worth masking verbatim: long enough to mean something.
@@ -122,10 +162,7 @@ pub(crate) fn redact_bytes(text: &[u8], secrets: &[&str]) -> Vec<u8> {
             out = replace_verbatim(&out, secret);
         }
     }
-    if !may_hold_shape(&out) {
-        return out;
-    }
-    for shape in SHAPES.iter() {
+    for shape in shapes_in(&out) {
         out = shape
             .replace_all(&out, format!("${{1}}{MASK}").as_bytes())
             .into_owned();
@@ -148,10 +185,11 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
-    /// The values of the key variables (`KEY_VARIABLES`) set in the environment `var` looks up.
+    /// The values of the key variables (`KEY_VARIABLES`) and of the CI's token variables
+    /// (`CI_TOKEN_VARIABLES`) set in the environment `var` looks up.
     pub(crate) fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
         let secrets = Secrets::default();
-        for name in KEY_VARIABLES {
+        for name in KEY_VARIABLES.iter().chain(&CI_TOKEN_VARIABLES) {
             if let Some(value) = var(name) {
                 secrets.add(&value);
             }
@@ -195,14 +233,12 @@ impl Secrets {
         for secret in meaningful(&values.iter().map(String::as_str).collect::<Vec<_>>()) {
             spans.extend(memmem::find_iter(text, secret).map(|at| at..at + secret.len()));
         }
-        if may_hold_shape(text) {
-            for shape in SHAPES.iter() {
-                spans.extend(
-                    shape
-                        .captures_iter(text)
-                        .filter_map(|found| Some(found.get(1)?.end()..found.get(0)?.end())),
-                );
-            }
+        for shape in shapes_in(text) {
+            spans.extend(
+                shape
+                    .captures_iter(text)
+                    .filter_map(|found| Some(found.get(1)?.end()..found.get(0)?.end())),
+            );
         }
         spans.sort_by_key(|span| span.start);
         spans
@@ -343,10 +379,8 @@ fn ready_len(text: &[u8], secrets: &[&str]) -> usize {
     for secret in meaningful(secrets) {
         matches.extend(memmem::find_iter(text, secret).map(|start| (start, start + secret.len())));
     }
-    if may_hold_shape(text) {
-        for shape in SHAPES.iter() {
-            matches.extend(shape.find_iter(text).map(|m| (m.start(), m.end())));
-        }
+    for shape in shapes_in(text) {
+        matches.extend(shape.find_iter(text).map(|m| (m.start(), m.end())));
     }
     matches.sort_unstable();
     for (start, end) in matches.into_iter().rev() {
@@ -425,17 +459,95 @@ mod tests {
         }
     }
 
+    /// A real-shaped installation token, as `GITHUB_TOKEN` holds one (not a live token).
+    const GHS: &str = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+
     #[test]
-    fn every_shape_needs_one_of_the_anchors() {
-        for pattern in SHAPE_PATTERNS {
-            let pattern = pattern.to_ascii_lowercase();
+    fn every_shape_is_found_by_its_anchors() {
+        let examples = [
+            "key sk-abcdefghijklmnop1234",
+            "Authorization: BEARER abcdefghijklmnopqrstuvwxyz",
+            "api_key=0123456789abcdef",
+            "token ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "token glpat-0123456789abcdefghij",
+            "AUTHORIZATION: basic dXNlcjpwYXNzd29yZA==",
+            "eC1hY2Nlc3MtdG9rZW46Z2hzXzE2QzdlNDJG",
+        ];
+        assert_eq!(examples.len(), SHAPE_PATTERNS.len());
+        for (example, (pattern, _)) in examples.iter().zip(SHAPE_PATTERNS) {
+            let found = shapes_in(example.as_bytes());
             assert!(
-                SHAPE_ANCHORS.iter().any(|anchor| pattern.contains(anchor)),
-                "{pattern} has no anchor, so text without one would skip it"
+                found.iter().any(|shape| shape.as_str() == pattern),
+                "{example} does not reach {pattern}"
             );
+            assert!(redact(example, &[]).contains(MASK), "{example}");
         }
-        assert!(may_hold_shape(b"Authorization: BEARER x"));
-        assert!(!may_hold_shape(b"HTTP 400: model not found"));
+        assert!(shapes_in(b"HTTP 400: model not found").is_empty());
+    }
+
+    #[test]
+    fn forge_tokens_are_masked_even_when_not_configured() {
+        for token in [
+            GHS,
+            "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            "gho_0123456789abcdefghijABCDEFGHIJ012345",
+            "ghu_0123456789abcdefghijABCDEFGHIJ012345",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV",
+            "glpat-xYz0123456789AbCdEfGh",
+            "glpat-xYz0123456789AbCdEfGhIjKl.01.120abc",
+        ] {
+            let out = redact(&format!("the token is {token}."), &[]);
+            assert_eq!(out, "the token is [REDACTED].", "{token}");
+        }
+        // Words that only start like a token are left alone.
+        assert_eq!(
+            redact("ghs_short and glpat-x", &[]),
+            "ghs_short and glpat-x"
+        );
+    }
+
+    #[test]
+    fn the_checkout_credential_is_masked_in_every_form() {
+        use base64::Engine;
+        let encoded =
+            base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{GHS}"));
+        let config = format!(
+            "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {encoded}\n"
+        );
+        let out = redact(&config, &[]);
+        assert!(!out.contains(&encoded), "{out}");
+        assert!(out.contains("AUTHORIZATION: basic [REDACTED]\n"), "{out}");
+        // The encoding alone, quoted without its header, and another user's basic credential.
+        assert_eq!(redact(&format!("({encoded})"), &[]), "([REDACTED])");
+        let other = base64::engine::general_purpose::STANDARD.encode("me:hunter2hunter2");
+        let header = redact(&format!("authorization: Basic {other}"), &[]);
+        assert_eq!(header, "authorization: Basic [REDACTED]");
+        // "basic" as a word is not a credential.
+        let prose = "basic internationalization support";
+        assert_eq!(redact(prose, &[]), prose);
+    }
+
+    #[test]
+    fn a_basic_credential_streamed_after_its_label_is_masked() {
+        let secrets = Secrets::default();
+        let pieces = [
+            "extraheader = AUTHORIZATION",
+            ": basic",
+            " dXNlcjpw",
+            "YXNzd29yZA==\n",
+        ];
+        assert_eq!(
+            streamed(&secrets, &pieces),
+            "extraheader = AUTHORIZATION: basic [REDACTED]\n"
+        );
+    }
+
+    #[test]
+    fn the_ci_token_variables_are_known_secrets() {
+        let secrets = Secrets::from_vars(|name| {
+            (name == "CI_JOB_TOKEN").then(|| "job-token-value-1234".to_string())
+        });
+        assert_eq!(secrets.apply("got job-token-value-1234"), "got [REDACTED]");
     }
 
     #[test]

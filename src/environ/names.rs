@@ -26,6 +26,25 @@ pub(crate) const ANTHROPIC_BASE_URL: &str = "ANTHROPIC_BASE_URL";
 /// MCP server's configuration.
 pub(crate) const KEY_VARIABLES: [&str; 3] = [ZERO_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY];
 
+/// GitHub Actions' token for the repository, when a workflow hands it to a step's environment.
+pub(crate) const GITHUB_TOKEN: &str = "GITHUB_TOKEN";
+/// GitLab CI's job token.
+pub(crate) const CI_JOB_TOKEN: &str = "CI_JOB_TOKEN";
+/// The Actions runner's token for its own services (cache, artifacts).
+pub(crate) const ACTIONS_RUNTIME_TOKEN: &str = "ACTIONS_RUNTIME_TOKEN";
+/// The Actions runner's token for requesting an OIDC token (`id-token: write`).
+pub(crate) const ACTIONS_ID_TOKEN_REQUEST_TOKEN: &str = "ACTIONS_ID_TOKEN_REQUEST_TOKEN";
+
+/// The CI systems' own token variables: their values are redacted from everything zero
+/// writes, like the key variables' (commands lose them below `--auto high` as they lose every
+/// secret-looking name, [`looks_secret`]).
+pub(crate) const CI_TOKEN_VARIABLES: [&str; 4] = [
+    GITHUB_TOKEN,
+    CI_JOB_TOKEN,
+    ACTIONS_RUNTIME_TOKEN,
+    ACTIONS_ID_TOKEN_REQUEST_TOKEN,
+];
+
 /// Names the private file (0600, in the parent run's directory) through which a parent run
 /// hands its key to a specialist child; the child reads and removes it at start. Withheld from
 /// commands like the key variables themselves.

@@ -43,6 +43,64 @@ impl Severity {
     }
 }
 
+/// What kind of problem a finding is: a small fixed set, so the rule a finding is reported
+/// under (SARIF's `ruleId`, which code scanning keeps alerts by) is the same however the
+/// reviewer words it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    /// A bug, a wrong result, a broken contract, a crash (the default).
+    #[default]
+    Correctness,
+    /// Something an attacker can use: injection, a leak, a missing check.
+    Security,
+    /// Needless cost in time or memory.
+    Performance,
+    /// Code that works but is hard to read, change or test.
+    Maintainability,
+}
+
+impl Category {
+    /// Every category, in the order SARIF lists their rules: the schema's list is derived
+    /// from it.
+    pub const ALL: [Category; 4] = [
+        Category::Correctness,
+        Category::Security,
+        Category::Performance,
+        Category::Maintainability,
+    ];
+
+    /// The schema's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Category::Correctness => "correctness",
+            Category::Security => "security",
+            Category::Performance => "performance",
+            Category::Maintainability => "maintainability",
+        }
+    }
+
+    /// The id of the rule its findings are reported under (SARIF's `ruleId`, Code Quality's
+    /// `check_name`): `zero-review/<word>`.
+    pub fn rule_id(self) -> String {
+        format!("zero-review/{}", self.word())
+    }
+
+    /// What it covers, in one sentence (the schema's description and SARIF's rule text).
+    pub fn description(self) -> &'static str {
+        match self {
+            Category::Correctness => "A bug, a wrong result, a broken contract or a crash.",
+            Category::Security => {
+                "Something an attacker can use: injection, a leaked secret, a missing check."
+            }
+            Category::Performance => "Needless cost in time or memory.",
+            Category::Maintainability => "Code that works but is hard to read, change or test.",
+        }
+    }
+}
+
 /// One finding, as the reviewer states it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
@@ -55,6 +113,9 @@ pub struct Finding {
     pub end_line: Option<u32>,
     /// How serious it is.
     pub severity: Severity,
+    /// What kind of problem it is ([`Category::Correctness`] when the reviewer does not say).
+    #[serde(default)]
+    pub category: Category,
     /// One line: what is wrong.
     pub title: String,
     /// Why it matters and how to fix it (Markdown).
@@ -81,6 +142,11 @@ impl Answer {
     /// descriptions are what the model is told each field means.
     pub fn schema() -> Value {
         let severities: Vec<&str> = Severity::ALL.iter().map(|s| s.word()).collect();
+        let categories: Vec<&str> = Category::ALL.iter().map(|c| c.word()).collect();
+        let category_help: Vec<String> = Category::ALL
+            .iter()
+            .map(|c| format!("{}: {}", c.word(), c.description()))
+            .collect();
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
@@ -117,6 +183,13 @@ impl Answer {
                             "severity": {
                                 "enum": severities,
                                 "description": "error: a bug, vulnerability or broken contract; warning: probably wrong or risky; note: worth knowing."
+                            },
+                            "category": {
+                                "enum": categories,
+                                "description": format!(
+                                    "What kind of problem it is (correctness when left out). {}",
+                                    category_help.join(" ")
+                                )
                             },
                             "title": {
                                 "type": "string",
@@ -160,6 +233,11 @@ mod tests {
         let answer = Answer::from_checked(schema.check(text).unwrap()).unwrap();
         assert_eq!(answer.findings[0].severity, Severity::Warning);
         assert_eq!(answer.findings[0].end_line, Some(4));
+        assert_eq!(answer.findings[0].category, Category::Correctness);
+        let text = r#"{"summary":"ok","findings":[{"path":"a","line":1,"severity":"note",
+            "category":"security","title":"t","body":"b"}]}"#;
+        let answer = Answer::from_checked(schema.check(text).unwrap()).unwrap();
+        assert_eq!(answer.findings[0].category, Category::Security);
     }
 
     #[test]
@@ -170,6 +248,7 @@ mod tests {
             r#"{"summary":"ok","findings":[{"path":"a","line":1,"severity":"fatal","title":"t","body":"b"}]}"#,
             r#"{"summary":"ok","findings":[{"path":"","line":1,"severity":"note","title":"t","body":"b"}]}"#,
             r#"{"summary":"ok","findings":[{"path":"a","line":1,"severity":"note","title":"t","body":"b","rule":"x"}]}"#,
+            r#"{"summary":"ok","findings":[{"path":"a","line":1,"severity":"note","category":"style","title":"t","body":"b"}]}"#,
             r#"{"findings":[]}"#,
         ] {
             assert!(schema.check(bad).is_err(), "{bad}");
@@ -177,9 +256,12 @@ mod tests {
     }
 
     #[test]
-    fn severity_words_are_the_serde_names() {
+    fn severity_and_category_words_are_the_serde_names() {
         for severity in Severity::ALL {
             assert_eq!(serde_json::to_value(severity).unwrap(), severity.word());
+        }
+        for category in Category::ALL {
+            assert_eq!(serde_json::to_value(category).unwrap(), category.word());
         }
     }
 }

@@ -7,7 +7,8 @@
 //! lines), while the patch crates (`diffy`, `patch`, `unidiff`) are built to apply patches
 //! and refuse or misread git's extended headers (renames, modes, binary files, quoted names).
 //! Every line is accounted for by the counts, so a malformed hunk is an error naming its line,
-//! never a guess.
+//! never a guess; so are a hunk before its file's `---`/`+++` headers and text that holds no
+//! diff at all (a review of it would pass with nothing reviewed). Empty input is an empty diff.
 
 /// The largest diff a review reads: 10 MiB, far beyond what a model can review in one run
 /// (a 2,000-line change is about 100 KiB), and small enough that a runaway diff (a generated
@@ -95,6 +96,9 @@ impl Diff {
         let mut reader = Reader::default();
         for (index, line) in text.split_inclusive('\n').enumerate() {
             let line = line.strip_suffix('\n').unwrap_or(line);
+            if reader.first_text.is_none() && !line.trim().is_empty() {
+                reader.first_text = Some((index + 1, line.to_string()));
+            }
             reader.line(line).map_err(|reason| DiffError::Malformed {
                 line: index + 1,
                 reason,
@@ -157,6 +161,14 @@ struct Reader {
     git: bool,
     /// The `---` name of the file being read.
     old: Option<String>,
+    /// Past a `+++` line: the hunks that follow belong to a file (which `current` holds,
+    /// unless it was deleted or refused).
+    in_file: bool,
+    /// Whether any file header (`diff --git`, `---`, `+++`) has been read.
+    headers_seen: bool,
+    /// The first line that is not blank, with its 1-based number, for the error of an input
+    /// that holds no diff at all.
+    first_text: Option<(usize, String)>,
     /// The file whose hunks are being read; `None` for a deleted or refused one.
     current: Option<ChangedFile>,
     /// Lines of the current hunk still to come, old side and new side.
@@ -172,12 +184,23 @@ impl Reader {
             self.end_file();
             self.git = true;
             self.old = None;
+            self.headers_seen = true;
         } else if let Some(name) = line.strip_prefix("--- ") {
             self.end_file();
             self.old = Some(file_name(name)?);
+            self.headers_seen = true;
         } else if let Some(name) = line.strip_prefix("+++ ") {
             self.new_file(&file_name(name)?);
+            self.in_file = true;
+            self.headers_seen = true;
         } else if line.starts_with("@@ ") {
+            if !self.in_file {
+                return Err(format!(
+                    "the hunk `{}` has no file header before it (`--- a/PATH` then `+++ b/PATH`), \
+                     so the file it changes is unknown",
+                    shown(line)
+                ));
+            }
             self.hunk_header(line)?;
         }
         // Anything else between hunks is a header git or a person adds (index, mode, rename,
@@ -259,12 +282,23 @@ impl Reader {
     }
 
     fn end_file(&mut self) {
+        self.in_file = false;
         if let Some(file) = self.current.take() {
             self.diff.files.push(file);
         }
     }
 
     fn finish(mut self, lines: usize) -> Result<Diff, DiffError> {
+        if let (false, Some((line, text))) = (self.headers_seen, &self.first_text) {
+            return Err(DiffError::Malformed {
+                line: *line,
+                reason: format!(
+                    "`{}` is not a unified diff: it holds no file header (`diff --git`, \
+                     `--- a/PATH`, `+++ b/PATH`) and no hunk",
+                    shown(text)
+                ),
+            });
+        }
         if self.remaining != (0, 0) {
             return Err(DiffError::Malformed {
                 line: lines,
@@ -458,6 +492,53 @@ diff --git \"a/x\\nb\" \"b/x\\nb\"
                 .to_string()
                 .contains("hunk header")
         );
+    }
+
+    #[test]
+    fn text_that_is_not_a_diff_is_an_error_and_an_empty_one_is_not() {
+        let error = Diff::parse("not a diff\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the diff is malformed at line 1: `not a diff` is not a unified diff: it holds no \
+             file header (`diff --git`, `--- a/PATH`, `+++ b/PATH`) and no hunk"
+        );
+        let error = Diff::parse("\n\n  \nhello\nworld\n").unwrap_err();
+        assert!(
+            matches!(error, DiffError::Malformed { line: 4, .. }),
+            "{error}"
+        );
+        for empty in ["", "\n", "  \n\n"] {
+            assert_eq!(Diff::parse(empty).unwrap().shown_lines(), 0, "{empty:?}");
+        }
+        // Headers without hunks (a mode change, a binary file) are a diff that shows nothing.
+        let mode = "diff --git a/x b/x\nold mode 100644\nnew mode 100755\n";
+        assert_eq!(Diff::parse(mode).unwrap().shown_lines(), 0);
+    }
+
+    #[test]
+    fn a_hunk_without_file_headers_is_an_error() {
+        for text in [
+            "@@ -1 +1 @@\n-x\n+y\n",
+            "commit abc\n\n@@ -1 +1 @@\n-x\n+y\n",
+            // The `---` alone names the old side only.
+            "--- a/x\n@@ -1 +1 @@\n-x\n+y\n",
+            // After a file's hunks, a new `---` starts another file, whose `+++` is missing.
+            "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-x\n+y\n--- a/z\n@@ -1 +1 @@\n-x\n+y\n",
+        ] {
+            let error = Diff::parse(text).unwrap_err().to_string();
+            assert!(
+                error.contains("has no file header before it"),
+                "{text:?}: {error}"
+            );
+        }
+        let error = Diff::parse("@@ -1 +1 @@\n-x\n+y\n").unwrap_err();
+        assert!(
+            matches!(error, DiffError::Malformed { line: 1, .. }),
+            "{error}"
+        );
+        // A deleted file's hunks belong to it, though it has no new side.
+        let deleted = "--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n";
+        assert!(Diff::parse(deleted).unwrap().files().is_empty());
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod fingerprint;
 pub mod format;
 pub mod place;
 
-pub use answer::{Answer, Finding, Severity};
+pub use answer::{Answer, Category, Finding, Severity};
 pub use diff::{Diff, DiffError, MAX_DIFF_BYTES};
 pub use format::{Format, FormatTarget};
 pub use place::{Placed, Report};

@@ -2,6 +2,8 @@
 //! names. One off the diff is dropped with the reason (the caller warns), never moved to a
 //! line nearby: a finding at a wrong place is worse than none.
 
+use std::collections::BTreeMap;
+
 use super::answer::{Answer, Finding, Severity};
 use super::diff::{Diff, check_path};
 use super::fingerprint;
@@ -15,6 +17,9 @@ pub struct Placed {
     pub end_line: u32,
     /// Its stable fingerprint ([`fingerprint`]).
     pub fingerprint: String,
+    /// GitHub's `primaryLocationLineHash` of its first line ([`fingerprint::line_hashes`]),
+    /// once [`Report::hash_lines`] has read its file.
+    pub line_hash: Option<String>,
 }
 
 /// A review's outcome, ready to be written in any format.
@@ -38,6 +43,7 @@ impl Report {
                     finding,
                     end_line,
                     fingerprint,
+                    line_hash: None,
                 }),
                 Err(reason) => warnings.push(format!(
                     "a finding was dropped ({:?} at {:?} line {}): {reason}",
@@ -50,6 +56,36 @@ impl Report {
             findings,
         };
         (report, warnings)
+    }
+
+    /// Replaces every text the reviewer wrote (the summary, and each finding's title, body and
+    /// suggestion) with `rewrite` of it: the caller's redaction, before any format escapes
+    /// the text and so could cut a secret's shape apart.
+    pub fn rewrite_text(&mut self, rewrite: impl Fn(&str) -> String) {
+        self.summary = rewrite(&self.summary);
+        for placed in &mut self.findings {
+            let finding = &mut placed.finding;
+            finding.title = rewrite(&finding.title);
+            finding.body = rewrite(&finding.body);
+            finding.suggestion = finding.suggestion.as_deref().map(&rewrite);
+        }
+    }
+
+    /// Gives each finding its line's `primaryLocationLineHash`, from the whole new version of
+    /// its file as `file` reads it (each file read once); a finding whose file `file` cannot
+    /// give keeps none, and code scanning's upload computes it instead.
+    pub fn hash_lines(&mut self, file: impl Fn(&str) -> Option<String>) {
+        let mut hashed: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+        for placed in &mut self.findings {
+            let path = &placed.finding.path;
+            let hashes = hashed
+                .entry(path.clone())
+                .or_insert_with(|| file(path).map(|text| fingerprint::line_hashes(&text)));
+            placed.line_hash = hashes
+                .as_ref()
+                .and_then(|hashes| hashes.get(placed.finding.line as usize - 1))
+                .cloned();
+        }
     }
 
     /// Its counts in words, most severe first: "1 error, 2 warnings, 0 notes".
@@ -98,6 +134,7 @@ fn place(finding: &Finding, diff: &Diff) -> Result<(u32, String), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::Category;
 
     const DIFF: &str = "--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1,2 +10,3 @@\n x\n-y\n+z\n+w\n";
 
@@ -107,6 +144,7 @@ mod tests {
             line,
             end_line,
             severity: Severity::Warning,
+            category: Category::Correctness,
             title: "t".into(),
             body: "b".into(),
             suggestion: None,
@@ -135,6 +173,51 @@ mod tests {
             report.findings[0].fingerprint,
             fingerprint::of("src/a.rs", &["x".to_string()], "t")
         );
+    }
+
+    #[test]
+    fn every_text_the_reviewer_wrote_is_rewritten() {
+        let mut one = finding("src/a.rs", 10, None);
+        one.suggestion = Some("b".into());
+        let (mut report, _) = placed(vec![one]);
+        report.rewrite_text(|text| format!("<{text}>"));
+        assert_eq!(report.summary, "<s>");
+        let finding = &report.findings[0].finding;
+        assert_eq!(
+            (
+                finding.title.as_str(),
+                finding.body.as_str(),
+                finding.suggestion.as_deref()
+            ),
+            ("<t>", "<b>", Some("<b>"))
+        );
+        assert_eq!(
+            finding.path, "src/a.rs",
+            "the path was checked against the diff"
+        );
+    }
+
+    #[test]
+    fn line_hashes_come_from_the_whole_file_read_once() {
+        let (mut report, _) = placed(vec![
+            finding("src/a.rs", 10, None),
+            finding("src/a.rs", 12, None),
+        ]);
+        let text: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+        let reads = std::cell::Cell::new(0);
+        report.hash_lines(|path| {
+            reads.set(reads.get() + 1);
+            (path == "src/a.rs").then(|| text.clone())
+        });
+        assert_eq!(reads.get(), 1);
+        let hashes = fingerprint::line_hashes(&text);
+        assert_eq!(report.findings[0].line_hash.as_ref(), Some(&hashes[9]));
+        assert_eq!(report.findings[1].line_hash.as_ref(), Some(&hashes[11]));
+        // A file that cannot be read, or is shorter than the diff says, leaves no hash.
+        report.hash_lines(|_| None);
+        assert!(report.findings[0].line_hash.is_none());
+        report.hash_lines(|_| Some("one line".into()));
+        assert!(report.findings[1].line_hash.is_none());
     }
 
     #[test]

@@ -24,6 +24,10 @@ use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
 use source::Source;
 
+/// The largest file whose line hashes (code scanning's `primaryLocationLineHash`) a review
+/// computes; for a larger one the SARIF upload computes them.
+const MAX_HASHED_FILE: u64 = 16 * 1024 * 1024;
+
 /// Why a review could not run: the message and its exit code.
 #[derive(Debug)]
 pub(crate) struct Problem {
@@ -119,10 +123,13 @@ fn review(
         (failed, _) => return Ok(failed),
     };
     let answer = Answer::from_checked(answer).map_err(Problem::internal)?;
-    let (report, dropped) = Report::place(answer, &diff);
+    let (mut report, dropped) = Report::place(answer, &diff);
     for warning in dropped {
         warn(&warning, secrets);
     }
+    // Before any format escapes it: a secret the reviewer quoted is still whole here.
+    report.rewrite_text(|text| secrets.apply(text));
+    report.hash_lines(|path| change.whole_new_version(path, MAX_HASHED_FILE));
     write_all(&report, &args.format, secrets)?;
     let fails = report
         .findings

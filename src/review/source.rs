@@ -212,23 +212,40 @@ impl Change {
     /// The new version of the changed file at `path` (relative to the root), at most `limit`
     /// bytes of it; `None` when it cannot be read or is not text.
     pub(super) fn new_version(&self, path: &str, limit: u64) -> Option<String> {
-        let bytes = match &self.new_side {
+        let mut bytes = self.new_bytes(path, limit)?;
+        bytes.truncate(limit as usize);
+        text(bytes)
+    }
+
+    /// The whole new version of the changed file at `path`; `None` when it is larger than
+    /// `limit` bytes, cannot be read or is not text.
+    pub(super) fn whole_new_version(&self, path: &str, limit: u64) -> Option<String> {
+        let bytes = self.new_bytes(path, limit)?;
+        (bytes.len() as u64 <= limit).then_some(())?;
+        text(bytes)
+    }
+
+    /// The new version's first `limit + 1` bytes (or fewer: all it has).
+    fn new_bytes(&self, path: &str, limit: u64) -> Option<Vec<u8>> {
+        match &self.new_side {
             NewSide::WorkingTree => {
                 let (file, _) = crate::fsutil::open_beneath(&self.root, Path::new(path)).ok()?;
                 let mut bytes = Vec::new();
-                file.take(limit).read_to_end(&mut bytes).ok()?;
-                bytes
+                file.take(limit + 1).read_to_end(&mut bytes).ok()?;
+                Some(bytes)
             }
-            NewSide::Commit(sha) => {
-                git_bounded(
-                    &self.root,
-                    &["show", &format!("{sha}:{path}")],
-                    limit as usize,
-                )
-                .ok()?
-                .bytes
-            }
-        };
-        (!bytes.contains(&0)).then(|| String::from_utf8_lossy(&bytes).into_owned())
+            NewSide::Commit(sha) => git_bounded(
+                &self.root,
+                &["show", &format!("{sha}:{path}")],
+                limit as usize + 1,
+            )
+            .ok()
+            .map(|read| read.bytes),
+        }
     }
+}
+
+/// `bytes` as text, unless they hold a NUL (a binary file).
+fn text(bytes: Vec<u8>) -> Option<String> {
+    (!bytes.contains(&0)).then(|| String::from_utf8_lossy(&bytes).into_owned())
 }

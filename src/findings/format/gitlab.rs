@@ -1,7 +1,8 @@
 //! `gitlab`: GitLab's Code Quality report, a CodeClimate JSON array, which a job exposes as
 //! `artifacts:reports:codequality` for the merge request's widget and diff.
 //!
-//! Each finding has the fields GitLab requires: `description` (the title), `check_name`,
+//! Each finding has the fields GitLab requires: `description` (the title), `check_name` (its
+//! category's rule, as SARIF's),
 //! `fingerprint`, `severity` and `location.path` with `location.lines.begin` (and `end`);
 //! `content.body` holds the explanation. Severities map onto CodeClimate's five words as
 //! zero's three mean them: `error` → `critical` (a bug or vulnerability to fix before
@@ -10,8 +11,8 @@
 
 use serde_json::{Value, json};
 
-use crate::findings::Severity;
 use crate::findings::place::Report;
+use crate::findings::{Category, Severity};
 
 /// CodeClimate's word for `severity`; see the module documentation.
 fn severity(severity: Severity) -> &'static str {
@@ -19,6 +20,16 @@ fn severity(severity: Severity) -> &'static str {
         Severity::Error => "critical",
         Severity::Warning => "major",
         Severity::Note => "info",
+    }
+}
+
+/// CodeClimate's category for `category`.
+fn category(category: Category) -> &'static str {
+    match category {
+        Category::Correctness => "Bug Risk",
+        Category::Security => "Security",
+        Category::Performance => "Performance",
+        Category::Maintainability => "Clarity",
     }
 }
 
@@ -36,10 +47,10 @@ pub(super) fn write(report: &Report) -> String {
             }
             json!({
                 "type": "issue",
-                "check_name": format!("zero-review/{}", finding.severity.word()),
+                "check_name": finding.category.rule_id(),
                 "description": finding.title,
                 "content": { "body": body },
-                "categories": ["Bug Risk"],
+                "categories": [category(finding.category)],
                 "fingerprint": placed.fingerprint,
                 "severity": severity(finding.severity),
                 "location": {
@@ -80,5 +91,7 @@ mod tests {
         assert_eq!(issues[0]["severity"], "critical");
         assert_eq!(issues[0]["description"], report.findings[0].finding.title);
         assert_eq!(issues[1]["severity"], "info");
+        assert_eq!(issues[0]["check_name"], "zero-review/security");
+        assert_eq!(issues[0]["categories"], json!(["Security"]));
     }
 }

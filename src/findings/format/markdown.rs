@@ -5,7 +5,10 @@
 //! updates its one comment instead of adding another each run. The reviewer's text is
 //! Markdown on purpose; what could break the comment's structure is contained: a title is one
 //! line, a path and a suggestion sit in a code span and a fence longer than any run of
-//! backticks inside them, and a body that leaves a fence open is closed.
+//! backticks inside them, a body that leaves a fence open is closed with its own fence, and
+//! HTML's `<` is escaped in titles, bodies and the summary outside code (fences and code
+//! spans): a line `<!--` would otherwise open a comment that hides everything after it, the
+//! next findings included, and `<details>` or `<pre>` would swallow them too.
 
 use crate::findings::Severity;
 use crate::findings::place::Report;
@@ -16,7 +19,7 @@ pub const MARKER: &str = "<!-- zero-review -->";
 /// `report` as a comment.
 pub(super) fn write(report: &Report) -> String {
     let mut out = format!("{MARKER}\n## zero review: {}\n\n", report.counts());
-    for line in report.summary.lines() {
+    for line in escaped(&report.summary).lines() {
         out.push_str(&format!("> {line}\n"));
     }
     out.push('\n');
@@ -33,17 +36,7 @@ pub(super) fn write(report: &Report) -> String {
             one_line(&finding.title),
             code_span(&finding.path),
         ));
-        out.push_str(finding.body.trim_end());
-        if finding
-            .body
-            .lines()
-            .filter(|l| l.trim_start().starts_with("```"))
-            .count()
-            % 2
-            == 1
-        {
-            out.push_str("\n```");
-        }
+        out.push_str(escaped(&finding.body).trim_end());
         out.push_str("\n\n");
         if let Some(suggestion) = &finding.suggestion {
             let fence = "`".repeat(longest_backtick_run(suggestion).max(2) + 1);
@@ -66,6 +59,100 @@ fn badge(severity: Severity) -> &'static str {
         Severity::Warning => "🟠 **Warning:**",
         Severity::Note => "🔵 **Note:**",
     }
+}
+
+/// The reviewer's Markdown with HTML's `<` escaped outside code, and a fence it leaves open
+/// closed. A fence opens at a line of three or more backticks or tildes (indented at most three
+/// spaces) and closes at a line of the same character, at least as long, and nothing else, as
+/// CommonMark has it; a code span is a run of backticks closed by a run as long on the same
+/// line (`\``, an escaped backtick, opens none).
+fn escaped(text: &str) -> String {
+    let mut out = String::new();
+    let mut open: Option<(char, usize)> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        match (open, fence(line)) {
+            (None, Some((mark, len, _))) => {
+                open = Some((mark, len));
+                out.push_str(line);
+            }
+            (Some((mark, len)), Some((found, found_len, true)))
+                if found == mark && found_len >= len =>
+            {
+                open = None;
+                out.push_str(line);
+            }
+            (Some(_), _) => out.push_str(line),
+            (None, None) => out.push_str(&outside_code(line)),
+        }
+        out.push('\n');
+    }
+    if let Some((mark, len)) = open {
+        out.push_str(&mark.to_string().repeat(len));
+        out.push('\n');
+    }
+    out
+}
+
+/// The fence `line` is, when it is one: its character, its length, and whether nothing follows
+/// it (only such a line can close a fence).
+fn fence(line: &str) -> Option<(char, usize, bool)> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let rest = &line[indent..];
+    let mark = rest.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = rest.len() - rest.trim_start_matches(mark).len();
+    let after = &rest[len..];
+    // A backtick fence's info string cannot hold a backtick (CommonMark).
+    let valid = indent <= 3 && len >= 3 && !(mark == '`' && after.contains('`'));
+    valid.then(|| (mark, len, after.trim().is_empty()))
+}
+
+/// One line outside a fence, with `<` escaped except inside its code spans.
+fn outside_code(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(['`', '<', '\\']) {
+        out.push_str(&rest[..at]);
+        let from = &rest[at..];
+        if let Some(after) = from.strip_prefix('\\') {
+            // An escaped character is literal; keep the pair as written.
+            let next = after.chars().next().map_or(0, char::len_utf8);
+            out.push_str(&from[..1 + next]);
+            rest = &after[next..];
+        } else if let Some(after) = from.strip_prefix('<') {
+            out.push_str("&lt;");
+            rest = after;
+        } else {
+            let ticks = from.len() - from.trim_start_matches('`').len();
+            let after = &from[ticks..];
+            match closing_run(after, ticks) {
+                Some(end) => {
+                    out.push_str(&from[..ticks + end + ticks]);
+                    rest = &after[end + ticks..];
+                }
+                None => {
+                    out.push_str(&from[..ticks]);
+                    rest = after;
+                }
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where in `text` a run of exactly `ticks` backticks starts.
+fn closing_run(text: &str, ticks: usize) -> Option<usize> {
+    let mut at = 0;
+    while let Some(found) = text[at..].find('`') {
+        let start = at + found;
+        let len = text[start..].len() - text[start..].trim_start_matches('`').len();
+        if len == ticks {
+            return Some(start);
+        }
+        at = start + len;
+    }
+    None
 }
 
 /// `text` on one line, with HTML's opening bracket escaped (a heading cannot open a tag).
@@ -120,5 +207,44 @@ mod tests {
         report.findings[1].finding.body = "look:\n```rust\nfn x()".into();
         let written = write(&report);
         assert!(written.contains("fn x()\n```\n\n"), "{written}");
+        // A shorter run inside a longer fence does not close it; the fence's own length does.
+        report.findings[1].finding.body = "````\n```\ninside".into();
+        let written = write(&report);
+        assert!(written.contains("```\ninside\n````\n\n"), "{written}");
+        report.findings[1].finding.body = "~~~\n<!--\n".into();
+        assert!(write(&report).contains("~~~\n<!--\n~~~\n\n"));
+    }
+
+    #[test]
+    fn html_in_a_body_or_the_summary_cannot_hide_what_follows() {
+        let mut report = hostile_report();
+        report.summary = "<!-- the summary".into();
+        report.findings[0].finding.body = "<!--\nhidden?\n<details><summary>x".into();
+        let written = write(&report);
+        assert!(written.contains("> &lt;!-- the summary\n"), "{written}");
+        assert!(
+            written.contains("\n&lt;!--\nhidden?\n&lt;details>&lt;summary>x\n"),
+            "{written}"
+        );
+        // Nothing the reviewer wrote opens HTML outside code: the second finding's heading is
+        // not inside a comment.
+        let before_second = &written[..written.find("### 2.").unwrap()];
+        assert!(!before_second.contains("<!--\n"), "{written}");
+        assert_eq!(
+            written.matches("<!--").count(),
+            1,
+            "only the marker: {written}"
+        );
+    }
+
+    #[test]
+    fn code_keeps_its_angle_brackets() {
+        let body = "Use `Vec<u8>` or ``a ` <b>`` here, not <b>; \\<i> and \\` <x>.\n```rust\nlet v: Vec<u8>;\n```";
+        assert_eq!(
+            escaped(body),
+            "Use `Vec<u8>` or ``a ` <b>`` here, not &lt;b>; \\<i> and \\` &lt;x>.\n```rust\nlet v: Vec<u8>;\n```\n"
+        );
+        // A backtick run with no closing run on its line is literal, and what follows is not code.
+        assert_eq!(escaped("a ` <!-- b"), "a ` &lt;!-- b\n");
     }
 }

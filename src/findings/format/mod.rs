@@ -83,7 +83,7 @@ impl FormatTarget {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::findings::{Answer, Diff, Finding, Severity};
+    use crate::findings::{Answer, Category, Diff, Finding, Severity};
 
     /// A report with every field in use and hostile text in each: what a model that read
     /// a malicious change could answer.
@@ -95,6 +95,7 @@ pub(crate) mod tests {
                 line: 2,
                 end_line: Some(3),
                 severity: Severity::Error,
+                category: Category::Security,
                 title: "Bad: %0A, :: and\n::set-output name=x::y".into(),
                 body: "line one\r\n::add-mask::secret\n100% sure, a:b".into(),
                 suggestion: Some("```\nlet x = 2;\n```".into()),
@@ -104,6 +105,7 @@ pub(crate) mod tests {
                 line: 1,
                 end_line: None,
                 severity: Severity::Note,
+                category: Category::Correctness,
                 title: "A `note`".into(),
                 body: "fine".into(),
                 suggestion: None,

@@ -67,3 +67,13 @@ pub fn restore_cached_zero(dir: &Path) {
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("zero"), dir.join("bin/zero")).unwrap();
 }
+
+/// Writes the record `cargo install --git URL --rev REV --root dir` leaves in `dir`
+/// (`.crates.toml`), naming `rev`.
+pub fn record_git_install(dir: &Path, rev: &str) {
+    let full = format!("{rev:0<40}");
+    let record = format!(
+        "[v1]\n\"zero 0.1.0 (git+https://example.invalid/zero.git?rev={rev}#{full})\" = [\"zero\"]\n"
+    );
+    std::fs::write(dir.join(".crates.toml"), record).unwrap();
+}
