@@ -86,14 +86,11 @@ const SHAPE_REACH: usize = 512;
 /// than this is written out (its last part still held), so a stream never stalls on it.
 const MAX_OPEN_TAIL: usize = 4096;
 
-/// The compiled [`SHAPE_PATTERNS`], each with its anchors.
-static SHAPES: LazyLock<Vec<(Regex, &[&str])>> = LazyLock::new(|| {
+/// The compiled [`SHAPE_PATTERNS`], in their order.
+static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     SHAPE_PATTERNS
         .iter()
-        .map(|(pattern, anchors)| {
-            let regex = Regex::new(pattern).expect("redaction patterns are valid");
-            (regex, *anchors)
-        })
+        .map(|(pattern, _)| Regex::new(pattern).expect("redaction patterns are valid"))
         .collect()
 });
 
@@ -103,19 +100,21 @@ static OPEN_TAIL: LazyLock<Regex> =
 /// The key shapes `text` may hold, by their anchors; none (and nothing compiled) for text
 /// that holds no anchor at all.
 fn shapes_in(text: &[u8]) -> Vec<&'static Regex> {
-    let all_anchors = SHAPE_PATTERNS
-        .iter()
-        .flat_map(|(_, anchors)| anchors.iter());
     let lower = text.to_ascii_lowercase();
-    let holds = |anchor: &&str| memmem::find(&lower, anchor.as_bytes()).is_some();
-    if !all_anchors.clone().any(&holds) {
+    let held: Vec<usize> = SHAPE_PATTERNS
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, anchors))| {
+            anchors
+                .iter()
+                .any(|anchor| memmem::find(&lower, anchor.as_bytes()).is_some())
+        })
+        .map(|(index, _)| index)
+        .collect();
+    if held.is_empty() {
         return Vec::new();
     }
-    SHAPES
-        .iter()
-        .filter(|(_, anchors)| anchors.iter().any(holds))
-        .map(|(regex, _)| regex)
-        .collect()
+    held.into_iter().map(|index| &SHAPES[index]).collect()
 }
 
 /// The secrets worth masking verbatim: long enough to mean something.
