@@ -20,6 +20,7 @@ use crate::hooks::{Call, Hooks};
 use crate::output::{CallStatus, EventKind, Output};
 use crate::provider::{Loop, Message, ToolCall};
 use crate::rules::RuleSet;
+use crate::runtime::Runtime;
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
 
@@ -100,6 +101,9 @@ pub(crate) struct Doors<'a> {
     /// Why the model cannot see images, when it cannot: a tool's image is then left out and
     /// the model told so ([`crate::provider::Provider::cannot_see_images`]).
     pub(crate) blind: Option<&'a str>,
+    /// The run's runtime: after a call that may write, the git metadata it guards is put
+    /// back ([`Runtime::restore_git`]).
+    pub(crate) runtime: &'a Runtime,
 }
 
 /// Runs every call of a turn and returns the tool-result messages, in the model's order.
@@ -290,9 +294,52 @@ async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutpu
         result = doors.toolset.call_with_images(&call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
-    match kept {
+    let outcome = match kept {
         Some(args) => annotate(call, &args, outcome, doors.hooks).await,
         None => outcome,
+    };
+    if matches!(
+        doors.toolset.side_effect_of(&call.name),
+        Some(SideEffect::Read | SideEffect::None)
+    ) {
+        return outcome;
+    }
+    restore_git(call, outcome, doors).await
+}
+
+/// After a call that may write: the git metadata the runtime guards put back, the event
+/// emitted, and the model told what was undone and how to do what it may have meant.
+async fn restore_git(
+    call: &ToolCall,
+    outcome: Result<ToolOutput, ToolError>,
+    doors: Doors<'_>,
+) -> Result<ToolOutput, ToolError> {
+    let restoration = doors.runtime.restore_git().await;
+    let Some(event) = EventKind::git_restored(Some(&call.id), &restoration) else {
+        return outcome;
+    };
+    doors.output.emit(event);
+    let mut note = String::from(
+        "\n\n[zero] This call changed git metadata that would start a program in the user's \
+         own git later; at this permission level zero puts it back as the run found it",
+    );
+    for path in &restoration.restored {
+        note.push_str(&format!("\n  restored: {}", path.display()));
+    }
+    for (path, error) in &restoration.failed {
+        note.push_str(&format!("\n  NOT restored: {}: {error}", path.display()));
+    }
+    note.push_str(
+        "\nGit's configuration, hooks and info/attributes are not yours to change here: \
+         pass settings for one command instead (`git -c user.name=… -c user.email=… commit`).",
+    );
+    match outcome {
+        Ok(output) => Ok(ToolOutput {
+            text: output.text + &note,
+            ..output
+        }),
+        Err(ToolError::Failed(text)) => Err(ToolError::Failed(text + &note)),
+        Err(error) => Err(error),
     }
 }
 
@@ -429,7 +476,8 @@ mod tests {
 
     async fn run(calls: &[ToolCall], cut: Option<Cut>) -> (Vec<Message>, usize) {
         let counter = Arc::new(AtomicUsize::new(0));
-        let mut registry = Registry::with_runtime(crate::agent::testing::runtime());
+        let runtime = crate::agent::testing::runtime();
+        let mut registry = Registry::with_runtime(Arc::clone(&runtime));
         registry.register(Arc::new(CountingRead(Arc::clone(&counter))));
         let root = std::env::temp_dir();
         let policy = Policy::new(Autonomy::Low, false, vec![root.clone()]);
@@ -448,6 +496,7 @@ mod tests {
             hooks: &Hooks::none(),
             output: &output,
             blind: None,
+            runtime: &runtime,
         };
         let results = run_all(calls, cut, usize::MAX, doors).await;
         (results, counter.load(Ordering::SeqCst))

@@ -389,6 +389,7 @@ impl<'r, 'a> Turns<'r, 'a> {
                 context: &self.context,
                 hooks: agent.hooks,
                 output: agent.output,
+                runtime: agent.runtime,
                 blind: agent.provider.cannot_see_images().or_else(|| {
                     let report = agent.window.server_now()?;
                     report.cannot_see_images()

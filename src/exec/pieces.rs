@@ -81,10 +81,14 @@ impl Pieces {
     /// what could not be cleaned up; the stopped tasks themselves are reported by their
     /// `task_finished` events.
     pub(super) async fn close(&self, output: &Output) {
-        for error in self.runtime.close().await.errors {
+        let closed = self.runtime.close().await;
+        for error in closed.errors {
             output.emit(EventKind::Warning {
                 message: format!("while stopping the run's background tasks: {error}"),
             });
+        }
+        if let Some(event) = EventKind::git_restored(None, &closed.git) {
+            output.emit(event);
         }
         let Some(isolated) = &self.isolated else {
             return;

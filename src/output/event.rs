@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::error_code::ErrorCode;
 use crate::exit::ExitCode;
 pub(crate) use crate::hooks::HookReport;
-use crate::runtime::{TaskKind, TaskStatus};
+use crate::runtime::{Restoration, TaskKind, TaskStatus};
 use crate::structured::Violation;
 pub(crate) use crate::tools::policy::SandboxInForce;
 use crate::tools::{Permissions, PlanStep, SideEffect, StyleChoice};
@@ -248,6 +248,20 @@ pub(crate) enum EventKind {
     Warning {
         /// What happened.
         message: String,
+    },
+    /// At `--auto medium`: git metadata a command changed, which would start a program in
+    /// the user's own git later (a hook, `.git/config`, `info/attributes`, the `.git` itself),
+    /// found after a tool call or at the run's close and put back as the run found it.
+    #[serde(rename_all = "camelCase")]
+    GitMetadataRestored {
+        /// The call after which it was found; absent when found at the run's close.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        /// The paths put back (or removed, having not been there), absolute.
+        restored: Vec<String>,
+        /// The paths that differ and could not be put back, with why.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failed: Vec<NotRestored>,
     },
     /// The final answer.
     Final {
@@ -600,6 +614,40 @@ pub(crate) enum Family {
     Task,
 }
 
+/// What a `git_metadata_restored` event says, as one line of text (the `text` writer's
+/// warning, a `-o json` summary's).
+pub(crate) fn git_restored_message(event: &EventKind) -> String {
+    let EventKind::GitMetadataRestored {
+        restored, failed, ..
+    } = event
+    else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if !restored.is_empty() {
+        parts.push(format!(
+            "a command changed git metadata that would start a program in your own git; put \
+             back as the run found it: {}",
+            restored.join(", ")
+        ));
+    }
+    for NotRestored { path, error } in failed {
+        parts.push(format!(
+            "git metadata a command changed could not be put back: {path}: {error}"
+        ));
+    }
+    parts.join("; ")
+}
+
+/// A path of git metadata that differs from what the run found and could not be put back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotRestored {
+    /// The path, absolute.
+    pub path: String,
+    /// Why it could not be put back.
+    pub error: String,
+}
+
 impl EventKind {
     /// The family the event belongs to. Exhaustive, so a new kind must be placed in one
     /// before any writer sees it.
@@ -608,6 +656,7 @@ impl EventKind {
             EventKind::RunStart { .. }
             | EventKind::RunEnd { .. }
             | EventKind::Warning { .. }
+            | EventKind::GitMetadataRestored { .. }
             | EventKind::Error { .. } => Family::Run,
             EventKind::Tools { .. } | EventKind::Specialists { .. } => Family::Listing,
             EventKind::Text { .. }
@@ -686,6 +735,30 @@ impl EventKind {
             )),
             _ => None,
         }
+    }
+
+    /// The `git_metadata_restored` event for `restoration`, after the call `call_id` or at
+    /// the run's close; `None` when nothing differed.
+    pub(crate) fn git_restored(call_id: Option<&str>, restoration: &Restoration) -> Option<Self> {
+        if restoration.is_empty() {
+            return None;
+        }
+        Some(EventKind::GitMetadataRestored {
+            call_id: call_id.map(str::to_string),
+            restored: restoration
+                .restored
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect(),
+            failed: restoration
+                .failed
+                .iter()
+                .map(|(path, error)| NotRestored {
+                    path: path.display().to_string(),
+                    error: error.clone(),
+                })
+                .collect(),
+        })
     }
 
     /// A `tool_result` event, its output cut to [`TOOL_RESULT_EVENT_MAX`] on a char boundary.

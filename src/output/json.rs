@@ -142,6 +142,10 @@ impl JsonWriter {
         match event {
             EventKind::RunStart { session_id, .. } => self.session_id.clone_from(session_id),
             EventKind::Warning { message } => self.warnings.push(message.clone()),
+            EventKind::GitMetadataRestored { .. } => {
+                self.warnings
+                    .push(super::event::git_restored_message(event));
+            }
             EventKind::Error {
                 code,
                 message,

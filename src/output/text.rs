@@ -9,6 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
+use super::event::git_restored_message;
 use super::{
     CallStatus, EventKind, Family, McpServerInfo, McpState, RuleInfo, SandboxInForce,
     SpecialistInfo, ToolInfo, Writer, neutralise, word,
@@ -98,6 +99,9 @@ impl TextWriter {
             }
             EventKind::Warning { message } => {
                 self.stderr_line(&format!("zero: warning: {message}"))
+            }
+            EventKind::GitMetadataRestored { .. } => {
+                self.stderr_line(&format!("zero: warning: {}", git_restored_message(event)))
             }
             EventKind::Error { message, .. } => {
                 self.stderr_line(&format!("zero: error: {message}"))

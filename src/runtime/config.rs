@@ -39,6 +39,11 @@ pub struct RuntimeConfig {
     /// (`this_binary`) unless the program embedding the runtime is not zero itself (an
     /// integration test, whose executable is the test harness, names a zero build here).
     pub zero_binary: PathBuf,
+    /// The writable roots whose git metadata is kept as the run found it (`--auto medium`:
+    /// the workspace and the `--add-dir` roots), restored after each tool call and at close
+    /// (see `runtime::git_metadata`); empty when commands may not write them, or may write
+    /// anything.
+    pub guarded_git: Vec<PathBuf>,
 }
 
 impl RuntimeConfig {
@@ -54,6 +59,7 @@ impl RuntimeConfig {
             sandbox: Sandbox::open(),
             withheld_env: Vec::new(),
             zero_binary: this_binary().to_path_buf(),
+            guarded_git: Vec::new(),
         }
     }
 
@@ -75,6 +81,7 @@ impl RuntimeConfig {
             sandbox: Sandbox::open(),
             withheld_env: Vec::new(),
             zero_binary: this_binary().to_path_buf(),
+            guarded_git: Vec::new(),
         })
     }
 }

@@ -24,6 +24,7 @@ pub(crate) mod capture;
 mod config;
 mod error;
 mod foreground;
+pub(crate) mod git_metadata;
 pub mod guardian;
 mod identity;
 pub(crate) mod lifeline;
@@ -51,6 +52,7 @@ use tokio_util::sync::CancellationToken;
 pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use foreground::{CommandOutput, Origin, ShellCommand, Termination};
+pub use git_metadata::Restoration;
 pub use guardian::report::{CommandStartFailure, HandshakeFailure, StartError};
 pub use guardian::spawn::{GUARD_SUBCOMMAND, Launch};
 pub use output::{OutputWindow, Window};
@@ -69,6 +71,7 @@ pub use worktree::record::{
 };
 
 use foreground::Foreground;
+use git_metadata::GitMetadata;
 use guardian::spawn::Confinement;
 use sandbox::Writes;
 use tasks::run::{Layout, Run};
@@ -127,6 +130,8 @@ pub struct CloseReport {
     /// What went wrong, failures to stop a process first (they may leave something running),
     /// then records that could not be written, then the run's files that could not be removed.
     pub errors: Vec<RuntimeError>,
+    /// The git metadata put back once everything had ended (see [`Runtime::restore_git`]).
+    pub git: Restoration,
 }
 
 /// The run's shared runtime. See the module documentation.
@@ -143,6 +148,8 @@ struct Shared {
     /// The foreground commands: counted apart from `state`, whose lock a background start
     /// holds while it spawns, so a foreground command never waits for one.
     foreground: Arc<Foreground>,
+    /// The git metadata of the guarded roots as the run found it, when any are guarded.
+    git: Option<std::sync::Mutex<GitMetadata>>,
 }
 
 struct State {
@@ -166,6 +173,8 @@ impl Runtime {
     pub fn new(config: RuntimeConfig, events: TaskEventSink) -> Self {
         let layout = config.data_dir.clone().map(Layout::new);
         let foreground = Arc::new(Foreground::new(config.kill_grace));
+        let git = (!config.guarded_git.is_empty())
+            .then(|| std::sync::Mutex::new(GitMetadata::take(&config.guarded_git)));
         Runtime {
             shared: Arc::new(Shared {
                 config,
@@ -176,8 +185,22 @@ impl Runtime {
                     tasks: BTreeMap::new(),
                 }),
                 foreground,
+                git,
             }),
         }
+    }
+
+    /// Puts back the git metadata of the guarded roots that differs from what the run found
+    /// (see `runtime::git_metadata`), and says what: called after each tool call, and by
+    /// [`Runtime::close`] once everything has ended. Empty when no root is guarded.
+    pub async fn restore_git(&self) -> Restoration {
+        if self.shared.git.is_none() {
+            return Restoration::default();
+        }
+        let shared = Arc::clone(&self.shared);
+        blocking(move || shared.restore_git())
+            .await
+            .unwrap_or_default()
     }
 
     /// Runs `command` in the foreground to completion, its timeout, or cancellation (`cancel`
@@ -332,13 +355,22 @@ impl Runtime {
         detached(Arc::clone(&self.shared).close())
             .await
             .unwrap_or_else(|error| CloseReport {
-                stopped: Vec::new(),
                 errors: vec![error],
+                git: self.shared.restore_git(),
+                ..CloseReport::default()
             })
     }
 }
 
 impl Shared {
+    /// See [`Runtime::restore_git`].
+    fn restore_git(&self) -> Restoration {
+        match &self.git {
+            Some(kept) => crate::sync::lock(kept).restore(),
+            None => Restoration::default(),
+        }
+    }
+
     fn layout(&self) -> Result<&Layout, RuntimeError> {
         self.layout.as_ref().ok_or(RuntimeError::NoDataDir)
     }
@@ -525,6 +557,15 @@ impl Shared {
     }
 
     async fn close(self: Arc<Self>) -> CloseReport {
+        let mut report = Arc::clone(&self).stop_everything().await;
+        report.git = blocking(move || self.restore_git())
+            .await
+            .unwrap_or_default();
+        report
+    }
+
+    /// The work of [`Shared::close`] before the git metadata is put back.
+    async fn stop_everything(self: Arc<Self>) -> CloseReport {
         let (tasks, phase) = {
             let mut state = self.state.lock().await;
             let phase = std::mem::replace(&mut state.phase, Phase::Closed);

@@ -25,6 +25,7 @@ mod extreme_values;
 mod fallback;
 mod file_paths;
 mod generated;
+mod git_metadata;
 mod guardian_reach;
 mod hooks;
 mod hostile_names;

@@ -35,12 +35,13 @@ fn marker_dir() -> tempfile::TempDir {
     dir
 }
 
-/// `zero exec --auto medium <flags> go` in `repo` against `server`, as root or `nobody`.
+/// `zero exec <flags> go` in `repo` against `server`, as root or `nobody`; the flags name
+/// the `--auto` level.
 fn run(repo: &Path, home: &Home, server: &FakeModel, flags: &[&str], nobody: bool) -> Output {
     let mut zero = zero_std_with(server, Wire::OpenAi);
     zero.env("ZERO_HOME", home.path())
         .env("ZERO_KILL_GRACE_MS", "300")
-        .args(["exec", "--auto", "medium", "-o", "stream-json"])
+        .args(["exec", "-o", "stream-json"])
         .args(flags)
         .arg("go")
         .current_dir(repo);
@@ -68,6 +69,9 @@ fn repoint_to_own_git_dir(script: &str) -> String {
     )
 }
 
+/// At `high` nothing puts the worktree's `.git` back before zero's own git sees it: zero's git
+/// must refuse it. (At `medium` the runtime puts it back after the call: see
+/// `a_repointed_worktree_is_put_back_at_medium`.)
 fn a_repointed_worktree_runs_nothing_and_moves_nothing(nobody: bool) {
     let repo = repository();
     let marks = marker_dir();
@@ -83,7 +87,8 @@ fn a_repointed_worktree_runs_nothing_and_moves_nothing(nobody: bool) {
             .reply(Reply::tool_call("bash", json!({ "command": command })))
             .reply(Reply::text("done")),
     );
-    let output = run(repo.path(), &home, &server, &["--worktree=hostile"], nobody);
+    let flags = ["--auto", "high", "--worktree=hostile"];
+    let output = run(repo.path(), &home, &server, &flags, nobody);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         !marker.exists(),
@@ -121,6 +126,59 @@ fn a_worktree_git_file_pointed_at_the_models_git_dir_runs_nothing_as_nobody() {
     }
 }
 
+/// At `medium` the worktree's `.git` a command repointed is put back after the call, so the
+/// run's end works on the worktree zero made, through zero's own git, and nothing of the
+/// model's git directory runs.
+fn a_repointed_worktree_is_put_back_at_medium(nobody: bool) {
+    let repo = repository();
+    let marks = marker_dir();
+    let marker = marks.path().join("ran");
+    let home = Home::new();
+    let user_git = |args: &[&str]| {
+        let mut all = vec!["-c", "safe.directory=*"];
+        all.extend_from_slice(args);
+        git(repo.path(), &all)
+    };
+    let main = user_git(&["rev-parse", "HEAD"]);
+    let command = repoint_to_own_git_dir(&marking_script(&marker));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("bash", json!({ "command": command })))
+            .reply(Reply::text("done")),
+    );
+    let flags = ["--auto", "medium", "--worktree=hostile"];
+    let output = run(repo.path(), &home, &server, &flags, nobody);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!marker.exists(), "a program of the model's ran: {stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("git_metadata_restored"), "{stdout}");
+    // The `.git` is zero's again, so its own git reads the worktree: the empty repository the
+    // model made inside (`evil/`, no commit) is what git itself refuses to add; the work is
+    // kept, nothing moved.
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("'evil/' does not have a commit"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no longer points at"), "{stderr}");
+    assert_eq!(user_git(&["rev-parse", "HEAD"]), main);
+    assert_eq!(user_git(&["rev-parse", "zero/hostile"]), main);
+}
+
+#[test]
+fn a_repointed_worktree_is_put_back_at_medium_as_root() {
+    if running_as_root() {
+        a_repointed_worktree_is_put_back_at_medium(false);
+    }
+}
+
+#[test]
+fn a_repointed_worktree_is_put_back_at_medium_as_nobody() {
+    if running_as_root() {
+        a_repointed_worktree_is_put_back_at_medium(true);
+    }
+}
+
 #[test]
 fn a_worktree_pointed_at_the_users_git_dir_leaves_their_branch_and_index_alone() {
     let repo = repository();
@@ -138,13 +196,8 @@ fn a_worktree_pointed_at_the_users_git_dir_leaves_their_branch_and_index_alone()
             .reply(Reply::tool_call("bash", json!({ "command": command })))
             .reply(Reply::text("done")),
     );
-    let output = run(
-        repo.path(),
-        &home,
-        &server,
-        &["--worktree=onto-main"],
-        false,
-    );
+    let flags = ["--auto", "high", "--worktree=onto-main"];
+    let output = run(repo.path(), &home, &server, &flags, false);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no longer points at"), "{stderr}");
@@ -222,7 +275,7 @@ fn an_isolated_specialist_started_on_a_hostile_repository_config_runs_none_of_it
             ))
             .reply(Reply::text("fine")),
     );
-    let output = run(repo.path(), &home, &server, &[], false);
+    let output = run(repo.path(), &home, &server, &["--auto", "medium"], false);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(!marker.exists(), "zero's git ran the repository's program");
@@ -269,7 +322,7 @@ fn an_isolated_worktree_whose_head_names_main_commits_nothing_onto_main() {
             ))
             .reply(Reply::text("fine")),
     );
-    let output = run(repo.path(), &home, &server, &[], false);
+    let output = run(repo.path(), &home, &server, &["--auto", "medium"], false);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert_eq!(
@@ -298,7 +351,8 @@ fn the_models_own_commit_in_a_worktree_run_at_medium_works_and_is_reported() {
             .reply(Reply::tool_call("bash", json!({ "command": command })))
             .reply(Reply::text("done")),
     );
-    let output = run(repo.path(), &home, &server, &["--worktree=own"], false);
+    let flags = ["--auto", "medium", "--worktree=own"];
+    let output = run(repo.path(), &home, &server, &flags, false);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let stdout = String::from_utf8_lossy(&output.stdout);

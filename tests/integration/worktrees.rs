@@ -38,11 +38,23 @@ pub(crate) fn repository() -> tempfile::TempDir {
 /// Runs `zero exec --auto medium` with `flag` in `dir` against a model that plays `script`;
 /// returns the events, checking the exit code.
 fn run(dir: &Path, home: &Home, flag: &str, script: Script, code: i32) -> Vec<Value> {
+    run_at("medium", dir, home, flag, script, code)
+}
+
+/// [`run`] at the `--auto` level `level`.
+fn run_at(
+    level: &str,
+    dir: &Path,
+    home: &Home,
+    flag: &str,
+    script: Script,
+    code: i32,
+) -> Vec<Value> {
     let server = FakeModel::start(script);
     finished_stream(
         assert_cmd::Command::from_std(zero_std_with(&server, Wire::OpenAi))
             .env("ZERO_HOME", home.path())
-            .args(["exec", "--auto", "medium", flag, "-o", "stream-json", "go"])
+            .args(["exec", "--auto", level, flag, "-o", "stream-json", "go"])
             .current_dir(dir),
         code,
     )
@@ -377,7 +389,8 @@ fn a_worktree_whose_changes_cannot_be_committed_is_kept_and_failed() {
             json!({"path": ".git", "content": "gitdir: /nonexistent\n"}),
         ))
         .reply(Reply::text("Done."));
-    let events = run(repo.path(), &home, "--worktree=kept", script, 1);
+    // At `high`: at `medium` the runtime puts the `.git` back after the call.
+    let events = run_at("high", repo.path(), &home, "--worktree=kept", script, 1);
     assert!(error_message(&events).contains("left in"), "{events:?}");
     let record = record(&home, "kept");
     assert_eq!(record["state"], "failed", "{record}");

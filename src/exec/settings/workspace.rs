@@ -14,6 +14,7 @@ use crate::runtime::sandbox::Support;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::tasks::SearchPaths;
 use crate::tools::Policy;
+use crate::tools::policy::Autonomy;
 
 use crate::exec::confinement::{self, Confinement};
 use crate::exec::failure::Failure;
@@ -49,15 +50,15 @@ impl WorkspaceSettings {
     ) -> Result<Self, Failure> {
         let root = flags::workspace(args.cwd.as_deref())?;
         let policy = flags::policy(args, &root)?;
-        let runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
-        let confinement = confinement::resolve(
-            args,
-            file,
-            env,
-            policy.autonomy(),
-            &roots(&root, &policy),
-            Support::probe(),
-        )?;
+        let mut runtime = runtime.map_err(|e| Failure::usage(e.to_string()))?;
+        let roots = roots(&root, &policy);
+        let confinement =
+            confinement::resolve(args, file, env, policy.autonomy(), &roots, Support::probe())?;
+        // At `medium` commands write the roots, and with them the git directories inside:
+        // what would start a program in the user's own git is put back after each call.
+        if policy.autonomy() == Autonomy::Medium {
+            runtime.guarded_git = roots;
+        }
         let specialists = SearchPaths::new(&root, |name| env.var_os(name));
         Ok(WorkspaceSettings {
             policy: policy.with_commands(confinement.commands.clone()),
