@@ -465,6 +465,22 @@ impl Bench<'_> {
             "difference ≤ 0.3 ms",
             FREE_TEXT_ANSWER,
             rows,
+        )?;
+        // At medium a workspace's git metadata is checked (and put back) after every call
+        // that may write: what that costs a turn, against the row above (no repository).
+        self.compare_turns_in(
+            &[("sandbox on, in a git repository (its metadata kept)", &[])],
+            "difference ≤ 0.3 ms",
+            FREE_TEXT_ANSWER,
+            |workspace| {
+                let status = Command::new("git")
+                    .args(["init", "--quiet"])
+                    .current_dir(workspace)
+                    .status()?;
+                ensure!(status.success(), "git init failed");
+                Ok(())
+            },
+            rows,
         )
     }
 
@@ -765,6 +781,18 @@ impl Bench<'_> {
         answer: &str,
         rows: &mut Vec<Row>,
     ) -> Result<()> {
+        self.compare_turns_in(cases, target, answer, |_| Ok(()), rows)
+    }
+
+    /// [`Bench::compare_turns`] in a workspace `prepare` made first.
+    fn compare_turns_in(
+        &self,
+        cases: &[(&str, &[&str])],
+        target: &'static str,
+        answer: &str,
+        prepare: impl Fn(&Path) -> Result<()>,
+        rows: &mut Vec<Row>,
+    ) -> Result<()> {
         const TURNS: usize = 20;
         let mut per_turn: Vec<Row> = cases
             .iter()
@@ -785,6 +813,7 @@ impl Bench<'_> {
                     .chain([Reply::text(answer)])
                     .collect();
                 let workspace = self.temp_dir()?;
+                prepare(workspace.path())?;
                 let job = self.job_with(replies, workspace.path(), flags)?;
                 let mut gaps: Vec<Duration> = (0..TURNS).map(|from| job.turn(from)).collect();
                 gaps.sort();

@@ -6,33 +6,16 @@
 //! writable roots that must not appear. As root and as `nobody`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::containment::{as_nobody, running_as_root};
 use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
+use crate::support::marks::{marking_script, open_dir};
 use crate::support::runs::Home;
 use crate::support::zero::{Wire, events, tool_outputs, zero_std_with};
 use crate::worktrees::{git, repository};
-
-/// A script that leaves `marker` behind when anything runs it.
-fn marking_script(marker: &Path) -> String {
-    format!("#!/bin/sh\ntouch '{}'\nexit 0\n", marker.display())
-}
-
-/// A directory outside every writable root that anyone may write (so a program run
-/// unconfined as `nobody` could leave the marker in it too).
-fn open_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("chmod")
-        .arg("777")
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
 
 /// The user's own git in `repo`, unsandboxed, as root (the repository may be `nobody`'s).
 fn user_git(repo: &Path, args: &[&str]) -> String {

@@ -6,12 +6,12 @@
 //! `nobody`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 
 use crate::containment::{as_nobody, give_to_nobody, running_as_root};
 use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::marks::make_executable;
 use crate::support::zero::{Wire, events, tool_outputs, zero_std_with};
 
 /// What a command tries against its guardian (the nearest `zero __guard` above it), zero (the
@@ -162,12 +162,7 @@ fn logging_hook(dir: &Path, log: &Path) -> std::path::PathBuf {
         ),
     )
     .unwrap();
-    let status = Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    make_executable(&script);
     let hooks = dir.join("hooks.toml");
     std::fs::write(
         &hooks,

@@ -7,33 +7,16 @@
 //! index that must not move. As root and as `nobody`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 
 use crate::containment::{as_nobody, running_as_root};
 use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
+use crate::support::marks::{make_executable, marking_script, open_dir};
 use crate::support::runs::Home;
 use crate::support::zero::{Wire, zero_std_with};
 use crate::worktrees::{git, repository};
-
-/// A script that leaves `marker` behind when anything runs it.
-fn marking_script(marker: &Path) -> String {
-    format!("#!/bin/sh\ntouch '{}'\nexit 0\n", marker.display())
-}
-
-/// A directory outside every writable root for the marker (anyone may write it, so a program
-/// zero ran unconfined as `nobody` could, too).
-fn marker_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let status = Command::new("chmod")
-        .arg("777")
-        .arg(dir.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    dir
-}
 
 /// `zero exec <flags> go` in `repo` against `server`, as root or `nobody`; the flags name
 /// the `--auto` level.
@@ -74,7 +57,7 @@ fn repoint_to_own_git_dir(script: &str) -> String {
 /// `a_repointed_worktree_is_put_back_at_medium`.)
 fn a_repointed_worktree_runs_nothing_and_moves_nothing(nobody: bool) {
     let repo = repository();
-    let marks = marker_dir();
+    let marks = open_dir();
     let marker = marks.path().join("ran");
     let home = Home::new();
     let main = git(
@@ -131,7 +114,7 @@ fn a_worktree_git_file_pointed_at_the_models_git_dir_runs_nothing_as_nobody() {
 /// model's git directory runs.
 fn a_repointed_worktree_is_put_back_at_medium(nobody: bool) {
     let repo = repository();
-    let marks = marker_dir();
+    let marks = open_dir();
     let marker = marks.path().join("ran");
     let home = Home::new();
     let user_git = |args: &[&str]| {
@@ -219,16 +202,11 @@ fn child(task: &str, replies: Vec<Reply>) -> Route {
 #[test]
 fn an_isolated_specialist_started_on_a_hostile_repository_config_runs_none_of_it() {
     let repo = repository();
-    let marks = marker_dir();
+    let marks = open_dir();
     let marker = marks.path().join("ran");
     let script = repo.path().join("run.sh");
     std::fs::write(&script, marking_script(&marker)).unwrap();
-    let status = Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    make_executable(&script);
     let hooks = repo.path().join("hooks");
     std::fs::create_dir(&hooks).unwrap();
     for hook in [
