@@ -1,8 +1,8 @@
 //! The doors to files: atomic replacement, through which zero writes files (tool edits,
 //! task records, `--output-last-message`); [`open_regular`], through which the file tools
-//! open a path the model named; and [`open_beneath`] (with [`read_beneath`] and
-//! [`dir_beneath`]), through which zero reads what a workspace holds on its caller's behalf,
-//! every component of the path resolved inside it.
+//! open a path the model named; and [`open_beneath`] (with [`read_beneath`], and
+//! [`read_within`] and [`dir_within`] for discovery), through which zero reads what a
+//! workspace holds on its caller's behalf, every component of the path resolved inside it.
 //!
 //! A reader (the user's editor, a build running alongside, a crash-restarted zero) sees either
 //! the old file or the new one, never a half-written mix. The new contents go to a temporary
@@ -28,7 +28,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 mod beneath;
 
-pub(crate) use beneath::{BeneathError, dir_beneath, open_beneath, read_beneath};
+pub(crate) use beneath::{BeneathError, dir_within, open_beneath, read_beneath, read_within};
 
 /// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
 /// file created in place (usually 0644). Without it the temp file's 0600 would leak through.

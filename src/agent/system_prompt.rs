@@ -21,6 +21,9 @@ pub(crate) struct PromptFacts<'a> {
     pub(crate) autonomy: Autonomy,
     /// The names of the tools on offer.
     pub(crate) tools: Vec<&'a str>,
+    /// The list of the skills the model may load with the `Skill` tool (bounded by its
+    /// maker), when there are any.
+    pub(crate) skills: Option<&'a str>,
     /// The schema the final answer must satisfy (`--output-schema`), stated last so that it
     /// overrides what the prompt says about answers in general.
     pub(crate) answer_schema: Option<&'a OutputSchema>,
@@ -37,6 +40,9 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
     };
     let bash = facts.tools.contains(&ToolId::Bash.name());
     prompt.push_str(autonomy_note(facts.autonomy, bash));
+    if let Some(skills) = facts.skills {
+        prompt.push_str(skills);
+    }
     if let Some(guidance) = project_guidance(facts.workspace) {
         prompt.push_str("\nProject guidance (from the repository's own instruction files):\n\n");
         prompt.push_str(&guidance);
@@ -204,6 +210,7 @@ mod tests {
             workspace: &sub,
             autonomy: Autonomy::Medium,
             tools: vec!["read_file"],
+            skills: None,
             answer_schema: None,
             compact: false,
         });
@@ -230,6 +237,7 @@ mod tests {
             workspace: &sub,
             autonomy: Autonomy::High,
             tools: vec!["read_file"],
+            skills: None,
             answer_schema: None,
             compact: false,
         });
@@ -250,6 +258,7 @@ mod tests {
             workspace: &sub,
             autonomy: Autonomy::Low,
             tools: vec![],
+            skills: None,
             answer_schema: None,
             compact: false,
         });
@@ -264,6 +273,7 @@ mod tests {
             workspace: dir.path(),
             autonomy: Autonomy::Low,
             tools: vec!["bash", "read_file"],
+            skills: None,
             answer_schema: None,
             compact: false,
         });
@@ -272,6 +282,7 @@ mod tests {
             workspace: dir.path(),
             autonomy: Autonomy::Low,
             tools: vec!["read_file"],
+            skills: None,
             answer_schema: None,
             compact: false,
         });
@@ -287,6 +298,7 @@ mod tests {
             workspace: dir.path(),
             autonomy: Autonomy::Low,
             tools: vec!["read_file"],
+            skills: None,
             answer_schema: None,
             compact,
         };

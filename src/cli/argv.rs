@@ -43,6 +43,10 @@ impl ExecArgs {
             strict_mcp_config,
             hooks,
             hooks_fail_open,
+            skills_dir,
+            skill,
+            no_skills,
+            web_fetch,
             output_format,
             input_format,
             output_last_message,
@@ -67,6 +71,7 @@ impl ExecArgs {
             any_workspace,
             list_tools,
             list_specialists,
+            list_skills,
         } = self;
         argv.values("--prompt", prompt);
         argv.path("--file", file.as_deref());
@@ -89,6 +94,10 @@ impl ExecArgs {
         argv.switch("--strict-mcp-config", *strict_mcp_config);
         argv.paths("--hooks", hooks);
         argv.switch("--hooks-fail-open", *hooks_fail_open);
+        argv.paths("--skills-dir", skills_dir);
+        argv.values("--skill", skill);
+        argv.switch("--no-skills", *no_skills);
+        argv.switch("--web-fetch", *web_fetch);
         argv.choice("--output-format", Some(output_format));
         argv.choice("--input-format", Some(input_format));
         argv.path("--output-last-message", output_last_message.as_deref());
@@ -113,6 +122,7 @@ impl ExecArgs {
         argv.switch("--any-workspace", *any_workspace);
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
+        argv.switch("--list-skills", *list_skills);
         if !prompt_words.is_empty() {
             argv.0.push("--".into());
             argv.0.extend(prompt_words.iter().map(OsString::from));
@@ -243,6 +253,10 @@ mod tests {
             strict_mcp_config: true,
             hooks: vec![PathBuf::from("hooks.toml"), PathBuf::from("-settings.json")],
             hooks_fail_open: true,
+            skills_dir: vec![PathBuf::from("/skills"), PathBuf::from("-s")],
+            skill: vec!["notes".into(), "-x".into()],
+            no_skills: false,
+            web_fetch: true,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::StreamJson,
             output_last_message: Some(PathBuf::from("/tmp/last")),
@@ -267,6 +281,7 @@ mod tests {
             any_workspace: true,
             list_tools: true,
             list_specialists: false,
+            list_skills: false,
             image: Vec::new(),
         };
         assert_eq!(parse_back(&args), args);
@@ -288,8 +303,17 @@ mod tests {
         let listing = ExecArgs {
             list_tools: false,
             list_specialists: true,
-            ..args
+            ..args.clone()
         };
         assert_eq!(parse_back(&listing), listing);
+        let skill_less = ExecArgs {
+            list_tools: false,
+            list_skills: true,
+            skills_dir: Vec::new(),
+            skill: Vec::new(),
+            no_skills: true,
+            ..args
+        };
+        assert_eq!(parse_back(&skill_less), skill_less);
     }
 }

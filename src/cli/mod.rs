@@ -236,6 +236,24 @@ pub struct ExecArgs {
     #[arg(long = "hooks-fail-open")]
     pub(crate) hooks_fail_open: bool,
 
+    /// Also look for skills in this directory, before the workspace's and the user's
+    /// (repeatable): each skill a subdirectory with a SKILL.md.
+    #[arg(long = "skills-dir", value_name = "DIR", conflicts_with = "no_skills")]
+    pub(crate) skills_dir: Vec<PathBuf>,
+
+    /// Offer only this skill (repeatable) [default: every skill found].
+    #[arg(long = "skill", value_name = "NAME", conflicts_with = "no_skills")]
+    pub(crate) skill: Vec<String>,
+
+    /// Offer no skills: none is looked for.
+    #[arg(long = "no-skills")]
+    pub(crate) no_skills: bool,
+
+    /// Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in
+    /// config.toml, or any web_fetch/WebFetch allow rule).
+    #[arg(long = "web-fetch")]
+    pub(crate) web_fetch: bool,
+
     /// What goes to stdout: the final answer, one JSON summary, or a JSON event per line.
     #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormat::Text)]
     pub(crate) output_format: OutputFormat,
@@ -351,13 +369,17 @@ pub struct ExecArgs {
     /// Print the specialists the `Task` tool can launch, then exit.
     #[arg(long = "list-specialists", conflicts_with = "list_tools")]
     pub(crate) list_specialists: bool,
+
+    /// Print the skills the model would be offered, then exit.
+    #[arg(long = "list-skills", conflicts_with_all = ["list_tools", "list_specialists"])]
+    pub(crate) list_skills: bool,
 }
 
 /// The flags of `zero exec` (by their ids) that `zero review` sets itself or cannot honour:
 /// they are refused when given (`review::check_flags` says why), so its help and man page do
 /// not list them (clap's completion scripts still offer hidden flags). In the order `ExecArgs`
 /// declares them.
-pub(crate) const NOT_FOR_REVIEW: [&str; 7] = [
+pub(crate) const NOT_FOR_REVIEW: [&str; 8] = [
     "worktree",
     "skip_permissions_unsafe",
     "output_format",
@@ -365,6 +387,7 @@ pub(crate) const NOT_FOR_REVIEW: [&str; 7] = [
     "output_schema",
     "list_tools",
     "list_specialists",
+    "list_skills",
 ];
 
 /// `arg` hidden from `zero review`'s help and man page when it is one of [`NOT_FOR_REVIEW`].

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::ExecArgs;
 use crate::mcp::{self, ServerConfig};
-use crate::tools::{Policy, Registry, ToolFilter};
+use crate::tools::{Policy, Registry, ToolFilter, ToolId};
 
 use super::failure::Failure;
 
@@ -24,14 +24,15 @@ pub(crate) fn workspace(cwd: Option<&Path>) -> Result<PathBuf, Failure> {
 pub(crate) fn policy(args: &ExecArgs, workspace: &Path) -> Result<Policy, Failure> {
     let mut roots = vec![workspace.to_path_buf()];
     for dir in &args.add_dir {
-        let dir = if dir.is_relative() {
-            workspace.join(dir)
-        } else {
-            dir.clone()
-        };
-        roots.push(existing_dir(&dir, "--add-dir")?);
+        roots.push(directory(dir, workspace, "--add-dir")?);
     }
     Ok(Policy::new(args.auto, args.skip_permissions_unsafe, roots))
+}
+
+/// The directory `dir` a flag names (`flag`, for the message), relative to `workspace` unless
+/// absolute, made canonical; a usage error when it is not a directory.
+pub(crate) fn directory(dir: &Path, workspace: &Path, flag: &str) -> Result<PathBuf, Failure> {
+    existing_dir(&workspace.join(dir), flag)
 }
 
 /// `--enabled-tools` and `--disabled-tools` as given (each a list of comma or space separated
@@ -51,7 +52,13 @@ pub(crate) fn tool_filter(
     registry: &Registry,
     mcp_servers: &[ServerConfig],
 ) -> Result<ToolFilter, Failure> {
-    let known = |name: &str| registry.contains(name) || mcp::names_a_server(name, mcp_servers);
+    // Every tool of the catalog is known by name, offered in this run or not (`Skill` without
+    // skills, `web_fetch` unasked): a specialist's flags may name them either way.
+    let known = |name: &str| {
+        registry.contains(name)
+            || ToolId::from_name(name).is_some()
+            || mcp::names_a_server(name, mcp_servers)
+    };
     let enabled = tool_names(&lists.enabled, &known, registry, "--enabled-tools")?;
     let disabled = tool_names(&lists.disabled, &known, registry, "--disabled-tools")?;
     if let Some(both) = enabled.iter().find(|name| disabled.contains(name)) {

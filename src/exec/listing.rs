@@ -1,6 +1,7 @@
 //! The listing modes: `--list-tools` (the tools the model would see under these flags, with
-//! the MCP servers' started for it) and `--list-specialists` (the specialists the `Task` tool
-//! can launch). Each emits a `run_start` without provider or model, then its listing.
+//! the MCP servers' started for it), `--list-specialists` (the specialists the `Task` tool
+//! can launch) and `--list-skills` (the skills the model would be offered). Each emits a
+//! `run_start` without provider or model, then its listing.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use crate::exit::ExitCode;
 use crate::lifecycle::{self, CloseOnDrop};
 use crate::mcp;
 use crate::output::{
-    Decision, EventKind, McpServerInfo, Output, RuleInfo, SpecialistInfo, ToolInfo,
+    Decision, EventKind, McpServerInfo, Output, RuleInfo, SkillInfo, SpecialistInfo, ToolInfo,
 };
 use crate::rules::Effect;
 use crate::tasks;
@@ -122,6 +123,27 @@ pub(super) fn specialists(settings: &Settings, output: &Output) -> ExitCode {
                     .chain(s.mcp_tools)
                     .collect(),
                 model: s.model,
+                skills: s.skills,
+            })
+            .collect(),
+    });
+    ExitCode::Success
+}
+
+/// Lists the skills the run would offer (found when the settings were resolved; their
+/// warnings were given at the start, so `-o json` carries them in the listing).
+pub(super) fn skills(settings: &Settings, output: &Output) -> ExitCode {
+    start_listing(output, &settings.workspace.root, Vec::new());
+    output.emit(EventKind::Skills {
+        skills: settings
+            .skills
+            .offered
+            .iter()
+            .map(|skill| SkillInfo {
+                name: skill.name.clone(),
+                description: skill.description.clone(),
+                source: skill.file().display().to_string(),
+                allowed_tools: skill.allowed_tools.clone(),
             })
             .collect(),
     });
@@ -143,5 +165,6 @@ fn start_listing(output: &Output, workspace: &Path, mcp_servers: Vec<McpServerIn
         mcp_servers,
         worktree: None,
         prompt_style: None,
+        skills: Vec::new(),
     });
 }

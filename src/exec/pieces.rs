@@ -1,19 +1,22 @@
 //! What a run and a listing of its tools are both built on: the ledger of the run tree's
 //! spending, the runtime every command, service and specialist belongs to (lazy: it costs
 //! nothing until something is started), the registry of tools with the specialists' tools in
-//! it, and the filter the flags put on them.
+//! it (and `Skill` and `web_fetch` when the run offers them), and the filter the flags put on
+//! them.
 
 use std::sync::Arc;
 
 use crate::mcp;
 use crate::output::{EventKind, Output};
 use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
+use crate::skills::SkillTool;
 use crate::tasks;
+use crate::web::WebFetch;
 use crate::tools::{Policy, PromptStyle, Registry, ToolFilter, ToolId, Toolset};
 use crate::usage::Ledger;
 
 use super::failure::Failure;
-use super::settings::Settings;
+use super::settings::{Settings, web_gate};
 
 /// The run's ledger, runtime, registry and tool filter.
 pub(super) struct Pieces {
@@ -42,6 +45,7 @@ impl Pieces {
         let mut registry = Registry::with_runtime(Arc::clone(&runtime));
         let launcher = settings.launcher(output.run_id(), &ledger);
         let isolated = tasks::register(&mut registry, &runtime, launcher);
+        add_offered(&mut registry, settings);
         let filter = settings.tool_filter(&registry)?;
         Ok(Pieces {
             ledger,
@@ -98,6 +102,19 @@ impl Pieces {
                 message: format!("while ending the specialists' worktrees: {error}"),
             });
         }
+    }
+}
+
+/// Adds the tools a run offers only when it has what they need: `Skill` with the run's
+/// skills, `web_fetch` when the caller asked for it (its fetches gated by the run's rules).
+fn add_offered(registry: &mut Registry, settings: &Settings) {
+    if !settings.skills.offered.is_empty() {
+        let skills = Arc::clone(&settings.skills.offered);
+        registry.register(Arc::new(SkillTool::new(skills)));
+    }
+    if settings.controls.web_fetch {
+        let gate = web_gate(&settings.controls.rules);
+        registry.register(Arc::new(WebFetch::new(gate)));
     }
 }
 

@@ -16,7 +16,8 @@ use crate::local_model::{LocalServer, LocalSettings};
 use crate::mcp;
 use crate::output::{EventKind, Output, PermissionsChanged};
 use crate::provider::{self, Image, Message, Provider, ProviderConfig, WindowLookup};
-use crate::tools::{Permissions, StyleChoice, ToolContext, Toolset};
+use crate::skills;
+use crate::tools::{Permissions, StyleChoice, ToolContext, ToolId, Toolset};
 
 use super::driver::{async_runtime, before_stop};
 use super::ending::{self, Accounting};
@@ -78,7 +79,10 @@ pub(super) fn run(
     announce(
         &settings,
         &connected,
-        style,
+        Offered {
+            style,
+            skills: offered_skills(&settings, &toolset),
+        },
         session.as_ref(),
         request.permissions,
         output,
@@ -316,12 +320,30 @@ fn open_session(
     )
 }
 
+/// What the run offers the model besides its tools' list: the prompt's style and the skills
+/// (by name), for `run_start`.
+struct Offered {
+    /// The system prompt's style.
+    style: StyleChoice,
+    /// The names of the skills the prompt lists.
+    skills: Vec<String>,
+}
+
+/// The skills the model is offered: the run's, when the `Skill` tool that loads them is
+/// among the tools (`--disabled-tools Skill` offers none).
+fn offered_skills(settings: &Settings, toolset: &Toolset) -> Vec<String> {
+    match toolset.offers(ToolId::Skill) {
+        true => settings.skills.offered.iter().map(|s| s.name.clone()).collect(),
+        false => Vec::new(),
+    }
+}
+
 /// Emits `run_start`, then the warnings the run starts with: the MCP configuration and
 /// servers, the session's notes, an unrestricted policy, an incomplete sandbox.
 fn announce(
     settings: &Settings,
     connected: &Connected,
-    style: StyleChoice,
+    offered: Offered,
     session: Option<&RunSession>,
     permissions: Permissions,
     output: &Output,
@@ -342,7 +364,8 @@ fn announce(
             }),
         mcp_servers: mcp_servers::infos(&connected.mcp.states),
         worktree: settings.workspace.worktree.clone(),
-        prompt_style: Some(style),
+        prompt_style: Some(offered.style),
+        skills: offered.skills,
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
     for note in session.iter().flat_map(|session| &session.notes) {
@@ -390,6 +413,10 @@ async fn converse(
 ) -> Report {
     let compact = conversation.style.compact();
     let workspace = &settings.workspace.root;
+    let skills = match conversation.toolset.offers(ToolId::Skill) {
+        true => skills::section(&settings.skills.offered, compact),
+        false => None,
+    };
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
         autonomy: settings.workspace.policy.autonomy(),
@@ -399,6 +426,7 @@ async fn converse(
             .iter()
             .map(|t| t.name())
             .collect(),
+        skills: skills.as_deref(),
         answer_schema: settings.request.output_schema.as_ref(),
         compact,
     });

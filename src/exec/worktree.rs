@@ -29,7 +29,7 @@ impl RunWorktree {
         runtime: &Result<RuntimeConfig, RuntimeError>,
         run_id: &RunId,
     ) -> Result<Option<Self>, Failure> {
-        let listing = args.list_tools || args.list_specialists;
+        let listing = args.list_tools || args.list_specialists || args.list_skills;
         let Some(name) = args.worktree.take().filter(|_| !listing) else {
             return Ok(None);
         };

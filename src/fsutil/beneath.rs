@@ -68,6 +68,30 @@ pub(crate) fn dir_beneath(root: &Path, relative: &Path) -> Result<(), BeneathErr
     canonical_path(root, relative).map(drop)
 }
 
+/// Reads the regular file at `path` as [`read_beneath`] does when `root` is given (`path` is
+/// `root` joined with the rest), else as [`super::read_regular`] does, its links followed: how
+/// discovery reads what a workspace holds (beneath it) and what the user's own directories
+/// hold (theirs, links and all). A `path` not under the `root` it is given is refused.
+pub(crate) fn read_within(
+    root: Option<&Path>,
+    path: &Path,
+    limit: u64,
+) -> Result<(Vec<u8>, Metadata), BeneathError> {
+    match root {
+        Some(root) => read_beneath(root, path.strip_prefix(root).unwrap_or(path), limit),
+        None => Ok(super::read_regular(path, limit)?),
+    }
+}
+
+/// Checks the directory `path` as [`dir_beneath`] does when `root` is given (see
+/// [`read_within`]); without a root there is nothing to check.
+pub(crate) fn dir_within(root: Option<&Path>, path: &Path) -> Result<(), BeneathError> {
+    match root {
+        Some(root) => dir_beneath(root, path.strip_prefix(root).unwrap_or(path)),
+        None => Ok(()),
+    }
+}
+
 /// The portable way: canonicalize, check, open the canonical path.
 fn canonical_beneath(root: &Path, relative: &Path) -> Result<(File, Metadata), BeneathError> {
     Ok(open_regular(&canonical_path(root, relative)?)?)

@@ -60,7 +60,9 @@ fn renames(tool: &str) -> &'static [(&'static str, &'static str)] {
         | ToolId::UpdatePlan
         | ToolId::Task
         | ToolId::TaskOutput
-        | ToolId::TaskStop => &[],
+        | ToolId::TaskStop
+        | ToolId::WebFetch => &[],
+        ToolId::Skill => &[("name", "skill")],
     }
 }
 

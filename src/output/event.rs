@@ -73,6 +73,10 @@ pub(crate) enum EventKind {
         /// local provider, a llama.cpp server, a small window); absent for the listings.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt_style: Option<StyleChoice>,
+        /// The names of the skills the model is offered (listed in its prompt, loaded with
+        /// the `Skill` tool), sorted; absent when there are none and for the listings.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        skills: Vec<String>,
     },
     /// The tools the model sees (for `--list-tools`).
     Tools {
@@ -86,6 +90,11 @@ pub(crate) enum EventKind {
     Specialists {
         /// One entry per specialist, sorted by name.
         specialists: Vec<SpecialistInfo>,
+    },
+    /// The skills the model would be offered (for `--list-skills`).
+    Skills {
+        /// One entry per skill, sorted by name.
+        skills: Vec<SkillInfo>,
     },
     /// A piece of the model's visible text.
     Text {
@@ -511,6 +520,24 @@ pub(crate) struct SpecialistInfo {
     /// Its own model, absent when it runs on the launching run's model.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
+    /// The skills it may load (its manifest's `skills:`), absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) skills: Vec<String>,
+}
+
+/// A skill as listed by `--list-skills`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SkillInfo {
+    /// Its name, as the `Skill` tool takes it.
+    pub(crate) name: String,
+    /// When to use it.
+    pub(crate) description: String,
+    /// The path of its `SKILL.md`.
+    pub(crate) source: String,
+    /// Its `allowed-tools`, as written; absent when it names none. They widen nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) allowed_tools: Vec<String>,
 }
 
 /// A policy decision on a tool call.
@@ -658,7 +685,9 @@ impl EventKind {
             | EventKind::Warning { .. }
             | EventKind::GitMetadataRestored { .. }
             | EventKind::Error { .. } => Family::Run,
-            EventKind::Tools { .. } | EventKind::Specialists { .. } => Family::Listing,
+            EventKind::Tools { .. } | EventKind::Specialists { .. } | EventKind::Skills { .. } => {
+                Family::Listing
+            }
             EventKind::Text { .. }
             | EventKind::Reasoning { .. }
             | EventKind::Final { .. }

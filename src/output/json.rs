@@ -6,8 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{
-    CallStatus, EventKind, Family, RuleInfo, RunStatus, SpecialistInfo, ToolInfo, UsageTotals,
-    WindowInfo, Writer,
+    CallStatus, EventKind, Family, RuleInfo, RunStatus, ToolInfo, UsageTotals, WindowInfo, Writer,
 };
 use crate::redact::Secrets;
 use crate::runtime::{TaskKind, TaskStatus};
@@ -66,14 +65,6 @@ struct Summary<'a> {
     tool_calls: &'a [CallSummary],
     tasks: &'a [TaskSummary],
     errors: &'a [Value],
-    warnings: &'a [String],
-}
-
-/// `--list-specialists -o json`: the listing, and the warnings about manifests that were
-/// skipped or partly ignored.
-#[derive(Serialize)]
-struct SpecialistListing<'a> {
-    specialists: &'a [SpecialistInfo],
     warnings: &'a [String],
 }
 
@@ -203,12 +194,16 @@ impl JsonWriter {
         self.listed = true;
         match event {
             EventKind::Tools { tools, rules } => self.print(&tool_listing(tools, rules)),
-            // Manifest warnings come before the listing; carry them in it, since no run
-            // summary follows a listing.
-            EventKind::Specialists { specialists } => self.print(&SpecialistListing {
-                specialists,
-                warnings: &self.warnings,
-            }),
+            // Manifest and skill warnings come before the listing; carry them in it, since no
+            // run summary follows a listing.
+            EventKind::Specialists { specialists } => self.print(&json!({
+                "specialists": specialists,
+                "warnings": &self.warnings,
+            })),
+            EventKind::Skills { skills } => self.print(&json!({
+                "skills": skills,
+                "warnings": &self.warnings,
+            })),
             _ => Ok(()),
         }
     }

@@ -32,7 +32,7 @@ pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
     CallStatus, CompactionReason, Decision, EventKind, Family, McpServerInfo, McpState,
     McpTransport, PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce,
-    SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
+    SkillInfo, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

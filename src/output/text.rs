@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::event::git_restored_message;
 use super::{
-    CallStatus, EventKind, Family, McpServerInfo, McpState, RuleInfo, SandboxInForce,
+    CallStatus, EventKind, Family, McpServerInfo, McpState, RuleInfo, SandboxInForce, SkillInfo,
     SpecialistInfo, ToolInfo, Writer, neutralise, word,
 };
 use crate::environ::names::NO_COLOR;
@@ -120,6 +120,7 @@ impl TextWriter {
         match event {
             EventKind::Tools { tools, rules } => self.stdout(&tool_listing(tools, rules)),
             EventKind::Specialists { specialists } => self.stdout(&specialist_listing(specialists)),
+            EventKind::Skills { skills } => self.stdout(&skill_listing(skills)),
             _ => Ok(()),
         }
     }
@@ -276,7 +277,7 @@ fn task_finished_line(
 /// One aligned line per specialist: name, source, tools, and the first sentence of its
 /// description.
 fn specialist_listing(specialists: &[SpecialistInfo]) -> String {
-    let rows: Vec<[String; 3]> = specialists
+    let rows: Vec<[String; 4]> = specialists
         .iter()
         .map(|s| {
             let tools = if s.tools.is_empty() {
@@ -284,25 +285,39 @@ fn specialist_listing(specialists: &[SpecialistInfo]) -> String {
             } else {
                 s.tools.join(",")
             };
-            [s.name.clone(), s.source.clone(), tools]
+            let summary = first_sentence(&s.description);
+            [s.name.clone(), s.source.clone(), tools, summary]
         })
         .collect();
+    aligned(&rows)
+}
+
+/// One aligned line per skill: name, source, and the first sentence of its description.
+fn skill_listing(skills: &[SkillInfo]) -> String {
+    let rows: Vec<[String; 3]> = skills
+        .iter()
+        .map(|s| [s.name.clone(), s.source.clone(), first_sentence(&s.description)])
+        .collect();
+    aligned(&rows)
+}
+
+/// `rows` as lines of columns two spaces apart, every column but the last padded to its
+/// widest cell.
+fn aligned<const N: usize>(rows: &[[String; N]]) -> String {
     // `format!` pads by characters, so widths count characters too (paths may be non-ASCII).
-    let widths: [usize; 3] = std::array::from_fn(|column| {
+    let widths: [usize; N] = std::array::from_fn(|column| {
         rows.iter()
             .map(|row| row[column].chars().count())
             .max()
             .unwrap_or(0)
     });
     let mut listing = String::new();
-    for ([name, source, tools], specialist) in rows.iter().zip(specialists) {
-        listing.push_str(&format!(
-            "{name:name_width$}  {source:source_width$}  {tools:tools_width$}  {}\n",
-            first_sentence(&specialist.description),
-            name_width = widths[0],
-            source_width = widths[1],
-            tools_width = widths[2],
-        ));
+    for (last, padded) in rows.iter().filter_map(|row| row.split_last()) {
+        for (cell, width) in padded.iter().zip(widths) {
+            listing.push_str(&format!("{cell:width$}  "));
+        }
+        listing.push_str(last);
+        listing.push('\n');
     }
     listing
 }

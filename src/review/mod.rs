@@ -163,8 +163,8 @@ fn check_flags(args: &ReviewArgs) -> Result<(), Problem> {
             "--worktree: a review changes nothing",
         ),
         (
-            exec.list_tools || exec.list_specialists,
-            "--list-tools/--list-specialists: use `zero exec`",
+            exec.list_tools || exec.list_specialists || exec.list_skills,
+            "--list-tools/--list-specialists/--list-skills: use `zero exec`",
         ),
         (
             exec.input_format != crate::output::InputFormat::Text,
@@ -316,7 +316,7 @@ mod tests {
             .map(|arg| arg.get_id().as_str())
             .collect();
         assert_eq!(hidden, crate::cli::NOT_FOR_REVIEW);
-        let given: [(&str, &[&str]); 7] = [
+        let given: [(&str, &[&str]); 8] = [
             ("worktree", &["--worktree"]),
             ("skip_permissions_unsafe", &["--skip-permissions-unsafe"]),
             ("output_format", &["--output-format", "json"]),
@@ -324,6 +324,7 @@ mod tests {
             ("output_schema", &["--output-schema", "s.json"]),
             ("list_tools", &["--list-tools"]),
             ("list_specialists", &["--list-specialists"]),
+            ("list_skills", &["--list-skills"]),
         ];
         assert_eq!(given.map(|(id, _)| id), crate::cli::NOT_FOR_REVIEW);
         for (_, argv) in given {

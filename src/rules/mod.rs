@@ -19,6 +19,7 @@
 
 mod bash;
 mod command;
+mod domain;
 mod paths;
 mod rule;
 pub(crate) mod shell;
@@ -166,8 +167,12 @@ impl Judgement<'_> {
         }
         match id {
             ToolId::Bash => self.bash(args),
-            ToolId::Task => {
+            ToolId::Task | ToolId::Skill => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+                let what = match id {
+                    ToolId::Task => "specialist",
+                    _ => "skill",
+                };
                 self.decide(
                     &covers,
                     tool,
@@ -175,10 +180,11 @@ impl Judgement<'_> {
                         Pattern::Name(wanted) => wanted == name,
                         _ => true,
                     },
-                    &format!("the specialist `{name}`"),
-                    Some(format!("Task({name})")),
+                    &format!("the {what} `{name}`"),
+                    Some(format!("{tool}({name})")),
                 )
             }
+            ToolId::WebFetch => self.web_fetch(args),
             _ => match call_paths(id, args) {
                 Some(paths) => self.paths(id, &paths),
                 None => self.decide(
@@ -353,7 +359,9 @@ fn call_paths(id: ToolId, args: &Value) -> Option<Vec<String>> {
         | ToolId::Task
         | ToolId::UpdatePlan
         | ToolId::TaskOutput
-        | ToolId::TaskStop => None,
+        | ToolId::TaskStop
+        | ToolId::Skill
+        | ToolId::WebFetch => None,
     }
 }
 

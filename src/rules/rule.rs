@@ -8,17 +8,20 @@
 //! | Claude's `Edit(…)`, `MultiEdit(…)` | `write_file`, `edit_file`, `apply_patch` | a path glob |
 //! | Claude's `Write(…)`, `Grep(…)`, `Glob(…)`, `LS(…)` | the one tool | a path glob |
 //! | `Task(reviewer)` | `Task` | a specialist's name |
+//! | `Skill(release-notes)`, Claude's `Skill(…)` | `Skill` | a skill's name |
+//! | `web_fetch(domain:docs.rs)`, Claude's `WebFetch(domain:…)` | `web_fetch` | a host (see `domain`) |
 //! | `mcp__github__create_issue`, `mcp__github__*`, `mcp__github` | an MCP server's tools | none |
 //! | any tool's name alone (`update_plan`, `TodoWrite`, `bash`) | every call of it | none |
 //!
 //! Tool names map through the catalog (`tools::ToolId`, its Claude Code names); a name zero
-//! has no tool for (`WebFetch`, `WebSearch`, `NotebookEdit`) is refused, as is a pattern on a
+//! has no tool for (`WebSearch`, `NotebookEdit`) is refused, as is a pattern on a
 //! tool that takes none.
 
 use std::fmt;
 use std::path::Path;
 
 use super::command::CommandPattern;
+use super::domain::DomainPattern;
 use super::paths::PathPattern;
 use crate::tools::{SideEffect, ToolId};
 
@@ -86,8 +89,10 @@ pub(crate) enum Pattern {
     Command(CommandPattern),
     /// A file tool: the paths the call touches.
     Path(PathPattern),
-    /// `Task`: the specialist's name.
+    /// `Task`: the specialist's name; `Skill`: the skill's.
     Name(String),
+    /// `web_fetch`: the URL's host.
+    Domain(DomainPattern),
 }
 
 /// One rule, parsed.
@@ -111,6 +116,7 @@ enum Takes {
     Command,
     Path,
     Name,
+    Domain,
     Nothing,
 }
 
@@ -125,7 +131,8 @@ fn takes(id: ToolId) -> Takes {
         | ToolId::Grep
         | ToolId::Glob
         | ToolId::ListDirectory => Takes::Path,
-        ToolId::Task => Takes::Name,
+        ToolId::Task | ToolId::Skill => Takes::Name,
+        ToolId::WebFetch => Takes::Domain,
         ToolId::UpdatePlan | ToolId::TaskOutput | ToolId::TaskStop => Takes::Nothing,
     }
 }
@@ -133,8 +140,9 @@ fn takes(id: ToolId) -> Takes {
 /// What a rule may look like, for the message that refuses one.
 pub(crate) const FORMS: &str = "a rule is TOOL or TOOL(PATTERN): bash(cargo test *), \
      read_file(src/**), write_file/edit_file/apply_patch/grep/glob/list_directory(GLOB), \
-     Task(SPECIALIST), mcp__SERVER__TOOL, mcp__SERVER__*, a tool's name alone, or Claude Code's \
-     Bash(git log:*), Read(./src/**), Edit(…), Write(…), Grep(…), Glob(…), LS(…)";
+     Task(SPECIALIST), Skill(NAME), web_fetch(domain:HOST), mcp__SERVER__TOOL, mcp__SERVER__*, a \
+     tool's name alone, or Claude Code's Bash(git log:*), Read(./src/**), Edit(…), Write(…), \
+     Grep(…), Glob(…), LS(…), WebFetch(domain:…)";
 
 impl Rule {
     /// Parses `text`, a rule of `effect` from `origin`; path patterns are relative to
@@ -161,9 +169,10 @@ impl Rule {
                 Pattern::Path(PathPattern::parse(argument, workspace, home)?)
             }
             (Some(argument), Takes::Name) => match argument.trim() {
-                "" => return Err("the specialist's name is empty".into()),
+                "" => return Err("the name is empty".into()),
                 name => Pattern::Name(name.to_owned()),
             },
+            (Some(argument), Takes::Domain) => Pattern::Domain(DomainPattern::parse(argument)?),
         };
         Ok(Rule {
             effect,
@@ -280,6 +289,9 @@ mod tests {
         assert_eq!(tools("Write(a.txt)"), ["write_file"]);
         assert_eq!(tools("TodoWrite"), ["update_plan"]);
         assert_eq!(tools("Task(reviewer)"), ["Task"]);
+        assert_eq!(tools("Skill(notes)"), ["Skill"]);
+        assert_eq!(tools("WebFetch(domain:docs.rs)"), ["web_fetch"]);
+        assert_eq!(tools("web_fetch"), ["web_fetch"]);
         assert!(
             matches!(parse("Task(reviewer)").unwrap().pattern, Pattern::Name(n) if n == "reviewer")
         );
@@ -298,10 +310,8 @@ mod tests {
     #[test]
     fn malformed_rules_say_what_is_wrong() {
         for (text, wrong) in [
-            (
-                "WebFetch(domain:example.com)",
-                "zero has no tool `WebFetch`",
-            ),
+            ("WebSearch(example.com)", "zero has no tool `WebSearch`"),
+            ("WebFetch(example.com)", "a web_fetch pattern is domain:HOST"),
             ("NotebookEdit", "zero has no tool"),
             ("bash(git push *", "must end the rule with `)`"),
             ("bash()", "empty"),
@@ -311,6 +321,7 @@ mod tests {
             ("read_file([)", "not a valid glob"),
             ("", "names no tool"),
             ("Task()", "name is empty"),
+            ("Skill()", "name is empty"),
             ("bash)", "without a `(`"),
         ] {
             let error = parse(text).map(|_| ()).unwrap_err();

@@ -233,12 +233,12 @@ mod tests {
 
     #[test]
     fn a_bad_rule_or_file_is_named_with_what_is_wrong() {
-        let error = load(&sources(&[], &["WebFetch".into()], None)).unwrap_err();
+        let error = load(&sources(&[], &["WebSearch".into()], None)).unwrap_err();
         let message = error.to_string();
         assert!(
             message.starts_with(
-                "invalid rule `WebFetch` (--deny, from the command line): zero \
-                                 has no tool `WebFetch`; a rule is TOOL"
+                "invalid rule `WebSearch` (--deny, from the command line): zero \
+                                 has no tool `WebSearch`; a rule is TOOL"
             ),
             "{message}"
         );

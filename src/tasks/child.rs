@@ -65,6 +65,27 @@ pub(crate) struct HandedRules {
     pub(crate) deny: Vec<String>,
 }
 
+/// The launching run's skills as a specialist may get them: those its manifest lists that the
+/// launching run offers, found where the launching run found them — never another skill.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HandedSkills {
+    /// The names of the skills the launching run offers (none with `--no-skills`).
+    pub(crate) offered: Vec<String>,
+    /// The launching run's `--skills-dir` directories.
+    pub(crate) dirs: Vec<PathBuf>,
+}
+
+impl HandedSkills {
+    /// The skills of `wanted` (a manifest's list) the launching run offers.
+    fn for_specialist(&self, wanted: &[String]) -> Vec<String> {
+        wanted
+            .iter()
+            .filter(|name| self.offered.contains(name))
+            .cloned()
+            .collect()
+    }
+}
+
 /// The run that launched this process, when this process is a specialist.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Parent {
@@ -229,6 +250,8 @@ pub(super) struct ChildRun<'a> {
     pub(crate) hooks: Option<(&'a Path, bool)>,
     /// The parent's permission rules.
     pub(crate) rules: &'a HandedRules,
+    /// The parent's skills.
+    pub(crate) skills: &'a HandedSkills,
     /// The launching call's context: the workspace and the policy the child inherits.
     pub(crate) ctx: &'a ToolContext,
     /// Where the child works: the launching call's workspace, or the same place in the
@@ -253,8 +276,12 @@ impl ChildRun<'_> {
     /// roots, sandbox, network and kept variables, never more, its specialist's tools and
     /// model, and stream-json on stdout.
     fn args(&self) -> ExecArgs {
-        let (enabled_tools, disabled_tools) =
-            tool_flags(&self.specialist.tools, &self.specialist.mcp_tools);
+        let skills = self.skills.for_specialist(&self.specialist.skills);
+        let (enabled_tools, disabled_tools) = tool_flags(
+            &self.specialist.tools,
+            &self.specialist.mcp_tools,
+            !skills.is_empty(),
+        );
         ExecArgs {
             prompt_words: Vec::new(),
             prompt: Vec::new(),
@@ -290,6 +317,16 @@ impl ChildRun<'_> {
                 .into_iter()
                 .collect(),
             hooks_fail_open: self.hooks.is_some_and(|(_, fail_open)| fail_open),
+            // The skills its manifest lists that the parent offers, found where the parent
+            // found them; none without such a list (a specialist inherits no skills).
+            skills_dir: match skills.is_empty() {
+                true => Vec::new(),
+                false => self.skills.dirs.clone(),
+            },
+            no_skills: skills.is_empty(),
+            skill: skills,
+            // Fetching the web is the caller's choice for the run, not a specialist's.
+            web_fetch: false,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::Text,
             output_last_message: None,
@@ -323,6 +360,7 @@ impl ChildRun<'_> {
             prompt_style: self.provider.choices.prompt_style,
             list_tools: false,
             list_specialists: false,
+            list_skills: false,
         }
     }
 
@@ -356,22 +394,25 @@ impl ChildRun<'_> {
 
 /// The tool filters for a child, as `--enabled-tools` and `--disabled-tools` lists: its tools
 /// (plus `TaskOutput` and `TaskStop` when it has `bash`, so it can manage its own background
-/// shells) and its MCP tools. With no tools at all every tool is disabled, since an empty
-/// `--enabled-tools` would mean "no filter".
-fn tool_flags(tools: &[&'static str], mcp_tools: &[String]) -> (Vec<String>, Vec<String>) {
-    if tools.is_empty() && mcp_tools.is_empty() {
-        let all = ToolId::ALL
-            .iter()
-            .filter(|id| id.specialists() != ForSpecialists::Never)
-            .map(|id| id.name())
-            .collect::<Vec<_>>();
-        return (Vec::new(), vec![all.join(",")]);
-    }
+/// shells, and `Skill` when it has `skills`) and its MCP tools. With no tools at all every
+/// tool is disabled, since an empty `--enabled-tools` would mean "no filter".
+fn tool_flags(
+    tools: &[&'static str],
+    mcp_tools: &[String],
+    skills: bool,
+) -> (Vec<String>, Vec<String>) {
     let mut enabled = tools.to_vec();
     if tools.contains(&ToolId::Bash.name()) {
         enabled.extend(ToolId::for_specialists(ForSpecialists::WithShell).map(|id| id.name()));
     }
+    if skills {
+        enabled.extend(ToolId::for_specialists(ForSpecialists::WithSkills).map(|id| id.name()));
+    }
     enabled.extend(mcp_tools.iter().map(String::as_str));
+    if enabled.is_empty() {
+        let all: Vec<&str> = ToolId::ALL.iter().map(|id| id.name()).collect();
+        return (Vec::new(), vec![all.join(",")]);
+    }
     (vec![enabled.join(",")], Vec::new())
 }
 
@@ -420,22 +461,28 @@ mod tests {
     #[test]
     fn a_child_gets_its_tools_and_task_tools_only_with_bash() {
         assert_eq!(
-            tool_flags(&["glob", "read_file"], &[]),
+            tool_flags(&["glob", "read_file"], &[], false),
             (vec!["glob,read_file".to_string()], vec![])
         );
         assert_eq!(
-            tool_flags(&[], &["mcp__gh__*".to_string()]),
+            tool_flags(&[], &["mcp__gh__*".to_string()], false),
             (vec!["mcp__gh__*".to_string()], vec![])
         );
         assert_eq!(
-            tool_flags(&["bash", "read_file"], &[]),
+            tool_flags(&["bash", "read_file"], &[], false),
             (
                 vec!["bash,read_file,TaskOutput,TaskStop".to_string()],
                 vec![]
             )
         );
-        let (enabled, disabled) = tool_flags(&[], &[]);
+        assert_eq!(
+            tool_flags(&[], &[], true),
+            (vec!["Skill".to_string()], vec![])
+        );
+        let (enabled, disabled) = tool_flags(&[], &[], false);
         assert!(enabled.is_empty());
-        assert!(disabled[0].contains("read_file") && disabled[0].contains("TaskStop"));
+        for tool in ["read_file", "TaskStop", "Skill", "web_fetch"] {
+            assert!(disabled[0].contains(tool), "{tool}");
+        }
     }
 }

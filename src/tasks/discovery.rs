@@ -119,20 +119,11 @@ impl Layer {
         }
     }
 
-    /// `path` relative to the workspace, for a path resolved beneath it; every path here was
-    /// made by joining onto the workspace, and one that was not stays absolute, which
-    /// `open_beneath` refuses: a mistake fails closed.
-    fn relative<'a>(root: &Path, path: &'a Path) -> &'a Path {
-        path.strip_prefix(root).unwrap_or(path)
-    }
-
     /// The manifests in the directory: visible `*.md` files (symlinks followed, though a
     /// workspace's are read only if they resolve inside it), sorted by file name. Dot files
     /// are editor and tool droppings, not manifests.
     fn manifest_files(&self) -> Result<Vec<PathBuf>, BeneathError> {
-        if let Some(root) = &self.beneath {
-            fsutil::dir_beneath(root, Layer::relative(root, &self.dir))?;
-        }
+        fsutil::dir_within(self.beneath.as_deref(), &self.dir)?;
         let mut files = Vec::new();
         for entry in std::fs::read_dir(&self.dir).map_err(OpenError::Io)? {
             let path = entry.map_err(OpenError::Io)?.path();
@@ -152,10 +143,7 @@ impl Layer {
     /// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after the listing saw a file
     /// is refused rather than waited on.
     fn load(&self, path: &Path) -> Result<Parsed, ManifestError> {
-        let (bytes, _) = match &self.beneath {
-            Some(root) => fsutil::read_beneath(root, Layer::relative(root, path), MANIFEST_LIMIT)?,
-            None => fsutil::read_regular(path, MANIFEST_LIMIT).map_err(BeneathError::from)?,
-        };
+        let (bytes, _) = fsutil::read_within(self.beneath.as_deref(), path, MANIFEST_LIMIT)?;
         manifest::parse_file(bytes, path, self.dialect)
     }
 }
@@ -528,8 +516,8 @@ mod tests {
         assert_eq!(
             warnings,
             [format!(
-                "specialist manifest {source}: Claude Code tool `WebFetch` has no zero \
-                 equivalent; left out"
+                "specialist manifest {source}: Claude Code tool `WebFetch` is not given to \
+                 specialists in `tools`; left out"
             )]
         );
     }

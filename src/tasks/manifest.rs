@@ -9,6 +9,7 @@
 //! model: gpt-4.1-mini       # optional; default: the model of the launching run
 //! reasoning_effort: high    # optional; default: the launching run's (--reasoning-effort)
 //! isolation: worktree       # optional; default: none (works in the parent's workspace)
+//! skills: release-notes     # optional; the skills it may load (of those its parent offers)
 //! ---
 //! You fix failing tests. ...
 //! ```
@@ -33,6 +34,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 
 use super::{Isolation, Source, Specialist};
+use crate::front_matter::{self, FrontMatterError};
 use crate::mcp;
 use crate::provider::ReasoningEffort;
 use crate::tools::{ForSpecialists, SideEffect, ToolId};
@@ -117,17 +119,10 @@ pub(crate) enum ManifestError {
     /// The file is not UTF-8 text.
     #[error("the manifest is not UTF-8 text: {0}")]
     NotUtf8(#[from] std::string::FromUtf8Error),
-    /// The file does not start with a `---` line.
-    #[error(
-        "no front matter: a manifest starts with a `---` line, then YAML, then another `---` line"
-    )]
-    MissingFrontMatter,
-    /// No `---` line ends the front matter.
-    #[error("the front matter never ends: add a `---` line after the YAML")]
-    UnclosedFrontMatter,
-    /// The front matter is not valid YAML, or a key has the wrong type.
-    #[error("invalid front matter: {0}")]
-    Yaml(#[from] yaml_serde::Error),
+    /// The front matter is missing, never ends, is not valid YAML, or a key has the wrong
+    /// type.
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
     /// There is no `name`.
     #[error("`name` is missing")]
     MissingName,
@@ -151,19 +146,29 @@ pub(crate) enum ManifestError {
         tools = tool_names()
     )]
     UnknownTool(String),
-    /// `tools` names a task tool.
-    #[error("`{0}` cannot be given to a specialist: specialists do not launch tasks of their own")]
+    /// `tools` names a tool no manifest may grant: a task tool, `Skill` or `web_fetch`.
+    #[error(
+        "`{0}` cannot be given to a specialist in `tools`: specialists do not launch tasks of \
+         their own, get `Skill` with a `skills:` list and are not given web_fetch"
+    )]
     ForbiddenTool(String),
+    /// `skills` names something that cannot be a skill's name.
+    #[error(
+        "invalid skill name `{0}` in `skills`: a skill's name is lowercase letters, digits and \
+         `-`"
+    )]
+    InvalidSkill(String),
     /// The body, which is the system prompt, is empty.
     #[error("the body is empty; it is the specialist's system prompt, so write its instructions")]
     EmptyPrompt,
 }
 
 impl ManifestError {
-    /// The line of the manifest file the problem is on, when the YAML parser knows it.
+    /// The line of the manifest file the problem is on, when the front matter's reader
+    /// knows it.
     pub(crate) fn line(&self) -> Option<usize> {
         match self {
-            ManifestError::Yaml(error) => error.location().map(|at| at.line()),
+            ManifestError::FrontMatter(error) => Some(error.line()),
             _ => None,
         }
     }
@@ -186,8 +191,11 @@ fn tool_names() -> String {
 pub(crate) enum Ignored {
     /// A front-matter key zero does not use (Claude Code's `color`, a typo, ...).
     UnknownKey(String),
-    /// A Claude Code tool zero has no equivalent for (`WebFetch`, an MCP tool, ...).
+    /// A Claude Code tool zero has no equivalent for (`WebSearch`, an MCP tool, ...).
     ClaudeTool(String),
+    /// A Claude Code tool zero has but gives no specialist (`WebFetch`, `Skill`: a specialist
+    /// gets `Skill` with a `skills:` list).
+    NotForSpecialists(String),
     /// A Claude Code model alias (`sonnet`, `opus`, `haiku`) no zero provider knows.
     ClaudeModel(String),
 }
@@ -202,6 +210,10 @@ impl fmt::Display for Ignored {
                     "Claude Code tool `{tool}` has no zero equivalent; left out"
                 )
             }
+            Ignored::NotForSpecialists(tool) => write!(
+                f,
+                "Claude Code tool `{tool}` is not given to specialists in `tools`; left out"
+            ),
             Ignored::ClaudeModel(alias) => write!(
                 f,
                 "Claude Code model alias `{alias}` ignored; the specialist uses the launching \
@@ -237,9 +249,8 @@ pub(crate) fn parse_file(
 
 /// Parses a manifest's text.
 pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Parsed, ManifestError> {
-    let (front, body) = split(text)?;
-    let front: FrontMatter =
-        yaml_serde::from_str::<Option<FrontMatter>>(front)?.unwrap_or_default();
+    let (front, body) = front_matter::split(text)?;
+    let front: FrontMatter = front_matter::parse(front)?;
     let mut ignored: Vec<Ignored> = front
         .unknown
         .keys()
@@ -274,6 +285,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
         .map_or_else(|| vec![Category::ReadOnly.name().to_string()], |t| t.0);
     let (tools, mcp_tools) = resolve_tools(&words, dialect, &mut ignored)?;
     let model = resolve_model(front.model, dialect, &mut ignored);
+    let skills = resolve_skills(front.skills)?;
     let prompt = body.trim();
     if prompt.is_empty() {
         return Err(ManifestError::EmptyPrompt);
@@ -287,30 +299,12 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
             model,
             reasoning_effort: front.reasoning_effort,
             isolation: front.isolation.unwrap_or_default(),
+            skills,
             prompt: prompt.to_string(),
             source,
         },
         ignored,
     })
-}
-
-/// Splits a manifest into its front matter and its body. The front matter keeps its opening
-/// `---` (a YAML document marker), so the line numbers in YAML errors are the file's own.
-fn split(text: &str) -> Result<(&str, &str), ManifestError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    let opening = lines.next().ok_or(ManifestError::MissingFrontMatter)?;
-    if opening.trim_end() != "---" {
-        return Err(ManifestError::MissingFrontMatter);
-    }
-    let mut end = opening.len();
-    for line in lines {
-        if line.trim_end() == "---" {
-            return Ok((&text[..end], &text[end + line.len()..]));
-        }
-        end += line.len();
-    }
-    Err(ManifestError::UnclosedFrontMatter)
 }
 
 /// `^[a-z][a-z0-9-]{0,63}$`: safe in a file name, a command line and a tool argument.
@@ -342,11 +336,11 @@ fn resolve_tools(
         } else if let Some(id) = zero_tool {
             tools.insert(id.name());
         } else if dialect == Dialect::ClaudeCode {
-            // The catalog maps Claude Code names only to tools a manifest may grant.
             match ToolId::from_claude_name(word) {
-                Some(id) => {
+                Some(id) if id.specialists() == ForSpecialists::Manifest => {
                     tools.insert(id.name());
                 }
+                Some(_) => ignored.push(Ignored::NotForSpecialists(word.clone())),
                 None => ignored.push(Ignored::ClaudeTool(word.clone())),
             }
         } else {
@@ -354,6 +348,15 @@ fn resolve_tools(
         }
     }
     Ok((tools.into_iter().collect(), mcp_tools.into_iter().collect()))
+}
+
+/// The skills `skills` names, sorted and de-duplicated; each must be a skill's name.
+fn resolve_skills(skills: Option<Words>) -> Result<Vec<String>, ManifestError> {
+    let names: BTreeSet<String> = skills.map(|words| words.0).unwrap_or_default().into_iter().collect();
+    match names.iter().find(|name| !crate::skills::valid_name(name)) {
+        Some(bad) => Err(ManifestError::InvalidSkill(bad.clone())),
+        None => Ok(names.into_iter().collect()),
+    }
 }
 
 /// The specialist's own model, if it names one a zero provider could know.
@@ -385,7 +388,8 @@ fn resolve_model(
 struct FrontMatter {
     name: Option<String>,
     description: Option<String>,
-    tools: Option<ToolWords>,
+    tools: Option<Words>,
+    skills: Option<Words>,
     model: Option<String>,
     reasoning_effort: Option<ReasoningEffort>,
     isolation: Option<Isolation>,
@@ -393,38 +397,39 @@ struct FrontMatter {
     unknown: yaml_serde::Mapping,
 }
 
-/// The words of `tools`, from either `a, b` or a YAML list (whose items may hold commas too).
+/// The words of `tools` or `skills`, from either `a, b` or a YAML list (whose items may hold
+/// commas too).
 ///
 /// Deserialized by hand rather than as an untagged enum so that a wrong type is reported at
-/// the `tools` value's own line, not at the start of the front matter.
+/// the value's own line, not at the start of the front matter.
 #[derive(Debug)]
-struct ToolWords(Vec<String>);
+struct Words(Vec<String>);
 
-impl<'de> Deserialize<'de> for ToolWords {
+impl<'de> Deserialize<'de> for Words {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ToolWordsVisitor)
+        deserializer.deserialize_any(WordsVisitor)
     }
 }
 
-struct ToolWordsVisitor;
+struct WordsVisitor;
 
-impl<'de> Visitor<'de> for ToolWordsVisitor {
-    type Value = ToolWords;
+impl<'de> Visitor<'de> for WordsVisitor {
+    type Value = Words;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a comma-separated string or a list of tool names and categories")
+        f.write_str("a comma-separated string or a list of names")
     }
 
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<ToolWords, E> {
-        Ok(ToolWords(comma_words(text).collect()))
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Words, E> {
+        Ok(Words(comma_words(text).collect()))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<ToolWords, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Words, A::Error> {
         let mut words = Vec::new();
         while let Some(item) = items.next_element::<String>()? {
             words.extend(comma_words(&item));
         }
-        Ok(ToolWords(words))
+        Ok(Words(words))
     }
 }
 
@@ -485,6 +490,7 @@ mod tests {
                 model: Some("gpt-4.1-mini".into()),
                 reasoning_effort: Some(ReasoningEffort::High),
                 isolation: Isolation::None,
+                skills: Vec::new(),
                 prompt: "You fix failing tests.\n\nRun them first.".into(),
                 source: Source::Builtin,
             }
@@ -612,7 +618,7 @@ mod tests {
         assert_eq!(
             parsed.ignored,
             [
-                Ignored::ClaudeTool("WebFetch".into()),
+                Ignored::NotForSpecialists("WebFetch".into()),
                 Ignored::ClaudeModel("sonnet".into()),
             ]
         );
@@ -684,7 +690,10 @@ mod tests {
     #[test]
     fn bad_yaml_reports_the_line_in_the_file() {
         let error = zero("---\nname: t\ndescription: d\n  nested: oops\n---\nBody.\n").unwrap_err();
-        assert!(matches!(error, ManifestError::Yaml(_)), "{error}");
+        assert!(
+            matches!(error, ManifestError::FrontMatter(FrontMatterError::Yaml(_))),
+            "{error}"
+        );
         assert_eq!(error.line(), Some(4));
 
         let error = zero("---\nname: t\ndescription: d\ntools: 3\n---\nBody.\n").unwrap_err();
@@ -696,12 +705,12 @@ mod tests {
     fn front_matter_must_open_and_close() {
         assert!(matches!(
             zero("# Title\nname: t\n"),
-            Err(ManifestError::MissingFrontMatter)
+            Err(ManifestError::FrontMatter(FrontMatterError::Missing))
         ));
-        assert!(matches!(zero(""), Err(ManifestError::MissingFrontMatter)));
+        assert!(matches!(zero(""), Err(ManifestError::FrontMatter(FrontMatterError::Missing))));
         assert!(matches!(
             zero("---\nname: t\ndescription: d\nBody.\n"),
-            Err(ManifestError::UnclosedFrontMatter)
+            Err(ManifestError::FrontMatter(FrontMatterError::Unclosed))
         ));
         assert!(matches!(
             zero("---\n---\nBody.\n"),
@@ -709,7 +718,7 @@ mod tests {
         ));
         assert!(matches!(
             zero("---\n- a\n---\nBody.\n"),
-            Err(ManifestError::Yaml(_))
+            Err(ManifestError::FrontMatter(FrontMatterError::Yaml(_)))
         ));
     }
 
@@ -749,6 +758,21 @@ mod tests {
             ]
         );
         assert_eq!(parsed.specialist.model, None);
+    }
+
+    #[test]
+    fn skills_are_names_sorted_and_checked() {
+        let skills = |front: &str| {
+            zero(&manifest(&format!("name: t\ndescription: d\n{front}")))
+                .map(|parsed| parsed.specialist.skills)
+        };
+        assert_eq!(skills("").unwrap(), Vec::<String>::new());
+        assert_eq!(skills("skills: notes, api-docs, notes").unwrap(), ["api-docs", "notes"]);
+        assert_eq!(skills("skills: [b, a]").unwrap(), ["a", "b"]);
+        assert!(matches!(
+            skills("skills: Bad_Name"),
+            Err(ManifestError::InvalidSkill(name)) if name == "Bad_Name"
+        ));
     }
 
     #[test]

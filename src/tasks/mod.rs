@@ -33,7 +33,7 @@ use crate::runtime::{RunId, Runtime, TaskKind, TaskRecord};
 use crate::tools::Registry;
 use crate::usage::Ledger;
 
-pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, ModelChoices, Parent};
+pub(crate) use child::{ChildEnv, HandedHooks, HandedRules, HandedSkills, ModelChoices, Parent};
 pub(crate) use discovery::{SearchPaths, discover};
 pub use isolation::Isolated;
 pub(crate) use isolation::Isolation;
@@ -62,6 +62,8 @@ pub struct Launcher {
     pub(crate) hooks: Option<HandedHooks>,
     /// The run's permission rules, which every specialist has too.
     pub(crate) rules: HandedRules,
+    /// The run's skills, of which a specialist gets those its manifest lists.
+    pub(crate) skills: HandedSkills,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
@@ -113,6 +115,9 @@ pub(crate) struct Specialist {
     /// Where it works: in the launching run's workspace, or in a worktree of its own (the
     /// `Task` call may ask for one too).
     pub(crate) isolation: Isolation,
+    /// The skills it may load (`skills:`), sorted and without duplicates: of those the
+    /// launching run offers, never others.
+    pub(crate) skills: Vec<String>,
     /// Its system prompt: the manifest's body, trimmed.
     pub(crate) prompt: String,
     /// Where it was defined, so a user can tell which of several same-named manifests won.
@@ -202,6 +207,7 @@ mod tests {
             mcp_servers: Vec::new(),
             hooks: None,
             rules: HandedRules::default(),
+            skills: HandedSkills::default(),
         };
         register(&mut registry, &runtime, Some(launcher));
         let everything = Policy::new(Autonomy::High, false, Vec::new());
@@ -211,8 +217,10 @@ mod tests {
             .iter()
             .map(|tool| (tool.name(), tool.side_effect()))
             .collect();
+        // `Skill` and `web_fetch` are registered by `exec`, when the run offers them.
         let mut catalog: Vec<(&str, SideEffect)> = ToolId::ALL
             .iter()
+            .filter(|id| !matches!(id, ToolId::Skill | ToolId::WebFetch))
             .map(|id| (id.name(), id.side_effect()))
             .collect();
         catalog.sort_unstable_by_key(|(name, _)| *name);

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
 use super::child::{
-    self, ChildEnv, ChildRun, HOOKS_FILE, HandedHooks, HandedRules, KEY_FILE, MCP_FILE,
-    PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
+    self, ChildEnv, ChildRun, HOOKS_FILE, HandedHooks, HandedRules, HandedSkills, KEY_FILE,
+    MCP_FILE, PROMPT_FILE, SCHEMA_FILE, USAGE_FILE,
 };
 use super::ending::{self, ChildEnding};
 use super::isolation::Prepared;
@@ -69,6 +69,8 @@ pub(super) struct TaskTool {
     hooks: Option<HandedHooks>,
     /// The run's permission rules, handed to every child.
     rules: HandedRules,
+    /// The run's skills, of which a child gets those its manifest lists.
+    skills: HandedSkills,
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
@@ -90,6 +92,7 @@ impl TaskTool {
             mcp_servers: launcher.mcp_servers,
             hooks: launcher.hooks,
             rules: launcher.rules,
+            skills: launcher.skills,
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
@@ -282,6 +285,7 @@ impl TaskTool {
                 .as_deref()
                 .zip(self.hooks.as_ref().map(|h| h.fail_open)),
             rules: &self.rules,
+            skills: &self.skills,
             ctx,
             workspace: prepared.map_or(&ctx.workspace, |prepared| &prepared.workspace),
             git_paths: prepared.map_or(&[], |prepared| &prepared.git_paths[..]),

@@ -26,7 +26,7 @@ macro_rules! tool_ids {
         }
 
         impl ToolId {
-            /// Every tool zero has: its own, sorted by name, then the task tools.
+            /// Every tool zero has: its own, sorted by name, then the task tools, then `Skill`.
             pub(crate) const ALL: &'static [ToolId] = &[$(ToolId::$id,)*];
         }
     };
@@ -49,6 +49,8 @@ tool_ids! {
     ReadFile,
     /// `update_plan`: the run's plan.
     UpdatePlan,
+    /// `web_fetch`: one web page, as text (offered only when the caller asks for it).
+    WebFetch,
     /// `write_file`: a whole file, created or replaced.
     WriteFile,
     /// `Task`: launches a specialist.
@@ -57,6 +59,8 @@ tool_ids! {
     TaskOutput,
     /// `TaskStop`: stops a background task.
     TaskStop,
+    /// `Skill`: loads a skill's instructions (offered when the run has skills).
+    Skill,
 }
 
 /// Whether a specialist may have a tool, and how it gets it.
@@ -67,6 +71,9 @@ pub(crate) enum ForSpecialists {
     /// No manifest may name it; a specialist that runs commands gets it to follow and stop
     /// the background commands it starts.
     WithShell,
+    /// No manifest may name it; a specialist whose manifest lists skills (`skills:`) gets it
+    /// to load them.
+    WithSkills,
     /// Never: a specialist launches no specialists of its own, which keeps the process tree
     /// one level deep and bounded.
     Never,
@@ -91,7 +98,7 @@ pub(crate) struct ToolSpec {
 impl ToolId {
     /// The catalog's entry for this tool.
     pub(crate) const fn spec(self) -> ToolSpec {
-        use ForSpecialists::{Manifest, Never, WithShell};
+        use ForSpecialists::{Manifest, Never, WithShell, WithSkills};
         match self {
             ToolId::ReadFile => ToolSpec {
                 name: "read_file",
@@ -159,6 +166,22 @@ impl ToolId {
                 claude_names: &["TodoWrite"],
                 compact_leaves_out: true,
                 specialists: Manifest,
+            },
+            // Fetching the web is the caller's choice for the run, not a manifest's.
+            ToolId::WebFetch => ToolSpec {
+                name: "web_fetch",
+                side_effect: SideEffect::Read,
+                claude_names: &["WebFetch"],
+                compact_leaves_out: false,
+                specialists: Never,
+            },
+            // The compact prompt lists the skills too, so it keeps the tool that loads them.
+            ToolId::Skill => ToolSpec {
+                name: "Skill",
+                side_effect: SideEffect::Read,
+                claude_names: &["Skill"],
+                compact_leaves_out: false,
+                specialists: WithSkills,
             },
             ToolId::Task => ToolSpec {
                 name: "Task",
@@ -247,16 +270,16 @@ mod tests {
     }
 
     #[test]
-    fn the_claude_names_round_trip_and_name_only_tools_a_manifest_may_grant() {
+    fn the_claude_names_round_trip() {
         let mut seen = HashSet::new();
         for id in ToolId::ALL {
             for claude in id.spec().claude_names {
                 assert!(seen.insert(*claude), "{claude} maps to two tools");
                 assert_eq!(ToolId::from_claude_name(claude), Some(*id));
-                assert_eq!(id.specialists(), ForSpecialists::Manifest, "{claude}");
             }
         }
-        assert_eq!(ToolId::from_claude_name("WebFetch"), None);
+        assert_eq!(ToolId::from_claude_name("WebFetch"), Some(ToolId::WebFetch));
+        assert_eq!(ToolId::from_claude_name("WebSearch"), None);
         assert_eq!(ToolId::from_claude_name("read_file"), None);
     }
 
@@ -277,14 +300,15 @@ mod tests {
     }
 
     #[test]
-    fn only_the_task_tools_are_kept_from_manifests() {
+    fn only_the_task_tools_skill_and_web_fetch_are_kept_from_manifests() {
         let names = |which| {
             ToolId::for_specialists(which)
                 .map(ToolId::name)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names(ForSpecialists::Never), ["Task"]);
+        assert_eq!(names(ForSpecialists::Never), ["web_fetch", "Task"]);
         assert_eq!(names(ForSpecialists::WithShell), ["TaskOutput", "TaskStop"]);
-        assert_eq!(names(ForSpecialists::Manifest).len(), ToolId::ALL.len() - 3);
+        assert_eq!(names(ForSpecialists::WithSkills), ["Skill"]);
+        assert_eq!(names(ForSpecialists::Manifest).len(), ToolId::ALL.len() - 5);
     }
 }

@@ -222,7 +222,8 @@ impl Registry {
 }
 
 /// zero's own tool `id` as `tools` implements it, or `None` for the task tools, which
-/// `tasks::register` adds. A match over every tool, so a new one cannot be forgotten here.
+/// `tasks::register` adds, and `Skill` and `web_fetch`, which `skills` and `web` implement and
+/// `exec` adds when the run offers them. A match over every tool, so a new one cannot be forgotten here.
 fn core_tool(id: ToolId, runtime: &Arc<Runtime>) -> Option<Arc<dyn Tool>> {
     Some(match id {
         ToolId::ReadFile => Arc::new(files::ReadFile),
@@ -234,7 +235,11 @@ fn core_tool(id: ToolId, runtime: &Arc<Runtime>) -> Option<Arc<dyn Tool>> {
         ToolId::ApplyPatch => Arc::new(patch::ApplyPatch),
         ToolId::Bash => Arc::new(shell::Bash::new(Arc::clone(runtime))),
         ToolId::UpdatePlan => Arc::new(plan::UpdatePlan),
-        ToolId::Task | ToolId::TaskOutput | ToolId::TaskStop => return None,
+        ToolId::Task
+        | ToolId::TaskOutput
+        | ToolId::TaskStop
+        | ToolId::Skill
+        | ToolId::WebFetch => return None,
     })
 }
 

@@ -159,6 +159,9 @@ pub struct Policy {
     unrestricted_by: Option<&'static str>,
     /// Canonical workspace root first, then the canonical `--add-dir` roots.
     roots: Vec<PathBuf>,
+    /// Canonical directories the tools may read but not write (the run's skills outside the
+    /// workspace); never handed to a specialist as roots of its own.
+    read_roots: Vec<PathBuf>,
     /// How commands are confined.
     commands: Commands,
     /// When the run must end (`--timeout`, or the launching run's deadline).
@@ -195,6 +198,7 @@ impl Policy {
             autonomy,
             unrestricted_by,
             roots,
+            read_roots: Vec::new(),
             commands: Commands::default(),
             deadline: None,
         }
@@ -203,6 +207,13 @@ impl Policy {
     /// This policy with the run ending at `deadline`.
     pub fn with_deadline(mut self, deadline: Option<SystemTime>) -> Self {
         self.deadline = deadline;
+        self
+    }
+
+    /// This policy with `dirs` (canonical) readable too, never writable: what a run's skills
+    /// outside the workspace need for `read_file`.
+    pub(crate) fn with_read_roots(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.read_roots = dirs;
         self
     }
 
@@ -363,7 +374,11 @@ impl Policy {
     /// Refuses `resolved` (what `shown` resolved to) when it is outside every root of a
     /// confined run.
     fn check_roots(&self, shown: &str, resolved: &Path, access: Access) -> Result<(), PathError> {
-        if self.autonomy == Autonomy::High || self.roots.iter().any(|r| resolved.starts_with(r)) {
+        let readable = access == Access::Read && self.read_roots.iter().any(|r| resolved.starts_with(r));
+        if self.autonomy == Autonomy::High
+            || readable
+            || self.roots.iter().any(|r| resolved.starts_with(r))
+        {
             return Ok(());
         }
         Err(PathError::Outside {
@@ -612,6 +627,21 @@ mod tests {
             let read: Permissions = serde_json::from_str(json).unwrap();
             assert_eq!(read, permissions);
         }
+    }
+
+    #[test]
+    fn a_read_root_is_readable_and_never_writable() {
+        let (workspace, skills) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let skills = skills.path().canonicalize().unwrap();
+        let file = skills.join("notes/SKILL.md").display().to_string();
+        let policy = policy(Autonomy::Medium, workspace.path());
+        assert!(policy.resolve(workspace.path(), &file, Access::Read).is_err());
+        let policy = policy.with_read_roots(vec![skills.clone()]);
+        assert!(policy.resolve(workspace.path(), &file, Access::Read).is_ok());
+        let write = policy.resolve(workspace.path(), &file, Access::Write);
+        assert!(matches!(write, Err(ToolError::Denied(_))), "{write:?}");
+        // A specialist is handed the roots, which do not include it.
+        assert!(policy.extra_roots().is_empty());
     }
 
     #[test]

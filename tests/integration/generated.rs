@@ -30,7 +30,7 @@ fn committed_completions_and_man_pages_are_current() {
 
 /// The flags of `zero exec` that `zero review` refuses, each as given and as its man page would
 /// write it (roff escapes each `-`).
-const REFUSED_BY_REVIEW: [(&[&str], &str); 7] = [
+const REFUSED_BY_REVIEW: [(&[&str], &str); 8] = [
     (&["-o", "json"], r"\fB\-o\fR"),
     (&["-i", "stream-json"], r"\fB\-i\fR"),
     (&["--output-schema", "s.json"], r"\fB\-\-output\-schema\fR"),
@@ -41,6 +41,7 @@ const REFUSED_BY_REVIEW: [(&[&str], &str); 7] = [
     ),
     (&["--list-tools"], r"\fB\-\-list\-tools\fR"),
     (&["--list-specialists"], r"\fB\-\-list\-specialists\fR"),
+    (&["--list-skills"], r"\fB\-\-list\-skills\fR"),
 ];
 
 #[test]

@@ -344,8 +344,8 @@ fn a_malformed_rule_is_a_usage_error_naming_it() {
     let ws = tempfile::tempdir().unwrap();
     for (flags, says) in [
         (
-            vec!["--deny", "WebFetch(domain:example.com)"],
-            "invalid rule `WebFetch(domain:example.com)` (--deny, from the command line): zero has no tool `WebFetch`",
+            vec!["--deny", "WebSearch(example.com)"],
+            "invalid rule `WebSearch(example.com)` (--deny, from the command line): zero has no tool `WebSearch`",
         ),
         (
             vec!["--allow", "bash(git log"],

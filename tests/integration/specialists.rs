@@ -480,7 +480,7 @@ fn stream_json_is_run_start_warnings_specialists_run_end() {
         events[1]["message"]
             .as_str()
             .unwrap()
-            .contains("bad.md: no front matter")
+            .contains("bad.md:1: no front matter")
     );
     assert_eq!(events[2]["specialists"].as_array().unwrap().len(), 3);
     assert_eq!(events[3]["exitCode"], 0);

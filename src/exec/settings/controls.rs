@@ -28,6 +28,8 @@ pub(crate) struct Controls {
     pub(crate) hooks: HookSet,
     /// `--hooks-fail-open`.
     pub(crate) hooks_fail_open: bool,
+    /// Whether the run offers `web_fetch` (see `web`).
+    pub(crate) web_fetch: bool,
 }
 
 impl Controls {
@@ -43,6 +45,7 @@ impl Controls {
     ) -> Result<Self, Failure> {
         let rules = rule_set(args, file, env, workspace, specialist)?;
         let hooks = hook_set(args, file, specialist)?;
+        let web_fetch = super::web::offered(args, file, &rules, specialist)?;
         Ok(Controls {
             tools: ToolLists {
                 enabled: args.enabled_tools.clone(),
@@ -51,6 +54,7 @@ impl Controls {
             rules,
             hooks,
             hooks_fail_open: args.hooks_fail_open,
+            web_fetch,
         })
     }
 

@@ -14,13 +14,16 @@
 //! The settings come in groups, each with its own resolve, by what consumes them: the request
 //! (`request`: the prompt, the session, the answer's schema), the workspace and its
 //! confinement (`workspace`), the model (`model`), the budget (`budget`), the caller's
-//! controls (`controls`: tool lists, rules, hooks) and the MCP servers (`mcp`).
+//! controls (`controls`: tool lists, rules, hooks, and `web_fetch`, which `web` decides), the
+//! MCP servers (`mcp`) and the skills (`skills`).
 
 mod budget;
 mod controls;
 mod mcp;
 mod model;
 mod request;
+mod skills;
+mod web;
 mod workspace;
 
 use std::collections::BTreeMap;
@@ -48,6 +51,8 @@ pub(crate) use mcp::McpSettings;
 pub(crate) use model::ModelSettings;
 use model::ModelSources;
 pub(crate) use request::RequestSettings;
+pub(crate) use skills::SkillSettings;
+pub(crate) use web::gate as web_gate;
 pub(crate) use workspace::WorkspaceSettings;
 
 /// What the job does: run the agent, or list what a run would have and exit.
@@ -59,15 +64,18 @@ pub(crate) enum Mode {
     ListTools,
     /// `--list-specialists`: the specialists the `Task` tool can launch.
     ListSpecialists,
+    /// `--list-skills`: the skills the model would be offered.
+    ListSkills,
 }
 
 impl Mode {
-    /// The mode the flags ask for (clap refuses both listings at once).
+    /// The mode the flags ask for (clap refuses two listings at once).
     fn of(args: &ExecArgs) -> Self {
-        match (args.list_specialists, args.list_tools) {
-            (true, _) => Mode::ListSpecialists,
-            (false, true) => Mode::ListTools,
-            (false, false) => Mode::Run,
+        match (args.list_specialists, args.list_tools, args.list_skills) {
+            (true, _, _) => Mode::ListSpecialists,
+            (_, true, _) => Mode::ListTools,
+            (_, _, true) => Mode::ListSkills,
+            _ => Mode::Run,
         }
     }
 }
@@ -107,6 +115,7 @@ fn known_config_keys() -> Vec<&'static str> {
         config_file::fields::<mcp_config::FileKeys>(),
         config_file::fields::<rules::FileKeys>(),
         config_file::fields::<hooks::config::FileKeys>(),
+        config_file::fields::<web::FileKeys>(),
     ]
     .concat()
 }
@@ -129,6 +138,8 @@ pub(crate) struct Settings {
     pub(crate) controls: Controls,
     /// The MCP servers the run starts, and what to warn about their configuration.
     pub(crate) mcp: McpSettings,
+    /// The skills the run offers.
+    pub(crate) skills: SkillSettings,
     /// The process environment, for [`Settings::var`].
     env: Environment,
 }
@@ -177,6 +188,9 @@ impl Settings {
         let mut keys = FileKeys::read(file)?;
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace.root)?;
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
+        let mode = Mode::of(&args);
+        let skills = SkillSettings::resolve(&args, &inputs.env, &workspace.root, mode)?;
+        workspace.read_also(skills.read_roots());
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
         workspace.until(budget.deadline);
         let Inputs { env, file } = inputs;
@@ -191,7 +205,7 @@ impl Settings {
             },
         )?;
         Ok(Settings {
-            mode: Mode::of(&args),
+            mode,
             request: RequestSettings::resolve(&args, prompt_parts)?,
             parent,
             workspace,
@@ -199,6 +213,7 @@ impl Settings {
             budget,
             controls,
             mcp,
+            skills,
             env,
         })
     }
@@ -226,6 +241,7 @@ impl Settings {
             mcp_servers: self.mcp.handed.clone(),
             rules,
             hooks,
+            skills: self.skills.handed(),
         })
     }
 
@@ -286,5 +302,6 @@ mod tests {
         assert_eq!(mode_of(&["fix it"]), Mode::Run);
         assert_eq!(mode_of(&["--list-tools"]), Mode::ListTools);
         assert_eq!(mode_of(&["--list-specialists"]), Mode::ListSpecialists);
+        assert_eq!(mode_of(&["--list-skills"]), Mode::ListSkills);
     }
 }
