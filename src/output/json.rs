@@ -1,5 +1,6 @@
 //! `-o json`: one JSON summary object on stdout when the run ends.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -66,6 +67,25 @@ struct Summary<'a> {
     tasks: &'a [TaskSummary],
     errors: &'a [Value],
     warnings: &'a [String],
+}
+
+/// `--list-specialists -o json` and `--list-skills -o json`: the listing under its key, and
+/// the warnings about what was skipped or partly ignored.
+#[derive(Serialize)]
+struct Listing<'a, T: Serialize> {
+    #[serde(flatten)]
+    items: BTreeMap<&'static str, &'a [T]>,
+    warnings: &'a [String],
+}
+
+impl<'a, T: Serialize> Listing<'a, T> {
+    /// `items` under `key`, with `warnings`.
+    fn of(key: &'static str, items: &'a [T], warnings: &'a [String]) -> Self {
+        Listing {
+            items: BTreeMap::from([(key, items)]),
+            warnings,
+        }
+    }
 }
 
 impl JsonWriter {
@@ -196,14 +216,12 @@ impl JsonWriter {
             EventKind::Tools { tools, rules } => self.print(&tool_listing(tools, rules)),
             // Manifest and skill warnings come before the listing; carry them in it, since no
             // run summary follows a listing.
-            EventKind::Specialists { specialists } => self.print(&json!({
-                "specialists": specialists,
-                "warnings": &self.warnings,
-            })),
-            EventKind::Skills { skills } => self.print(&json!({
-                "skills": skills,
-                "warnings": &self.warnings,
-            })),
+            EventKind::Specialists { specialists } => {
+                self.print(&Listing::of("specialists", specialists, &self.warnings))
+            }
+            EventKind::Skills { skills } => {
+                self.print(&Listing::of("skills", skills, &self.warnings))
+            }
             _ => Ok(()),
         }
     }

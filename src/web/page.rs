@@ -2,6 +2,9 @@
 //! as it is, anything else refused — the model reads text, and a binary body is noise that
 //! costs its context.
 
+/// The elements whose content is not the page's text: code, styles and embedded documents.
+const SKIPPED: [&str; 7] = ["script", "style", "noscript", "template", "svg", "iframe", "object"];
+
 /// How a body is read, by its `Content-Type` (and, without one, by its bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
@@ -77,7 +80,11 @@ pub(super) fn text(kind: Kind, body: &[u8]) -> String {
     match kind {
         Kind::Text => text.to_string(),
         // htmd fails only on an I/O error of its own writer; the page's text beats nothing.
-        Kind::Html => htmd::convert(text).unwrap_or_else(|_| text.to_string()),
+        Kind::Html => htmd::HtmlToMarkdown::builder()
+            .skip_tags(SKIPPED.to_vec())
+            .build()
+            .convert(text)
+            .unwrap_or_else(|_| text.to_string()),
     }
 }
 
