@@ -94,7 +94,11 @@ mod tests {
     fn a_missing_or_unclosed_front_matter_points_at_the_first_line() {
         for (text, missing) in [("# Title\n", true), ("", true), ("---\nname: t\n", false)] {
             let error = split(text).unwrap_err();
-            assert_eq!(matches!(error, FrontMatterError::Missing), missing, "{text}");
+            assert_eq!(
+                matches!(error, FrontMatterError::Missing),
+                missing,
+                "{text}"
+            );
             assert_eq!(error.line(), 1);
         }
     }

@@ -11,9 +11,9 @@ use crate::output::{EventKind, Output};
 use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
 use crate::skills::SkillTool;
 use crate::tasks;
-use crate::web::WebFetch;
 use crate::tools::{Policy, PromptStyle, Registry, ToolFilter, ToolId, Toolset};
 use crate::usage::Ledger;
+use crate::web::WebFetch;
 
 use super::failure::Failure;
 use super::settings::{Settings, web_gate};

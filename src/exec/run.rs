@@ -333,7 +333,12 @@ struct Offered {
 /// among the tools (`--disabled-tools Skill` offers none).
 fn offered_skills(settings: &Settings, toolset: &Toolset) -> Vec<String> {
     match toolset.offers(ToolId::Skill) {
-        true => settings.skills.offered.iter().map(|s| s.name.clone()).collect(),
+        true => settings
+            .skills
+            .offered
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
         false => Vec::new(),
     }
 }

@@ -296,7 +296,13 @@ fn specialist_listing(specialists: &[SpecialistInfo]) -> String {
 fn skill_listing(skills: &[SkillInfo]) -> String {
     let rows: Vec<[String; 3]> = skills
         .iter()
-        .map(|s| [s.name.clone(), s.source.clone(), first_sentence(&s.description)])
+        .map(|s| {
+            [
+                s.name.clone(),
+                s.source.clone(),
+                first_sentence(&s.description),
+            ]
+        })
         .collect();
     aligned(&rows)
 }

@@ -158,43 +158,75 @@ mod tests {
     #[test]
     fn patterns_match_the_host_exactly_below_it_or_all() {
         let exact = DomainPattern::parse("domain:Docs.RS.").unwrap();
-        assert!(exact.matches("docs.rs") && !exact.matches("xdocs.rs") && !exact.matches("a.docs.rs"));
+        assert!(
+            exact.matches("docs.rs") && !exact.matches("xdocs.rs") && !exact.matches("a.docs.rs")
+        );
         let below = DomainPattern::parse("domain:*.rust-lang.org").unwrap();
         assert!(below.matches("doc.rust-lang.org") && below.matches("a.b.rust-lang.org"));
         assert!(!below.matches("rust-lang.org") && !below.matches("evilrust-lang.org"));
-        assert!(DomainPattern::parse("domain:*").unwrap().matches("anything"));
+        assert!(
+            DomainPattern::parse("domain:*")
+                .unwrap()
+                .matches("anything")
+        );
         assert_eq!(
             DomainPattern::parse("domain:[::1]").unwrap(),
             DomainPattern::Exactly("::1".into())
         );
-        for bad in ["docs.rs", "domain:", "domain:a/b", "domain:*x.org", "domain:u@h"] {
+        for bad in [
+            "docs.rs",
+            "domain:",
+            "domain:a/b",
+            "domain:*x.org",
+            "domain:u@h",
+        ] {
             assert!(DomainPattern::parse(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn both_syntaxes_cover_web_fetch_and_deny_wins() {
-        let rules = set(&["WebFetch(domain:*.example.com)"], &["web_fetch(domain:bad.example.com)"]);
+        let rules = set(
+            &["WebFetch(domain:*.example.com)"],
+            &["web_fetch(domain:bad.example.com)"],
+        );
         assert!(allowed(&rules, "https://docs.example.com/a?b"));
         assert!(allowed(&rules, "HTTPS://DOCS.EXAMPLE.COM./"));
         assert!(!allowed(&rules, "https://bad.example.com/"));
         assert!(!allowed(&rules, "https://example.org/"));
         assert!(!allowed(&rules, "not a url"));
-        let Verdict::Deny(denial) = rules.check("web_fetch", &json!({"url": "http://x.org/"})) else {
+        let Verdict::Deny(denial) = rules.check("web_fetch", &json!({"url": "http://x.org/"}))
+        else {
             panic!("allowed");
         };
-        assert!(denial.reason.contains("--allow 'web_fetch(domain:x.org)'"), "{}", denial.reason);
+        assert!(
+            denial.reason.contains("--allow 'web_fetch(domain:x.org)'"),
+            "{}",
+            denial.reason
+        );
         assert!(set(&[], &[]).check("web_fetch", &json!({})) == Verdict::Allow);
     }
 
     #[test]
     fn only_allow_rules_naming_an_address_exactly_name_it() {
         let rules = set(
-            &["web_fetch(domain:127.0.0.1)", "web_fetch(domain:[::1])", "web_fetch(domain:*)"],
+            &[
+                "web_fetch(domain:127.0.0.1)",
+                "web_fetch(domain:[::1])",
+                "web_fetch(domain:*)",
+            ],
             &["web_fetch(domain:10.0.0.1)"],
         );
-        let named: Vec<String> = rules.named_addresses().iter().map(|a| a.to_string()).collect();
+        let named: Vec<String> = rules
+            .named_addresses()
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
         assert_eq!(named, ["127.0.0.1", "::1"]);
-        assert!(set(&["web_fetch(domain:localhost)"], &[]).named_addresses().is_empty());
+        assert!(
+            set(&["web_fetch(domain:localhost)"], &[])
+                .named_addresses()
+                .is_empty()
+        );
     }
 }

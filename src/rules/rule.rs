@@ -311,7 +311,10 @@ mod tests {
     fn malformed_rules_say_what_is_wrong() {
         for (text, wrong) in [
             ("WebSearch(example.com)", "zero has no tool `WebSearch`"),
-            ("WebFetch(example.com)", "a web_fetch pattern is domain:HOST"),
+            (
+                "WebFetch(example.com)",
+                "a web_fetch pattern is domain:HOST",
+            ),
             ("NotebookEdit", "zero has no tool"),
             ("bash(git push *", "must end the rule with `)`"),
             ("bash()", "empty"),

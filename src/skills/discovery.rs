@@ -167,8 +167,7 @@ impl Discovery {
         self.skills.retain(|skill| names.contains(&skill.name));
         for name in names {
             if !self.skills.iter().any(|skill| &skill.name == name) {
-                self.warnings
-                    .push(Warning::NotFound { name: name.clone() });
+                self.warnings.push(Warning::NotFound { name: name.clone() });
             }
         }
     }
@@ -222,10 +221,18 @@ impl fmt::Display for Warning {
                 write!(f, "skill {}:{line}: {error} (skipped)", file.display())
             }
             Warning::Unreadable { file, error } => {
-                write!(f, "skill {}: cannot read it: {error} (skipped)", file.display())
+                write!(
+                    f,
+                    "skill {}: cannot read it: {error} (skipped)",
+                    file.display()
+                )
             }
             Warning::NotUtf8 { file } => {
-                write!(f, "skill {}: it is not UTF-8 text (skipped)", file.display())
+                write!(
+                    f,
+                    "skill {}: it is not UTF-8 text (skipped)",
+                    file.display()
+                )
             }
             Warning::UnreadableDirectory { path, error } => write!(
                 f,
@@ -245,7 +252,10 @@ pub(crate) fn discover(paths: &SearchPaths) -> Discovery {
     for layer in paths.layers() {
         // A directory reached twice (`--skills-dir .claude/skills`) is read once, at its
         // higher precedence, so its warnings are not doubled.
-        let identity = layer.dir.canonicalize().unwrap_or_else(|_| layer.dir.clone());
+        let identity = layer
+            .dir
+            .canonicalize()
+            .unwrap_or_else(|_| layer.dir.clone());
         if read.contains(&identity) {
             continue;
         }
@@ -323,7 +333,11 @@ mod tests {
 
         /// The skill directories, highest precedence first.
         fn dirs(&self) -> Vec<PathBuf> {
-            self.paths.layers().into_iter().map(|layer| layer.dir).collect()
+            self.paths
+                .layers()
+                .into_iter()
+                .map(|layer| layer.dir)
+                .collect()
         }
 
         /// Writes the skill `name` in `dir` with `description`, returning its file.
@@ -358,7 +372,11 @@ mod tests {
             let discovery = discover(&fixture.paths);
             assert!(discovery.warnings.is_empty(), "{:?}", discovery.warnings);
             assert_eq!(discovery.skills.len(), 6 - layer);
-            let shared = discovery.skills.iter().find(|s| s.name == "shared").unwrap();
+            let shared = discovery
+                .skills
+                .iter()
+                .find(|s| s.name == "shared")
+                .unwrap();
             assert_eq!(shared.description, format!("layer {layer}"));
             assert_eq!(shared.dir, dir.join("shared"));
             fs::remove_dir_all(dir).unwrap();
@@ -377,8 +395,15 @@ mod tests {
             .into_iter()
             .map(|skill| (skill.name, skill.origin))
             .collect();
-        let expected = [("a", Origin::Given), ("b", Origin::Workspace), ("c", Origin::User)];
-        assert_eq!(origins, expected.map(|(name, origin)| (name.to_string(), origin)));
+        let expected = [
+            ("a", Origin::Given),
+            ("b", Origin::Workspace),
+            ("c", Origin::User),
+        ];
+        assert_eq!(
+            origins,
+            expected.map(|(name, origin)| (name.to_string(), origin))
+        );
     }
 
     #[test]
@@ -395,7 +420,10 @@ mod tests {
         let said = warnings(&discovery);
         assert_eq!(said.len(), 1, "{said:?}");
         let prefix = format!("skill {}:4: invalid front matter", broken.display());
-        assert!(said[0].starts_with(&prefix) && said[0].ends_with("(skipped)"), "{said:?}");
+        assert!(
+            said[0].starts_with(&prefix) && said[0].ends_with("(skipped)"),
+            "{said:?}"
+        );
     }
 
     #[test]

@@ -18,8 +18,8 @@ struct Bounds {
 /// The full style's bounds.
 const FULL: Bounds = Bounds {
     skills: 100,
-    bytes: 16 * 1024,
-    description: 400,
+    bytes: 24 * 1024,
+    description: 250,
 };
 
 /// The compact style's bounds.
@@ -63,9 +63,17 @@ pub(crate) fn section(skills: &[Skill], compact: bool) -> Option<String> {
 
 /// One skill's line: its name and its description on one line, cut at `limit` bytes.
 fn entry(skill: &Skill, limit: usize) -> String {
-    let description = skill.description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let description = skill
+        .description
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let cut = prefix_at_boundary(&description, limit);
-    let more = if cut.len() < description.len() { "…" } else { "" };
+    let more = if cut.len() < description.len() {
+        "…"
+    } else {
+        ""
+    };
     format!("- {}: {cut}{more}\n", skill.name)
 }
 
@@ -97,7 +105,10 @@ mod tests {
     #[test]
     fn each_skill_is_a_line_of_its_name_and_description() {
         let text = section(&skills(2, "Writes\n  notes."), false).unwrap();
-        assert!(text.contains("- skill-000: Writes notes.\n- skill-001: Writes notes.\n"), "{text}");
+        assert!(
+            text.contains("- skill-000: Writes notes.\n- skill-001: Writes notes.\n"),
+            "{text}"
+        );
         assert!(!text.contains("more skills"), "{text}");
     }
 
@@ -106,7 +117,10 @@ mod tests {
         let many = skills(200, &"d".repeat(1024));
         for (compact, bounds) in [(false, &FULL), (true, &COMPACT)] {
             let text = section(&many, compact).unwrap();
-            let listed = text.lines().filter(|line| line.starts_with("- skill-")).count();
+            let listed = text
+                .lines()
+                .filter(|line| line.starts_with("- skill-"))
+                .count();
             assert!(listed > 0 && listed <= bounds.skills, "{listed}");
             assert!(text.len() <= bounds.bytes + 64, "{}", text.len());
             assert!(text.ends_with(&format!("- ({} more skills not listed)\n", 200 - listed)));
@@ -116,6 +130,9 @@ mod tests {
         let full = section(&short, false).unwrap();
         assert!(full.contains("- (100 more skills not listed)"), "{full}");
         let compact = section(&short, true).unwrap();
-        assert!(compact.contains("- (188 more skills not listed)"), "{compact}");
+        assert!(
+            compact.contains("- (188 more skills not listed)"),
+            "{compact}"
+        );
     }
 }

@@ -118,7 +118,10 @@ pub(crate) fn parse(text: &str, dir: &str) -> Result<SkillText, Refused> {
     Ok(SkillText {
         name,
         description: description.to_string(),
-        allowed_tools: written.allowed_tools.map(|tools| tools.0).unwrap_or_default(),
+        allowed_tools: written
+            .allowed_tools
+            .map(|tools| tools.0)
+            .unwrap_or_default(),
         body: body.trim().to_string(),
     })
 }
@@ -232,7 +235,17 @@ mod tests {
         for good in ["a", "pdf", "x86-64", "1password", &"a".repeat(64)] {
             assert!(valid_name(good), "{good}");
         }
-        for bad in ["", "-a", "a-", "a--b", "Pdf", "a_b", "a b", "ü", &"a".repeat(65)] {
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "a--b",
+            "Pdf",
+            "a_b",
+            "a b",
+            "ü",
+            &"a".repeat(65),
+        ] {
             assert!(!valid_name(bad), "{bad}");
         }
     }
@@ -242,18 +255,37 @@ mod tests {
         let cases: [(&str, usize, &str); 6] = [
             ("description: d", 1, "`name` is missing"),
             ("description: d\nname: Notes", 3, "invalid name `Notes`"),
-            ("name: other\ndescription: d", 2, "not the name of its directory `notes`"),
+            (
+                "name: other\ndescription: d",
+                2,
+                "not the name of its directory `notes`",
+            ),
             ("name: notes", 1, "`description` is missing"),
-            ("name: notes\n\ndescription: \"  \"", 4, "`description` is missing"),
-            ("name: notes\ndescription: d\n  bad: indent", 4, "invalid front matter"),
+            (
+                "name: notes\n\ndescription: \"  \"",
+                4,
+                "`description` is missing",
+            ),
+            (
+                "name: notes\ndescription: d\n  bad: indent",
+                4,
+                "invalid front matter",
+            ),
         ];
         for (front, line, says) in cases {
             let refused = skill(front).unwrap_err();
             assert_eq!(refused.line, line, "{front}");
-            assert!(refused.error.to_string().contains(says), "{}", refused.error);
+            assert!(
+                refused.error.to_string().contains(says),
+                "{}",
+                refused.error
+            );
         }
         let long = skill(&format!("name: notes\ndescription: {}", "d".repeat(1025)));
-        assert!(matches!(long.unwrap_err().error, SkillError::LongDescription(1025)));
+        assert!(matches!(
+            long.unwrap_err().error,
+            SkillError::LongDescription(1025)
+        ));
         let unopened = parse("# Notes\n", "notes").unwrap_err();
         assert_eq!(unopened.line, 1);
         assert!(unopened.error.to_string().starts_with("no front matter"));

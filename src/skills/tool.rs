@@ -155,7 +155,13 @@ mod tests {
     #[test]
     fn allowed_tools_are_named_and_never_widen_the_level() {
         let text = loaded(
-            &skill(&["Read", "Bash(git log:*)", "write_file", "WebSearch", "mcp__gh__x"]),
+            &skill(&[
+                "Read",
+                "Bash(git log:*)",
+                "write_file",
+                "WebSearch",
+                "mcp__gh__x",
+            ]),
             &read_only,
         );
         assert!(

@@ -352,7 +352,11 @@ fn resolve_tools(
 
 /// The skills `skills` names, sorted and de-duplicated; each must be a skill's name.
 fn resolve_skills(skills: Option<Words>) -> Result<Vec<String>, ManifestError> {
-    let names: BTreeSet<String> = skills.map(|words| words.0).unwrap_or_default().into_iter().collect();
+    let names: BTreeSet<String> = skills
+        .map(|words| words.0)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     match names.iter().find(|name| !crate::skills::valid_name(name)) {
         Some(bad) => Err(ManifestError::InvalidSkill(bad.clone())),
         None => Ok(names.into_iter().collect()),
@@ -707,7 +711,10 @@ mod tests {
             zero("# Title\nname: t\n"),
             Err(ManifestError::FrontMatter(FrontMatterError::Missing))
         ));
-        assert!(matches!(zero(""), Err(ManifestError::FrontMatter(FrontMatterError::Missing))));
+        assert!(matches!(
+            zero(""),
+            Err(ManifestError::FrontMatter(FrontMatterError::Missing))
+        ));
         assert!(matches!(
             zero("---\nname: t\ndescription: d\nBody.\n"),
             Err(ManifestError::FrontMatter(FrontMatterError::Unclosed))
@@ -767,7 +774,10 @@ mod tests {
                 .map(|parsed| parsed.specialist.skills)
         };
         assert_eq!(skills("").unwrap(), Vec::<String>::new());
-        assert_eq!(skills("skills: notes, api-docs, notes").unwrap(), ["api-docs", "notes"]);
+        assert_eq!(
+            skills("skills: notes, api-docs, notes").unwrap(),
+            ["api-docs", "notes"]
+        );
         assert_eq!(skills("skills: [b, a]").unwrap(), ["a", "b"]);
         assert!(matches!(
             skills("skills: Bad_Name"),

@@ -235,11 +235,9 @@ fn core_tool(id: ToolId, runtime: &Arc<Runtime>) -> Option<Arc<dyn Tool>> {
         ToolId::ApplyPatch => Arc::new(patch::ApplyPatch),
         ToolId::Bash => Arc::new(shell::Bash::new(Arc::clone(runtime))),
         ToolId::UpdatePlan => Arc::new(plan::UpdatePlan),
-        ToolId::Task
-        | ToolId::TaskOutput
-        | ToolId::TaskStop
-        | ToolId::Skill
-        | ToolId::WebFetch => return None,
+        ToolId::Task | ToolId::TaskOutput | ToolId::TaskStop | ToolId::Skill | ToolId::WebFetch => {
+            return None;
+        }
     })
 }
 

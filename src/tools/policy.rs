@@ -374,7 +374,8 @@ impl Policy {
     /// Refuses `resolved` (what `shown` resolved to) when it is outside every root of a
     /// confined run.
     fn check_roots(&self, shown: &str, resolved: &Path, access: Access) -> Result<(), PathError> {
-        let readable = access == Access::Read && self.read_roots.iter().any(|r| resolved.starts_with(r));
+        let readable =
+            access == Access::Read && self.read_roots.iter().any(|r| resolved.starts_with(r));
         if self.autonomy == Autonomy::High
             || readable
             || self.roots.iter().any(|r| resolved.starts_with(r))
@@ -635,9 +636,17 @@ mod tests {
         let skills = skills.path().canonicalize().unwrap();
         let file = skills.join("notes/SKILL.md").display().to_string();
         let policy = policy(Autonomy::Medium, workspace.path());
-        assert!(policy.resolve(workspace.path(), &file, Access::Read).is_err());
+        assert!(
+            policy
+                .resolve(workspace.path(), &file, Access::Read)
+                .is_err()
+        );
         let policy = policy.with_read_roots(vec![skills.clone()]);
-        assert!(policy.resolve(workspace.path(), &file, Access::Read).is_ok());
+        assert!(
+            policy
+                .resolve(workspace.path(), &file, Access::Read)
+                .is_ok()
+        );
         let write = policy.resolve(workspace.path(), &file, Access::Write);
         assert!(matches!(write, Err(ToolError::Denied(_))), "{write:?}");
         // A specialist is handed the roots, which do not include it.

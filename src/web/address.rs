@@ -119,7 +119,13 @@ mod tests {
 
     #[test]
     fn public_addresses_are_not() {
-        for address in ["93.184.215.14", "1.1.1.1", "172.32.0.1", "2606:4700::1111", "::ffff:8.8.8.8"] {
+        for address in [
+            "93.184.215.14",
+            "1.1.1.1",
+            "172.32.0.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
             assert_eq!(judged(address), None, "{address}");
         }
     }

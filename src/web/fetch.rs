@@ -63,7 +63,9 @@ pub(super) async fn fetch(url: Url, gate: &Gate) -> Result<Fetched, ToolError> {
         {
             let location = location.to_str().unwrap_or_default();
             url = url.join(location).map_err(|error| {
-                ToolError::Failed(format!("{url} redirects to `{location}`, not a URL: {error}"))
+                ToolError::Failed(format!(
+                    "{url} redirects to `{location}`, not a URL: {error}"
+                ))
             })?;
             continue;
         }
@@ -99,9 +101,10 @@ async fn resolve(url: &Url, gate: &Gate) -> Result<Vec<SocketAddr>, ToolError> {
         .ok_or_else(|| ToolError::InvalidArguments(format!("{url} has no host")))?;
     let port = url.port_or_known_default().unwrap_or(80);
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addresses: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
-        Ok(address) => vec![SocketAddr::new(address, port)],
-        Err(_) => tokio::net::lookup_host((host, port))
+    let literal = bare.parse::<IpAddr>().ok();
+    let addresses: Vec<SocketAddr> = match literal {
+        Some(address) => vec![SocketAddr::new(address, port)],
+        None => tokio::net::lookup_host((host, port))
             .await
             .map_err(|error| ToolError::Failed(format!("cannot resolve {host}: {error}")))?
             .collect(),
@@ -112,9 +115,13 @@ async fn resolve(url: &Url, gate: &Gate) -> Result<Vec<SocketAddr>, ToolError> {
     for address in &addresses {
         let ip = address.ip();
         if let Some(what) = forbidden(ip).filter(|_| !is_named(ip, &gate.named)) {
+            let found = match literal {
+                Some(_) => format!("{ip} is {what}"),
+                None => format!("{host} resolves to {ip}, {what}"),
+            };
             return Err(ToolError::Denied(format!(
-                "{host} resolves to {ip}, {what}; web_fetch reaches such an address only when \
-                 an allow rule names it, e.g. --allow 'web_fetch(domain:{ip})'"
+                "{found}; web_fetch reaches such an address only when an allow rule names it, \
+                 e.g. --allow 'web_fetch(domain:{ip})'"
             )));
         }
     }

@@ -113,13 +113,18 @@ impl Tool for WebFetch {
         let limit = ctx
             .policy
             .time_left()
-            .map_or(Duration::from_secs(secs), |left| left.min(Duration::from_secs(secs)));
+            .map_or(Duration::from_secs(secs), |left| {
+                left.min(Duration::from_secs(secs))
+            });
         let fetched = tokio::select! {
             fetched = tokio::time::timeout(limit, fetch::fetch(url.clone(), &self.gate)) => fetched,
             () = ctx.cancel.cancelled() => return Err(ToolError::Cancelled),
         };
         let fetched = fetched.map_err(|_| {
-            ToolError::Failed(format!("{url} did not answer within {}", humantime::format_duration(limit)))
+            ToolError::Failed(format!(
+                "{url} did not answer within {}",
+                humantime::format_duration(limit)
+            ))
         })??;
         let text = tokio::task::spawn_blocking(move || described(fetched))
             .await
@@ -129,7 +134,7 @@ impl Tool for WebFetch {
 }
 
 /// The result for a fetched page: where it came from and as what, then its text, cut at
-/// [`TEXT_LIMIT`] with a note (as the body was at [`BODY_LIMIT`]).
+/// [`TEXT_LIMIT`] with a note before it (as the body was at [`BODY_LIMIT`]).
 fn described(fetched: Fetched) -> String {
     let text = page::text(fetched.kind, &fetched.body);
     let mut head = format!("URL: {}\n", fetched.url);
@@ -145,16 +150,17 @@ fn described(fetched: Fetched) -> String {
     if fetched.kind == Kind::Html {
         head.push_str(" (converted to Markdown)");
     }
-    head.push_str("\n\n");
+    head.push('\n');
     let kept = prefix_at_boundary(&text, TEXT_LIMIT);
-    let mut result = head + kept;
+    // Said first, where a result cut again for the model's window still shows it.
     if fetched.cut || kept.len() < text.len() {
-        result.push_str(&format!(
-            "\n\n[cut: web_fetch reads at most {BODY_LIMIT} bytes of a page and returns at \
-             most {TEXT_LIMIT} bytes of its text]\n"
+        head.push_str(&format!(
+            "[cut: web_fetch reads at most {BODY_LIMIT} bytes of a page and returns at most \
+             {TEXT_LIMIT} bytes of its text; this is the beginning]\n"
         ));
     }
-    result
+    head.push('\n');
+    head + kept
 }
 
 #[cfg(test)]
@@ -186,7 +192,10 @@ mod tests {
     fn a_long_page_is_cut_with_a_note() {
         let text = described(fetched(Kind::Text, &vec![b'a'; TEXT_LIMIT * 2], false));
         assert!(text.len() < TEXT_LIMIT + 400, "{}", text.len());
-        assert!(text.ends_with("bytes of its text]\n"), "{}", &text[text.len() - 200..]);
+        assert!(
+            text.contains("bytes of its text; this is the beginning]\n\naaa"),
+            "{text:.300}"
+        );
         let bounded = described(fetched(Kind::Text, b"short", true));
         assert!(bounded.contains("[cut: "), "{bounded}");
     }

@@ -3,7 +3,9 @@
 //! costs its context.
 
 /// The elements whose content is not the page's text: code, styles and embedded documents.
-const SKIPPED: [&str; 7] = ["script", "style", "noscript", "template", "svg", "iframe", "object"];
+const SKIPPED: [&str; 7] = [
+    "script", "style", "noscript", "template", "svg", "iframe", "object",
+];
 
 /// How a body is read, by its `Content-Type` (and, without one, by its bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,7 +22,12 @@ pub(super) fn declared(declared: Option<&str>) -> Result<Option<Kind>, String> {
     let Some(declared) = declared else {
         return Ok(None);
     };
-    let essence = declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let essence = declared
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
     let textual_application = [
         "json",
         "xml",
@@ -66,7 +73,11 @@ pub(super) fn sniffed(declared: Option<Kind>, body: &[u8]) -> Option<Kind> {
         return None;
     }
     declared.or_else(|| {
-        let opening = text.trim_start().get(..14).unwrap_or_default().to_ascii_lowercase();
+        let opening = text
+            .trim_start()
+            .get(..14)
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         let html = opening.starts_with("<!doctype html") || opening.starts_with("<html");
         Some(if html { Kind::Html } else { Kind::Text })
     })
@@ -94,16 +105,30 @@ mod tests {
 
     #[test]
     fn the_declared_type_decides_html_text_or_binary() {
-        assert_eq!(declared(Some("text/html; charset=utf-8")), Ok(Some(Kind::Html)));
-        assert_eq!(declared(Some("application/xhtml+xml")), Ok(Some(Kind::Html)));
-        for text in ["text/plain", "text/markdown", "application/json", "application/ld+json",
-            "application/atom+xml", "application/javascript"]
-        {
+        assert_eq!(
+            declared(Some("text/html; charset=utf-8")),
+            Ok(Some(Kind::Html))
+        );
+        assert_eq!(
+            declared(Some("application/xhtml+xml")),
+            Ok(Some(Kind::Html))
+        );
+        for text in [
+            "text/plain",
+            "text/markdown",
+            "application/json",
+            "application/ld+json",
+            "application/atom+xml",
+            "application/javascript",
+        ] {
             assert_eq!(declared(Some(text)), Ok(Some(Kind::Text)), "{text}");
         }
         assert_eq!(declared(None), Ok(None));
         assert_eq!(declared(Some("image/PNG")), Err("image/png".to_string()));
-        assert_eq!(declared(Some("application/octet-stream")).map_err(|_| ()), Err(()));
+        assert_eq!(
+            declared(Some("application/octet-stream")).map_err(|_| ()),
+            Err(())
+        );
     }
 
     #[test]

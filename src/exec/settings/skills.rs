@@ -66,7 +66,11 @@ impl SkillSettings {
     /// What a specialist may be given of them: the names offered, and where they were found.
     pub(super) fn handed(&self) -> HandedSkills {
         HandedSkills {
-            offered: self.offered.iter().map(|skill| skill.name.clone()).collect(),
+            offered: self
+                .offered
+                .iter()
+                .map(|skill| skill.name.clone())
+                .collect(),
             dirs: self.dirs.clone(),
         }
     }
