@@ -52,6 +52,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l deny -d 'A permission
 complete -c zero -n "__fish_zero_using_subcommand exec" -l rules -d 'Read permission rules from this file: `[permissions]` with `allow` and `deny` in TOML, or a Claude Code settings.json (its `ask` rules are denied). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-config -d 'Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their tools are offered as `mcp__SERVER__TOOL`' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l skills-dir -d 'Also look for skills in this directory, before the workspace\'s and the user\'s (repeatable): each skill a subdirectory with a SKILL.md' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l skill -d 'Offer only this skill (repeatable) [default: every skill found]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
@@ -87,10 +89,13 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let comma
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l no-skills -d 'Offer no skills: none is looked for'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l web-fetch -d 'Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in config.toml, or any web_fetch/WebFetch allow rule)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l list-skills -d 'Print the skills the model would be offered, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand review" -l base -d 'Review the change from the merge base of REF and HEAD to the working tree [default: the branch\'s upstream, else origin/HEAD]' -r
@@ -120,6 +125,8 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l deny -d 'A permissi
 complete -c zero -n "__fish_zero_using_subcommand review" -l rules -d 'Read permission rules from this file: `[permissions]` with `allow` and `deny` in TOML, or a Claude Code settings.json (its `ask` rules are denied). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-config -d 'Start the MCP servers this file names (the `.mcp.json` format; repeatable). Their tools are offered as `mcp__SERVER__TOOL`' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l skills-dir -d 'Also look for skills in this directory, before the workspace\'s and the user\'s (repeatable): each skill a subdirectory with a SKILL.md' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l skill -d 'Offer only this skill (repeatable) [default: every skill found]' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
@@ -156,10 +163,13 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l network -d 'Let com
 complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
 complete -c zero -n "__fish_zero_using_subcommand review" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
+complete -c zero -n "__fish_zero_using_subcommand review" -l no-skills -d 'Offer no skills: none is looked for'
+complete -c zero -n "__fish_zero_using_subcommand review" -l web-fetch -d 'Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in config.toml, or any web_fetch/WebFetch allow rule)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand review" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
+complete -c zero -n "__fish_zero_using_subcommand review" -l list-skills -d 'Print the skills the model would be offered, then exit'
 complete -c zero -n "__fish_zero_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c zero -n "__fish_zero_using_subcommand review" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand tasks; and not __fish_seen_subcommand_from list show output stop gc" -s h -l help -d 'Print help'

@@ -24,6 +24,7 @@ mod paths;
 mod rule;
 pub(crate) mod shell;
 mod sources;
+mod web_fetch;
 
 use std::path::Path;
 
