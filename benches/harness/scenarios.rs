@@ -24,6 +24,7 @@ use crate::table::{Row, Unit};
 
 mod images;
 mod review;
+mod skills;
 mod worktrees;
 
 /// How long the model holds back its answer to a specialist child, so the child is sampled.
@@ -78,6 +79,7 @@ pub const GROUPS: &[&str] = &[
     "worktrees",
     "review",
     "images",
+    "skills",
     "interrupt",
     "task-output",
     "grep",
@@ -112,7 +114,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
             bench.turns(turns, rows)?;
         }
     }
-    let groups: [(&str, &RowsOf); 13] = [
+    let groups: [(&str, &RowsOf); 14] = [
         ("sandbox", &|rows| bench.sandbox(rows)),
         ("guardian", &|rows| bench.guardian(rows)),
         ("bounds", &|rows| bench.bounds(rows)),
@@ -126,6 +128,7 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         ("worktrees", &|rows| bench.worktrees(rows)),
         ("review", &|rows| bench.review(rows)),
         ("images", &|rows| bench.images(rows)),
+        ("skills", &|rows| bench.skills(rows)),
     ];
     for (group, run) in groups {
         if wanted(group) {
