@@ -57,6 +57,7 @@ pub(super) fn tools(
         mcp_servers::infos(&started.states),
     );
     mcp_servers::warn(&started.states, &settings.mcp, output);
+    warn_skills(settings, output);
     // The style the caller chose (the listing asks no server): compact for the local provider.
     let style = match &settings.model.prompt_style {
         Ok(Some(choice)) => choice.style,
@@ -130,14 +131,15 @@ pub(super) fn specialists(settings: &Settings, output: &Output) -> ExitCode {
     ExitCode::Success
 }
 
-/// Lists the skills the run would offer (found when the settings were resolved; their
-/// warnings were given at the start, so `-o json` carries them in the listing).
+/// Lists the skills the run would offer, after the warnings about those it skipped (so `-o
+/// json` carries them in the listing).
 pub(super) fn skills(settings: &Settings, output: &Output) -> ExitCode {
     start_listing(output, &settings.workspace.root, Vec::new());
+    warn_skills(settings, output);
     output.emit(EventKind::Skills {
         skills: settings
             .skills
-            .offered
+            .offered()
             .iter()
             .map(|skill| SkillInfo {
                 name: skill.name.clone(),
@@ -148,6 +150,13 @@ pub(super) fn skills(settings: &Settings, output: &Output) -> ExitCode {
             .collect(),
     });
     ExitCode::Success
+}
+
+/// The warnings of the skills' discovery (broken `SKILL.md`s, unknown `--skill` names).
+pub(super) fn warn_skills(settings: &Settings, output: &Output) {
+    for message in settings.skills.warnings() {
+        output.emit(EventKind::Warning { message });
+    }
 }
 
 /// The `run_start` of a listing: the workspace and the MCP servers started for it, and no

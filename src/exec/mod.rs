@@ -174,9 +174,6 @@ fn run_job(
     if let Some(warning) = settings.unoffered_bash_rules() {
         output.warn_at_start(warning);
     }
-    for warning in &settings.skills.warnings {
-        output.warn_at_start(warning.clone());
-    }
     match settings.mode {
         Mode::ListSpecialists => Ok(listing::specialists(&settings, output)),
         Mode::ListSkills => Ok(listing::skills(&settings, output)),

@@ -1,15 +1,15 @@
 //! What a run and a listing of its tools are both built on: the ledger of the run tree's
 //! spending, the runtime every command, service and specialist belongs to (lazy: it costs
 //! nothing until something is started), the registry of tools with the specialists' tools in
-//! it (and `Skill` and `web_fetch` when the run offers them), and the filter the flags put on
-//! them.
+//! it (`web_fetch` when the run offers it, `Skill` added with the MCP servers' tools), and the
+//! filter the flags put on them.
 
 use std::sync::Arc;
 
 use crate::mcp;
 use crate::output::{EventKind, Output};
 use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
-use crate::skills::SkillTool;
+use crate::skills::{Finding, SkillTool};
 use crate::tasks;
 use crate::tools::{Policy, PromptStyle, Registry, ToolFilter, ToolId, Toolset};
 use crate::usage::Ledger;
@@ -27,8 +27,11 @@ pub(super) struct Pieces {
     /// The worktrees of the specialists launched with `isolation: worktree` (`None` when the
     /// run launches none: it is a specialist itself).
     isolated: Option<Arc<tasks::Isolated>>,
-    /// The tools, before the MCP servers' and before the filter.
+    /// The tools, before the MCP servers', `Skill` and the filter.
     registry: Registry,
+    /// The run's skills, being found: `Skill` joins the tools once they are (and there are
+    /// some), when the toolset is made, so their discovery runs beside the run's start.
+    skills: Arc<Finding>,
     /// The flags' tool filter, checked against the registry.
     filter: ToolFilter,
 }
@@ -52,12 +55,14 @@ impl Pieces {
             runtime,
             isolated,
             registry,
+            skills: settings.skills.finding(),
             filter,
         })
     }
 
-    /// The registry with the MCP servers' tools, as the run's flags, `policy` and prompt
-    /// `style` select it (the compact style leaves out what the catalog says it does).
+    /// The registry with the MCP servers' tools and `Skill` (when the run has skills), as the
+    /// run's flags, `policy` and prompt `style` select it (the compact style leaves out what
+    /// the catalog says it does).
     pub(super) fn toolset(
         &self,
         started: &mcp::Started,
@@ -68,6 +73,9 @@ impl Pieces {
         let mut registry = self.registry.clone();
         for tool in &started.tools {
             registry.register(Arc::clone(tool));
+        }
+        if !self.skills.skills().is_empty() {
+            registry.register(Arc::new(SkillTool::new(Arc::clone(&self.skills))));
         }
         let mut filter = self.filter.clone();
         if style == PromptStyle::Compact {
@@ -105,13 +113,8 @@ impl Pieces {
     }
 }
 
-/// Adds the tools a run offers only when it has what they need: `Skill` with the run's
-/// skills, `web_fetch` when the caller asked for it (its fetches gated by the run's rules).
+/// Adds `web_fetch` when the caller asked for it, its fetches gated by the run's rules.
 fn add_offered(registry: &mut Registry, settings: &Settings) {
-    if !settings.skills.offered.is_empty() {
-        let skills = Arc::clone(&settings.skills.offered);
-        registry.register(Arc::new(SkillTool::new(skills)));
-    }
     if settings.controls.web_fetch {
         let gate = web_gate(&settings.controls.rules);
         registry.register(Arc::new(WebFetch::new(gate)));

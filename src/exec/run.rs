@@ -25,7 +25,7 @@ use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{flags, local_server, mcp_servers, prompt};
+use super::{flags, listing, local_server, mcp_servers, prompt};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.
@@ -335,7 +335,7 @@ fn offered_skills(settings: &Settings, toolset: &Toolset) -> Vec<String> {
     match toolset.offers(ToolId::Skill) {
         true => settings
             .skills
-            .offered
+            .offered()
             .iter()
             .map(|s| s.name.clone())
             .collect(),
@@ -373,6 +373,7 @@ fn announce(
         skills: offered.skills,
     });
     mcp_servers::warn(&connected.mcp.states, &settings.mcp, output);
+    listing::warn_skills(settings, output);
     for note in session.iter().flat_map(|session| &session.notes) {
         output.emit(EventKind::Warning {
             message: format!("resuming the session: {note}"),
@@ -419,7 +420,7 @@ async fn converse(
     let compact = conversation.style.compact();
     let workspace = &settings.workspace.root;
     let skills = match conversation.toolset.offers(ToolId::Skill) {
-        true => skills::section(&settings.skills.offered, compact),
+        true => skills::section(settings.skills.offered(), compact),
         false => None,
     };
     let system = system_prompt::build(&system_prompt::PromptFacts {
@@ -440,7 +441,14 @@ async fn converse(
         toolset: conversation.toolset,
         context: ToolContext {
             workspace: workspace.clone(),
-            policy: Arc::new(settings.workspace.policy.clone()),
+            // The skills' directories outside the workspace are readable, never writable.
+            policy: Arc::new(
+                settings
+                    .workspace
+                    .policy
+                    .clone()
+                    .with_read_roots(settings.skills.read_roots()),
+            ),
             cancel: conversation.cancel,
             plan_updates: None,
         },

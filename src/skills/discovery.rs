@@ -107,11 +107,12 @@ impl Layer {
         fsutil::dir_within(self.beneath.as_deref(), &self.dir)?;
         let mut dirs = Vec::new();
         for entry in std::fs::read_dir(&self.dir).map_err(OpenError::Io)? {
-            let path = entry.map_err(OpenError::Io)?.path();
-            let visible = path
-                .file_name()
-                .is_some_and(|name| !name.as_encoded_bytes().starts_with(b"."));
-            if visible && path.is_dir() {
+            let entry = entry.map_err(OpenError::Io)?;
+            let path = entry.path();
+            let visible = !entry.file_name().as_encoded_bytes().starts_with(b".");
+            // The directory's own listing says what an entry is; only a link costs a look.
+            let kind = entry.file_type().map_err(OpenError::Io)?;
+            if visible && (kind.is_dir() || (kind.is_symlink() && path.is_dir())) {
                 dirs.push(path);
             }
         }

@@ -14,16 +14,18 @@
 //! and says which of them the level refuses.
 //!
 //! Where skills come from, and which one wins a name, is `discovery`'s; what a `SKILL.md` must
-//! say is `skill_md`'s.
+//! say is `skill_md`'s; `finding` runs discovery beside the run's other start-up work.
 
 mod discovery;
+mod finding;
 mod prompt;
 mod skill_md;
 mod tool;
 
 use std::path::PathBuf;
 
-pub(crate) use discovery::{SearchPaths, discover};
+pub(crate) use discovery::SearchPaths;
+pub(crate) use finding::Finding;
 pub(crate) use prompt::section;
 pub(crate) use skill_md::valid_name;
 pub(crate) use tool::SkillTool;

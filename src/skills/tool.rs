@@ -7,17 +7,17 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::Skill;
+use super::{Finding, Skill};
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
 
 /// The `Skill` tool over the run's skills.
 pub(crate) struct SkillTool {
-    skills: Arc<[Skill]>,
+    skills: Arc<Finding>,
 }
 
 impl SkillTool {
-    /// The tool that loads `skills` (the ones the run offers).
-    pub(crate) fn new(skills: Arc<[Skill]>) -> Self {
+    /// The tool that loads the skills `skills` found (the ones the run offers).
+    pub(crate) fn new(skills: Arc<Finding>) -> Self {
         SkillTool { skills }
     }
 }
@@ -58,8 +58,9 @@ impl Tool for SkillTool {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> ToolResult {
         let args: SkillArgs = parse_args(args)?;
-        let Some(skill) = self.skills.iter().find(|skill| skill.name == args.name) else {
-            let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
+        let skills = self.skills.skills();
+        let Some(skill) = skills.iter().find(|skill| skill.name == args.name) else {
+            let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
             return Err(ToolError::Failed(format!(
                 "no skill `{}`; the skills are: {}",
                 args.name,

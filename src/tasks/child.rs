@@ -13,6 +13,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Specialist;
@@ -22,6 +23,7 @@ use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ReasoningEffort;
 use crate::runtime::{Launch, RunId};
+use crate::skills::Finding;
 use crate::tools::{ForSpecialists, ToolContext, ToolId};
 use crate::usage::Limits;
 
@@ -69,8 +71,8 @@ pub(crate) struct HandedRules {
 /// launching run offers, found where the launching run found them — never another skill.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct HandedSkills {
-    /// The names of the skills the launching run offers (none with `--no-skills`).
-    pub(crate) offered: Vec<String>,
+    /// The skills the launching run offers (`None`, or none found, with `--no-skills`).
+    pub(crate) found: Option<Arc<Finding>>,
     /// The launching run's `--skills-dir` directories.
     pub(crate) dirs: Vec<PathBuf>,
 }
@@ -78,9 +80,10 @@ pub(crate) struct HandedSkills {
 impl HandedSkills {
     /// The skills of `wanted` (a manifest's list) the launching run offers.
     fn for_specialist(&self, wanted: &[String]) -> Vec<String> {
+        let offered = self.found.as_ref().map_or(&[][..], |found| found.skills());
         wanted
             .iter()
-            .filter(|name| self.offered.contains(name))
+            .filter(|name| offered.iter().any(|skill| &skill.name == *name))
             .cloned()
             .collect()
     }

@@ -190,7 +190,6 @@ impl Settings {
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
         let mode = Mode::of(&args);
         let skills = SkillSettings::resolve(&args, &inputs.env, &workspace.root, mode)?;
-        workspace.read_also(skills.read_roots());
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
         workspace.until(budget.deadline);
         let Inputs { env, file } = inputs;

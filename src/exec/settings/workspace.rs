@@ -70,11 +70,6 @@ impl WorkspaceSettings {
         })
     }
 
-    /// The policy lets the tools read `dirs` too (the skills' outside the workspace).
-    pub(super) fn read_also(&mut self, dirs: Vec<PathBuf>) {
-        self.policy = self.policy.clone().with_read_roots(dirs);
-    }
-
     /// The policy ends the run's commands at `deadline` (the budget's).
     pub(super) fn until(&mut self, deadline: Option<SystemTime>) {
         self.policy = self.policy.clone().with_deadline(deadline);
