@@ -12,10 +12,13 @@
 //! workspace may be a stranger's pull request. The grammar is in `rule`, a `bash` rule's
 //! matching in `command` over the commands `shell` finds in the line, a file tool's in `paths`.
 //!
-//! A `bash` line's output redirections write files: each target is checked against the
-//! `write_file` rules as a `write_file` call to it would be (so `--deny 'write_file(.github/**)'`
-//! also refuses `echo x > .github/ci.yml`), and a redirection never makes a denied command
-//! allowed.
+//! A `bash` line is allowed only when `shell` proves every command it runs is allowed: a line
+//! it cannot follow is *unknown*, which no allow rule allows and every deny rule may match.
+//! The files its output redirections (and `tee`) write are checked against the `write_file`
+//! rules as a `write_file` call to each would be, whether or not any rule names `bash` (so
+//! `--deny 'write_file(.github/**)'` also refuses `echo x > .github/ci.yml` and
+//! `cd .github && echo x > ci.yml`); a file the analysis cannot place is refused when write
+//! rules apply.
 
 mod bash;
 mod command;
@@ -30,7 +33,7 @@ use serde_json::Value;
 
 use self::paths::Touched;
 pub(crate) use self::rule::{Effect, Pattern, Rule};
-use self::shell::{SimpleCommand, Word};
+use self::shell::Write;
 pub(crate) use self::sources::{FileKeys, Sources, load};
 use crate::tools::{ToolId, patch_paths};
 
@@ -160,12 +163,14 @@ impl Judgement<'_> {
         let Some(id) = ToolId::from_name(tool) else {
             return Ok(());
         };
+        if id == ToolId::Bash {
+            return self.bash(args);
+        }
         let covers = |rule: &Rule| rule.covers(id);
         if !self.set.rules.iter().any(covers) {
             return Ok(());
         }
         match id {
-            ToolId::Bash => self.bash(args),
             ToolId::Task => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                 self.decide(
@@ -230,59 +235,68 @@ impl Judgement<'_> {
         ))
     }
 
-    /// `bash`: every simple command of the line must pass, and the files it redirects output
-    /// to must pass the `write_file` rules.
+    /// `bash`: with rules on `bash`, the line must be known and every simple command of it
+    /// must pass; with rules on `write_file`, every file it writes must pass them.
     fn bash(&mut self, args: &Value) -> Result<(), String> {
+        let ruled = |id: ToolId| self.set.rules.iter().any(|rule| rule.covers(id));
+        let (commands, writes) = (ruled(ToolId::Bash), ruled(ToolId::WriteFile));
         let Some(line) = args.get("command").and_then(Value::as_str) else {
             return Ok(());
         };
-        let commands = shell::analyse(line).map_err(|why| {
+        if !commands && !writes {
+            return Ok(());
+        }
+        let analysis = shell::analyse(line).map_err(|why| {
             format!(
                 "rules apply to bash and this command line cannot be checked against them: \
-                 {why}; write it as plain commands (no substitutions, `eval` or shell \
-                 functions) or use the file tools"
+                 {why}; write it as plain commands or use the file tools"
             )
         })?;
-        let covers = |rule: &Rule| rule.covers(ToolId::Bash);
-        for command in &commands {
-            let what = format!("the command `{}`", command.display());
-            self.decide(
-                &covers,
-                ToolId::Bash.name(),
-                &|rule: &Rule| bash::command_matches(rule, command),
-                &what,
-                command::suggestion(command.command()).map(|p| format!("bash({p})")),
-            )?;
-            self.writes(command)?;
+        if commands {
+            if let Some(why) = &analysis.unknown {
+                return Err(format!(
+                    "rules apply to bash and this command line runs what they cannot follow: \
+                     {why}; a line is allowed only when every command it runs is known, so \
+                     write it as plain commands (no substitutions inside expansions, `eval`, \
+                     computed command names or code handed to a shell or an interpreter) or \
+                     use the file tools"
+                ));
+            }
+            let covers = |rule: &Rule| rule.covers(ToolId::Bash);
+            for command in &analysis.commands {
+                let what = format!("the command `{}`", command.display());
+                self.decide(
+                    &covers,
+                    ToolId::Bash.name(),
+                    &|rule: &Rule| bash::command_matches(rule, command),
+                    &what,
+                    command::suggestion(command.command()).map(|p| format!("bash({p})")),
+                )?;
+            }
+        }
+        if writes {
+            self.writes(&analysis.writes)?;
         }
         Ok(())
     }
 
-    /// The files a command's output redirections write, as `write_file` calls.
-    fn writes(&mut self, command: &SimpleCommand) -> Result<(), String> {
-        let covered = self.set.rules.iter().any(|r| r.covers(ToolId::WriteFile));
-        if command.writes.is_empty() || !covered {
-            return Ok(());
-        }
-        let mut paths = Vec::new();
-        for target in &command.writes {
-            match target {
-                Word::Known(path) => paths.push(path.clone()),
-                Word::Unknown => {
+    /// The files a line writes, as `write_file` calls.
+    fn writes(&mut self, writes: &[Write]) -> Result<(), String> {
+        for write in writes {
+            let path = match write {
+                Write::At(path) => path,
+                Write::Unplaced(why) => {
                     return Err(format!(
-                        "`{}` writes a file whose name is known only as it runs, and rules \
-                         apply to write_file",
-                        command.display()
+                        "rules apply to write_file and this command line writes a file they \
+                         cannot place: {why}"
                     ));
                 }
-            }
+            };
+            let path = self.set.workspace.join(path).to_string_lossy().into_owned();
+            self.paths(ToolId::WriteFile, std::slice::from_ref(&path))
+                .map_err(|reason| format!("{reason} (a file this command line writes)"))?;
         }
-        self.paths(ToolId::WriteFile, &paths).map_err(|reason| {
-            format!(
-                "{reason} (written by the output redirection of `{}`)",
-                command.display()
-            )
-        })
+        Ok(())
     }
 
     /// A file tool: every path the call touches must pass.

@@ -190,7 +190,13 @@ fn an_output_redirection_is_a_write_the_write_rules_decide() {
     let set = rules(&["bash(echo *)"], &["write_file(.github/**)"]);
     assert_eq!(bash(&set, "echo hi > notes.txt 2>&1"), Verdict::Allow);
     let verdict = bash(&set, "echo hi > .github/ci.yml");
-    assert!(denied(&verdict).reason.contains("output redirection"));
+    assert!(
+        denied(&verdict)
+            .reason
+            .contains("a file this command line writes"),
+        "{}",
+        denied(&verdict).reason
+    );
     assert!(matches!(bash(&set, "echo hi > $OUT"), Verdict::Deny(_)));
 }
 

@@ -338,13 +338,7 @@ impl Policy {
         if path.trim().is_empty() {
             return Err(PathError::Empty);
         }
-        let requested = Path::new(path);
-        let absolute = if requested.is_absolute() {
-            requested.to_path_buf()
-        } else {
-            workspace.join(requested)
-        };
-        let resolution = resolve_symlinks(&absolute);
+        let resolution = resolve_path(workspace, path);
         let reached = match &resolution {
             Ok(resolved) => resolved,
             Err(NotADirectory(file)) => file,
@@ -503,9 +497,23 @@ fn check_directory(shown: &str, resolved: &Path) -> Result<(), PathError> {
 }
 
 /// A component a path goes through that exists and is not a directory (see
-/// [`PathError::ThroughFile`]).
+/// [`PathError::ThroughFile`]): where the resolution stopped.
 #[derive(Debug)]
-struct NotADirectory(PathBuf);
+pub(crate) struct NotADirectory(pub(crate) PathBuf);
+
+/// Where `path` (relative to `workspace`, or absolute) leads when a tool opens it: `..` and
+/// every link resolved component by component, as the kernel resolves them. The one
+/// resolution the tools ([`Policy::resolve`]) and the permission rules share, so a rule
+/// judges the file the tool will touch (`link/../x` is beside the link's target, not beside
+/// the link).
+pub(crate) fn resolve_path(workspace: &Path, path: &str) -> Result<PathBuf, NotADirectory> {
+    let requested = Path::new(path);
+    if requested.is_absolute() {
+        resolve_symlinks(requested)
+    } else {
+        resolve_symlinks(&workspace.join(requested))
+    }
+}
 
 /// Resolves `..` and symlinks component by component, as the kernel would when opening the
 /// path, but without requiring the path to exist: missing components are taken literally. A
