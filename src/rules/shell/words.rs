@@ -200,9 +200,11 @@ fn operand_word(operand: &str) -> Result<(), Opaque> {
     )))
 }
 
-/// Every part of `expression` bash evaluates. A match over every kind, so a new one in the
-/// parser fails to compile here.
+/// Every part of `expression` bash evaluates.
 fn parts(expression: &ParameterExpr) -> Parts<'_> {
+    if let Some((parameter, indirect, operand)) = one_operand(expression) {
+        return base(parameter, indirect, &[operand]);
+    }
     match expression {
         ParameterExpr::Parameter {
             parameter,
@@ -212,6 +214,65 @@ fn parts(expression: &ParameterExpr) -> Parts<'_> {
             parameter,
             indirect,
         } => base(parameter, *indirect, &[]),
+        ParameterExpr::AssignDefaultValues {
+            parameter,
+            indirect,
+            default_value,
+            ..
+        } => Parts {
+            assigns: true,
+            ..base(parameter, *indirect, &[default_value])
+        },
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            ..
+        } => {
+            let mut parts = base(parameter, *indirect, &[replacement]);
+            parts.words.push(pattern);
+            parts
+        }
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            let mut parts = base(parameter, *indirect, &[]);
+            parts.arithmetic.push(&offset.value);
+            parts
+                .arithmetic
+                .extend(length.iter().map(|length| length.value.as_str()));
+            parts
+        }
+        ParameterExpr::Transform {
+            parameter,
+            indirect,
+            op,
+        } => Parts {
+            prompt: matches!(op, ParameterTransformOp::PromptExpand),
+            ..base(parameter, *indirect, &[])
+        },
+        // `${!prefix*}` and `${!a[@]}` list names and keys: nothing is evaluated. (Every
+        // other kind is `one_operand`'s, whose match names each one.)
+        _ => Parts {
+            indirect: false,
+            parameter: None,
+            words: Vec::new(),
+            arithmetic: Vec::new(),
+            assigns: false,
+            prompt: false,
+        },
+    }
+}
+
+/// The parameter, indirection and operand of an expansion with one operand expanded as a
+/// word (`${x:-word}`, `${x#pattern}`, …); `None` for the other kinds. A match over every
+/// kind, so a new one in the parser fails to compile here.
+fn one_operand(expression: &ParameterExpr) -> Option<(&Parameter, bool, &Option<String>)> {
+    match expression {
         ParameterExpr::UseDefaultValues {
             parameter,
             indirect,
@@ -269,57 +330,15 @@ fn parts(expression: &ParameterExpr) -> Parts<'_> {
             parameter,
             indirect,
             pattern: value,
-        } => base(parameter, *indirect, &[value]),
-        ParameterExpr::AssignDefaultValues {
-            parameter,
-            indirect,
-            default_value,
-            ..
-        } => Parts {
-            assigns: true,
-            ..base(parameter, *indirect, &[default_value])
-        },
-        ParameterExpr::ReplaceSubstring {
-            parameter,
-            indirect,
-            pattern,
-            replacement,
-            ..
-        } => {
-            let mut parts = base(parameter, *indirect, &[replacement]);
-            parts.words.push(pattern);
-            parts
-        }
-        ParameterExpr::Substring {
-            parameter,
-            indirect,
-            offset,
-            length,
-        } => {
-            let mut parts = base(parameter, *indirect, &[]);
-            parts.arithmetic.push(&offset.value);
-            parts
-                .arithmetic
-                .extend(length.iter().map(|length| length.value.as_str()));
-            parts
-        }
-        ParameterExpr::Transform {
-            parameter,
-            indirect,
-            op,
-        } => Parts {
-            prompt: matches!(op, ParameterTransformOp::PromptExpand),
-            ..base(parameter, *indirect, &[])
-        },
-        // `${!prefix*}` and `${!a[@]}` list names and keys: nothing is evaluated.
-        ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => Parts {
-            indirect: false,
-            parameter: None,
-            words: Vec::new(),
-            arithmetic: Vec::new(),
-            assigns: false,
-            prompt: false,
-        },
+        } => Some((parameter, *indirect, value)),
+        ParameterExpr::Parameter { .. }
+        | ParameterExpr::ParameterLength { .. }
+        | ParameterExpr::AssignDefaultValues { .. }
+        | ParameterExpr::ReplaceSubstring { .. }
+        | ParameterExpr::Substring { .. }
+        | ParameterExpr::Transform { .. }
+        | ParameterExpr::VariableNames { .. }
+        | ParameterExpr::MemberKeys { .. } => None,
     }
 }
 
