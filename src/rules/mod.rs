@@ -372,4 +372,6 @@ fn call_paths(id: ToolId, args: &Value) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
+mod differential;
+#[cfg(test)]
 mod tests;
