@@ -392,7 +392,7 @@ async fn converse(
     let workspace = &settings.workspace.root;
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
-        autonomy: settings.workspace.policy.autonomy(),
+        policy: &settings.workspace.policy,
         tools: conversation
             .toolset
             .visible()

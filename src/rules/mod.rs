@@ -23,18 +23,23 @@
 mod bash;
 mod command;
 mod paths;
+mod reads;
 mod rule;
 pub(crate) mod shell;
 mod sources;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use self::paths::Touched;
+use self::reads::Reads;
 pub(crate) use self::rule::{Effect, Pattern, Rule};
+use self::rule::{Ruling, rule_on};
 use self::shell::Write;
 pub(crate) use self::sources::{FileKeys, Sources, load};
+use crate::tools::policy::ReadFilter;
 use crate::tools::{ToolId, patch_paths};
 
 /// The rules in force for one run.
@@ -110,6 +115,12 @@ impl RuleSet {
     /// Every rule, in order.
     pub(crate) fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// What the rules keep from the searches' walks and listings, for the tools' policy;
+    /// `None` when no rule covers a search.
+    pub(crate) fn read_filter(&self) -> Option<Arc<dyn ReadFilter>> {
+        Reads::of(&self.rules).map(|reads| Arc::new(reads) as Arc<dyn ReadFilter>)
     }
 
     /// The text of every rule of `effect`, in order: what a specialist is handed as flags.
@@ -213,26 +224,25 @@ impl Judgement<'_> {
         let hits: Vec<&Rule> = applicable.iter().copied().filter(|r| matches(r)).collect();
         self.matched
             .extend(hits.iter().map(|rule| Matched::of(rule)));
-        if let Some(rule) = hits.iter().find(|rule| rule.effect == Effect::Deny) {
-            return Err(denied_by(rule, what));
+        match rule_on(&applicable, &hits) {
+            Ruling::Pass => Ok(()),
+            Ruling::Denied(rule) => Err(denied_by(rule, what)),
+            Ruling::Unallowed => {
+                let allowed: Vec<String> = applicable
+                    .iter()
+                    .filter(|rule| rule.effect == Effect::Allow)
+                    .map(|rule| format!("`{}`", rule.text))
+                    .collect();
+                let remedy = match suggestion {
+                    Some(rule) => format!("; the caller could add --allow '{rule}'"),
+                    None => String::new(),
+                };
+                Err(format!(
+                    "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
+                    allowed.join(", ")
+                ))
+            }
         }
-        let allows = || {
-            applicable
-                .iter()
-                .filter(|rule| rule.effect == Effect::Allow)
-        };
-        if allows().next().is_none() || hits.iter().any(|rule| rule.effect == Effect::Allow) {
-            return Ok(());
-        }
-        let allowed: Vec<String> = allows().map(|rule| format!("`{}`", rule.text)).collect();
-        let remedy = match suggestion {
-            Some(rule) => format!("; the caller could add --allow '{rule}'"),
-            None => String::new(),
-        };
-        Err(format!(
-            "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
-            allowed.join(", ")
-        ))
     }
 
     /// `bash`: with rules on `bash`, the line must be known and every simple command of it
@@ -308,7 +318,7 @@ impl Judgement<'_> {
             self.decide(
                 &covers,
                 id.name(),
-                &|rule: &Rule| path_matches(rule, &touched),
+                &|rule: &Rule| rule.matches_path(&touched.forms()),
                 &format!("the path `{path}`"),
                 Some(format!(
                     "{}({})",
@@ -318,19 +328,6 @@ impl Judgement<'_> {
             )?;
         }
         Ok(())
-    }
-}
-
-/// Whether a file tool's rule matches a path: a deny rule either of its forms, an allow rule
-/// both.
-fn path_matches(rule: &Rule, touched: &Touched) -> bool {
-    let Pattern::Path(pattern) = &rule.pattern else {
-        return true;
-    };
-    let mut forms = touched.forms().into_iter();
-    match rule.effect {
-        Effect::Deny => forms.any(|form| pattern.matches(form)),
-        Effect::Allow => forms.all(|form| pattern.matches(form)),
     }
 }
 

@@ -10,9 +10,10 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{SideEffect, ToolError};
+use super::{SideEffect, ToolError, ToolId};
 use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Writes};
 
 /// How much the agent may do on its own. `--auto` and sessions (serde) name the levels alike.
@@ -163,6 +164,20 @@ pub struct Policy {
     commands: Commands,
     /// When the run must end (`--timeout`, or the launching run's deadline).
     deadline: Option<SystemTime>,
+    /// What the caller's rules keep from the searches' walks and listings.
+    reads: Option<Arc<dyn ReadFilter>>,
+}
+
+/// What the caller's rules keep from the model when a search walks a tree or lists a
+/// directory (a `Read(secrets/**)` deny, or files no `Read` allow rule covers): a search is
+/// judged by where it starts, and this hides what it finds beneath. Built by `exec` from the
+/// rules (`tools` does not know them), held by the [`Policy`].
+pub(crate) trait ReadFilter: Send + Sync + std::fmt::Debug {
+    /// Whether `tool` (a search) must leave `path` (absolute, as its walk found it, no link
+    /// followed) out of what it shows.
+    fn hides(&self, tool: ToolId, path: &Path) -> bool;
+    /// Whether `tool` must not look inside the directory `dir` at all.
+    fn prunes(&self, tool: ToolId, dir: &Path) -> bool;
 }
 
 /// How the run's commands are confined, as far as the tools need to know: whether `bash` may
@@ -197,6 +212,7 @@ impl Policy {
             roots,
             commands: Commands::default(),
             deadline: None,
+            reads: None,
         }
     }
 
@@ -204,6 +220,17 @@ impl Policy {
     pub fn with_deadline(mut self, deadline: Option<SystemTime>) -> Self {
         self.deadline = deadline;
         self
+    }
+
+    /// This policy with the searches hiding what `reads` keeps from them.
+    pub(crate) fn with_reads(mut self, reads: Option<Arc<dyn ReadFilter>>) -> Self {
+        self.reads = reads;
+        self
+    }
+
+    /// What the caller's rules keep from the searches, if anything.
+    pub(crate) fn reads(&self) -> Option<&Arc<dyn ReadFilter>> {
+        self.reads.as_ref()
     }
 
     /// When the run must end, if it has a deadline.

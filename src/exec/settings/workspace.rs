@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::ExecArgs;
@@ -14,7 +15,7 @@ use crate::runtime::sandbox::Support;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::tasks::SearchPaths;
 use crate::tools::Policy;
-use crate::tools::policy::Autonomy;
+use crate::tools::policy::{Autonomy, ReadFilter};
 
 use crate::exec::confinement::{self, Confinement};
 use crate::exec::failure::Failure;
@@ -73,6 +74,11 @@ impl WorkspaceSettings {
     /// The policy ends the run's commands at `deadline` (the budget's).
     pub(super) fn until(&mut self, deadline: Option<SystemTime>) {
         self.policy = self.policy.clone().with_deadline(deadline);
+    }
+
+    /// The policy's searches leave out what `reads` keeps from them (the rules').
+    pub(super) fn hide(&mut self, reads: Option<Arc<dyn ReadFilter>>) {
+        self.policy = self.policy.clone().with_reads(reads);
     }
 
     /// The runtime's configuration, masking `secrets` in what its records say.
