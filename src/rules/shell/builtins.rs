@@ -9,7 +9,7 @@
 //! command (`timeout 5 cd x`) is a program, so only a command of the line's own is asked here.
 
 use super::options::{self, Spec};
-use super::{Follow, Move, Opaque, Word, names};
+use super::{Follow, Move, Opaque, Shape, Word, as_parsed, names};
 
 /// Builtins that run text as shell code, now or later, or that change what later names mean:
 /// a line using one is never followed.
@@ -18,10 +18,14 @@ const CODE: [&str; 14] = [
     "select", "let", "compgen", "hash",
 ];
 
-/// The builtin `name` with `args` (each with whether it splits), when the line's shell runs
-/// it: what to follow, or why it cannot be followed. `None` when `name` is no builtin the
-/// rules need to know.
-pub(super) fn follow(name: &str, args: &[Word], splits: &[bool]) -> Option<Result<Follow, Opaque>> {
+/// The builtin `name` with `args` (each with its shape), when the line's shell runs it: what
+/// to follow, or why it cannot be followed. `None` when `name` is no builtin the rules need
+/// to know.
+pub(super) fn follow(
+    name: &str,
+    args: &[Word],
+    shapes: &[Shape],
+) -> Option<Result<Follow, Opaque>> {
     let checked = |result: Result<(), Opaque>| result.map(|()| Follow::default());
     Some(match name {
         _ if CODE.contains(&name) => Err(Opaque::code(format!(
@@ -33,7 +37,9 @@ pub(super) fn follow(name: &str, args: &[Word], splits: &[bool]) -> Option<Resul
         )),
         "read" => checked(read(args)),
         "printf" => checked(printf(args)),
-        "declare" | "typeset" | "local" | "export" | "readonly" => checked(declare(name, args)),
+        "declare" | "typeset" | "local" | "export" | "readonly" => {
+            checked(declare(name, args, shapes))
+        }
         "unset" => checked(names_after(
             name,
             args,
@@ -48,7 +54,7 @@ pub(super) fn follow(name: &str, args: &[Word], splits: &[bool]) -> Option<Resul
         ),
         "wait" => checked(wait(args)),
         "mapfile" | "readarray" => checked(mapfile(name, args)),
-        "test" | "[" => checked(test(args, splits)),
+        "test" | "[" => checked(test(args, shapes)),
         "cd" | "pushd" | "popd" => Ok(Follow {
             moves: Some(moves(name, args)),
             ..Follow::default()
@@ -90,14 +96,15 @@ fn printf(args: &[Word]) -> Result<(), Opaque> {
 }
 
 /// `declare`, `typeset`, `local`, `export`, `readonly`: no integer (`-i`, later assignments
-/// are arithmetic) or reference (`-n`) attribute, and every name they set.
-fn declare(name: &str, args: &[Word]) -> Result<(), Opaque> {
+/// are arithmetic) or reference (`-n`) attribute, and every name they set (an assignment's
+/// the walk has checked).
+fn declare(name: &str, args: &[Word], shapes: &[Shape]) -> Result<(), Opaque> {
     let spec = Spec {
         flags: "aAfFgiIlnprtux",
         plus: true,
         ..Spec::EMPTY
     };
-    let read = read_options(name, args, &spec)?;
+    let read = read_options(name, &as_parsed(args, shapes), &spec)?;
     if let Some(option) = read.options.iter().find(|o| o.name == "i" || o.name == "n") {
         return Err(Opaque::code(format!(
             "it runs `{name} -{}`, after which values given to the names are evaluated as \
@@ -107,6 +114,7 @@ fn declare(name: &str, args: &[Word]) -> Result<(), Opaque> {
     }
     read.operands
         .iter()
+        .filter(|&&at| !shapes[at].named)
         .try_for_each(|&at| names::check_word(&args[at], &format!("`{name}` sets")))
 }
 
@@ -150,8 +158,8 @@ fn mapfile(name: &str, args: &[Word]) -> Result<(), Opaque> {
 
 /// `test`/`[`: `-v NAME` and `-R NAME` evaluate a subscript in the name, and an unquoted
 /// expansion may become those words.
-fn test(args: &[Word], splits: &[bool]) -> Result<(), Opaque> {
-    if splits.iter().any(|splits| *splits) {
+fn test(args: &[Word], shapes: &[Shape]) -> Result<(), Opaque> {
+    if shapes.iter().any(|shape| shape.splits) {
         return Err(Opaque::code(
             "`test` or `[` is given an unquoted expansion, which may become `-v NAME[…]` \
              (whose subscript bash evaluates); quote it",

@@ -169,13 +169,36 @@ pub(super) struct Follow {
     moves: Option<Move>,
 }
 
+/// What the walk knows of a word beyond its text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Shape {
+    /// It holds an unquoted expansion, which bash splits into any number of words.
+    splits: bool,
+    /// It is `NAME=value` whose name the walk has checked (`export PATH=$PATH:/x`): only
+    /// its value is unknown.
+    named: bool,
+}
+
+/// `words` as a command's option parser sees them: an assignment the walk parsed starts with
+/// its name, so it is an operand whatever its value (`export PATH=$PATH:/x`).
+fn as_parsed(words: &[Word], shapes: &[Shape]) -> Vec<Word> {
+    words
+        .iter()
+        .zip(shapes)
+        .map(|(word, shape)| match shape.named {
+            true => Word::Known("NAME=".into()),
+            false => word.clone(),
+        })
+        .collect()
+}
+
 /// A command another one runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Inner {
     /// Its words, its environment's assignments first.
     words: Vec<Word>,
-    /// Whether each word may split.
-    splits: Vec<bool>,
+    /// What is known of each word.
+    shapes: Vec<Shape>,
     /// How many of `words` are assignments.
     assignments: usize,
     /// Whether it runs in another directory (`env -C`, `find -execdir`): what it names
@@ -558,29 +581,28 @@ impl Walk<'_> {
     fn simple(&mut self, simple: &ast::SimpleCommand) -> Result<Branches, Unanalysable> {
         let start = self.places.clone();
         let mut words = Vec::new();
-        let mut splits = Vec::new();
-        let mut assignments = 0;
+        let mut shapes = Vec::new();
         for item in simple.prefix.iter().flat_map(|prefix| &prefix.0) {
-            if let CommandPrefixOrSuffixItem::AssignmentWord(assignment, _) = item {
-                self.assignment(assignment);
-                assignments += 1;
-            }
-            self.item(item, &mut words, &mut splits)?;
+            self.item(item, &mut words, &mut shapes)?;
         }
+        let assignments = words.len();
         if let Some(name) = &simple.word_or_name {
-            let (word, split) = self.expanded(&name.value)?;
+            let (word, splits) = self.expanded(&name.value)?;
             words.push(word);
-            splits.push(split);
+            shapes.push(Shape {
+                splits,
+                named: false,
+            });
         }
         for item in simple.suffix.iter().flat_map(|suffix| &suffix.0) {
-            self.item(item, &mut words, &mut splits)?;
+            self.item(item, &mut words, &mut shapes)?;
         }
         let command = SimpleCommand {
             words,
             assignments,
             carrier: false,
         };
-        Ok(match self.run(command, &splits, true, false)? {
+        Ok(match self.run(command, &shapes, true, false)? {
             Some(to) => Branches {
                 ok: start.moved(&to),
                 failed: start,
@@ -589,7 +611,7 @@ impl Walk<'_> {
         })
     }
 
-    /// Checks the name an assignment before a command gives a value to.
+    /// Checks the name an assignment gives a value to.
     fn assignment(&mut self, assignment: &ast::Assignment) {
         let checked = match (&assignment.name, &assignment.value) {
             (_, AssignmentValue::Array(_)) => Err(Opaque::code(
@@ -605,26 +627,38 @@ impl Walk<'_> {
         }
     }
 
-    /// A word, redirection or process substitution of a simple command.
+    /// A word, assignment, redirection or process substitution of a simple command (in its
+    /// prefix, only assignments and redirections).
     fn item(
         &mut self,
         item: &CommandPrefixOrSuffixItem,
         words: &mut Vec<Word>,
-        splits: &mut Vec<bool>,
+        shapes: &mut Vec<Shape>,
     ) -> Result<(), Unanalysable> {
         match item {
-            // `declare FOO=$(…)`: an argument that looks like an assignment is a word too.
-            CommandPrefixOrSuffixItem::Word(raw)
-            | CommandPrefixOrSuffixItem::AssignmentWord(_, raw) => {
-                let (word, split) = self.expanded(&raw.value)?;
+            CommandPrefixOrSuffixItem::Word(raw) => {
+                let (word, splits) = self.expanded(&raw.value)?;
                 words.push(word);
-                splits.push(split);
+                shapes.push(Shape {
+                    splits,
+                    named: false,
+                });
+            }
+            // `FOO=1 cmd`, and `export FOO=$(…)`: an argument that is an assignment.
+            CommandPrefixOrSuffixItem::AssignmentWord(assignment, raw) => {
+                self.assignment(assignment);
+                let (word, splits) = self.expanded(&raw.value)?;
+                words.push(word);
+                shapes.push(Shape {
+                    splits,
+                    named: true,
+                });
             }
             CommandPrefixOrSuffixItem::IoRedirect(redirect) => self.redirect(redirect)?,
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, subshell) => {
                 self.deeper(|walk| walk.list(&subshell.list))?;
                 words.push(Word::Unknown);
-                splits.push(false);
+                shapes.push(Shape::default());
             }
         }
         Ok(())
@@ -726,13 +760,13 @@ impl Walk<'_> {
         }
     }
 
-    /// Follows `command` (each word with whether it splits): the line's own when `direct`
+    /// Follows `command` (each word with its shape): the line's own when `direct`
     /// (its builtins are builtins), else one a program runs, in another directory when
     /// `elsewhere`. Returns where it moves the shell.
     fn run(
         &mut self,
         command: SimpleCommand,
-        splits: &[bool],
+        shapes: &[Shape],
         direct: bool,
         elsewhere: bool,
     ) -> Result<Option<Move>, Unanalysable> {
@@ -740,7 +774,7 @@ impl Walk<'_> {
         if elsewhere {
             self.places = Places::anywhere();
         }
-        let moved = self.follow(command, splits, direct);
+        let moved = self.follow(command, shapes, direct);
         self.places = places;
         moved
     }
@@ -749,7 +783,7 @@ impl Walk<'_> {
     fn follow(
         &mut self,
         mut command: SimpleCommand,
-        splits: &[bool],
+        shapes: &[Shape],
         direct: bool,
     ) -> Result<Option<Move>, Unanalysable> {
         let at = command.assignments;
@@ -761,10 +795,10 @@ impl Walk<'_> {
                 ..Follow::default()
             }),
             Some(Word::Known(name)) if direct => {
-                builtins::follow(name, &words[1..], &splits[at + 1..])
-                    .unwrap_or_else(|| programs::follow(words, &splits[at..]))
+                builtins::follow(name, &words[1..], &shapes[at + 1..])
+                    .unwrap_or_else(|| programs::follow(words, &shapes[at..]))
             }
-            Some(_) => programs::follow(words, &splits[at..]),
+            Some(_) => programs::follow(words, &shapes[at..]),
         };
         let follow = match follow {
             Ok(follow) => follow,
@@ -785,7 +819,7 @@ impl Walk<'_> {
                 assignments: inner.assignments,
                 carrier: false,
             };
-            self.run(command, &inner.splits, false, inner.elsewhere)?;
+            self.run(command, &inner.shapes, false, inner.elsewhere)?;
         }
         for file in &follow.writes {
             self.write(file);

@@ -51,8 +51,6 @@ pub(super) struct Opt {
     pub(super) name: String,
     /// The argument, when it takes one (attached text is a known word of its own).
     pub(super) arg: Option<Word>,
-    /// Where the option was written: the word's index.
-    pub(super) at: usize,
 }
 
 /// A command's words, read.
@@ -179,7 +177,7 @@ fn long_option(
             }
             (false, None) => None,
         };
-    read.options.push(option(format!("--{full}"), arg, at));
+    read.options.push(option(format!("--{full}"), arg));
     Ok(next)
 }
 
@@ -193,7 +191,7 @@ fn cluster(
 ) -> Result<usize, String> {
     let letters = &text[1..];
     if spec.numeric && letters.bytes().all(|b| b.is_ascii_digit()) {
-        read.options.push(option(letters.to_owned(), None, at));
+        read.options.push(option(letters.to_owned(), None));
         return Ok(at + 1);
     }
     for (offset, letter) in letters.char_indices() {
@@ -202,19 +200,19 @@ fn cluster(
         if spec.with_arg.contains(letter) {
             if !rest.is_empty() {
                 read.options
-                    .push(option(name, Some(Word::Known(rest.to_owned())), at));
+                    .push(option(name, Some(Word::Known(rest.to_owned()))));
                 return Ok(at + 1);
             }
             let arg = words
                 .get(at + 1)
                 .cloned()
                 .ok_or_else(|| format!("is given the option `-{letter}` without its argument"))?;
-            read.options.push(option(name, Some(arg), at));
+            read.options.push(option(name, Some(arg)));
             return Ok(at + 2);
         }
         if spec.attached.contains(letter) {
             let arg = (!rest.is_empty()).then(|| Word::Known(rest.to_owned()));
-            read.options.push(option(name, arg, at));
+            read.options.push(option(name, arg));
             return Ok(at + 1);
         }
         if !spec.flags.contains(letter) {
@@ -223,11 +221,69 @@ fn cluster(
                 &text[..1]
             ));
         }
-        read.options.push(option(name, None, at));
+        read.options.push(option(name, None));
     }
     Ok(at + 1)
 }
 
-fn option(name: String, arg: Option<Word>, at: usize) -> Opt {
-    Opt { name, arg, at }
+fn option(name: String, arg: Option<Word>) -> Opt {
+    Opt { name, arg }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<Word> {
+        text.split_whitespace()
+            .map(|w| match w {
+                "?" => Word::Unknown,
+                w => Word::Known(w.to_string()),
+            })
+            .collect()
+    }
+
+    const TIMEOUT: Spec = Spec {
+        flags: "fpv",
+        with_arg: "ks",
+        long_flags: &["foreground", "preserve-status", "verbose"],
+        long_with_arg: &["kill-after", "signal"],
+        ..Spec::EMPTY
+    };
+
+    #[test]
+    fn options_are_read_as_getopt_reads_them() {
+        let args = words("-vk 5 --sig KILL --kill-after=3 -- 60 cmd -x");
+        let parsed = read(&args, &TIMEOUT).unwrap();
+        let names: Vec<&str> = parsed.options.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["v", "k", "--signal", "--kill-after"]);
+        assert_eq!(parsed.arg(&["k"]), Some(&Word::Known("5".into())));
+        assert_eq!(parsed.first_operand(args.len()), 6);
+        assert_eq!(parsed.operands.len(), 3);
+        let attached = read(&words("-s9 60"), &TIMEOUT).unwrap();
+        assert_eq!(attached.arg(&["s"]), Some(&Word::Known("9".into())));
+    }
+
+    #[test]
+    fn what_the_spec_does_not_name_stops_the_reading() {
+        for args in ["-x 60 cmd", "--frob 60", "--sig", "? 60 cmd", "-k"] {
+            let args = words(args);
+            assert!(read(&args, &TIMEOUT).is_err(), "{args:?}");
+        }
+        // An ambiguous prefix is refused; one that names one option is that option.
+        let spec = Spec {
+            long_flags: &["verbose", "version"],
+            ..Spec::EMPTY
+        };
+        assert!(read(&words("--ver"), &spec).is_err());
+        assert!(read(&words("--verb"), &spec).unwrap().has("--verbose"));
+        let tee = Spec {
+            flags: "a",
+            permute: true,
+            ..Spec::EMPTY
+        };
+        let parsed = read(&words("f -a g"), &tee).unwrap();
+        assert!(parsed.has("a"));
+        assert_eq!(parsed.operands, [0, 2]);
+    }
 }

@@ -9,11 +9,11 @@
 //! (a script, a Makefile, a build script) is its own: the rules allow or deny the program.
 
 use super::options::{self, Spec};
-use super::{Follow, Inner, Opaque, Word, names};
+use super::{Follow, Inner, Opaque, Shape, Word, as_parsed, names};
 
 /// Shells: `-c SCRIPT` is followed as a line of its own; without a script operand they read
 /// their program from stdin.
-pub(crate) const SHELLS: [&str; 13] = [
+const SHELLS: [&str; 13] = [
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "csh",
     "tcsh",
 ];
@@ -342,9 +342,9 @@ const GIT_PLAIN_KEYS: [&str; 8] = [
     "safe.directory",
 ];
 
-/// What following the program `words` (its name first, each word with whether it splits)
-/// finds, or why it cannot be followed.
-pub(super) fn follow(words: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
+/// What following the program `words` (its name first, each word with its shape) finds, or
+/// why it cannot be followed.
+pub(super) fn follow(words: &[Word], shapes: &[Shape]) -> Result<Follow, Opaque> {
     let Some(Word::Known(path)) = words.first() else {
         return Err(Opaque::code(
             "its command's name is known only as the line runs (it may be any command, \
@@ -360,15 +360,15 @@ pub(super) fn follow(words: &[Word], splits: &[bool]) -> Result<Follow, Opaque> 
         return interpreter_code(name, interpreter, args).map(|()| Follow::default());
     }
     if let Some(wrapper) = WRAPPERS.iter().find(|w| w.name == name) {
-        return wrapped(wrapper, args, &splits[1..]);
+        return wrapped(wrapper, args, &shapes[1..]);
     }
     match name {
         _ if AWKS.contains(&name) => awk(name, args).map(|()| Follow::default()),
         _ if UNFOLLOWED.contains(&name) => Err(Opaque::program(format!(
             "it runs `{name}`, which runs a command in a way the rules do not follow"
         ))),
-        "xargs" => xargs(args, &splits[1..]),
-        "find" => find(args, &splits[1..]),
+        "xargs" => xargs(args, &shapes[1..]),
+        "find" => find(args, &shapes[1..]),
         "git" => git(args).map(|()| Follow::default()),
         "tee" => Ok(tee(args)),
         _ => Ok(Follow::default()),
@@ -518,9 +518,9 @@ fn awk(name: &str, args: &[Word]) -> Result<(), Opaque> {
 }
 
 /// A wrapper: its options read, the command after them followed.
-fn wrapped(wrapper: &Wrapper, args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
+fn wrapped(wrapper: &Wrapper, args: &[Word], shapes: &[Shape]) -> Result<Follow, Opaque> {
     let name = wrapper.name;
-    let read = options::read(args, &wrapper.spec)
+    let read = options::read(&as_parsed(args, shapes), &wrapper.spec)
         .map_err(|why| Opaque::program(format!("`{name}` {why}")))?;
     if let Some(option) = read
         .options
@@ -547,6 +547,8 @@ fn wrapped(wrapper: &Wrapper, args: &[Word], splits: &[bool]) -> Result<Follow, 
         }
         while let Some(word) = args.get(start + assignments) {
             match word {
+                // An assignment the walk parsed has its name checked already.
+                _ if shapes[start + assignments].named => assignments += 1,
                 Word::Known(text) if text.split_once('=').is_some_and(|(n, _)| !n.is_empty()) => {
                     names::check(text)?;
                     assignments += 1;
@@ -562,7 +564,7 @@ fn wrapped(wrapper: &Wrapper, args: &[Word], splits: &[bool]) -> Result<Follow, 
         .any(|o| wrapper.elsewhere.contains(&o.name.as_str()));
     let inner = Inner {
         words: args[start..].to_vec(),
-        splits: splits[start..].to_vec(),
+        shapes: shapes[start..].to_vec(),
         assignments,
         elsewhere,
     };
@@ -587,7 +589,7 @@ fn unknown_operand(name: &str) -> Opaque {
 /// `xargs [OPTIONS] [COMMAND [ARGS…]]`: the command (`echo` when none) with the words it
 /// reads from stdin after its own, unknown; with `-I`/`-i` the words holding the replace
 /// string are unknown too.
-fn xargs(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
+fn xargs(args: &[Word], shapes: &[Shape]) -> Result<Follow, Opaque> {
     let spec = Spec {
         flags: "0oprtx",
         with_arg: "aEdILnsP",
@@ -627,10 +629,10 @@ fn xargs(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
         })
         .next_back();
     let start = read.first_operand(args.len());
-    let (mut words, mut split) = if start < args.len() {
-        (args[start..].to_vec(), splits[start..].to_vec())
+    let (mut words, mut kinds) = if start < args.len() {
+        (args[start..].to_vec(), shapes[start..].to_vec())
     } else {
-        (vec![Word::Known("echo".into())], vec![false])
+        (vec![Word::Known("echo".into())], vec![Shape::default()])
     };
     if let Some(replace) = replace {
         for word in words.iter_mut().skip(1) {
@@ -644,12 +646,15 @@ fn xargs(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
         }
     }
     words.push(Word::Unknown);
-    split.push(true);
+    kinds.push(Shape {
+        splits: true,
+        named: false,
+    });
     Ok(Follow {
         carrier: true,
         runs: vec![Inner {
             words,
-            splits: split,
+            shapes: kinds,
             assignments: 0,
             elsewhere: false,
         }],
@@ -660,7 +665,7 @@ fn xargs(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
 /// `find`: every `-exec`, `-execdir`, `-ok` and `-okdir` command (`{}` unknown), the files
 /// `-fprint`, `-fprint0`, `-fls` and `-fprintf` write. A word known only as the line runs may
 /// be `-exec` itself, so `find` with one is not followed.
-fn find(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
+fn find(args: &[Word], shapes: &[Shape]) -> Result<Follow, Opaque> {
     if args.contains(&Word::Unknown) {
         return Err(Opaque::program(
             "it runs `find` with a word known only as the line runs (it may be `-exec`)",
@@ -690,7 +695,7 @@ fn find(args: &[Word], splits: &[bool]) -> Result<Follow, Opaque> {
                     .collect();
                 follow.runs.push(Inner {
                     words,
-                    splits: splits[start..end].to_vec(),
+                    shapes: shapes[start..end].to_vec(),
                     assignments: 0,
                     elsewhere: action.ends_with("dir"),
                 });
