@@ -28,7 +28,7 @@ const STAND_INS: [&str; 10] = [
 ];
 
 /// Lines as a model might write them; `@BIN@` is the stand-ins' directory.
-const LINES: [&str; 78] = [
+const LINES: [&str; 81] = [
     // Plain lines: each must be followed, and the allow rules below allow most of them.
     "echo hi",
     "git status",
@@ -108,6 +108,9 @@ const LINES: [&str; 78] = [
     "xargs -I{} sh -c '{}' <<< 'touch y'",
     "mapfile -C 'touch' -c 1 a <<< x",
     "BASH_ENV=/dev/null bash -c 'git push'",
+    "x='a[$(touch y)]'; echo $[x]",
+    "echo \"${u:-'$(touch y)'}\"",
+    "n='a[$(touch y)]'; echo \"${u:-'${!n}'}\"",
     "cat <<EOF\n$(touch y)\nEOF",
 ];
 

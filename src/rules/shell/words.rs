@@ -65,7 +65,8 @@ fn pieces_of(
     known: &mut bool,
     expanded: &mut Expanded,
 ) -> Result<(), Opaque> {
-    for piece in pieces {
+    for (at, piece) in pieces.iter().enumerate() {
+        old_arithmetic(piece, pieces.get(at + 1))?;
         let mut unknown = |splits: bool| {
             *known = false;
             expanded.splits |= splits && !quoted;
@@ -108,6 +109,23 @@ fn pieces_of(
             // `$'…'` escapes and `~` are known only as the command runs, and stay one word.
             WordPiece::AnsiCQuotedText(_) | WordPiece::TildePrefix(_) => unknown(false),
         }
+    }
+    Ok(())
+}
+
+/// Refuses `$[…]`, bash's old spelling of `$((…))`, which the parser reads as the text `$`
+/// and then `[…]`.
+fn old_arithmetic(
+    piece: &WordPieceWithSource,
+    next: Option<&WordPieceWithSource>,
+) -> Result<(), Opaque> {
+    let opens = |piece: &WordPiece, test: &dyn Fn(&str) -> bool| matches!(piece, WordPiece::Text(text) if test(text));
+    let dollar = opens(&piece.piece, &|text| text.ends_with('$'));
+    if dollar && next.is_some_and(|next| opens(&next.piece, &|text| text.starts_with('['))) {
+        return Err(Opaque::code(
+            "it uses `$[…]`, bash's old arithmetic (a variable holding `a[$(…)]` runs that \
+             command)",
+        ));
     }
     Ok(())
 }
@@ -188,9 +206,11 @@ fn parameter(expression: &ParameterExpr) -> Result<(), Opaque> {
     Ok(())
 }
 
-/// An operand of `${…}`, expanded as a word: no substitution may run in it.
+/// An operand of `${…}`, expanded as a word: no substitution may run in it. Single quotes
+/// are read as plain characters: inside double quotes (`"${u:-'$(…)'}"`) bash expands what
+/// stands between them.
 fn operand_word(operand: &str) -> Result<(), Opaque> {
-    let expanded = expand(operand)?;
+    let expanded = expand(&operand.replace('\'', "_"))?;
     if expanded.scripts.is_empty() {
         return Ok(());
     }
@@ -408,6 +428,10 @@ mod tests {
             "${!n}",
             "${z@P}",
             "${PS4:=x}",
+            "$[x]",
+            "\"$[1]\"",
+            "\"${u:-'$(touch x)'}\"",
+            "\"${u:-'${!n}'}\"",
         ] {
             assert!(expand(raw).is_err(), "{raw} was followed");
         }
