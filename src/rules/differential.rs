@@ -28,7 +28,7 @@ const STAND_INS: [&str; 10] = [
 ];
 
 /// Lines as a model might write them; `@BIN@` is the stand-ins' directory.
-const LINES: [&str; 81] = [
+const LINES: [&str; 84] = [
     // Plain lines: each must be followed, and the allow rules below allow most of them.
     "echo hi",
     "git status",
@@ -109,6 +109,9 @@ const LINES: [&str; 81] = [
     "mapfile -C 'touch' -c 1 a <<< x",
     "BASH_ENV=/dev/null bash -c 'git push'",
     "x='a[$(touch y)]'; echo $[x]",
+    "echo x | sed 'e touch y'",
+    "sed 's/x/touch y/e' <<< x",
+    "sed -n 's/hello/world/p; 1,3{p;d}' <<< hello",
     "echo \"${u:-'$(touch y)'}\"",
     "n='a[$(touch y)]'; echo \"${u:-'${!n}'}\"",
     "cat <<EOF\n$(touch y)\nEOF",

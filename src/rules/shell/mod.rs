@@ -25,6 +25,7 @@ mod builtins;
 mod names;
 mod options;
 mod programs;
+mod sed;
 mod words;
 
 use std::path::{Component, Path, PathBuf};

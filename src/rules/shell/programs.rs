@@ -9,7 +9,7 @@
 //! (a script, a Makefile, a build script) is its own: the rules allow or deny the program.
 
 use super::options::{self, Spec};
-use super::{Follow, Inner, Opaque, Shape, Word, as_parsed, names};
+use super::{Follow, Inner, Opaque, Shape, Word, as_parsed, names, sed};
 
 /// Shells: `-c SCRIPT` is followed as a line of its own; without a script operand they read
 /// their program from stdin.
@@ -370,6 +370,7 @@ pub(super) fn follow(words: &[Word], shapes: &[Shape]) -> Result<Follow, Opaque>
         "xargs" => xargs(args, &shapes[1..]),
         "find" => find(args, &shapes[1..]),
         "git" => git(args).map(|()| Follow::default()),
+        "sed" => sed(args).map(|()| Follow::default()),
         "tee" => Ok(tee(args)),
         _ => Ok(Follow::default()),
     }
@@ -513,6 +514,56 @@ fn awk(name: &str, args: &[Word]) -> Result<(), Opaque> {
                  `getline`, `@load`) or that the line does not show"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Refuses a `sed` script that runs commands (GNU sed's `e` command and `s///e` flag), or
+/// that the line does not show; `--sandbox` runs none, and a script file (`-f`) is sed's own.
+fn sed(args: &[Word]) -> Result<(), Opaque> {
+    let spec = Spec {
+        flags: "nrsuzE",
+        with_arg: "efl",
+        attached: "i",
+        long_flags: &[
+            "quiet",
+            "silent",
+            "regexp-extended",
+            "separate",
+            "unbuffered",
+            "null-data",
+            "posix",
+            "sandbox",
+            "debug",
+            "follow-symlinks",
+            "in-place",
+        ],
+        long_with_arg: &["expression", "file", "line-length"],
+        permute: true,
+        ..Spec::EMPTY
+    };
+    let read = options::read(args, &spec).map_err(|why| Opaque::program(format!("`sed` {why}")))?;
+    if read.has("--sandbox") {
+        return Ok(());
+    }
+    let mut scripts: Vec<&Word> = read
+        .options
+        .iter()
+        .filter(|o| o.name == "e" || o.name == "--expression")
+        .filter_map(|o| o.arg.as_ref())
+        .collect();
+    if scripts.is_empty() && !read.has("f") && !read.has("--file") {
+        scripts.extend(read.operands.first().map(|&at| &args[at]));
+    }
+    let runs = |script: &&Word| match script {
+        Word::Known(text) => sed::runs_commands(text),
+        Word::Unknown => true,
+    };
+    if scripts.iter().any(runs) {
+        return Err(Opaque::program(
+            "it runs a `sed` script that may run commands (`e`, `s///e`) or that the line does \
+             not show",
+        ));
     }
     Ok(())
 }
