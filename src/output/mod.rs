@@ -37,7 +37,7 @@ pub(crate) use event::{
 
 use crate::redact::{Secrets, StreamRedactor};
 use crate::runtime::RunId;
-pub(crate) use neutral::neutralise;
+pub(crate) use neutral::{NeutralWriter, neutralise};
 use queue::Queue;
 pub(crate) use queue::stderr_line_if_writable;
 
