@@ -48,7 +48,7 @@ pub(super) fn causes(seen: &Seen<'_>) -> Vec<String> {
 }
 
 /// The calls refused before they ran, by tool, in the order first refused: `2 calls were
-/// refused before they ran (…): bash ×1, write_file ×1`.
+/// refused before they ran (…): bash ×1, write_file ×1`; `None` when none were.
 fn denials(denied: &[String]) -> Option<String> {
     let mut tools: Vec<(&str, usize)> = Vec::new();
     for tool in denied {
@@ -59,15 +59,15 @@ fn denials(denied: &[String]) -> Option<String> {
     }
     let calls = match denied.len() {
         0 => return None,
-        1 => "1 call was".to_string(),
-        n => format!("{n} calls were"),
+        1 => "1 call was refused before it ran".to_string(),
+        n => format!("{n} calls were refused before they ran"),
     };
     let by_tool: Vec<String> = tools
         .iter()
         .map(|(tool, count)| format!("{tool} ×{count}"))
         .collect();
     Some(format!(
-        "{calls} refused before they ran (by the --auto level, a rule or a hook): {}",
+        "{calls} (by the --auto level, a rule or a hook): {}",
         by_tool.join(", ")
     ))
 }
