@@ -1,7 +1,7 @@
 //! The outcome contract through the real binary: `--verify` checks that the work was done
 //! before the run may exit 0 (a failed check goes back to the model, a check that never passes
-//! is exit 4 `verify_failed`), in a `--worktree` run and in a specialist through `Task`'s
-//! `verify`; checks contained like every command (their timeout kills their tree, the sandbox
+//! is exit 4 `verify_failed`), from the flags, config.toml and a rules file, in a resumed
+//! session, in a `--worktree` run and in a specialist through `Task`'s `verify`; checks contained like every command (their timeout kills their tree, the sandbox
 //! holds them at `medium`'s writes, SIGTERM stops them); and `--strict`, which fails a run
 //! whose work was blocked and changes nothing without it.
 
@@ -232,6 +232,42 @@ fn checks_from_config_toml_and_a_rules_file_run_with_the_flags() {
         .collect();
     assert_eq!(commands, ["echo from-config", "echo from-rules", "exit 3"]);
     assert_eq!(error(&events).0, "verify_failed");
+}
+
+#[test]
+fn a_resumed_session_checks_its_own_answer_again() {
+    let workspace = tempfile::tempdir().unwrap();
+    let home = Home::new();
+    let session = |server: &FakeModel, flags: &[&str], code: i32| {
+        finished_stream(
+            zero_openai(server)
+                .env("ZERO_HOME", home.path())
+                .args(["exec", "-o", "stream-json", "--auto", "medium"])
+                .args(flags)
+                .args(["--verify", "test -e fixed", "--verify-retries", "0", "go"])
+                .current_dir(workspace.path()),
+            code,
+        )
+    };
+    let server = FakeModel::start(Script::new().reply(Reply::text("Done.")));
+    let first = session(&server, &["--session-id", "fix-1"], 4);
+    assert_eq!(error(&first).0, "verify_failed");
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "write_file",
+                json!({"path": "fixed", "content": "ok\n"}),
+            ))
+            .reply(Reply::text("Fixed now.")),
+    );
+    let resumed = session(&server, &["--resume", "fix-1"], 0);
+    let report = verified(&resumed);
+    assert_eq!(
+        (&report[0]["status"], &report[0]["attempts"]),
+        (&json!("passed"), &json!(1))
+    );
+    // The resumed conversation holds the answer the check did not pass on.
+    assert!(server.requests()[0].raw_body.contains("Done."));
 }
 
 #[test]
