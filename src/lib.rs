@@ -39,3 +39,4 @@ mod sync;
 pub mod tasks;
 pub mod tools;
 pub mod usage;
+pub mod verify;

@@ -71,6 +71,14 @@ impl WorkspaceSettings {
         })
     }
 
+    /// The run has checks, which write the roots at `--auto low` too (a check is never
+    /// confined below `medium`'s writes): their git metadata is kept as at `medium`.
+    pub(super) fn guard_git_for_checks(&mut self) {
+        if self.policy.autonomy() == Autonomy::Low {
+            self.runtime.guarded_git = roots(&self.root, &self.policy);
+        }
+    }
+
     /// The policy ends the run's commands at `deadline` (the budget's).
     pub(super) fn until(&mut self, deadline: Option<SystemTime>) {
         self.policy = self.policy.clone().with_deadline(deadline);
