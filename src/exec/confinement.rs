@@ -21,10 +21,13 @@ use serde::Deserialize;
 use super::failure::Failure;
 use super::inputs::Environment;
 use crate::cli::ExecArgs;
+use crate::command_pattern::DenyRule;
 use crate::config_file::ConfigFile;
 use crate::environ::names::{KEY_VARIABLES, looks_secret};
 use crate::output::SandboxInForce;
-use crate::runtime::sandbox::{Network, Privileges, Sandbox, SandboxMode, Support, Writes};
+use crate::runtime::sandbox::{
+    ExecRules, Network, Privileges, Sandbox, SandboxMode, Support, Writes,
+};
 use crate::tools::policy::{Autonomy, Commands};
 
 /// The `config.toml` keys this module owns.
@@ -42,14 +45,39 @@ pub(crate) struct Confinement {
     pub(crate) commands: Commands,
     /// The names withheld from every command, sorted.
     pub(crate) withheld: Vec<String>,
-    /// What `--sandbox auto` could not apply, said once as a warning.
-    pub(crate) warning: Option<String>,
+    /// What `--sandbox auto` could not apply, each said once as a warning.
+    pub(crate) warnings: Vec<String>,
+    /// Whether the kernel can enforce the exec check ([`Support::execs`]).
+    execs_supported: bool,
 }
 
 impl Confinement {
     /// What `run_start` says is in force.
     pub(crate) fn in_force(&self) -> SandboxInForce {
         SandboxInForce::of(&self.commands.sandbox)
+    }
+
+    /// The exec check of the deny rules `rules` under this confinement: the rules, where the
+    /// kernel can enforce it; none with `--sandbox off` (no kernel rule at all), and none with
+    /// a warning (`--sandbox auto`) or an error (`--sandbox required`, exit 3) where it
+    /// cannot. The line check holds in every case.
+    pub(crate) fn exec_rules(&mut self, rules: Vec<DenyRule>) -> Result<ExecRules, Failure> {
+        if rules.is_empty() || self.commands.mode == SandboxMode::Off {
+            return Ok(ExecRules::default());
+        }
+        if self.execs_supported {
+            return Ok(ExecRules::new(rules));
+        }
+        let missing = "the exec check of the deny rules on commands (this kernel cannot hand                        execs to zero: seccomp user notification needs Linux 5.0, and reading                        a command's arguments needs process_vm_readv and a Yama ptrace_scope                        below 2)";
+        if self.commands.mode == SandboxMode::Required {
+            return Err(Failure::sandbox(format!(
+                "--sandbox required: this system cannot enforce {missing}; use --sandbox                  auto to run with the line check alone"
+            )));
+        }
+        self.warnings.push(format!(
+            "the sandbox is incomplete: this system cannot enforce {missing}, so the deny              rules on commands are checked on the command line only, which a command can              get around (--sandbox required refuses to run without it)"
+        ));
+        Ok(ExecRules::default())
     }
 }
 
@@ -98,12 +126,12 @@ pub(crate) fn resolve(
             privileges: Privileges::Dropped,
         },
     };
-    let (sandbox, warning) = match mode {
-        SandboxMode::Off => (Sandbox::open(), None),
+    let (sandbox, warnings) = match mode {
+        SandboxMode::Off => (Sandbox::open(), Vec::new()),
         SandboxMode::Auto | SandboxMode::Required => {
             let (sandbox, missing) = enforceable(wanted, support);
             match (missing.is_empty(), mode) {
-                (true, _) => (sandbox, None),
+                (true, _) => (sandbox, Vec::new()),
                 (false, SandboxMode::Required) => {
                     return Err(Failure::sandbox(format!(
                         "--sandbox required: this system cannot enforce {}; use --sandbox auto \
@@ -113,11 +141,11 @@ pub(crate) fn resolve(
                 }
                 (false, _) => (
                     sandbox,
-                    Some(format!(
+                    vec![format!(
                         "the sandbox is incomplete: this system cannot enforce {} (--sandbox \
                          required refuses to run without it)",
                         missing.join(" or ")
-                    )),
+                    )],
                 ),
             }
         }
@@ -131,7 +159,8 @@ pub(crate) fn resolve(
             sandbox,
         },
         withheld,
-        warning,
+        warnings,
+        execs_supported: support.execs,
     })
 }
 
@@ -206,6 +235,7 @@ mod tests {
             filesystem: true,
             network: true,
             privileges: true,
+            execs: true,
         };
         assert_eq!(
             enforceable(wanted.clone(), all),
@@ -215,6 +245,7 @@ mod tests {
             filesystem: false,
             network: false,
             privileges: false,
+            execs: false,
         };
         let (sandbox, missing) = enforceable(wanted, none);
         assert_eq!(sandbox, Sandbox::open());

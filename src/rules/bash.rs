@@ -1,13 +1,13 @@
-//! How a `bash` rule meets one simple command of a line: the command pattern (`command`)
+//! How a `bash` rule meets one simple command of a line: the command pattern (`command_pattern`)
 //! applied with the heuristics a deny list needs to see through the usual disguises — the
 //! leading assignments, a command named by its path (`/bin/rm` is `rm`), wrappers that run the
 //! rest of their words as a command (`env`, `timeout`, `xargs`, `find -exec`, …), and code handed
 //! to a shell or an interpreter where the line does not show it as a command (`… | bash`,
 //! `python3 -c`). An allow rule gets none of this: what it allows is exactly what it says.
 
-use super::command::CommandPattern;
 use super::rule::{Effect, Pattern, Rule};
 use super::shell::{self, SimpleCommand, Word};
+use crate::command_pattern::CommandPattern;
 
 /// Commands that run the rest of their arguments as another command: a deny rule is checked
 /// against each tail of their words too (`env FOO=1 curl x`, `timeout 5 curl x`,

@@ -6,7 +6,7 @@
 //! What cannot be known before the line runs is never guessed at. A word whose value depends
 //! on the run (a parameter expansion, a substitution, an unquoted glob or brace expansion, a
 //! tilde) is [`Word::Unknown`]: an allow pattern can only cover it with a `*`, and a deny
-//! pattern is taken to match it (see `command`). A line the analysis cannot follow at all —
+//! pattern is taken to match it (see `command_pattern`). A line the analysis cannot follow at all —
 //! `eval`, `exec`, `source`, a function definition, `[[ ]]`, arithmetic, a here-document that
 //! expands, NUL bytes, control characters, unquoted non-ASCII text (a fullwidth `；` or `ｇｉｔ`
 //! looks like syntax or a name it is not), a line past [`MAX_LINE`] or nested past
@@ -46,14 +46,7 @@ const OPAQUE: [&str; 12] = [
 /// Shells whose `-c SCRIPT` is analysed as a line of its own.
 pub(crate) const SHELLS: [&str; 6] = ["sh", "bash", "dash", "zsh", "ksh", "mksh"];
 
-/// A word of a simple command, after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Word {
-    /// Its text is known before the command runs.
-    Known(String),
-    /// Its text (and, unquoted, how many words it becomes) is known only when it runs.
-    Unknown,
-}
+pub(crate) use crate::command_pattern::Word;
 
 /// One simple command of a line: what runs, as the rules match it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -177,6 +177,7 @@ impl Settings {
         let mut keys = FileKeys::read(file)?;
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace.root)?;
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
+        workspace.check_execs(controls.rules.exec_denials())?;
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
         workspace.until(budget.deadline);
         let Inputs { env, file } = inputs;
