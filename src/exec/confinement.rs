@@ -224,6 +224,47 @@ fn withheld_names(env: &Environment, autonomy: Autonomy, keep: &[String]) -> Vec
 mod tests {
     use super::*;
 
+    /// A confinement in `mode`, on a kernel that can (or cannot) check execs.
+    fn confinement(mode: SandboxMode, execs_supported: bool) -> Confinement {
+        Confinement {
+            commands: Commands {
+                mode,
+                network: false,
+                env_keep: Vec::new(),
+                sandbox: Sandbox::open(),
+            },
+            withheld: Vec::new(),
+            warnings: Vec::new(),
+            execs_supported,
+        }
+    }
+
+    #[test]
+    fn the_exec_check_holds_where_the_kernel_can_and_fails_closed_where_it_cannot() {
+        let rules = || {
+            vec![DenyRule {
+                rule: "bash(git push *)".into(),
+                pattern: crate::command_pattern::CommandPattern::parse("git push *").unwrap(),
+            }]
+        };
+        for mode in [SandboxMode::Auto, SandboxMode::Required] {
+            let mut able = confinement(mode, true);
+            assert_eq!(able.exec_rules(rules()).unwrap(), ExecRules::new(rules()));
+            assert!(able.warnings.is_empty());
+            assert!(able.exec_rules(Vec::new()).unwrap().is_empty());
+        }
+        let mut auto = confinement(SandboxMode::Auto, false);
+        assert!(auto.exec_rules(rules()).unwrap().is_empty());
+        assert!(auto.warnings[0].contains("checked on the command line only"));
+        let mut required = confinement(SandboxMode::Required, false);
+        let refused = required.exec_rules(rules()).unwrap_err();
+        assert_eq!(refused.code, crate::output::ErrorCode::SandboxUnavailable);
+        assert!(refused.message.starts_with("--sandbox required"));
+        let mut off = confinement(SandboxMode::Off, true);
+        assert!(off.exec_rules(rules()).unwrap().is_empty());
+        assert!(off.warnings.is_empty());
+    }
+
     #[test]
     fn what_the_kernel_cannot_enforce_is_dropped_and_named() {
         let wanted = Sandbox {

@@ -490,8 +490,9 @@ impl<'a> Serving<'a> {
         }
         self.last = Some(seen);
         if let Some(stderr) = &mut self.stderr {
-            // A command whose stderr is gone has nobody to tell.
-            let _ = writeln!(stderr, "{}", line(&refusal));
+            // One write, so the line is not interleaved with the command's own output. A
+            // command whose stderr is gone has nobody to tell.
+            let _ = stderr.write_all(format!("{}\n", line(&refusal)).as_bytes());
         }
         if self.reported < MAX_REFUSALS_REPORTED {
             self.reported += 1;

@@ -350,13 +350,13 @@ impl Guard<'_> {
         let lifeline = self.lifeline.map(AsRawFd::as_raw_fd);
         let Some(execs) = self.execs else {
             return (
-                spawn_command(target, self.stdin_from_stdout, lifeline),
+                spawn_command(target, (self.stdin_from_stdout, false), lifeline),
                 Vec::new(),
             );
         };
         let (program, args) = (target.program.clone(), target.args.clone());
         execs.while_starting(&program, &args, || {
-            spawn_command(target, self.stdin_from_stdout, lifeline)
+            spawn_command(target, (self.stdin_from_stdout, true), lifeline)
         })
     }
 }
@@ -522,9 +522,12 @@ fn open_descriptors() -> std::io::Result<Vec<RawFd>> {
 
 /// Starts the command in its own process group, with the lifeline (if any) on fd 3. Runs on
 /// the guardian's only thread, so the parent-death signal is tied to the guardian's whole life.
+/// With `exec_checked`, the child makes itself dumpable again just before its exec (which
+/// would do so anyway), so the exec check can read the exec's arguments: until then it is a
+/// copy of the guardian, which is not dumpable.
 fn spawn_command(
     target: Target,
-    stdin_from_stdout: bool,
+    (stdin_from_stdout, exec_checked): (bool, bool),
     lifeline: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
     let stdin = if stdin_from_stdout {
@@ -553,7 +556,9 @@ fn spawn_command(
     unsafe {
         command.pre_exec(move || {
             #[cfg(target_os = "linux")]
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1
+                || (exec_checked && libc::prctl(libc::PR_SET_DUMPABLE, 1) == -1)
+            {
                 return Err(std::io::Error::last_os_error());
             }
             if let Some(lifeline) = lifeline {
