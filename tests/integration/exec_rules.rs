@@ -351,3 +351,47 @@ fn a_background_command_is_checked_at_exec_too() {
     assert!(repo.path().join("background-done").exists(), "{events:?}");
     assert!(!pushed(repo.path(), 0));
 }
+
+/// A command lent a warm guardian (started before the command was known, while the model
+/// answered) is checked as one started for it: the warm guardian carries the rules and has
+/// the filter in force.
+#[test]
+fn a_command_in_a_warm_guardian_is_checked_at_exec_too() {
+    let repo = repository_with_remotes();
+    let push = "printf 'git push r0 HEAD:refs/heads/pushed\\n' > p.sh && bash p.sh";
+    let probe = format!("tr '\\0' ' ' < /proc/$PPID/cmdline; echo; {push}");
+    let hold = std::time::Duration::from_millis(400);
+    let script = Script::new()
+        .reply(Reply::tool_call("bash", json!({ "command": "echo first" })))
+        .reply(Reply::tool_call("bash", json!({ "command": probe })).delay(hold))
+        .reply(Reply::text("done"));
+    let server = FakeModel::start(script);
+    let output = zero_std_with(&server, Wire::OpenAi)
+        .args([
+            "exec",
+            "-o",
+            "stream-json",
+            "--auto",
+            "medium",
+            "--deny",
+            RULE,
+            "--cwd",
+        ])
+        .arg(repo.path())
+        .arg("go")
+        .output()
+        .unwrap();
+    let events = events(&output.stdout);
+    assert_stream_contract(&events, 0);
+    let probed = &tool_outputs(&events)[1];
+    assert!(
+        probed.contains("__guard") && probed.contains("--warm"),
+        "{probed}"
+    );
+    assert!(probed.contains("--deny-exec="), "{probed}");
+    assert!(
+        probed.contains("zero: refused by the deny rule"),
+        "{probed}"
+    );
+    assert!(!pushed(repo.path(), 0));
+}

@@ -84,22 +84,28 @@ impl Execs {
 
     /// Runs `start` (the command's spawn) while a helper thread answers the execs that
     /// happen meanwhile: the one of `program` with `args` goes through unchecked, any other
-    /// is judged. Returns what `start` returned and the refusals made meanwhile.
+    /// is judged. Returns what `start` returned and the refusals made meanwhile. Without a
+    /// helper the spawn would wait for ever for its exec's answer, so when none can be
+    /// started, neither is the command.
     pub(super) fn while_starting<T>(
         &self,
         program: &OsStr,
         args: &[OsString],
-        start: impl FnOnce() -> T,
-    ) -> (T, Vec<ExecRefusal>) {
+        start: impl FnOnce() -> io::Result<T>,
+    ) -> (io::Result<T>, Vec<ExecRefusal>) {
         let mut exempt: Vec<&[u8]> = vec![program.as_bytes()];
         exempt.extend(args.iter().map(|arg| arg.as_bytes()));
-        let Ok((done, finished)) = nix::unistd::pipe2(OFlag::O_CLOEXEC) else {
-            // Without the pipe no helper can be stopped: the spawn would wait for an answer
-            // that never comes, so it is not attempted.
-            return (start(), Vec::new());
+        let (done, finished) = match nix::unistd::pipe2(OFlag::O_CLOEXEC) {
+            Ok(pipe) => pipe,
+            Err(errno) => return (Err(errno.into()), Vec::new()),
         };
         std::thread::scope(|scope| {
-            let helper = scope.spawn(|| self.serve_until(&done, &exempt));
+            let helper = std::thread::Builder::new()
+                .spawn_scoped(scope, || self.serve_until(&done, &exempt));
+            let helper = match helper {
+                Ok(helper) => helper,
+                Err(error) => return (Err(error), Vec::new()),
+            };
             let started = start();
             drop(finished);
             (started, helper.join().unwrap_or_default())
