@@ -60,6 +60,9 @@ stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify -d 'A check that must pass for the run to succeed (repeatable; also `verify` in config.toml or the --rules file): a command run in the workspace when the model gives its final answer. One that fails goes back to the model with its exit code and the end of its output, up to --verify-retries times; never passing is exit 4' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify-timeout -d 'How long one check may run before it is stopped with everything it started [default: 10m, or `verify_timeout` in config.toml]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify-retries -d 'How many times a check that fails goes back to the model [default: 2, or `verify_retries` in config.toml]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'
@@ -87,6 +90,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let comma
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
@@ -128,6 +132,9 @@ stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
 complete -c zero -n "__fish_zero_using_subcommand review" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify -d 'A check that must pass for the run to succeed (repeatable; also `verify` in config.toml or the --rules file): a command run in the workspace when the model gives its final answer. One that fails goes back to the model with its exit code and the end of its output, up to --verify-retries times; never passing is exit 4' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify-timeout -d 'How long one check may run before it is stopped with everything it started [default: 10m, or `verify_timeout` in config.toml]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify-retries -d 'How many times a check that fails goes back to the model [default: 2, or `verify_retries` in config.toml]' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'
@@ -156,6 +163,7 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l network -d 'Let com
 complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l strict-mcp-config -d 'Start only the servers of the --mcp-config files, none from config.toml or the workspace'
 complete -c zero -n "__fish_zero_using_subcommand review" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
+complete -c zero -n "__fish_zero_using_subcommand review" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand review" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-tools -d 'Print the tools the model would see under these flags, then exit'

@@ -40,3 +40,4 @@ mod sync;
 pub mod tasks;
 pub mod tools;
 pub mod usage;
+pub mod verify;

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::cli::{TaskStatusArg, TasksArgs, TasksCommand, TasksListArgs, TasksOutputArgs};
 use crate::exit::ExitCode;
+use crate::output::NeutralWriter;
 use crate::redact::{RedactingWriter, Secrets};
 use crate::runtime::{RuntimeError, Store, TaskRecord, TaskStatus, output};
 
@@ -96,14 +97,14 @@ fn dispatch(store: &Store, command: TasksCommand, secrets: &Secrets) -> Result<(
             let records = listed(store, &args)?;
             match args.json {
                 true => render::json(&records, &mut out),
-                false => render::table(&records, &mut out),
+                false => as_text(&mut out, |out| render::table(&records, out)),
             }
         }
         TasksCommand::Show(args) => {
             let record = store.task(&args.id)?;
             match args.json {
                 true => render::json(&record, &mut out),
-                false => render::show(&record, &mut out),
+                false => as_text(&mut out, |out| render::show(&record, out)),
             }
         }
         TasksCommand::Output(args) => {
@@ -114,18 +115,30 @@ fn dispatch(store: &Store, command: TasksCommand, secrets: &Secrets) -> Result<(
             let stopped = store.stop(&args.id)?;
             match args.json {
                 true => render::json(&stopped.record, &mut out),
-                false => render::stopped(&stopped, &mut out),
+                false => as_text(&mut out, |out| render::stopped(&stopped, out)),
             }
         }
         TasksCommand::Gc(args) => {
             let report = store.gc(args.older_than, args.dry_run)?;
             match args.json {
                 true => render::json(&render::GcJson::new(&report, args.dry_run), &mut out),
-                false => render::gc(&report, args.dry_run, &mut out),
+                false => as_text(&mut out, |out| render::gc(&report, args.dry_run, out)),
             }
         }
     };
     written.and_then(|()| out.finish()).or_else(stdout_closed)
+}
+
+/// Writes a text rendering with every line made inert for a terminal or a CI runner (task
+/// descriptions, commands, session messages and worktree paths hold what the model or the
+/// workspace wrote); JSON renderings stay exact.
+pub(crate) fn as_text<W: Write>(
+    out: &mut W,
+    render: impl FnOnce(&mut NeutralWriter<&mut W>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut neutral = NeutralWriter::new(out);
+    render(&mut neutral)?;
+    neutral.finish()
 }
 
 /// The tasks `list` shows, newest first, filtered by `--run` and `--status`.

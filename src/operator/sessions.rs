@@ -71,7 +71,7 @@ fn dispatch(
                 .collect();
             match json {
                 true => render::json(&listed, &mut out)?,
-                false => table(&listed, &mut out)?,
+                false => super::as_text(&mut out, |out| table(&listed, out))?,
             }
         }
         SessionsCommand::Show { id, json } => {
@@ -91,7 +91,9 @@ fn dispatch(
                     }),
                     &mut out,
                 )?,
-                false => show(&Listed { meta, state }, &loaded.messages, &mut out)?,
+                false => super::as_text(&mut out, |out| {
+                    show(&Listed { meta, state }, &loaded.messages, out)
+                })?,
             }
         }
         SessionsCommand::Rm { id } => {

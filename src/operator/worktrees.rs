@@ -49,14 +49,14 @@ fn dispatch(
             let listed = listed(records, secrets);
             match json {
                 true => render::json(&listed, &mut out)?,
-                false => table(&listed, &mut out)?,
+                false => super::as_text(&mut out, |out| table(&listed, out))?,
             }
         }
         WorktreesCommand::Show { name, json } => {
             let record = records.read(&name)?;
             match json {
                 true => render::json(&record, &mut out)?,
-                false => show(&record, &mut out)?,
+                false => super::as_text(&mut out, |out| show(&record, out))?,
             }
         }
         WorktreesCommand::Rm { name } => {

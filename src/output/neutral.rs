@@ -6,11 +6,13 @@
 //!
 //! [`neutralise`] is the one function that makes such text inert, applied where a person or a
 //! runner reads zero's lines: every line of `-o text` (stdout and stderr), every diagnostic on
-//! stderr, and `zero review --format text`. A machine format keeps its text exact (JSON escapes
+//! stderr, `zero review --format text`, and the text of `zero tasks`, `zero sessions` and `zero
+//! worktrees` (through [`NeutralWriter`]). A machine format keeps its text exact (JSON escapes
 //! control characters itself), and so does `zero review --format github`, whose commands are
-//! zero's own.
+//! zero's own, and `zero tasks output`, a command's own output as it wrote it.
 
 use std::borrow::Cow;
+use std::io::{self, Write};
 
 /// What breaks a `##[` opener: `# #[` is no command.
 const HASH_OPENER: &str = "##[";
@@ -56,6 +58,51 @@ fn neutral_line(line: &str) -> String {
     neutral
 }
 
+/// A writer that passes each whole line through [`neutralise`] (a line is judged whole, so an
+/// opener is never split between two writes); what follows the last newline is written by
+/// [`NeutralWriter::finish`]. For text renderings built with `writeln!`.
+pub(crate) struct NeutralWriter<W: Write> {
+    inner: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> NeutralWriter<W> {
+    /// Neutralises every line written to `inner`.
+    pub(crate) fn new(inner: W) -> Self {
+        NeutralWriter {
+            inner,
+            line: Vec::new(),
+        }
+    }
+
+    /// Writes the unfinished last line, if any, and flushes.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        let rest = std::mem::take(&mut self.line);
+        self.inner
+            .write_all(neutralise(&String::from_utf8_lossy(&rest)).as_bytes())?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Write for NeutralWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for piece in buf.split_inclusive(|&byte| byte == b'\n') {
+            self.line.extend_from_slice(piece);
+            if piece.ends_with(b"\n") {
+                let line = std::mem::take(&mut self.line);
+                self.inner
+                    .write_all(neutralise(&String::from_utf8_lossy(&line)).as_bytes())?;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    /// Flushes the lines written; an unfinished line waits for its end.
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +134,19 @@ mod tests {
         ] {
             assert!(matches!(neutralise(text), Cow::Borrowed(same) if same == text));
         }
+    }
+
+    #[test]
+    fn the_writer_judges_whole_lines_however_they_are_written() {
+        let mut bytes = Vec::new();
+        let mut writer = NeutralWriter::new(&mut bytes);
+        writer.write_all(b"title: #").unwrap();
+        writer.write_all(b"#[error]forged\n  :").unwrap();
+        writer.write_all(b":add-mask::x\nlast\r").unwrap();
+        writer.finish().unwrap();
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            "title: # #[error]forged\n  : :add-mask::x\nlast\\r"
+        );
     }
 }

@@ -218,10 +218,41 @@ impl Runtime {
         command: ShellCommand<'_>,
         cancel: &CancellationToken,
     ) -> Result<CommandOutput, StartError> {
-        let confinement = match command.origin {
+        self.run_writing(command, &[], cancel).await
+    }
+
+    /// Runs a caller's check (`--verify`) as [`Runtime::run_foreground`] runs a command,
+    /// always in a guardian started for it alone, and allowed to write beneath `writable` too
+    /// whatever the run's commands may write: a check proves the work was done, and a build or
+    /// a test run writes (at `--auto low` the run's commands write only their temporary
+    /// directory). Under a sandbox that does not confine writes, `writable` changes nothing.
+    pub async fn run_check(
+        &self,
+        command: ShellCommand<'_>,
+        writable: &[PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        let command = ShellCommand {
+            origin: Origin::Caller,
+            ..command
+        };
+        self.run_writing(command, writable, cancel).await
+    }
+
+    /// [`Runtime::run_foreground`], the command's writes also allowed beneath `writable`.
+    async fn run_writing(
+        &self,
+        command: ShellCommand<'_>,
+        writable: &[PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        let mut confinement = match command.origin {
             Origin::Model => self.shared.start_confinement().await?,
             Origin::Caller => self.shared.start_confinement().await?.without_exec_rules(),
         };
+        for root in writable {
+            confinement.sandbox = confinement.sandbox.also_writable(root.clone());
+        }
         let output = self
             .shared
             .foreground

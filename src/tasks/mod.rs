@@ -113,6 +113,9 @@ pub(crate) struct Specialist {
     /// Where it works: in the launching run's workspace, or in a worktree of its own (the
     /// `Task` call may ask for one too).
     pub(crate) isolation: Isolation,
+    /// The checks its work must pass (the manifest's `verify`): its child's `--verify`, with
+    /// the `Task` call's own.
+    pub(crate) verify: Vec<String>,
     /// Its system prompt: the manifest's body, trimmed.
     pub(crate) prompt: String,
     /// Where it was defined, so a user can tell which of several same-named manifests won.

@@ -238,7 +238,7 @@ fn run_github_job(repository: &Repository, server: &FakeModel, cache: Cache) -> 
         if uses.starts_with("actions/checkout@") {
             // The repository is checked out already, with its history (`fetch-depth: 0`).
             assert_eq!(step["with"]["fetch-depth"], json!(0));
-        } else if uses.starts_with("actions/cache@") {
+        } else if uses.starts_with("actions/cache/") {
             let path = step["with"]["path"].as_str().unwrap();
             let path = repository.home().join(
                 path.strip_prefix("~/")
@@ -249,8 +249,13 @@ fn run_github_job(repository: &Repository, server: &FakeModel, cache: Cache) -> 
                 key.ends_with(&env["ZERO_REV"]),
                 "the cache is per zero commit: {key}"
             );
-            if cache == Cache::Hit {
+            if uses.starts_with("actions/cache/restore@") && cache == Cache::Hit {
                 restore_cached_zero(&path);
+            }
+            if uses.starts_with("actions/cache/save@") {
+                // Saved before the review, whatever it finds: what was installed is there.
+                assert!(!failed, "the build is saved before anything can fail");
+                assert!(path.join("bin/zero").exists(), "{} saved", path.display());
             }
         } else if uses.starts_with("actions/upload-artifact@") {
             let path = repository

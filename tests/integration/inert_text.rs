@@ -9,6 +9,7 @@ use std::process::Output;
 use serde_json::json;
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
+use crate::support::runs::Home;
 use crate::support::zero::{Wire, zero_openai, zero_std_with};
 use crate::worktrees::git;
 
@@ -164,4 +165,58 @@ fn review_text_is_inert_and_review_github_stays_exact() {
         annotations.starts_with("::error file=a.txt,line=2,endLine=2,title=##[error]x \u{1b}[2J::"),
         "{annotations:?}"
     );
+}
+
+/// `zero tasks` and `zero sessions` show what the model wrote (a task's command, the
+/// conversation): their text is inert, their JSON exact.
+#[test]
+fn the_operator_commands_text_is_inert_and_their_json_exact() {
+    let home = Home::new();
+    let hostile = HOSTILE.join(" ");
+    let command = format!("echo '{hostile}'; sleep 30");
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call(
+                "bash",
+                json!({"command": command, "run_in_background": true}),
+            ))
+            .reply(Reply::text(&hostile))
+            // Asked again, the task being still running.
+            .reply(Reply::text(&hostile)),
+    );
+    let workspace = tempfile::tempdir().unwrap();
+    let output = zero_std_with(&server, Wire::OpenAi)
+        .env("ZERO_HOME", home.path())
+        .env("ZERO_KILL_GRACE_MS", "300")
+        .args(["exec", "--auto", "medium", "go"])
+        .current_dir(workspace.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let records = home.records();
+    assert_eq!(records.len(), 1, "{output:?}");
+    let id = records[0]["id"].as_str().unwrap().to_string();
+    for args in [vec!["list"], vec!["show", &id]] {
+        let shown = home.tasks(&args).assert().success();
+        let stdout = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
+        assert!(stdout.contains("add-mask"), "{stdout}");
+        assert_inert(&stdout, "zero tasks stdout");
+    }
+    let json = home.tasks(&["show", &id, "--json"]).assert().success();
+    let json: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    assert_eq!(json["command"], command.as_str());
+    let sessions = |args: &[&str]| {
+        let mut command = crate::support::zero::zero_std();
+        command
+            .env("ZERO_HOME", home.path())
+            .arg("sessions")
+            .args(args);
+        command.output().unwrap()
+    };
+    let listed = String::from_utf8(sessions(&["list", "--json"]).stdout).unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let session = listed[0]["id"].as_str().unwrap().to_string();
+    let shown = String::from_utf8(sessions(&["show", &session]).stdout).unwrap();
+    assert!(shown.contains("stop-commands"), "{shown}");
+    assert_inert(&shown, "zero sessions stdout");
 }

@@ -52,6 +52,19 @@ fn bash_background(command: &str) -> Reply {
     )
 }
 
+/// Which guardian serves the phase's foreground command: one started for it (cold), or the
+/// one started while the model answered (warm: a first command opens the run, and the phase's
+/// command comes after a hold long enough for the warm guardian to be waiting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Guardian {
+    Cold,
+    Warm,
+}
+
+/// How long the model holds the phase's command in the warm column: far longer than starting
+/// a guardian takes.
+const HOLD: Duration = Duration::from_millis(400);
+
 /// Where a run is when the signal arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -100,6 +113,23 @@ impl Phase {
         Script::new().reply(first).reply(slow_model())
     }
 
+    /// [`Phase::script`] with the phase's command served by `guardian`.
+    fn script_with(self, nonce: &str, guardian: Guardian) -> Script {
+        if guardian == Guardian::Cold {
+            return self.script(nonce);
+        }
+        let first = match self {
+            Phase::Foreground => bash(&format!("sleep {nonce}")),
+            Phase::Grandchild => bash(&format!("sleep {nonce}1 & sleep {nonce}2; wait")),
+            Phase::Escape => bash(&format!("setsid sleep {nonce} & echo started")),
+            _ => unreachable!("{self:?} runs no foreground command of its own"),
+        };
+        Script::new()
+            .reply(bash("true"))
+            .reply(first.delay(HOLD))
+            .reply(slow_model())
+    }
+
     /// The task records a run in this phase leaves: the specialist's, and its own shell's.
     fn records(self) -> usize {
         match self {
@@ -109,8 +139,9 @@ impl Phase {
         }
     }
 
-    fn reached(self, server: &FakeModel, nonce: &str) -> bool {
-        let requests = server.requests().len();
+    /// Whether the run is in this phase, `earlier` requests having come before its first.
+    fn reached(self, server: &FakeModel, nonce: &str, earlier: usize) -> bool {
+        let requests = server.requests().len().saturating_sub(earlier);
         let sleeping = sleepers(nonce).len();
         match self {
             Phase::Model => requests >= 1,
@@ -296,15 +327,21 @@ fn error_code(signal: Signal) -> &'static str {
     }
 }
 
-/// Plays one cell of the matrix: reach `phase`, send `signal`, check every promise.
-fn play(signal: Signal, phase: Phase) {
+/// Plays one cell of the matrix: reach `phase` with its command in a `guardian`, send
+/// `signal`, check every promise.
+fn play(signal: Signal, phase: Phase, guardian: Guardian) {
     let nonce = nonce();
     let _cleanup = KillOnDrop(nonce.clone());
-    let server = FakeModel::start(phase.script(&nonce));
+    let server = FakeModel::start(phase.script_with(&nonce, guardian));
     let mut zero = Zero::start(&server);
+    // The warm column's first command is one more request before the phase's.
+    let earlier = usize::from(guardian == Guardian::Warm);
     wait_for(format!("{phase:?} to be reached"), DEADLINE, || {
-        phase.reached(&server, &nonce).then_some(())
+        phase.reached(&server, &nonce, earlier).then_some(())
     });
+    if guardian == Guardian::Warm {
+        assert_served_warm(&zero, &nonce, phase);
+    }
     zero.signal(signal);
     let status = zero.exit_within(PROMPT);
     assert_gone_soon(&nonce);
@@ -337,54 +374,88 @@ fn play(signal: Signal, phase: Phase) {
     }
     if phase == Phase::Escape {
         let results = tool_results(&events);
-        assert!(
-            results[0].contains("stopped 1 leftover process"),
-            "{}",
-            results[0]
-        );
+        let escaped = results.last().expect("the escaping command's result");
+        assert!(escaped.contains("stopped 1 leftover process"), "{escaped}");
     }
 }
 
+/// The phase's command ran in a warm guardian: the guardian above its shell was started with
+/// `--warm`. (In the escape phase the command has returned; the shell that ran it is gone,
+/// so the check is that the run's next guardian is warm again — the one just used was.)
+fn assert_served_warm(zero: &Zero, nonce: &str, phase: Phase) {
+    if phase == Phase::Escape {
+        return;
+    }
+    let sleeper = sleepers(nonce)
+        .into_iter()
+        .next()
+        .expect("the phase's sleep");
+    let mut pid = sleeper.pid;
+    let guardian = std::iter::from_fn(|| {
+        pid = stat(pid as i32)?.ppid as u32;
+        (pid != zero.child.id()).then_some(pid)
+    })
+    .find_map(|pid| {
+        let argv = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let argv = String::from_utf8_lossy(&argv).into_owned();
+        argv.contains("__guard").then_some(argv)
+    })
+    .expect("a guardian above the command");
+    assert!(guardian.contains("--warm"), "served cold: {guardian:?}");
+}
+
 macro_rules! matrix {
-    ($($name:ident: $signal:ident in $phase:ident;)*) => {
+    ($($name:ident: $signal:ident in $phase:ident, $guardian:ident;)*) => {
         $(
             #[test]
             fn $name() {
-                play(Signal::$signal, Phase::$phase);
+                play(Signal::$signal, Phase::$phase, Guardian::$guardian);
             }
         )*
     };
 }
 
 matrix! {
-    sigint_while_waiting_on_the_model: SIGINT in Model;
-    sigterm_while_waiting_on_the_model: SIGTERM in Model;
-    sighup_while_waiting_on_the_model: SIGHUP in Model;
-    sigkill_while_waiting_on_the_model: SIGKILL in Model;
-    sigint_during_a_foreground_command: SIGINT in Foreground;
-    sigterm_during_a_foreground_command: SIGTERM in Foreground;
-    sighup_during_a_foreground_command: SIGHUP in Foreground;
-    sigkill_during_a_foreground_command: SIGKILL in Foreground;
-    sigint_during_a_command_with_grandchildren: SIGINT in Grandchild;
-    sigterm_during_a_command_with_grandchildren: SIGTERM in Grandchild;
-    sighup_during_a_command_with_grandchildren: SIGHUP in Grandchild;
-    sigkill_during_a_command_with_grandchildren: SIGKILL in Grandchild;
-    sigint_after_a_command_escaped_with_setsid: SIGINT in Escape;
-    sigterm_after_a_command_escaped_with_setsid: SIGTERM in Escape;
-    sighup_after_a_command_escaped_with_setsid: SIGHUP in Escape;
-    sigkill_after_a_command_escaped_with_setsid: SIGKILL in Escape;
-    sigint_during_a_background_task: SIGINT in Background;
-    sigterm_during_a_background_task: SIGTERM in Background;
-    sighup_during_a_background_task: SIGHUP in Background;
-    sigkill_during_a_background_task: SIGKILL in Background;
-    sigint_during_a_foreground_specialist: SIGINT in Specialist;
-    sigterm_during_a_foreground_specialist: SIGTERM in Specialist;
-    sighup_during_a_foreground_specialist: SIGHUP in Specialist;
-    sigkill_during_a_foreground_specialist: SIGKILL in Specialist;
-    sigint_during_a_background_specialist: SIGINT in BackgroundSpecialist;
-    sigterm_during_a_background_specialist: SIGTERM in BackgroundSpecialist;
-    sighup_during_a_background_specialist: SIGHUP in BackgroundSpecialist;
-    sigkill_during_a_background_specialist: SIGKILL in BackgroundSpecialist;
+    sigint_while_waiting_on_the_model: SIGINT in Model, Cold;
+    sigterm_while_waiting_on_the_model: SIGTERM in Model, Cold;
+    sighup_while_waiting_on_the_model: SIGHUP in Model, Cold;
+    sigkill_while_waiting_on_the_model: SIGKILL in Model, Cold;
+    sigint_during_a_foreground_command: SIGINT in Foreground, Cold;
+    sigterm_during_a_foreground_command: SIGTERM in Foreground, Cold;
+    sighup_during_a_foreground_command: SIGHUP in Foreground, Cold;
+    sigkill_during_a_foreground_command: SIGKILL in Foreground, Cold;
+    sigint_during_a_command_with_grandchildren: SIGINT in Grandchild, Cold;
+    sigterm_during_a_command_with_grandchildren: SIGTERM in Grandchild, Cold;
+    sighup_during_a_command_with_grandchildren: SIGHUP in Grandchild, Cold;
+    sigkill_during_a_command_with_grandchildren: SIGKILL in Grandchild, Cold;
+    sigint_after_a_command_escaped_with_setsid: SIGINT in Escape, Cold;
+    sigterm_after_a_command_escaped_with_setsid: SIGTERM in Escape, Cold;
+    sighup_after_a_command_escaped_with_setsid: SIGHUP in Escape, Cold;
+    sigkill_after_a_command_escaped_with_setsid: SIGKILL in Escape, Cold;
+    sigint_during_a_background_task: SIGINT in Background, Cold;
+    sigterm_during_a_background_task: SIGTERM in Background, Cold;
+    sighup_during_a_background_task: SIGHUP in Background, Cold;
+    sigkill_during_a_background_task: SIGKILL in Background, Cold;
+    sigint_during_a_foreground_specialist: SIGINT in Specialist, Cold;
+    sigterm_during_a_foreground_specialist: SIGTERM in Specialist, Cold;
+    sighup_during_a_foreground_specialist: SIGHUP in Specialist, Cold;
+    sigkill_during_a_foreground_specialist: SIGKILL in Specialist, Cold;
+    sigint_during_a_background_specialist: SIGINT in BackgroundSpecialist, Cold;
+    sigterm_during_a_background_specialist: SIGTERM in BackgroundSpecialist, Cold;
+    sighup_during_a_background_specialist: SIGHUP in BackgroundSpecialist, Cold;
+    sigkill_during_a_background_specialist: SIGKILL in BackgroundSpecialist, Cold;
+    sigint_during_a_foreground_command_in_a_warm_guardian: SIGINT in Foreground, Warm;
+    sigterm_during_a_foreground_command_in_a_warm_guardian: SIGTERM in Foreground, Warm;
+    sighup_during_a_foreground_command_in_a_warm_guardian: SIGHUP in Foreground, Warm;
+    sigkill_during_a_foreground_command_in_a_warm_guardian: SIGKILL in Foreground, Warm;
+    sigint_during_a_command_with_grandchildren_in_a_warm_guardian: SIGINT in Grandchild, Warm;
+    sigterm_during_a_command_with_grandchildren_in_a_warm_guardian: SIGTERM in Grandchild, Warm;
+    sighup_during_a_command_with_grandchildren_in_a_warm_guardian: SIGHUP in Grandchild, Warm;
+    sigkill_during_a_command_with_grandchildren_in_a_warm_guardian: SIGKILL in Grandchild, Warm;
+    sigint_after_a_command_in_a_warm_guardian_escaped_with_setsid: SIGINT in Escape, Warm;
+    sigterm_after_a_command_in_a_warm_guardian_escaped_with_setsid: SIGTERM in Escape, Warm;
+    sighup_after_a_command_in_a_warm_guardian_escaped_with_setsid: SIGHUP in Escape, Warm;
+    sigkill_after_a_command_in_a_warm_guardian_escaped_with_setsid: SIGKILL in Escape, Warm;
 }
 
 /// Starts a run of `script` and waits until `reached` holds.
@@ -720,7 +791,7 @@ fn a_signal_under_json_output_ends_in_one_summary_with_the_error() {
     let server = FakeModel::start(Phase::Background.script(&nonce));
     let mut zero = Zero::start_as(&server, "json", &[]);
     wait_for("a running background task", DEADLINE, || {
-        Phase::Background.reached(&server, &nonce).then_some(())
+        Phase::Background.reached(&server, &nonce, 0).then_some(())
     });
     zero.signal(Signal::SIGHUP);
     assert_eq!(zero.exit_within(PROMPT).code(), Some(129));

@@ -62,6 +62,7 @@ mod task_tools;
 mod tasks;
 mod tasks_cli;
 mod timeout;
+mod verify;
 mod waiting;
 mod warm_guardians;
 mod window;

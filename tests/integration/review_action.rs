@@ -118,12 +118,21 @@ impl FakeApi {
     }
 
     fn start_as(comments: Value, user: Option<&str>) -> FakeApi {
+        let token = Token {
+            user: user.map(str::to_string),
+            writes_as: user.unwrap_or(ACTIONS_BOT).to_string(),
+            read_only: false,
+        };
+        FakeApi::start_for(comments, token)
+    }
+
+    /// The fake API for a request made with `token`.
+    fn start_for(comments: Value, token: Token) -> FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
         let comments: Vec<Value> = comments.as_array().unwrap().clone();
-        let user = user.map(str::to_string);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
@@ -150,7 +159,7 @@ impl FakeApi {
                 }
                 let mut body = vec![0; length];
                 reader.read_exact(&mut body).unwrap();
-                let (status, reply) = answer(&method, &path, &comments, user.as_deref());
+                let (status, reply) = answer(&method, &path, &comments, &token);
                 recorded.lock().unwrap().push(ApiRequest {
                     method,
                     path,
@@ -182,15 +191,29 @@ impl FakeApi {
     }
 }
 
+/// What the token a request is made with may do.
+struct Token {
+    /// Who `GET /user` names: a personal token's user; `None` for the workflow's token and a
+    /// GitHub App's, which cannot ask.
+    user: Option<String>,
+    /// Whose comments it may edit and as whom it writes.
+    writes_as: String,
+    /// A fork's pull request: every write is refused.
+    read_only: bool,
+}
+
 /// The fake API's status line and body for one request.
-fn answer(method: &str, path: &str, comments: &[Value], user: Option<&str>) -> (String, String) {
+fn answer(method: &str, path: &str, comments: &[Value], token: &Token) -> (String, String) {
     let forbidden = (
         "403 Forbidden".to_string(),
         r#"{"message":"Resource not accessible by integration"}"#.to_string(),
     );
     let ok = |body: String| ("200 OK".to_string(), body);
+    if token.read_only && method != "GET" {
+        return forbidden;
+    }
     match method {
-        "GET" if path == "/user" => match user {
+        "GET" if path == "/user" => match &token.user {
             Some(login) => ok(json!({"login": login, "type": "User"}).to_string()),
             None => forbidden,
         },
@@ -220,9 +243,7 @@ fn answer(method: &str, path: &str, comments: &[Value], user: Option<&str>) -> (
                 .find(|c| c["id"] == id)
                 .map(|c| c["user"]["login"].clone());
             match owner {
-                Some(login) if login == ACTIONS_BOT || Some(login.as_str().unwrap()) == user => {
-                    ok("{}".into())
-                }
+                Some(login) if login == token.writes_as.as_str() => ok("{}".into()),
                 _ => forbidden,
             }
         }
@@ -933,6 +954,62 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
             "/repos/octo/project/issues/comments/4".into()
         )]
     );
+
+    // A GitHub App's token cannot ask who it is: `comment-author` says.
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let app = "zero-app[bot]";
+    let token = Token {
+        user: None,
+        writes_as: app.into(),
+        read_only: false,
+    };
+    let api = FakeApi::start_for(
+        json!([comment(3, ACTIONS_BOT, &ours), comment(8, app, &ours)]),
+        token,
+    );
+    let inputs = model_inputs(&server);
+    run_action(
+        &repository,
+        "pull_request",
+        &with(&inputs, &[("comment-author", app)]),
+        &api,
+    );
+    assert_eq!(
+        api.writes(),
+        [(
+            "PATCH".into(),
+            "/repos/octo/project/issues/comments/8".into()
+        )]
+    );
+}
+
+/// A fork's pull request gets a read-only token: the comment cannot be written, the step says
+/// so, and the job's result is the review's.
+#[test]
+fn a_read_only_token_warns_that_it_cannot_comment_and_the_review_decides() {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let token = Token {
+        user: None,
+        writes_as: ACTIONS_BOT.into(),
+        read_only: true,
+    };
+    let api = FakeApi::start_for(json!([]), token);
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    let step = run
+        .steps
+        .iter()
+        .find(|s| s.name == "Comment on the pull request")
+        .unwrap();
+    assert_eq!(step.code, 0, "{step:#?}");
+    assert!(
+        step.output
+            .contains("::warning::zero could not post its comment"),
+        "{step:#?}"
+    );
+    assert_eq!(run.outputs["exit-code"], "5", "{:#?}", run.steps);
 }
 
 #[test]

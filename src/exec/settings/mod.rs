@@ -20,6 +20,7 @@ mod budget;
 mod controls;
 mod mcp;
 mod model;
+mod outcome;
 mod request;
 mod workspace;
 
@@ -47,6 +48,7 @@ pub(crate) use controls::Controls;
 pub(crate) use mcp::McpSettings;
 pub(crate) use model::ModelSettings;
 use model::ModelSources;
+pub(crate) use outcome::OutcomeSettings;
 pub(crate) use request::RequestSettings;
 pub(crate) use workspace::WorkspaceSettings;
 
@@ -107,6 +109,7 @@ fn known_config_keys() -> Vec<&'static str> {
         config_file::fields::<mcp_config::FileKeys>(),
         config_file::fields::<rules::FileKeys>(),
         config_file::fields::<hooks::config::FileKeys>(),
+        config_file::fields::<outcome::FileKeys>(),
     ]
     .concat()
 }
@@ -127,6 +130,8 @@ pub(crate) struct Settings {
     pub(crate) budget: BudgetSettings,
     /// The caller's tool lists, rules and hooks.
     pub(crate) controls: Controls,
+    /// The caller's checks and `--strict`.
+    pub(crate) outcome: OutcomeSettings,
     /// The MCP servers the run starts, and what to warn about their configuration.
     pub(crate) mcp: McpSettings,
     /// The process environment, for [`Settings::var`].
@@ -178,6 +183,11 @@ impl Settings {
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace.root)?;
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
         workspace.check_execs(controls.rules.exec_denials())?;
+        workspace.hide(controls.rules.read_filter());
+        let outcome = OutcomeSettings::resolve(&args, file, specialist)?;
+        if !outcome.checks.is_empty() {
+            workspace.guard_git_for_checks();
+        }
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
         workspace.until(budget.deadline);
         let Inputs { env, file } = inputs;
@@ -199,6 +209,7 @@ impl Settings {
             model,
             budget,
             controls,
+            outcome,
             mcp,
             env,
         })
