@@ -13,6 +13,7 @@
 
 pub mod agent;
 pub mod cli;
+mod command_pattern;
 mod config_file;
 pub mod environ;
 pub mod exec;

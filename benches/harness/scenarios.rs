@@ -22,6 +22,7 @@ use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
+mod execs;
 mod images;
 mod review;
 mod worktrees;
@@ -80,6 +81,7 @@ pub const GROUPS: &[&str] = &[
     "bounds",
     "hooks",
     "rules",
+    "exec-check",
     "structured",
     "verify",
     "sessions",
@@ -123,12 +125,13 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
             bench.turns(turns, rows)?;
         }
     }
-    let groups: [(&str, &RowsOf); 14] = [
+    let groups: [(&str, &RowsOf); 15] = [
         ("sandbox", &|rows| bench.sandbox(rows)),
         ("guardian", &|rows| bench.guardian(rows)),
         ("bounds", &|rows| bench.bounds(rows)),
         ("hooks", &|rows| bench.hooks(rows)),
         ("rules", &|rows| bench.rules(rows)),
+        ("exec-check", &|rows| bench.exec_check(rows)),
         ("structured", &|rows| bench.structured(rows)),
         ("verify", &|rows| bench.verify(rows)),
         ("sessions", &|rows| bench.sessions(rows)),

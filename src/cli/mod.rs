@@ -679,6 +679,10 @@ pub struct GuardArgs {
     /// Drop every capability before the command starts, with `no_new_privs`.
     #[arg(long = "drop-privileges")]
     pub drop_privileges: bool,
+    /// A deny rule every exec of the command's tree is checked against, as JSON (the rule as
+    /// written and its pattern; repeatable).
+    #[arg(long = "deny-exec", value_name = "RULE")]
+    pub deny_exec: Vec<String>,
     /// Give the command the guardian's stdout as its stdin too: a service's socket, which the
     /// runtime both writes and reads.
     #[arg(long = "stdin-from-stdout")]

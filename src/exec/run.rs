@@ -373,8 +373,10 @@ fn announce(
     if let Some(warning) = settings.workspace.policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
-    if let Some(warning) = settings.workspace.confinement.warning.clone() {
-        output.emit(EventKind::Warning { message: warning });
+    for warning in &settings.workspace.confinement.warnings {
+        output.emit(EventKind::Warning {
+            message: warning.clone(),
+        });
     }
 }
 

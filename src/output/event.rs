@@ -140,6 +140,10 @@ pub(crate) enum EventKind {
         rule: Option<String>,
         /// Why, and what the caller could add to allow it.
         reason: String,
+        /// When the call ran and the exec check refused a program of its command's tree:
+        /// which (the call's other programs ran).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exec: Option<ExecDenied>,
     },
     /// A tool call finished.
     ToolResult {
@@ -388,6 +392,18 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// A program the exec check refused, as `permission_denied.exec` names it: the process that
+/// called exec and what it tried to run (both cut to a bound).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ExecDenied {
+    /// The process that called exec.
+    pub(crate) pid: u32,
+    /// The path it gave exec.
+    pub(crate) path: String,
+    /// The argv it gave; a last `…` when it was cut.
+    pub(crate) argv: Vec<String>,
 }
 
 /// A permission rule as `--list-tools` lists it.

@@ -10,7 +10,7 @@
 //! Rules come from `--allow`/`--deny`, `[permissions]` in the user's config.toml and an
 //! explicit `--rules FILE` (`sources`), never from a file the workspace holds by itself: the
 //! workspace may be a stranger's pull request. The grammar is in `rule`, a `bash` rule's
-//! matching in `command` over the commands `shell` finds in the line, a file tool's in `paths`.
+//! matching in `command_pattern` over the commands `shell` finds in the line, a file tool's in `paths`.
 //!
 //! A `bash` line is allowed only when `shell` proves every command it runs is allowed: a line
 //! it cannot follow is *unknown*, which no allow rule allows and every deny rule may match.
@@ -21,7 +21,6 @@
 //! rules apply.
 
 mod bash;
-mod command;
 mod paths;
 mod reads;
 mod rule;
@@ -39,6 +38,7 @@ pub(crate) use self::rule::{Effect, Pattern, Rule};
 use self::rule::{Ruling, rule_on};
 use self::shell::Write;
 pub(crate) use self::sources::{FileKeys, Sources, load};
+use crate::command_pattern::DenyRule;
 use crate::tools::policy::ReadFilter;
 use crate::tools::{ToolId, patch_paths};
 
@@ -129,6 +129,23 @@ impl RuleSet {
             .iter()
             .filter(|rule| rule.effect == effect)
             .map(|rule| rule.text.clone())
+            .collect()
+    }
+
+    /// The deny rules on `bash` that name a command, as the exec check holds them: what every
+    /// program a command's tree executes is checked against (`runtime::guardian::execs`). A
+    /// `bash` deny rule without a pattern refuses every line before it runs, so it needs none.
+    pub(crate) fn exec_denials(&self) -> Vec<DenyRule> {
+        self.rules
+            .iter()
+            .filter(|rule| rule.effect == Effect::Deny && rule.covers(ToolId::Bash))
+            .filter_map(|rule| match &rule.pattern {
+                Pattern::Command(pattern) => Some(DenyRule {
+                    rule: rule.text.clone(),
+                    pattern: pattern.clone(),
+                }),
+                _ => None,
+            })
             .collect()
     }
 
@@ -280,7 +297,8 @@ impl Judgement<'_> {
                     ToolId::Bash.name(),
                     &|rule: &Rule| bash::command_matches(rule, command),
                     &what,
-                    command::suggestion(command.command()).map(|p| format!("bash({p})")),
+                    crate::command_pattern::suggestion(command.command())
+                        .map(|p| format!("bash({p})")),
                 )?;
             }
         }

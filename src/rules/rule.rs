@@ -2,7 +2,7 @@
 //!
 //! | rule | covers | pattern |
 //! |---|---|---|
-//! | `bash(cargo test *)`, Claude's `Bash(git log:*)` | `bash` | a command (see `command`) |
+//! | `bash(cargo test *)`, Claude's `Bash(git log:*)` | `bash` | a command (see `command_pattern`) |
 //! | `read_file(src/**)`, `write_file(…)`, `edit_file(…)`, `apply_patch(…)`, `grep(…)`, `glob(…)`, `list_directory(…)` | that tool | a path glob (see `paths`) |
 //! | Claude's `Read(…)` | `read_file`, `list_directory`, `glob`, `grep` | a path glob |
 //! | Claude's `Edit(…)`, `MultiEdit(…)` | `write_file`, `edit_file`, `apply_patch` | a path glob |
@@ -18,8 +18,8 @@
 use std::fmt;
 use std::path::Path;
 
-use super::command::CommandPattern;
 use super::paths::PathPattern;
+use crate::command_pattern::CommandPattern;
 use crate::tools::{SideEffect, ToolId};
 
 /// Whether a rule allows or denies what it matches.

@@ -21,6 +21,7 @@ mod config_keys;
 mod containment;
 mod estimated_usage;
 mod exec;
+mod exec_rules;
 mod extreme_values;
 mod fallback;
 mod file_paths;

@@ -182,6 +182,7 @@ impl Settings {
         let mut keys = FileKeys::read(file)?;
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace.root)?;
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
+        workspace.check_execs(controls.rules.exec_denials())?;
         workspace.hide(controls.rules.read_filter());
         let outcome = OutcomeSettings::resolve(&args, file, specialist)?;
         if !outcome.checks.is_empty() {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::ExecArgs;
+use crate::command_pattern::DenyRule;
 use crate::config_file::ConfigFile;
 use crate::output::event::WorktreeInfo;
 use crate::redact::Secrets;
@@ -69,6 +70,14 @@ impl WorkspaceSettings {
             specialists,
             worktree: None,
         })
+    }
+
+    /// The model's commands have every exec of their trees checked against `rules`, the run's
+    /// deny rules on commands, where the confinement can (see
+    /// [`Confinement::exec_rules`]).
+    pub(super) fn check_execs(&mut self, rules: Vec<DenyRule>) -> Result<(), Failure> {
+        self.runtime.exec_rules = self.confinement.exec_rules(rules)?;
+        Ok(())
     }
 
     /// The run has checks, which write the roots at `--auto low` too (a check is never

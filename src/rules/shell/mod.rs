@@ -8,7 +8,7 @@
 //! What cannot be known before the line runs is never guessed at. A word whose value depends
 //! on the run (a parameter expansion, a substitution, an unquoted glob or brace expansion, a
 //! tilde) is [`Word::Unknown`]: an allow pattern can only cover it with a `*`, and a deny
-//! pattern is taken to match it (see `command`). Anything the analysis cannot follow — a
+//! pattern is taken to match it (see `command_pattern`). Anything the analysis cannot follow — a
 //! substitution inside an expansion's operand, arithmetic that names a variable, a subscript
 //! bash evaluates, `eval`, `source`, a computed command name, code handed to a shell or an
 //! interpreter, an option a wrapper's own parser might read otherwise — makes the line
@@ -54,14 +54,7 @@ const MAX_BRACKETS: usize = 256;
 /// The most directories the walk keeps apart as where the shell may be; past it, anywhere.
 const MAX_PLACES: usize = 16;
 
-/// A word of a simple command, after quote removal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Word {
-    /// Its text is known before the command runs.
-    Known(String),
-    /// Its text (and, unquoted, how many words it becomes) is known only when it runs.
-    Unknown,
-}
+pub(crate) use crate::command_pattern::Word;
 
 /// One simple command of a line: what runs, as the rules match it.
 #[derive(Debug, Clone, PartialEq, Eq)]
