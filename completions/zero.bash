@@ -116,7 +116,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -234,6 +234,18 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --verify)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verify-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verify-retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -306,7 +318,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__review)
-            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -437,6 +449,18 @@ _zero() {
                     return 0
                     ;;
                 --schema-retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verify)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verify-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verify-retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

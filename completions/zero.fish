@@ -62,6 +62,9 @@ stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
 complete -c zero -n "__fish_zero_using_subcommand exec" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify -d 'A check that must pass for the run to succeed (repeatable; also `verify` in config.toml or the --rules file): a command run in the workspace when the model gives its final answer. One that fails goes back to the model with its exit code and the end of its output, up to --verify-retries times; never passing is exit 4' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify-timeout -d 'How long one check may run before it is stopped with everything it started [default: 10m, or `verify_timeout` in config.toml]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l verify-retries -d 'How many times a check that fails goes back to the model [default: 2, or `verify_retries` in config.toml]' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'
@@ -91,6 +94,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l strict-mcp-config -d 
 complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-skills -d 'Offer no skills: none is looked for'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l web-fetch -d 'Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in config.toml, or any web_fetch/WebFetch allow rule)'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
@@ -135,6 +139,9 @@ stream-json\t'The prompt is JSON lines of `prompt`/`message` events'"
 complete -c zero -n "__fish_zero_using_subcommand review" -l output-last-message -d 'Also write the final answer to this file (atomically), in every output format' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l output-schema -d 'A JSON Schema (draft 2020-12 or 7) the final answer must satisfy: the answer is then one JSON value, printed compact on one line. No valid answer: exit 4' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l schema-retries -d 'How many times an answer that misses --output-schema goes back to the model with the errors [default: 2]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify -d 'A check that must pass for the run to succeed (repeatable; also `verify` in config.toml or the --rules file): a command run in the workspace when the model gives its final answer. One that fails goes back to the model with its exit code and the end of its output, up to --verify-retries times; never passing is exit 4' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify-timeout -d 'How long one check may run before it is stopped with everything it started [default: 10m, or `verify_timeout` in config.toml]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l verify-retries -d 'How many times a check that fails goes back to the model [default: 2, or `verify_retries` in config.toml]' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -s m -l model -d 'Model name, as the provider knows it' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l provider -d 'Which wire protocol the endpoint speaks' -r -f -a "openai\t'OpenAI Chat Completions (also Ollama, llama.cpp, vLLM, OpenRouter, ...)'
 anthropic\t'Anthropic Messages'
@@ -165,6 +172,7 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l strict-mcp-config -
 complete -c zero -n "__fish_zero_using_subcommand review" -l hooks-fail-open -d 'Let a call through when a hook fails (crashes, times out, prints what is not a reply) instead of denying it'
 complete -c zero -n "__fish_zero_using_subcommand review" -l no-skills -d 'Offer no skills: none is looked for'
 complete -c zero -n "__fish_zero_using_subcommand review" -l web-fetch -d 'Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in config.toml, or any web_fetch/WebFetch allow rule)'
+complete -c zero -n "__fish_zero_using_subcommand review" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand review" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-tools -d 'Print the tools the model would see under these flags, then exit'

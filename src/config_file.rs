@@ -146,6 +146,21 @@ pub(crate) enum Syntax {
     Json,
 }
 
+/// Reads the file at `path` (at most `limit` bytes, a regular file) as `T`, in the syntax its
+/// text is in: JSON when its name ends in `.json` or its text starts with `{` (a Claude Code
+/// settings.json), TOML otherwise — the shapes a `--rules` or `--hooks` file comes in. The
+/// error says why, for the caller to name the file in.
+pub(crate) fn read_document<T: DeserializeOwned>(path: &Path, limit: u64) -> Result<T, String> {
+    let (bytes, _) = fsutil::read_regular(path, limit).map_err(|error| error.to_string())?;
+    let text = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
+    let json =
+        path.extension().is_some_and(|ext| ext == "json") || text.trim_start().starts_with('{');
+    match json {
+        true => decode(&text, Syntax::Json).map_err(|why| format!("invalid JSON: {why}")),
+        false => decode(&text, Syntax::Toml).map_err(|why| format!("invalid TOML: {why}")),
+    }
+}
+
 /// Reads `text` as `T`. An error says where (line and column), under which key (the path from
 /// the top, `hooks.pre_tool_use[0].command`) and what is wrong, and quotes nothing of the text:
 /// a configuration file may hold a key, and a secret put under the wrong key is still one.

@@ -13,6 +13,7 @@
 
 pub mod agent;
 pub mod cli;
+mod command_pattern;
 mod config_file;
 pub mod environ;
 pub mod exec;
@@ -41,4 +42,5 @@ mod sync;
 pub mod tasks;
 pub mod tools;
 pub mod usage;
+pub mod verify;
 mod web;

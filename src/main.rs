@@ -16,7 +16,7 @@ use zero::lifecycle;
 use zero::output::OutputFormat;
 use zero::review::ReviewInvocation;
 use zero::runtime::guardian::{self, GuardianArgs};
-use zero::runtime::sandbox::{GuardFlags, Sandbox};
+use zero::runtime::sandbox::{ExecRules, GuardFlags, Sandbox};
 
 fn main() -> ProcessExitCode {
     // Before anything else, and so before any child can exist: a signal from here on ends the
@@ -115,6 +115,13 @@ fn run_guardian() -> ProcessExitCode {
             return ExitCode::Usage.into();
         }
     };
+    let exec_rules = match ExecRules::from_guard_flags(&args.deny_exec) {
+        Ok(rules) => rules,
+        Err(error) => {
+            eprintln!("zero __guard: {error}");
+            return ExitCode::Usage.into();
+        }
+    };
     lifecycle::exit(guardian::run(GuardianArgs {
         grace: Duration::from_millis(args.grace_ms),
         sandbox: Sandbox::from_guard_flags(GuardFlags {
@@ -124,6 +131,7 @@ fn run_guardian() -> ProcessExitCode {
             client_network: args.client_network,
             drop_privileges: args.drop_privileges,
         }),
+        exec_rules,
         stdin_from_stdout: args.stdin_from_stdout,
         command,
     }))

@@ -22,6 +22,7 @@ use crate::support::procs::blocked_writing_stdout;
 use crate::support::zero::PROVIDER_VARIABLES;
 use crate::table::{Row, Unit};
 
+mod execs;
 mod images;
 mod review;
 mod skills;
@@ -56,6 +57,16 @@ const FREE_TEXT_ANSWER: &str = "Appended the lines.";
 const VERDICT_SCHEMA: &str = r#"{"type": "object", "properties": {"verdict": {"enum": ["approve", "request_changes"]}, "findings": {"type": "array", "items": {"type": "string"}}}, "required": ["verdict", "findings"], "additionalProperties": false}"#;
 const VERDICT: &str = r#"{"verdict": "approve", "findings": []}"#;
 
+/// The tool turns before the final answer in the rows that time an answer → exit.
+const ANSWER_TURNS: usize = 5;
+
+/// [`ANSWER_TURNS`] `bash` calls, each appending a line to a file.
+fn tool_turns() -> Vec<Reply> {
+    (1..=ANSWER_TURNS)
+        .map(|n| Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")})))
+        .collect()
+}
+
 /// Runs every scenario, adding rows as they complete (so a failure still shows what ran). Every
 /// scratch directory is made below `scratch_root`.
 /// A group's measurement: its rows added to the table.
@@ -71,7 +82,9 @@ pub const GROUPS: &[&str] = &[
     "bounds",
     "hooks",
     "rules",
+    "exec-check",
     "structured",
+    "verify",
     "sessions",
     "mcp",
     "local",
@@ -114,13 +127,15 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
             bench.turns(turns, rows)?;
         }
     }
-    let groups: [(&str, &RowsOf); 14] = [
+    let groups: [(&str, &RowsOf); 16] = [
         ("sandbox", &|rows| bench.sandbox(rows)),
         ("guardian", &|rows| bench.guardian(rows)),
         ("bounds", &|rows| bench.bounds(rows)),
         ("hooks", &|rows| bench.hooks(rows)),
         ("rules", &|rows| bench.rules(rows)),
+        ("exec-check", &|rows| bench.exec_check(rows)),
         ("structured", &|rows| bench.structured(rows)),
+        ("verify", &|rows| bench.verify(rows)),
         ("sessions", &|rows| bench.sessions(rows)),
         ("mcp", &|rows| bench.mcp(rows)),
         ("local", &|rows| bench.local(rows)),
@@ -174,6 +189,11 @@ impl Job {
     /// The time from request `from` to request `from + 1` (a tool turn, seen by the model).
     fn turn(&self, from: usize) -> Duration {
         self.requests[from + 1].at - self.requests[from].at
+    }
+
+    /// The time from request `index` (the one the final answer came to) to the job's exit.
+    fn answer_to_exit(&self, index: usize) -> Duration {
+        self.launched + self.finished.wall - self.requests[index].at
     }
 
     /// The raw body of request `index`, which carries every tool result so far.
@@ -581,7 +601,6 @@ impl Bench<'_> {
             VERDICT,
             rows,
         )?;
-        const TURNS: usize = 5;
         let mut checked = Row::new(
             "--output-schema: final answer → exit",
             Unit::Ms,
@@ -593,28 +612,45 @@ impl Bench<'_> {
             Unit::Ms,
             "≤ 5 ms",
         );
-        let tool_turns = || {
-            (1..=TURNS)
-                .map(|n| {
-                    Reply::tool_call("bash", json!({"command": format!("echo {n} >> log.txt")}))
-                })
-                .collect::<Vec<_>>()
-        };
         for _ in 0..self.options.runs {
             let mut replies = tool_turns();
             replies.extend([Reply::text("Everything looks fine."), Reply::text(VERDICT)]);
             let workspace = self.temp_dir()?;
             let job = self.job_with(replies, workspace.path(), with_schema)?;
-            retry.time(job.turn(TURNS));
-            checked.time(job.launched + job.finished.wall - job.requests[TURNS + 1].at);
-            let mut replies = tool_turns();
-            replies.push(Reply::text(VERDICT));
-            let workspace = self.temp_dir()?;
-            let job = self.job(replies, workspace.path())?;
-            unchecked.time(job.launched + job.finished.wall - job.requests[TURNS].at);
+            retry.time(job.turn(ANSWER_TURNS));
+            checked.time(job.answer_to_exit(ANSWER_TURNS + 1));
+            unchecked.time(self.answer_to_exit(VERDICT, &[])?);
         }
         rows.extend([checked, unchecked, retry]);
         Ok(())
+    }
+
+    /// What a passing `--verify true` check costs a run: its final answer → exit (the check
+    /// through the runtime's door, in a guardian of its own, and its two events), against
+    /// the same job without a check, interleaved.
+    fn verify(&self, rows: &mut Vec<Row>) -> Result<()> {
+        let mut verified = Row::new(
+            "--verify true: final answer → exit",
+            Unit::Ms,
+            "≤ no check + one command",
+        );
+        let mut unverified = Row::new("no check: final answer → exit", Unit::Ms, "");
+        for _ in 0..self.options.runs {
+            verified.time(self.answer_to_exit(FREE_TEXT_ANSWER, &["--verify", "true"])?);
+            unverified.time(self.answer_to_exit(FREE_TEXT_ANSWER, &[])?);
+        }
+        rows.extend([verified, unverified]);
+        Ok(())
+    }
+
+    /// The time from a job's final `answer` (after [`ANSWER_TURNS`] tool turns) to its exit,
+    /// under `flags`.
+    fn answer_to_exit(&self, answer: &str, flags: &[&str]) -> Result<Duration> {
+        let mut replies = tool_turns();
+        replies.push(Reply::text(answer));
+        let workspace = self.temp_dir()?;
+        let job = self.job_with(replies, workspace.path(), flags)?;
+        Ok(job.answer_to_exit(ANSWER_TURNS))
     }
 
     /// What MCP costs: nothing for a run without MCP configuration (its rows against the

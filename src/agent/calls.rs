@@ -22,7 +22,7 @@ use crate::provider::{Loop, Message, ToolCall};
 use crate::rules::RuleSet;
 use crate::runtime::Runtime;
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
-use crate::tools::{SideEffect, ToolContext, ToolError, ToolOutput, Toolset};
+use crate::tools::{SideEffect, ToolContext, ToolError, ToolId, ToolOutput, Toolset};
 
 /// How many read-only calls of one turn run at the same time.
 const PARALLEL_READS: usize = 8;
@@ -289,11 +289,16 @@ async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutpu
     // Kept for the hooks after the call only when there are some: a whole file's content is
     // not copied for nothing.
     let kept = doors.hooks.runs_after(&call.name).then(|| args.clone());
+    let judged = (call.name == ToolId::Bash.name()).then(|| args.clone());
     let context = doors.context;
     let outcome = tokio::select! {
         result = doors.toolset.call_with_images(&call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
+    if let Some(args) = &judged {
+        let refused = doors.runtime.take_exec_refusals();
+        permission::emit_exec_refusals(call, args, refused, doors.output);
+    }
     let outcome = match kept {
         Some(args) => annotate(call, &args, outcome, doors.hooks).await,
         None => outcome,

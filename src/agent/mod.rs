@@ -8,6 +8,7 @@
 
 mod calls;
 mod compaction;
+mod cut_calls;
 mod error_code;
 pub(crate) mod first_reads;
 mod loops;
@@ -21,6 +22,7 @@ pub(crate) mod system_prompt;
 #[cfg(test)]
 mod testing;
 mod turns;
+mod verification;
 mod written_calls;
 
 use serde_json::Value;
@@ -34,6 +36,7 @@ use crate::session::Transcript;
 use crate::structured::{OutputSchema, Violation};
 use crate::tools::{ToolContext, Toolset};
 use crate::usage::{Exceeded, Ledger};
+use crate::verify::{CheckReport, Checks};
 use turns::Turns;
 
 /// Everything one agent run needs.
@@ -64,6 +67,9 @@ pub struct AgentRun<'a> {
     pub hooks: &'a Hooks,
     /// The caller's permission rules, checked on each tool call before it runs.
     pub rules: &'a RuleSet,
+    /// The caller's checks (`--verify`), which an answer that would end the run must pass;
+    /// [`Checks::none`] for none.
+    pub checks: &'a Checks,
     /// Files read for the model before its first request (see `agent::first_reads`): the ones the
     /// prompt names, in the compact style; none otherwise.
     pub first_reads: Vec<String>,
@@ -100,6 +106,13 @@ pub enum Ending {
         violations: Vec<Violation>,
         /// How many times the errors went back to the model.
         retries: u32,
+    },
+    /// A `--verify` check did not pass on the model's answer, the last after every retry.
+    VerifyFailed {
+        /// The answer the checks did not pass on.
+        answer: Answer,
+        /// Which check, how it ended and the end of its output, for a person.
+        message: String,
     },
     /// The turn budget ran out; the text is the model's summary (possibly empty).
     OutOfTurns(String),
@@ -156,6 +169,11 @@ pub struct Report {
     pub ending: Ending,
     /// Model requests made.
     pub(crate) turns: u32,
+    /// Each `--verify` check over the run (`run_end.verify`); empty without checks.
+    pub(crate) verify: Vec<CheckReport>,
+    /// The tools of the calls cut at the output token limit that the model never made again
+    /// (what `--strict` fails a run for).
+    pub(crate) cut_calls: Vec<String>,
 }
 
 impl AgentRun<'_> {

@@ -16,9 +16,10 @@
 use serde_json::Value;
 
 use crate::hooks::{Hooks, PreVerdict};
-use crate::output::{Decision, EventKind, Output};
+use crate::output::{Decision, EventKind, ExecDenied, Output};
 use crate::provider::ToolCall;
 use crate::rules::{Denial, RuleSet, Verdict};
+use crate::runtime::ExecRefusal;
 use crate::tools::{ToolError, Toolset};
 
 /// What the permission step asks about a call: the tools on offer (which know the level), the
@@ -115,6 +116,7 @@ impl Refusal {
                 args: masked(args, &|text| output.secrets().apply(text)),
                 rule: denial.rule().map(str::to_owned),
                 reason: denial.reason.clone(),
+                exec: None,
             },
             Refusal::Level(_) | Refusal::Hook(_) | Refusal::Rewritten(_) => {
                 EventKind::PermissionDecision {
@@ -124,6 +126,46 @@ impl Refusal {
                     reason: self.reason(),
                 }
             }
+        });
+    }
+}
+
+/// Emits a `permission_denied` event for each program of `call`'s command (run with `args`)
+/// that the exec check refused: the call ran, the program did not.
+pub(crate) fn emit_exec_refusals(
+    call: &ToolCall,
+    args: &Value,
+    refused: Vec<ExecRefusal>,
+    output: &Output,
+) {
+    let mask = |text: &str| output.secrets().apply(text);
+    for refusal in refused {
+        let program = mask(&refusal.argv.join(" "));
+        let reason = match &refusal.rule {
+            Some(rule) => format!(
+                "the rule `{rule}` (deny) refused the program `{program}` (process {}) that \
+                 the command ran; the rest of the command ran, so check what it did; a deny \
+                 rule cannot be overridden, so do this another way",
+                refusal.pid
+            ),
+            None => format!(
+                "the program `{}` (process {}) was refused: its arguments could not be read to \
+                 check them against the deny rules on commands",
+                mask(&refusal.path),
+                refusal.pid
+            ),
+        };
+        output.emit(EventKind::PermissionDenied {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args: masked(args, &mask),
+            rule: refusal.rule,
+            reason,
+            exec: Some(ExecDenied {
+                pid: refusal.pid,
+                path: mask(&refusal.path),
+                argv: refusal.argv.iter().map(|word| mask(word)).collect(),
+            }),
         });
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::structured::OutputSchema;
 use crate::tools::policy::Autonomy;
-use crate::tools::{ToolId, workspace_files};
+use crate::tools::{Policy, ToolId, workspace_files};
 
 /// Project guidance files, read in this order in each directory.
 const GUIDANCE_FILES: [&str; 2] = ["AGENTS.md", "ZERO.md"];
@@ -17,8 +17,9 @@ const GUIDANCE_MAX: usize = 32 * 1024;
 pub(crate) struct PromptFacts<'a> {
     /// The workspace root.
     pub(crate) workspace: &'a Path,
-    /// The effective autonomy level.
-    pub(crate) autonomy: Autonomy,
+    /// What the run may do: its autonomy level, and what the compact prompt's file listing
+    /// leaves out (what the rules keep from the model).
+    pub(crate) policy: &'a Policy,
     /// The names of the tools on offer.
     pub(crate) tools: Vec<&'a str>,
     /// The list of the skills the model may load with the `Skill` tool (bounded by its
@@ -39,7 +40,7 @@ pub(crate) fn build(facts: &PromptFacts<'_>) -> String {
         false => full_intro(facts),
     };
     let bash = facts.tools.contains(&ToolId::Bash.name());
-    prompt.push_str(autonomy_note(facts.autonomy, bash));
+    prompt.push_str(autonomy_note(facts.policy.autonomy(), bash));
     if let Some(skills) = facts.skills {
         prompt.push_str(skills);
     }
@@ -61,7 +62,7 @@ const COMPACT_FILES: usize = 40;
 /// small model guesses paths it has seen elsewhere rather than look), that it must look before
 /// it answers, and what the answer is for.
 fn compact_intro(facts: &PromptFacts<'_>) -> String {
-    let (files, more) = workspace_files(facts.workspace, COMPACT_FILES);
+    let (files, more) = workspace_files(facts.workspace, facts.policy, COMPACT_FILES);
     let mut listing: String = files.iter().map(|file| format!("  {file}\n")).collect();
     if more {
         listing.push_str("  (and more)\n");
@@ -208,7 +209,7 @@ mod tests {
         std::fs::write(sub.join("ZERO.md"), "inner rule").unwrap();
         let prompt = build(&PromptFacts {
             workspace: &sub,
-            autonomy: Autonomy::Medium,
+            policy: &Policy::new(Autonomy::Medium, false, Vec::new()),
             tools: vec!["read_file"],
             skills: None,
             answer_schema: None,
@@ -235,7 +236,7 @@ mod tests {
         std::os::unix::fs::symlink("../docs/rules.md", sub.join("AGENTS.md")).unwrap();
         let prompt = build(&PromptFacts {
             workspace: &sub,
-            autonomy: Autonomy::High,
+            policy: &Policy::new(Autonomy::High, false, Vec::new()),
             tools: vec!["read_file"],
             skills: None,
             answer_schema: None,
@@ -256,7 +257,7 @@ mod tests {
         std::fs::write(root.path().join("AGENTS.md"), "parent rule").unwrap();
         let prompt = build(&PromptFacts {
             workspace: &sub,
-            autonomy: Autonomy::Low,
+            policy: &Policy::new(Autonomy::Low, false, Vec::new()),
             tools: vec![],
             skills: None,
             answer_schema: None,
@@ -271,7 +272,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let with_bash = build(&PromptFacts {
             workspace: dir.path(),
-            autonomy: Autonomy::Low,
+            policy: &Policy::new(Autonomy::Low, false, Vec::new()),
             tools: vec!["bash", "read_file"],
             skills: None,
             answer_schema: None,
@@ -280,7 +281,7 @@ mod tests {
         assert!(with_bash.contains("commands you run are read-only"));
         let without = build(&PromptFacts {
             workspace: dir.path(),
-            autonomy: Autonomy::Low,
+            policy: &Policy::new(Autonomy::Low, false, Vec::new()),
             tools: vec!["read_file"],
             skills: None,
             answer_schema: None,
@@ -294,9 +295,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("AGENTS.md"), "house rule").unwrap();
         std::fs::write(dir.path().join("odd\nname.py"), "").unwrap();
+        let policy = Policy::new(Autonomy::Low, false, Vec::new());
         let facts = |compact| PromptFacts {
             workspace: dir.path(),
-            autonomy: Autonomy::Low,
+            policy: &policy,
             tools: vec!["read_file"],
             skills: None,
             answer_schema: None,

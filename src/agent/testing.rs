@@ -193,6 +193,7 @@ impl Harness {
             hooks: &Hooks::none(),
             rules: &crate::rules::RuleSet::default(),
             first_reads: self.first_reads.clone(),
+            checks: &crate::verify::Checks::none(),
         };
         agent
             .run(

@@ -11,8 +11,8 @@
 //!   is reported; a response with calls goes on to run them, one without to be judged;
 //! - **judge** (`judge`): the safeguards on an answer, in order — a call written out as text
 //!   goes back (`written_calls`), background tasks still running are mentioned once
-//!   (`still_running`), and what passes is held to the schema (`schema_retries`) or taken as
-//!   the answer;
+//!   (`still_running`), what passes is held to the schema (`schema_retries`), then put to the
+//!   caller's `stop` hooks and checks (`verification`), or taken as the answer;
 //! - **run calls**: a turn that only repeats known results is refused (`repeats`), the others
 //!   run (`calls`, where each call passes its decision), and the plan's updates are taken;
 //! - **answer now** (`judge`): a model that keeps repeating itself is asked for its answer,
@@ -32,11 +32,13 @@ use crate::usage::Exceeded;
 
 use super::calls::Cut;
 use super::compaction::Estimator;
+use super::cut_calls::CutCalls;
 use super::loops::{self, LoopCuts};
 use super::plan::Plan;
 use super::repeats::{self, Repeat, Repeats};
 use super::schema_retries::SchemaRetries;
 use super::still_running::Reminder;
+use super::verification::Verification;
 use super::written_calls::Strikes;
 use super::{AgentRun, Answer, Ending, Report, Stuck, calls, first_reads};
 use compact::Compacted;
@@ -113,6 +115,10 @@ pub(super) struct Turns<'r, 'a> {
     still_running: Reminder,
     /// Responses in a row cut for looping (see `loops`).
     loops: LoopCuts,
+    /// The checks' tally (see `verification`).
+    verification: Verification,
+    /// The calls cut at the output limit and not made again yet (see `cut_calls`).
+    cut_calls: CutCalls,
 }
 
 impl<'r, 'a> Turns<'r, 'a> {
@@ -160,6 +166,8 @@ impl<'r, 'a> Turns<'r, 'a> {
             schema: SchemaRetries::new(agent.schema),
             still_running: Reminder::default(),
             loops: LoopCuts::default(),
+            verification: Verification::new(agent.checks),
+            cut_calls: CutCalls::default(),
         }
     }
 
@@ -365,6 +373,7 @@ impl<'r, 'a> Turns<'r, 'a> {
         if let Some(repeat) = repeat {
             return self.refuse_repeats(&turn.calls, repeat);
         }
+        self.cut_calls.turn(&turn.calls, turn.cut);
         let results = self.execute(&turn.calls, turn.cut).await;
         self.take_plan_updates();
         self.request.messages.extend(results);
@@ -454,7 +463,9 @@ impl<'r, 'a> Turns<'r, 'a> {
     /// from it), and the transcript is brought up to date.
     fn finish(mut self, ending: Ending) -> Report {
         let answer = match &ending {
-            Ending::Answered(answer) | Ending::OverBudget(_, Some(answer)) => Some(&answer.text),
+            Ending::Answered(answer)
+            | Ending::OverBudget(_, Some(answer))
+            | Ending::VerifyFailed { answer, .. } => Some(&answer.text),
             Ending::OutOfTurns(text) => Some(text),
             _ => None,
         };
@@ -469,6 +480,8 @@ impl<'r, 'a> Turns<'r, 'a> {
         Report {
             ending,
             turns: self.count,
+            verify: self.verification.reports(),
+            cut_calls: self.cut_calls.never_made_again(),
         }
     }
 }

@@ -52,6 +52,10 @@ impl ExecArgs {
             output_last_message,
             output_schema,
             schema_retries,
+            verify,
+            verify_timeout,
+            verify_retries,
+            strict,
             model,
             provider,
             base_url,
@@ -103,6 +107,13 @@ impl ExecArgs {
         argv.path("--output-last-message", output_last_message.as_deref());
         argv.path("--output-schema", output_schema.as_deref());
         argv.shown("--schema-retries", *schema_retries);
+        argv.values("--verify", verify);
+        argv.shown(
+            "--verify-timeout",
+            verify_timeout.map(humantime::format_duration),
+        );
+        argv.shown("--verify-retries", *verify_retries);
+        argv.switch("--strict", *strict);
         argv.shown("--model", model.as_ref());
         argv.choice("--provider", provider.as_ref());
         argv.shown("--base-url", base_url.as_ref());
@@ -262,6 +273,10 @@ mod tests {
             output_last_message: Some(PathBuf::from("/tmp/last")),
             output_schema: Some(PathBuf::from("-schema.json")),
             schema_retries: Some(0),
+            verify: vec!["cargo test".into(), "-x --y".into()],
+            verify_timeout: Some(std::time::Duration::from_secs(75)),
+            verify_retries: Some(0),
+            strict: true,
             model: Some("-model".into()),
             provider: Some(ProviderKind::Anthropic),
             base_url: Some("http://127.0.0.1:1/v1".into()),

@@ -54,7 +54,9 @@ pub enum Command {
     #[command(
         about = about::EXEC,
         after_help = "Exit codes: 0 success, 1 internal error, 2 usage, 3 provider or configuration, \
-                      4 incomplete (a turn, time, token or cost budget ran out), 129/130/143 ended by SIGHUP/SIGINT/SIGTERM."
+                      4 incomplete (a turn, time, token or cost budget ran out, a --verify check never \
+                      passed, or --strict and the work was blocked), 129/130/143 ended by \
+                      SIGHUP/SIGINT/SIGTERM."
     )]
     Exec(Box<ExecArgs>),
     /// `zero review` (`about::REVIEW`).
@@ -276,6 +278,30 @@ pub struct ExecArgs {
     #[arg(long = "schema-retries", value_name = "N", requires = "output_schema")]
     pub(crate) schema_retries: Option<u32>,
 
+    /// A check that must pass for the run to succeed (repeatable; also `verify` in
+    /// config.toml or the --rules file): a command run in the workspace when the model gives
+    /// its final answer. One that fails goes back to the model with its exit code and the end
+    /// of its output, up to --verify-retries times; never passing is exit 4.
+    #[arg(long = "verify", value_name = "CMD")]
+    pub(crate) verify: Vec<String>,
+
+    /// How long one check may run before it is stopped with everything it started [default:
+    /// 10m, or `verify_timeout` in config.toml].
+    #[arg(long = "verify-timeout", value_name = "DURATION", value_parser = duration::parse_timeout)]
+    pub(crate) verify_timeout: Option<Duration>,
+
+    /// How many times a check that fails goes back to the model [default: 2, or
+    /// `verify_retries` in config.toml].
+    #[arg(long = "verify-retries", value_name = "N")]
+    pub(crate) verify_retries: Option<u32>,
+
+    /// End the run with exit 4 when its work was blocked, after the answer is printed: a call
+    /// refused by --auto, a rule or a hook, an MCP server that failed or went away, a
+    /// specialist that failed, a call cut at the output limit and never made again (also
+    /// `strict = true` in config.toml).
+    #[arg(long)]
+    pub(crate) strict: bool,
+
     /// Model name, as the provider knows it.
     #[arg(short = 'm', long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
@@ -379,12 +405,15 @@ pub struct ExecArgs {
 /// they are refused when given (`review::check_flags` says why), so its help and man page do
 /// not list them (clap's completion scripts still offer hidden flags). In the order `ExecArgs`
 /// declares them.
-pub(crate) const NOT_FOR_REVIEW: [&str; 8] = [
+pub(crate) const NOT_FOR_REVIEW: [&str; 11] = [
     "worktree",
     "skip_permissions_unsafe",
     "output_format",
     "input_format",
     "output_schema",
+    "verify",
+    "verify_timeout",
+    "verify_retries",
     "list_tools",
     "list_specialists",
     "list_skills",
@@ -673,6 +702,10 @@ pub struct GuardArgs {
     /// Drop every capability before the command starts, with `no_new_privs`.
     #[arg(long = "drop-privileges")]
     pub drop_privileges: bool,
+    /// A deny rule every exec of the command's tree is checked against, as JSON (the rule as
+    /// written and its pattern; repeatable).
+    #[arg(long = "deny-exec", value_name = "RULE")]
+    pub deny_exec: Vec<String>,
     /// Give the command the guardian's stdout as its stdin too: a service's socket, which the
     /// runtime both writes and reads.
     #[arg(long = "stdin-from-stdout")]

@@ -21,10 +21,13 @@ use serde::Deserialize;
 use super::failure::Failure;
 use super::inputs::Environment;
 use crate::cli::ExecArgs;
+use crate::command_pattern::DenyRule;
 use crate::config_file::ConfigFile;
 use crate::environ::names::{KEY_VARIABLES, looks_secret};
 use crate::output::SandboxInForce;
-use crate::runtime::sandbox::{Network, Privileges, Sandbox, SandboxMode, Support, Writes};
+use crate::runtime::sandbox::{
+    ExecRules, Network, Privileges, Sandbox, SandboxMode, Support, Writes,
+};
 use crate::tools::policy::{Autonomy, Commands};
 
 /// The `config.toml` keys this module owns.
@@ -42,14 +45,39 @@ pub(crate) struct Confinement {
     pub(crate) commands: Commands,
     /// The names withheld from every command, sorted.
     pub(crate) withheld: Vec<String>,
-    /// What `--sandbox auto` could not apply, said once as a warning.
-    pub(crate) warning: Option<String>,
+    /// What `--sandbox auto` could not apply, each said once as a warning.
+    pub(crate) warnings: Vec<String>,
+    /// Whether the kernel can enforce the exec check ([`Support::execs`]).
+    execs_supported: bool,
 }
 
 impl Confinement {
     /// What `run_start` says is in force.
     pub(crate) fn in_force(&self) -> SandboxInForce {
         SandboxInForce::of(&self.commands.sandbox)
+    }
+
+    /// The exec check of the deny rules `rules` under this confinement: the rules, where the
+    /// kernel can enforce it; none with `--sandbox off` (no kernel rule at all), and none with
+    /// a warning (`--sandbox auto`) or an error (`--sandbox required`, exit 3) where it
+    /// cannot. The line check holds in every case.
+    pub(crate) fn exec_rules(&mut self, rules: Vec<DenyRule>) -> Result<ExecRules, Failure> {
+        if rules.is_empty() || self.commands.mode == SandboxMode::Off {
+            return Ok(ExecRules::default());
+        }
+        if self.execs_supported {
+            return Ok(ExecRules::new(rules));
+        }
+        let missing = "the exec check of the deny rules on commands (this kernel cannot hand                        execs to zero: seccomp user notification needs Linux 5.0, and reading                        a command's arguments needs process_vm_readv and a Yama ptrace_scope                        below 2)";
+        if self.commands.mode == SandboxMode::Required {
+            return Err(Failure::sandbox(format!(
+                "--sandbox required: this system cannot enforce {missing}; use --sandbox                  auto to run with the line check alone"
+            )));
+        }
+        self.warnings.push(format!(
+            "the sandbox is incomplete: this system cannot enforce {missing}, so the deny              rules on commands are checked on the command line only, which a command can              get around (--sandbox required refuses to run without it)"
+        ));
+        Ok(ExecRules::default())
     }
 }
 
@@ -98,12 +126,12 @@ pub(crate) fn resolve(
             privileges: Privileges::Dropped,
         },
     };
-    let (sandbox, warning) = match mode {
-        SandboxMode::Off => (Sandbox::open(), None),
+    let (sandbox, warnings) = match mode {
+        SandboxMode::Off => (Sandbox::open(), Vec::new()),
         SandboxMode::Auto | SandboxMode::Required => {
             let (sandbox, missing) = enforceable(wanted, support);
             match (missing.is_empty(), mode) {
-                (true, _) => (sandbox, None),
+                (true, _) => (sandbox, Vec::new()),
                 (false, SandboxMode::Required) => {
                     return Err(Failure::sandbox(format!(
                         "--sandbox required: this system cannot enforce {}; use --sandbox auto \
@@ -113,11 +141,11 @@ pub(crate) fn resolve(
                 }
                 (false, _) => (
                     sandbox,
-                    Some(format!(
+                    vec![format!(
                         "the sandbox is incomplete: this system cannot enforce {} (--sandbox \
                          required refuses to run without it)",
                         missing.join(" or ")
-                    )),
+                    )],
                 ),
             }
         }
@@ -131,7 +159,8 @@ pub(crate) fn resolve(
             sandbox,
         },
         withheld,
-        warning,
+        warnings,
+        execs_supported: support.execs,
     })
 }
 
@@ -195,6 +224,47 @@ fn withheld_names(env: &Environment, autonomy: Autonomy, keep: &[String]) -> Vec
 mod tests {
     use super::*;
 
+    /// A confinement in `mode`, on a kernel that can (or cannot) check execs.
+    fn confinement(mode: SandboxMode, execs_supported: bool) -> Confinement {
+        Confinement {
+            commands: Commands {
+                mode,
+                network: false,
+                env_keep: Vec::new(),
+                sandbox: Sandbox::open(),
+            },
+            withheld: Vec::new(),
+            warnings: Vec::new(),
+            execs_supported,
+        }
+    }
+
+    #[test]
+    fn the_exec_check_holds_where_the_kernel_can_and_fails_closed_where_it_cannot() {
+        let rules = || {
+            vec![DenyRule {
+                rule: "bash(git push *)".into(),
+                pattern: crate::command_pattern::CommandPattern::parse("git push *").unwrap(),
+            }]
+        };
+        for mode in [SandboxMode::Auto, SandboxMode::Required] {
+            let mut able = confinement(mode, true);
+            assert_eq!(able.exec_rules(rules()).unwrap(), ExecRules::new(rules()));
+            assert!(able.warnings.is_empty());
+            assert!(able.exec_rules(Vec::new()).unwrap().is_empty());
+        }
+        let mut auto = confinement(SandboxMode::Auto, false);
+        assert!(auto.exec_rules(rules()).unwrap().is_empty());
+        assert!(auto.warnings[0].contains("checked on the command line only"));
+        let mut required = confinement(SandboxMode::Required, false);
+        let refused = required.exec_rules(rules()).unwrap_err();
+        assert_eq!(refused.code, crate::output::ErrorCode::SandboxUnavailable);
+        assert!(refused.message.starts_with("--sandbox required"));
+        let mut off = confinement(SandboxMode::Off, true);
+        assert!(off.exec_rules(rules()).unwrap().is_empty());
+        assert!(off.warnings.is_empty());
+    }
+
     #[test]
     fn what_the_kernel_cannot_enforce_is_dropped_and_named() {
         let wanted = Sandbox {
@@ -206,6 +276,7 @@ mod tests {
             filesystem: true,
             network: true,
             privileges: true,
+            execs: true,
         };
         assert_eq!(
             enforceable(wanted.clone(), all),
@@ -215,6 +286,7 @@ mod tests {
             filesystem: false,
             network: false,
             privileges: false,
+            execs: false,
         };
         let (sandbox, missing) = enforceable(wanted, none);
         assert_eq!(sandbox, Sandbox::open());

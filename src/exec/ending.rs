@@ -12,6 +12,7 @@ use crate::output::{
 use crate::provider::ContextWindow;
 use crate::redact::Secrets;
 use crate::usage::Spent;
+use crate::verify::CheckReport;
 
 use super::failure::Failure;
 
@@ -28,6 +29,8 @@ pub(super) struct Accounting {
     pub(super) session_usage: Option<UsageTotals>,
     /// With `--worktree`: the commit the run's changes were recorded in.
     pub(super) worktree_commit: Option<String>,
+    /// With `--verify`: each check over the run.
+    pub(super) verify: Vec<CheckReport>,
 }
 
 /// Emits `run_end`. A stdout that broke along the way makes the run an internal error.
@@ -49,6 +52,7 @@ pub(super) fn finish(output: &Output, exit: ExitCode, accounting: Accounting) ->
         worktree_commit: accounting.worktree_commit,
         permission_denials: output.permission_denials(),
         model: accounting.spent.model,
+        verify: accounting.verify,
     });
     let dropped = output.drain();
     if dropped > 0 {
@@ -92,6 +96,11 @@ pub(super) fn conclude(
                 )?;
             }
             Err(Failure::out_of_turns())
+        }
+        // The answer the checks did not pass on is still the model's account of its work.
+        Ending::VerifyFailed { answer, message } => {
+            deliver(answer, output, last_message, schema)?;
+            Err(Failure::verify_failed(message))
         }
         Ending::Stuck(stuck) => Err(Failure::stuck(stuck)),
         Ending::OverBudget(exceeded, answer) => {

@@ -193,6 +193,24 @@ impl Failure {
         }
     }
 
+    /// A `--verify` check did not pass on the model's final answer after every retry
+    /// (`message` says which, how it ended and the end of its output): exit 4.
+    pub(crate) fn verify_failed(message: String) -> Self {
+        Failure::plain(ErrorCode::VerifyFailed, message)
+    }
+
+    /// `--strict`, and the run's work was blocked by each of `causes`: exit 4, after the
+    /// model's answer was printed.
+    pub(crate) fn blocked(causes: &[String]) -> Self {
+        Failure::plain(
+            ErrorCode::Blocked,
+            format!(
+                "--strict: the run's work was blocked: {}",
+                causes.join("; ")
+            ),
+        )
+    }
+
     /// The exit code a run that fails this way ends with.
     pub(crate) fn exit(&self) -> ExitCode {
         self.code.exit()

@@ -22,6 +22,7 @@ mod prompt;
 mod run;
 mod session;
 mod settings;
+mod strict;
 mod worktree;
 
 use std::panic::AssertUnwindSafe;
@@ -31,10 +32,11 @@ use crate::cli::ExecArgs;
 use crate::exit::ExitCode;
 use crate::lifecycle;
 use crate::output::event::WorktreeInfo;
-use crate::output::{Output, OutputFormat, stderr_line_if_writable};
+use crate::output::{ErrorCode, EventKind, Output, OutputFormat, stderr_line_if_writable};
 use crate::redact::Secrets;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::structured::OutputSchema;
+use crate::verify::Checks;
 use ending::{Accounting, finish};
 use inputs::Inputs;
 use pieces::Pieces;
@@ -147,9 +149,28 @@ fn in_worktree(
     let job = Job { invocation, schema };
     let exit = run_job(job, inputs, runtime, output, accounting, info);
     if let Some(worktree) = worktree {
-        accounting.worktree_commit = worktree.finish(output.run_id())?;
+        let keep = kept_for(&exit);
+        if let Some(why) = keep {
+            output.emit(EventKind::Warning {
+                message: worktree.kept_warning(why),
+            });
+        }
+        accounting.worktree_commit = worktree.finish(output.run_id(), keep)?;
     }
     exit
+}
+
+/// Why a `--worktree` run's worktree is kept when the job ended `exit`: its work did not pass
+/// its checks, or was blocked (`--strict`); `None` for any other ending, whose worktree is
+/// removed.
+fn kept_for(exit: &Result<ExitCode, Failure>) -> Option<&'static str> {
+    match exit {
+        Err(failure) if failure.code == ErrorCode::VerifyFailed => {
+            Some("the run's checks did not pass")
+        }
+        Err(failure) if failure.code == ErrorCode::Blocked => Some("the run's work was blocked"),
+        _ => None,
+    }
 }
 
 /// The job, step by step: the settings (after the config file's unknown keys are warned
@@ -169,6 +190,9 @@ fn run_job(
     settings.workspace.worktree = worktree;
     if let Some(schema) = schema {
         settings.request.output_schema = Some(schema);
+        // A caller that fixes the answer (`zero review`) changes nothing: config.toml's
+        // checks are not for it.
+        settings.outcome.checks = Checks::none();
     }
     process::take_effect(&settings, output)?;
     if let Some(warning) = settings.unoffered_bash_rules() {

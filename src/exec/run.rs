@@ -25,7 +25,7 @@ use super::failure::Failure;
 use super::pieces::Pieces;
 use super::session::{self, RunSession};
 use super::settings::Settings;
-use super::{flags, listing, local_server, mcp_servers, prompt};
+use super::{flags, listing, local_server, mcp_servers, prompt, strict};
 
 /// Runs the agent as `settings` describe on `pieces`, and reports how it ended; `accounting`
 /// holds what `run_end` reports whichever way the run ends.
@@ -100,7 +100,7 @@ pub(super) fn run(
         hooks: &hooks,
         cancel,
     };
-    let report = runtime.block_on(converse_then_close(
+    let (report, mcp_gone) = runtime.block_on(converse_then_close(
         &settings,
         &pieces,
         &connected,
@@ -115,29 +115,42 @@ pub(super) fn run(
     // After the close: every specialist has ended and written its last report.
     accounting.spent = pieces.ledger.spent();
     accounting.window = window.now();
+    accounting.verify = report.verify;
+    let blocked = match settings.outcome.strict {
+        true => strict::causes(&strict::Seen {
+            obstacles: output.obstacles(),
+            mcp: &connected.mcp.states,
+            mcp_gone: &mcp_gone,
+            cut_calls: &report.cut_calls,
+        }),
+        false => Vec::new(),
+    };
     let ended = Ended {
         ending: report.ending,
         session,
         last_message: request.last_message,
         schema: settings.request.output_schema.is_some(),
+        blocked,
     };
     end(ended, accounting, output)
 }
 
 /// The conversation, then the close of everything the run started: the MCP servers first
 /// (each stdio server's stdin closes before its process is stopped), then the runtime and the
-/// specialists' worktrees.
+/// specialists' worktrees. Returns the loop's report and the MCP servers that went away
+/// before the close.
 async fn converse_then_close(
     settings: &Settings,
     pieces: &Pieces,
     connected: &Connected,
     conversation: Conversation<'_>,
     output: &Output,
-) -> Report {
+) -> (Report, Vec<String>) {
     let report = converse(settings, pieces, &*connected.provider, conversation, output).await;
+    let gone = connected.mcp.servers.gone();
     connected.mcp.servers.close().await;
     pieces.close(output).await;
-    report
+    (report, gone)
 }
 
 /// How the loop ended, and what the ending still needs.
@@ -150,11 +163,14 @@ struct Ended {
     last_message: Option<PathBuf>,
     /// Whether the answer had to satisfy a schema.
     schema: bool,
+    /// With `--strict`: what blocked the run's work (empty when nothing did).
+    blocked: Vec<String>,
 }
 
 /// The run's end, once everything it started is closed: its session closed (answered only
 /// when the model answered and no stop came), then a stop's failure, else the answer's
-/// ending.
+/// ending — and an answered run whose work was blocked fails under `--strict`, its answer
+/// printed first.
 fn end(ended: Ended, accounting: &mut Accounting, output: &Output) -> Result<ExitCode, Failure> {
     let stopped = lifecycle::received();
     if let Some(session) = ended.session {
@@ -165,12 +181,16 @@ fn end(ended: Ended, accounting: &mut Accounting, output: &Output) -> Result<Exi
     if let Some(stop) = stopped {
         return Err(Failure::stopped(stop));
     }
-    ending::conclude(
+    let exit = ending::conclude(
         ended.ending,
         output,
         ended.last_message.as_deref(),
         ended.schema,
-    )
+    )?;
+    match ended.blocked.is_empty() {
+        true => Ok(exit),
+        false => Err(Failure::blocked(&ended.blocked)),
+    }
 }
 
 /// What the run needs before it starts anything, each checked in the order a user fixes
@@ -382,8 +402,10 @@ fn announce(
     if let Some(warning) = settings.workspace.policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
-    if let Some(warning) = settings.workspace.confinement.warning.clone() {
-        output.emit(EventKind::Warning { message: warning });
+    for warning in &settings.workspace.confinement.warnings {
+        output.emit(EventKind::Warning {
+            message: warning.clone(),
+        });
     }
 }
 
@@ -425,7 +447,7 @@ async fn converse(
     };
     let system = system_prompt::build(&system_prompt::PromptFacts {
         workspace,
-        autonomy: settings.workspace.policy.autonomy(),
+        policy: &settings.workspace.policy,
         tools: conversation
             .toolset
             .visible()
@@ -468,6 +490,7 @@ async fn converse(
         transcript: conversation.session.map(|session| &session.transcript),
         hooks: conversation.hooks,
         rules: &settings.controls.rules,
+        checks: &settings.outcome.checks,
         first_reads: match compact {
             true => first_reads::named_files(workspace, &conversation.prompt),
             false => Vec::new(),

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::cli::ExecArgs;
 use crate::output::event::WorktreeInfo;
 use crate::runtime::{
-    Checkout, NewCheckout, RunId, RuntimeConfig, RuntimeError, WorktreeName, WorktreeRecords,
+    Checkout, Directory, NewCheckout, RunId, RuntimeConfig, RuntimeError, WorktreeName,
+    WorktreeRecords,
 };
 
 use super::failure::Failure;
@@ -98,16 +99,25 @@ impl RunWorktree {
     }
 
     /// Ends the run's worktree: commits what changed (if anything) on its branch, removes
-    /// the directory and records `finished`. Returns the commit made. When the changes cannot
-    /// be committed, the directory is kept (with the work) and the record says `failed`: an
-    /// internal error, exit 1.
-    pub(crate) fn finish(self, run_id: &RunId) -> Result<Option<String>, Failure> {
+    /// the directory — unless `keep` says why it stays: a run whose work did not pass its
+    /// checks or was blocked leaves it to be looked at — and records `finished`. Returns the
+    /// commit made. When the changes cannot be committed, the directory is kept (with the
+    /// work) and the record says `failed`: an internal error, exit 1.
+    pub(crate) fn finish(
+        self,
+        run_id: &RunId,
+        keep: Option<&str>,
+    ) -> Result<Option<String>, Failure> {
         let name = self.checkout.record().name.clone();
         let message = format!("zero run {run_id} (worktree {name})");
+        let directory = match keep {
+            Some(_) => Directory::Kept,
+            None => Directory::Removed,
+        };
         match self.checkout.commit(&message) {
             Ok(commit) => self
                 .checkout
-                .finish(commit.clone())
+                .finish(commit.clone(), directory)
                 .map(|_| commit)
                 .map_err(|e| Failure::internal(e.to_string())),
             Err(reason) => Err(Failure::internal(format!(
@@ -115,5 +125,17 @@ impl RunWorktree {
                 self.checkout.keep(&reason)
             ))),
         }
+    }
+
+    /// What the run is told when its worktree is kept because `why`.
+    pub(crate) fn kept_warning(&self, why: &str) -> String {
+        let record = self.checkout.record();
+        format!(
+            "the worktree {} is kept at {} ({why}); what changed is committed on {} too;              remove it with `zero worktrees rm {}`",
+            record.name,
+            record.path.display(),
+            record.branch,
+            record.name
+        )
     }
 }

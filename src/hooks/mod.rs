@@ -287,6 +287,10 @@ impl Hooks {
         .map_err(failed);
         let (decision, reason) = match &replied {
             Err(failure) => (HookDecision::Failed, Some(failure.clone())),
+            // After the call nothing can be refused: an objection is a note to the model.
+            Ok(reply) if reply.objects && hook.point == HookPoint::PostToolUse => {
+                (HookDecision::Note, reply.reason.clone())
+            }
             Ok(reply) if reply.objects => (HookDecision::Deny, reply.reason.clone()),
             Ok(reply) if reply.arguments.is_some() => (HookDecision::Rewrite, None),
             Ok(reply) if reply.context.is_some() => (HookDecision::Note, reply.context.clone()),

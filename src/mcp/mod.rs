@@ -130,6 +130,17 @@ pub(crate) async fn start(configs: Vec<ServerConfig>, place: &Place<'_>) -> Star
 }
 
 impl Servers {
+    /// The names of the servers that went away while the run still had them: a stdio server
+    /// whose process ended before the run's close (its tools fail from then on). What
+    /// `--strict` fails a run for; asked before [`Servers::close`].
+    pub fn gone(&self) -> Vec<String> {
+        self.connected
+            .iter()
+            .filter(|server| server.is_gone())
+            .map(|server| server.config.name.clone())
+            .collect()
+    }
+
     /// Ends every connection at once — each stdio server's stdin closes and its process is
     /// stopped — and waits until every process is over. Their tools fail from then on.
     pub async fn close(&self) {

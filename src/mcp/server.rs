@@ -199,6 +199,14 @@ impl Connected {
         crate::sync::lock(&self.in_flight).retain(|call| call != id);
     }
 
+    /// Whether the server's process (a stdio server's) has ended.
+    pub(crate) fn is_gone(&self) -> bool {
+        self.process
+            .as_ref()
+            .and_then(Service::termination)
+            .is_some()
+    }
+
     /// What a failed call says: `what` went wrong, and when the server's process has ended,
     /// how, with the end of its log.
     fn gone(&self, what: &str) -> String {

@@ -50,6 +50,11 @@ pub(crate) enum ErrorCode {
     Looping,
     /// The run's deadline passed.
     Timeout,
+    /// A `--verify` check did not pass on the model's final answer, after every retry.
+    VerifyFailed,
+    /// `--strict`, and the run's work was blocked (a denial, an MCP server that failed or went
+    /// away, a specialist that failed, a call cut and never made again).
+    Blocked,
     /// `--sandbox required`, and the system cannot enforce a rule the run needs.
     SandboxUnavailable,
     /// An MCP server marked `required` did not start.
@@ -86,7 +91,9 @@ impl ErrorCode {
             | ErrorCode::CostBudget
             | ErrorCode::SchemaUnsatisfied
             | ErrorCode::Looping
-            | ErrorCode::Timeout => ExitCode::Incomplete,
+            | ErrorCode::Timeout
+            | ErrorCode::VerifyFailed
+            | ErrorCode::Blocked => ExitCode::Incomplete,
             ErrorCode::Internal => ExitCode::Internal,
             ErrorCode::Hangup => ExitCode::Hangup,
             ErrorCode::Interrupted => ExitCode::Interrupted,
@@ -108,7 +115,7 @@ mod tests {
     use super::*;
 
     /// The `error.code` table of `docs/STREAM_JSON.md`: every word with its exit code.
-    const DOCUMENTED: [(ErrorCode, &str, i32); 22] = [
+    const DOCUMENTED: [(ErrorCode, &str, i32); 24] = [
         (ErrorCode::Usage, "usage_error", 2),
         (ErrorCode::Config, "config_error", 3),
         (ErrorCode::Auth, "auth", 3),
@@ -125,6 +132,8 @@ mod tests {
         (ErrorCode::SchemaUnsatisfied, "schema_unsatisfied", 4),
         (ErrorCode::Looping, "looping", 4),
         (ErrorCode::Timeout, "timeout", 4),
+        (ErrorCode::VerifyFailed, "verify_failed", 4),
+        (ErrorCode::Blocked, "blocked", 4),
         (ErrorCode::SandboxUnavailable, "sandbox_unavailable", 3),
         (ErrorCode::McpServerFailed, "mcp_server_failed", 3),
         (ErrorCode::Internal, "internal_error", 1),

@@ -14,6 +14,7 @@ use crate::runtime::{Restoration, TaskKind, TaskStatus};
 use crate::structured::Violation;
 pub(crate) use crate::tools::policy::SandboxInForce;
 use crate::tools::{Permissions, PlanStep, SideEffect, StyleChoice};
+pub(crate) use crate::verify::{CheckReport, CheckStatus};
 
 /// The version of the stream-json schema; bumped on any incompatible change.
 pub(crate) const SCHEMA_VERSION: u32 = 3;
@@ -148,6 +149,10 @@ pub(crate) enum EventKind {
         rule: Option<String>,
         /// Why, and what the caller could add to allow it.
         reason: String,
+        /// When the call ran and the exec check refused a program of its command's tree:
+        /// which (the call's other programs ran).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exec: Option<ExecDenied>,
     },
     /// A tool call finished.
     ToolResult {
@@ -272,6 +277,31 @@ pub(crate) enum EventKind {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         failed: Vec<NotRestored>,
     },
+    /// A `--verify` check started on the model's answer.
+    VerifyStart {
+        /// Its command line.
+        command: String,
+        /// Which answer it checks: 1 for the first the run put to its checks.
+        attempt: u32,
+    },
+    /// A `--verify` check ended (after its `verify_start`, always).
+    #[serde(rename_all = "camelCase")]
+    VerifyEnd {
+        /// Its command line.
+        command: String,
+        /// Which answer it checked.
+        attempt: u32,
+        /// How it ended.
+        status: CheckStatus,
+        /// Its exit code, when it exited.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+        /// The end of its output, when it did not pass and printed something.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+    },
     /// The final answer.
     Final {
         /// Its text.
@@ -328,6 +358,9 @@ pub(crate) enum EventKind {
         /// one `run_start` names); absent when no response came.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// With `--verify`: each check over the run, in order; absent without checks.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        verify: Vec<CheckReport>,
     },
 }
 
@@ -368,6 +401,18 @@ pub(crate) struct ToolInfo {
     pub(crate) side_effect: SideEffect,
     /// The JSON Schema of its arguments.
     pub(crate) input_schema: Value,
+}
+
+/// A program the exec check refused, as `permission_denied.exec` names it: the process that
+/// called exec and what it tried to run (both cut to a bound).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ExecDenied {
+    /// The process that called exec.
+    pub(crate) pid: u32,
+    /// The path it gave exec.
+    pub(crate) path: String,
+    /// The argv it gave; a last `…` when it was cut.
+    pub(crate) argv: Vec<String>,
 }
 
 /// A permission rule as `--list-tools` lists it.
@@ -635,7 +680,8 @@ pub(crate) enum Family {
     /// conversation compacted for it.
     Model,
     /// Tool calls and what decides and follows them: `tool_call`, the permission events,
-    /// `hook`, `tool_result`, `plan`.
+    /// `hook`, `tool_result`, `plan`; and the checks an answer is put to (`verify_start`,
+    /// `verify_end`).
     Call,
     /// Background tasks starting and ending.
     Task,
@@ -701,21 +747,25 @@ impl EventKind {
             | EventKind::PermissionDenied { .. }
             | EventKind::Hook(_)
             | EventKind::ToolResult { .. }
-            | EventKind::Plan { .. } => Family::Call,
+            | EventKind::Plan { .. }
+            | EventKind::VerifyStart { .. }
+            | EventKind::VerifyEnd { .. } => Family::Call,
             EventKind::TaskStarted { .. } | EventKind::TaskFinished { .. } => Family::Task,
         }
     }
 
-    /// Whether the event reports a call refused before it ran: what `run_end` counts.
-    pub(crate) fn is_denial(&self) -> bool {
-        matches!(
-            self,
-            EventKind::PermissionDenied { .. }
-                | EventKind::PermissionDecision {
-                    decision: Decision::Deny,
-                    ..
-                }
-        )
+    /// The tool of the call the event reports refused before it ran (what `run_end` counts),
+    /// `None` for any other event.
+    pub(crate) fn denied_tool(&self) -> Option<&str> {
+        match self {
+            EventKind::PermissionDenied { name, .. }
+            | EventKind::PermissionDecision {
+                name,
+                decision: Decision::Deny,
+                ..
+            } => Some(name),
+            _ => None,
+        }
     }
 
     /// The stderr line of an event about waiting on the model (`retry`, `waiting`,

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::event::CheckReport;
 use super::{
     CallStatus, EventKind, Family, RuleInfo, RunStatus, ToolInfo, UsageTotals, WindowInfo, Writer,
 };
@@ -65,6 +66,8 @@ struct Summary<'a> {
     session_usage: &'a Option<UsageTotals>,
     tool_calls: &'a [CallSummary],
     tasks: &'a [TaskSummary],
+    #[serde(skip_serializing_if = "<[CheckReport]>::is_empty")]
+    verify: &'a [CheckReport],
     errors: &'a [Value],
     warnings: &'a [String],
 }
@@ -182,6 +185,7 @@ impl JsonWriter {
                 cost_usd,
                 context_window,
                 session_usage,
+                verify,
                 // The worktree's commit, the denials (each is in `toolCalls` as an error
                 // result too) and the model that answered are in stream-json's `run_end`.
                 ..
@@ -200,6 +204,7 @@ impl JsonWriter {
                     session_usage,
                     tool_calls: &self.tool_calls,
                     tasks: &self.tasks,
+                    verify,
                     errors: &self.errors,
                     warnings: &self.warnings,
                 });

@@ -30,13 +30,13 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
-    CallStatus, CompactionReason, Decision, EventKind, Family, McpServerInfo, McpState,
+    CallStatus, CompactionReason, Decision, EventKind, ExecDenied, Family, McpServerInfo, McpState,
     McpTransport, PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce,
     SkillInfo, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};
-use crate::runtime::RunId;
+use crate::runtime::{RunId, TaskKind, TaskStatus};
 pub(crate) use neutral::{NeutralWriter, neutralise};
 use queue::Queue;
 pub(crate) use queue::stderr_line_if_writable;
@@ -105,8 +105,38 @@ struct State {
     early_warnings: Vec<String>,
     /// Streamed text not yet written: it may be the start of a secret.
     held: Option<HeldStream>,
-    /// How many calls were refused before they ran (`run_end.permissionDenials`).
-    denials: u32,
+    /// What stood in the run's way, by the events so far.
+    obstacles: Obstacles,
+}
+
+/// What the events reported so far say stood in the run's way: what `run_end.permissionDenials`
+/// counts, and what `--strict` fails a run for (with what `exec` knows of the MCP servers and
+/// the agent of its calls).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Obstacles {
+    /// The tool of each call refused before it ran (by the `--auto` level, a rule or a
+    /// hook), in order.
+    pub(crate) denied: Vec<String>,
+    /// Each specialist that failed, as `NAME (TASK_ID)`, in order.
+    pub(crate) failed_specialists: Vec<String>,
+}
+
+impl Obstacles {
+    /// Takes in what `event` says stood in the way, if anything.
+    fn observe(&mut self, event: &EventKind) {
+        if let Some(tool) = event.denied_tool() {
+            self.denied.push(tool.to_string());
+        }
+        if let EventKind::TaskFinished {
+            task_id,
+            kind: TaskKind::Specialist { name },
+            status: TaskStatus::Failed,
+            ..
+        } = event
+        {
+            self.failed_specialists.push(format!("{name} ({task_id})"));
+        }
+    }
 }
 
 /// Which delta stream a [`StreamRedactor`] is holding text of.
@@ -144,7 +174,7 @@ impl Output {
                 opened: false,
                 early_warnings: Vec::new(),
                 held: None,
-                denials: 0,
+                obstacles: Obstacles::default(),
             }),
             kept: None,
         }
@@ -173,7 +203,13 @@ impl Output {
 
     /// How many calls were refused before they ran, by the events reported so far.
     pub(crate) fn permission_denials(&self) -> u32 {
-        crate::sync::lock(&self.state).denials
+        let denied = crate::sync::lock(&self.state).obstacles.denied.len();
+        u32::try_from(denied).unwrap_or(u32::MAX)
+    }
+
+    /// What stood in the run's way, by the events reported so far.
+    pub(crate) fn obstacles(&self) -> Obstacles {
+        crate::sync::lock(&self.state).obstacles.clone()
     }
 
     /// The run id every event carries.
@@ -200,7 +236,7 @@ impl Output {
             other => {
                 self.release_held(&mut state);
                 state.ended = matches!(other, EventKind::RunEnd { .. });
-                state.denials += u32::from(other.is_denial());
+                state.obstacles.observe(&other);
                 let opening = !state.opened && matches!(other, EventKind::RunStart { .. });
                 if !opening {
                     self.release_early_warnings(&mut state);

@@ -9,7 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
 
-use super::event::git_restored_message;
+use super::event::{CheckStatus, git_restored_message};
 use super::{
     CallStatus, EventKind, Family, McpServerInfo, McpState, RuleInfo, SandboxInForce, SkillInfo,
     SpecialistInfo, ToolInfo, Writer, neutralise, word,
@@ -155,7 +155,7 @@ impl TextWriter {
     }
 
     /// A line per call and per outcome, the hooks that objected or rewrote, the plan's
-    /// progress (a refusal is in the call's outcome).
+    /// progress (a refusal is in the call's outcome), a line per check and its outcome.
     fn call(&mut self, event: &EventKind) {
         match event {
             EventKind::ToolCall { name, args, .. } => {
@@ -182,6 +182,31 @@ impl TextWriter {
                         .map(|reason| format!(" ({})", one_line(reason)))
                         .unwrap_or_default()
                 ));
+            }
+            EventKind::VerifyStart { command, attempt } => self.stderr_line(&format!(
+                "▸ verify  {} (answer {attempt})",
+                one_line(command)
+            )),
+            EventKind::VerifyEnd {
+                status,
+                exit_code,
+                duration_ms,
+                ..
+            } => {
+                let mark = match status {
+                    CheckStatus::Passed => "✓",
+                    _ => "✗",
+                };
+                let code = exit_code
+                    .filter(|code| *code != 0)
+                    .map(|code| format!(", exit {code}"))
+                    .unwrap_or_default();
+                self.stderr_line(&format!(
+                    "  {mark} {}{code} ({:.1}s)",
+                    word(status),
+                    *duration_ms as f64 / 1000.0
+                ));
+                self.waiting_for_model();
             }
             EventKind::Plan { steps } => {
                 let done = steps

@@ -163,6 +163,13 @@ fn check_flags(args: &ReviewArgs) -> Result<(), Problem> {
             "--worktree: a review changes nothing",
         ),
         (
+            !exec.verify.is_empty()
+                || exec.verify_timeout.is_some()
+                || exec.verify_retries.is_some(),
+            "--verify, --verify-timeout or --verify-retries: a review changes nothing, so there \
+             is no work of its own to check",
+        ),
+        (
             exec.list_tools || exec.list_specialists || exec.list_skills,
             "--list-tools/--list-specialists/--list-skills: use `zero exec`",
         ),
@@ -316,12 +323,15 @@ mod tests {
             .map(|arg| arg.get_id().as_str())
             .collect();
         assert_eq!(hidden, crate::cli::NOT_FOR_REVIEW);
-        let given: [(&str, &[&str]); 8] = [
+        let given: [(&str, &[&str]); 11] = [
             ("worktree", &["--worktree"]),
             ("skip_permissions_unsafe", &["--skip-permissions-unsafe"]),
             ("output_format", &["--output-format", "json"]),
             ("input_format", &["--input-format", "stream-json"]),
             ("output_schema", &["--output-schema", "s.json"]),
+            ("verify", &["--verify", "cargo test"]),
+            ("verify_timeout", &["--verify-timeout", "1m"]),
+            ("verify_retries", &["--verify-retries", "1"]),
             ("list_tools", &["--list-tools"]),
             ("list_specialists", &["--list-specialists"]),
             ("list_skills", &["--list-skills"]),

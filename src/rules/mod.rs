@@ -10,30 +10,38 @@
 //! Rules come from `--allow`/`--deny`, `[permissions]` in the user's config.toml and an
 //! explicit `--rules FILE` (`sources`), never from a file the workspace holds by itself: the
 //! workspace may be a stranger's pull request. The grammar is in `rule`, a `bash` rule's
-//! matching in `command` over the commands `shell` finds in the line, a file tool's in `paths`.
+//! matching in `command_pattern` over the commands `shell` finds in the line, a file tool's in `paths`.
 //!
-//! A `bash` line's output redirections write files: each target is checked against the
-//! `write_file` rules as a `write_file` call to it would be (so `--deny 'write_file(.github/**)'`
-//! also refuses `echo x > .github/ci.yml`), and a redirection never makes a denied command
-//! allowed.
+//! A `bash` line is allowed only when `shell` proves every command it runs is allowed: a line
+//! it cannot follow is *unknown*, which no allow rule allows and every deny rule may match.
+//! The files its output redirections (and `tee`) write are checked against the `write_file`
+//! rules as a `write_file` call to each would be, whether or not any rule names `bash` (so
+//! `--deny 'write_file(.github/**)'` also refuses `echo x > .github/ci.yml` and
+//! `cd .github && echo x > ci.yml`); a file the analysis cannot place is refused when write
+//! rules apply.
 
 mod bash;
-mod command;
 mod domain;
 mod paths;
+mod reads;
 mod rule;
 pub(crate) mod shell;
 mod sources;
 mod web_fetch;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use self::paths::Touched;
+use self::reads::Reads;
 pub(crate) use self::rule::{Effect, Pattern, Rule};
-use self::shell::{SimpleCommand, Word};
+use self::rule::{Ruling, rule_on};
+use self::shell::Write;
 pub(crate) use self::sources::{FileKeys, Sources, load};
+use crate::command_pattern::DenyRule;
+use crate::tools::policy::ReadFilter;
 use crate::tools::{ToolId, patch_paths};
 
 /// The rules in force for one run.
@@ -111,12 +119,35 @@ impl RuleSet {
         &self.rules
     }
 
+    /// What the rules keep from the searches' walks and listings, for the tools' policy;
+    /// `None` when no rule covers a search.
+    pub(crate) fn read_filter(&self) -> Option<Arc<dyn ReadFilter>> {
+        Reads::of(&self.rules).map(|reads| Arc::new(reads) as Arc<dyn ReadFilter>)
+    }
+
     /// The text of every rule of `effect`, in order: what a specialist is handed as flags.
     pub(crate) fn texts(&self, effect: Effect) -> Vec<String> {
         self.rules
             .iter()
             .filter(|rule| rule.effect == effect)
             .map(|rule| rule.text.clone())
+            .collect()
+    }
+
+    /// The deny rules on `bash` that name a command, as the exec check holds them: what every
+    /// program a command's tree executes is checked against (`runtime::guardian::execs`). A
+    /// `bash` deny rule without a pattern refuses every line before it runs, so it needs none.
+    pub(crate) fn exec_denials(&self) -> Vec<DenyRule> {
+        self.rules
+            .iter()
+            .filter(|rule| rule.effect == Effect::Deny && rule.covers(ToolId::Bash))
+            .filter_map(|rule| match &rule.pattern {
+                Pattern::Command(pattern) => Some(DenyRule {
+                    rule: rule.text.clone(),
+                    pattern: pattern.clone(),
+                }),
+                _ => None,
+            })
             .collect()
     }
 
@@ -162,12 +193,14 @@ impl Judgement<'_> {
         let Some(id) = ToolId::from_name(tool) else {
             return Ok(());
         };
+        if id == ToolId::Bash {
+            return self.bash(args);
+        }
         let covers = |rule: &Rule| rule.covers(id);
         if !self.set.rules.iter().any(covers) {
             return Ok(());
         }
         match id {
-            ToolId::Bash => self.bash(args),
             ToolId::Task | ToolId::Skill => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                 let what = match id {
@@ -215,81 +248,90 @@ impl Judgement<'_> {
         let hits: Vec<&Rule> = applicable.iter().copied().filter(|r| matches(r)).collect();
         self.matched
             .extend(hits.iter().map(|rule| Matched::of(rule)));
-        if let Some(rule) = hits.iter().find(|rule| rule.effect == Effect::Deny) {
-            return Err(denied_by(rule, what));
+        match rule_on(&applicable, &hits) {
+            Ruling::Pass => Ok(()),
+            Ruling::Denied(rule) => Err(denied_by(rule, what)),
+            Ruling::Unallowed => {
+                let allowed: Vec<String> = applicable
+                    .iter()
+                    .filter(|rule| rule.effect == Effect::Allow)
+                    .map(|rule| format!("`{}`", rule.text))
+                    .collect();
+                let remedy = match suggestion {
+                    Some(rule) => format!("; the caller could add --allow '{rule}'"),
+                    None => String::new(),
+                };
+                Err(format!(
+                    "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
+                    allowed.join(", ")
+                ))
+            }
         }
-        let allows = || {
-            applicable
-                .iter()
-                .filter(|rule| rule.effect == Effect::Allow)
-        };
-        if allows().next().is_none() || hits.iter().any(|rule| rule.effect == Effect::Allow) {
-            return Ok(());
-        }
-        let allowed: Vec<String> = allows().map(|rule| format!("`{}`", rule.text)).collect();
-        let remedy = match suggestion {
-            Some(rule) => format!("; the caller could add --allow '{rule}'"),
-            None => String::new(),
-        };
-        Err(format!(
-            "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
-            allowed.join(", ")
-        ))
     }
 
-    /// `bash`: every simple command of the line must pass, and the files it redirects output
-    /// to must pass the `write_file` rules.
+    /// `bash`: with rules on `bash`, the line must be known and every simple command of it
+    /// must pass; with rules on `write_file`, every file it writes must pass them.
     fn bash(&mut self, args: &Value) -> Result<(), String> {
+        let ruled = |id: ToolId| self.set.rules.iter().any(|rule| rule.covers(id));
+        let (commands, writes) = (ruled(ToolId::Bash), ruled(ToolId::WriteFile));
         let Some(line) = args.get("command").and_then(Value::as_str) else {
             return Ok(());
         };
-        let commands = shell::analyse(line).map_err(|why| {
+        if !commands && !writes {
+            return Ok(());
+        }
+        let analysis = shell::analyse(line).map_err(|why| {
             format!(
                 "rules apply to bash and this command line cannot be checked against them: \
-                 {why}; write it as plain commands (no substitutions, `eval` or shell \
-                 functions) or use the file tools"
+                 {why}; write it as plain commands or use the file tools"
             )
         })?;
-        let covers = |rule: &Rule| rule.covers(ToolId::Bash);
-        for command in &commands {
-            let what = format!("the command `{}`", command.display());
-            self.decide(
-                &covers,
-                ToolId::Bash.name(),
-                &|rule: &Rule| bash::command_matches(rule, command),
-                &what,
-                command::suggestion(command.command()).map(|p| format!("bash({p})")),
-            )?;
-            self.writes(command)?;
+        if commands {
+            if let Some(why) = &analysis.unknown {
+                return Err(format!(
+                    "rules apply to bash and this command line runs what they cannot follow: \
+                     {why}; a line is allowed only when every command it runs is known, so \
+                     write it as plain commands (no substitutions inside expansions, `eval`, \
+                     computed command names or code handed to a shell or an interpreter) or \
+                     use the file tools"
+                ));
+            }
+            let covers = |rule: &Rule| rule.covers(ToolId::Bash);
+            for command in &analysis.commands {
+                let what = format!("the command `{}`", command.display());
+                self.decide(
+                    &covers,
+                    ToolId::Bash.name(),
+                    &|rule: &Rule| bash::command_matches(rule, command),
+                    &what,
+                    crate::command_pattern::suggestion(command.command())
+                        .map(|p| format!("bash({p})")),
+                )?;
+            }
+        }
+        if writes {
+            self.writes(&analysis.writes)?;
         }
         Ok(())
     }
 
-    /// The files a command's output redirections write, as `write_file` calls.
-    fn writes(&mut self, command: &SimpleCommand) -> Result<(), String> {
-        let covered = self.set.rules.iter().any(|r| r.covers(ToolId::WriteFile));
-        if command.writes.is_empty() || !covered {
-            return Ok(());
-        }
-        let mut paths = Vec::new();
-        for target in &command.writes {
-            match target {
-                Word::Known(path) => paths.push(path.clone()),
-                Word::Unknown => {
+    /// The files a line writes, as `write_file` calls.
+    fn writes(&mut self, writes: &[Write]) -> Result<(), String> {
+        for write in writes {
+            let path = match write {
+                Write::At(path) => path,
+                Write::Unplaced(why) => {
                     return Err(format!(
-                        "`{}` writes a file whose name is known only as it runs, and rules \
-                         apply to write_file",
-                        command.display()
+                        "rules apply to write_file and this command line writes a file they \
+                         cannot place: {why}"
                     ));
                 }
-            }
+            };
+            let path = self.set.workspace.join(path).to_string_lossy().into_owned();
+            self.paths(ToolId::WriteFile, std::slice::from_ref(&path))
+                .map_err(|reason| format!("{reason} (a file this command line writes)"))?;
         }
-        self.paths(ToolId::WriteFile, &paths).map_err(|reason| {
-            format!(
-                "{reason} (written by the output redirection of `{}`)",
-                command.display()
-            )
-        })
+        Ok(())
     }
 
     /// A file tool: every path the call touches must pass.
@@ -301,7 +343,7 @@ impl Judgement<'_> {
             self.decide(
                 &covers,
                 id.name(),
-                &|rule: &Rule| path_matches(rule, &touched),
+                &|rule: &Rule| rule.matches_path(&touched.forms()),
                 &format!("the path `{path}`"),
                 Some(format!(
                     "{}({})",
@@ -311,19 +353,6 @@ impl Judgement<'_> {
             )?;
         }
         Ok(())
-    }
-}
-
-/// Whether a file tool's rule matches a path: a deny rule either of its forms, an allow rule
-/// both.
-fn path_matches(rule: &Rule, touched: &Touched) -> bool {
-    let Pattern::Path(pattern) = &rule.pattern else {
-        return true;
-    };
-    let mut forms = touched.forms().into_iter();
-    match rule.effect {
-        Effect::Deny => forms.any(|form| pattern.matches(form)),
-        Effect::Allow => forms.all(|form| pattern.matches(form)),
     }
 }
 
@@ -366,5 +395,7 @@ fn call_paths(id: ToolId, args: &Value) -> Option<Vec<String>> {
     }
 }
 
+#[cfg(test)]
+mod differential;
 #[cfg(test)]
 mod tests;

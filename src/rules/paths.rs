@@ -5,14 +5,18 @@
 //! name the workspace's `src`; `//etc/**` is the absolute `/etc/**` and `~/x` is beneath the
 //! home directory. `dir/**` also matches `dir` itself, so a search rooted there is covered.
 //!
-//! A path is matched as the call spells it (made absolute against the workspace, `.` and `..`
-//! folded) and as it resolves (symbolic links followed as far as the path exists): a deny
-//! matches when either does, an allow only when both do, so a link cannot carry a call
+//! A path is matched as it resolves — exactly as the tool will open it
+//! (`tools::policy::resolve_path`, the tools' own resolution: `..` and links component by
+//! component, as the kernel has them, so `link/../x` is beside the link's target) — and as the
+//! call spells it (made absolute against the workspace, `.` and `..` folded): a deny matches
+//! when either does, an allow only when both do, so neither a link nor a `..` carries a call
 //! around a rule.
 
 use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
+
+use crate::tools::policy::{NotADirectory, resolve_path};
 
 /// A compiled path pattern.
 #[derive(Debug, Clone)]
@@ -82,7 +86,7 @@ impl Touched {
     /// `path` as a call names it, relative to `workspace`.
     pub(crate) fn new(workspace: &Path, path: &str) -> Touched {
         let spelled = fold(&workspace.join(path));
-        let resolved = resolve(&spelled);
+        let resolved = resolve_path(workspace, path).unwrap_or_else(|NotADirectory(file)| file);
         Touched { spelled, resolved }
     }
 
@@ -105,28 +109,6 @@ fn fold(path: &Path) -> PathBuf {
         }
     }
     folded
-}
-
-/// `path` with the longest part of it that exists resolved through symbolic links, the rest
-/// appended as written.
-fn resolve(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(resolved) = std::fs::canonicalize(existing) {
-            return rest
-                .iter()
-                .rev()
-                .fold(resolved, |acc: PathBuf, name| acc.join(name));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -172,5 +154,16 @@ mod tests {
         assert_eq!(touched.spelled, ws.join("link/new.yml"));
         assert_eq!(touched.resolved, ws.join(".github/new.yml"));
         assert_eq!(Touched::new(&ws, "/etc/../x").spelled, Path::new("/x"));
+    }
+
+    #[test]
+    fn a_dotdot_after_a_link_is_resolved_as_the_kernel_resolves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join(".github/workflows")).unwrap();
+        std::os::unix::fs::symlink(".github/workflows", ws.join("l")).unwrap();
+        let touched = Touched::new(&ws, "l/../workflows/evil.yml");
+        assert_eq!(touched.resolved, ws.join(".github/workflows/evil.yml"));
+        assert_eq!(touched.spelled, ws.join("workflows/evil.yml"));
     }
 }

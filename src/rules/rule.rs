@@ -2,7 +2,7 @@
 //!
 //! | rule | covers | pattern |
 //! |---|---|---|
-//! | `bash(cargo test *)`, Claude's `Bash(git log:*)` | `bash` | a command (see `command`) |
+//! | `bash(cargo test *)`, Claude's `Bash(git log:*)` | `bash` | a command (see `command_pattern`) |
 //! | `read_file(src/**)`, `write_file(…)`, `edit_file(…)`, `apply_patch(…)`, `grep(…)`, `glob(…)`, `list_directory(…)` | that tool | a path glob (see `paths`) |
 //! | Claude's `Read(…)` | `read_file`, `list_directory`, `glob`, `grep` | a path glob |
 //! | Claude's `Edit(…)`, `MultiEdit(…)` | `write_file`, `edit_file`, `apply_patch` | a path glob |
@@ -20,9 +20,9 @@
 use std::fmt;
 use std::path::Path;
 
-use super::command::CommandPattern;
 use super::domain::DomainPattern;
 use super::paths::PathPattern;
+use crate::command_pattern::CommandPattern;
 use crate::tools::{SideEffect, ToolId};
 
 /// Whether a rule allows or denies what it matches.
@@ -188,10 +188,49 @@ impl Rule {
         matches!(&self.scope, Scope::Tools(ids) if ids.contains(&id))
     }
 
+    /// Whether this file tool's rule matches a path given in `forms` (as resolved, as
+    /// spelled): a deny rule matches when any form does, an allow rule only when all do. A
+    /// rule without a path pattern matches every path.
+    pub(crate) fn matches_path(&self, forms: &[&Path]) -> bool {
+        let Pattern::Path(pattern) = &self.pattern else {
+            return true;
+        };
+        let mut forms = forms.iter();
+        match self.effect {
+            Effect::Deny => forms.any(|form| pattern.matches(form)),
+            Effect::Allow => forms.all(|form| pattern.matches(form)),
+        }
+    }
+
     /// Whether this rule covers the MCP tool `tool` of `server`.
     pub(crate) fn covers_mcp(&self, server: &str, tool: &str) -> bool {
         matches!(&self.scope, Scope::Mcp { server: s, tool: t }
             if s == server && t.as_deref().is_none_or(|t| t == tool))
+    }
+}
+
+/// How the rules that apply to one part of a call decide it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ruling<'r> {
+    /// No rule stands in its way.
+    Pass,
+    /// This deny rule matches it.
+    Denied(&'r Rule),
+    /// Allow rules apply and none matches it.
+    Unallowed,
+}
+
+/// The ruling of the rules `applicable` to a part of a call, of which `hits` match it: a
+/// matching deny rule refuses it; else, when allow rules apply, one of them must match.
+pub(crate) fn rule_on<'r>(applicable: &[&'r Rule], hits: &[&'r Rule]) -> Ruling<'r> {
+    if let Some(rule) = hits.iter().find(|rule| rule.effect == Effect::Deny) {
+        return Ruling::Denied(rule);
+    }
+    let allows = |rules: &[&Rule]| rules.iter().any(|rule| rule.effect == Effect::Allow);
+    if !allows(applicable) || allows(hits) {
+        Ruling::Pass
+    } else {
+        Ruling::Unallowed
     }
 }
 

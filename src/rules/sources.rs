@@ -143,8 +143,9 @@ fn add_lists(
 }
 
 /// The `permissions` of a rules file: JSON (a Claude Code settings.json) when it starts with
-/// `{`, TOML otherwise. A file with `hooks` and no `permissions` has no rules (`hooks` reads
-/// it too); one with neither is refused, since a misspelt table would otherwise give none.
+/// `{`, TOML otherwise. A file with `hooks` or `verify` and no `permissions` has no rules
+/// (their readers read it too); one with none of them is refused, since a misspelt table
+/// would otherwise give none.
 fn read_file(path: &Path) -> Result<Lists, RuleError> {
     let fail = |why: String| RuleError::File {
         path: path.to_path_buf(),
@@ -159,6 +160,9 @@ fn read_file(path: &Path) -> Result<Lists, RuleError> {
         permissions: Option<Lists>,
         #[serde(default)]
         hooks: Option<serde::de::IgnoredAny>,
+        /// The checks (`--verify`), which `exec` reads.
+        #[serde(default)]
+        verify: Option<serde::de::IgnoredAny>,
     }
     let document: Document = if text.trim_start().starts_with('{') {
         config_file::decode(&text, Syntax::Json)
@@ -172,9 +176,13 @@ fn read_file(path: &Path) -> Result<Lists, RuleError> {
             permissions: Some(lists),
             ..
         } => Ok(lists),
-        Document { hooks: Some(_), .. } => Ok(Lists::default()),
+        Document { hooks: Some(_), .. }
+        | Document {
+            verify: Some(_), ..
+        } => Ok(Lists::default()),
         _ => Err(fail(
-            "it has neither `permissions` (with `allow` or `deny` rules) nor `hooks`".into(),
+            "it has neither `permissions` (with `allow` or `deny` rules), `hooks` nor `verify`"
+                .into(),
         )),
     }
 }

@@ -190,7 +190,13 @@ fn an_output_redirection_is_a_write_the_write_rules_decide() {
     let set = rules(&["bash(echo *)"], &["write_file(.github/**)"]);
     assert_eq!(bash(&set, "echo hi > notes.txt 2>&1"), Verdict::Allow);
     let verdict = bash(&set, "echo hi > .github/ci.yml");
-    assert!(denied(&verdict).reason.contains("output redirection"));
+    assert!(
+        denied(&verdict)
+            .reason
+            .contains("a file this command line writes"),
+        "{}",
+        denied(&verdict).reason
+    );
     assert!(matches!(bash(&set, "echo hi > $OUT"), Verdict::Deny(_)));
 }
 
@@ -352,4 +358,179 @@ fn a_script_fed_to_a_shell_or_an_interpreter_is_not_waved_through_a_deny_list() 
             "allowed: {hidden}"
         );
     }
+}
+
+#[test]
+fn a_line_the_analysis_cannot_follow_is_allowed_by_no_rule_and_refused_by_any_deny_rule() {
+    let allow = rules(&["bash(cargo test *)", "bash(echo *)", "bash(: *)"], &[]);
+    for line in [
+        "cargo test ${u:-$(touch x)}",
+        ": ${x:=$(touch x)}",
+        "echo $((x))",
+        "echo 'git push' | bash",
+    ] {
+        let verdict = bash(&allow, line);
+        let reason = &denied(&verdict).reason;
+        assert!(reason.contains("cannot follow"), "{line}: {reason}");
+    }
+    let deny = rules(&[], &["bash(git push *)"]);
+    let verdict = bash(&deny, "echo ${u:-$(touch x)}");
+    let reason = &denied(&verdict).reason;
+    assert!(
+        reason.contains("substitution inside the operand"),
+        "{reason}"
+    );
+    assert_eq!(denied(&verdict).rule(), None);
+    assert_eq!(bash(&deny, "echo ${u:-fine}"), Verdict::Allow);
+}
+
+#[test]
+fn a_substitution_a_line_runs_is_a_command_the_rules_check() {
+    let set = rules(&["bash(git diff *)"], &[]);
+    let verdict = bash(&set, "git diff $(git rev-parse HEAD)");
+    assert!(
+        denied(&verdict).reason.contains("`git rev-parse HEAD`"),
+        "{}",
+        denied(&verdict).reason
+    );
+    let both = rules(&["bash(git diff *)", "bash(git rev-parse *)"], &[]);
+    assert_eq!(
+        bash(&both, "git diff $(git rev-parse HEAD)"),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn a_wrapper_carries_its_command_which_needs_allowing_itself() {
+    let set = rules(
+        &["bash(cargo test *)", "bash(timeout *)"],
+        &["bash(git push *)"],
+    );
+    assert_eq!(bash(&set, "timeout 60 cargo test"), Verdict::Allow);
+    assert_eq!(bash(&set, "nice -n 5 cargo test --all"), Verdict::Allow);
+    for line in [
+        "timeout 60 git status",
+        "timeout 60 sh -c 'git status'",
+        "env bash -c 'git status'",
+        "find . -exec sh -c 'git status' \\;",
+    ] {
+        assert!(matches!(bash(&set, line), Verdict::Deny(_)), "{line}");
+    }
+    for pushed in [
+        "timeout 60 git push",
+        "chrt -o 0 git push",
+        "nice sh -c 'git push'",
+        "/usr/lib/git-core/git-push origin",
+        "git-push",
+    ] {
+        let verdict = bash(&set, pushed);
+        assert_eq!(
+            denied(&verdict).rule(),
+            Some("bash(git push *)"),
+            "{pushed}"
+        );
+    }
+}
+
+#[test]
+fn redirections_obey_the_write_rules_without_any_rule_on_bash() {
+    let set = rules(&[], &["write_file(.github/**)"]);
+    for line in [
+        "echo x > .github/ci.yml",
+        "cd .github/workflows && echo x > ci.yml",
+        "(cd .github && echo x > extra.yml)",
+        "echo x | tee .github/x.yml",
+        "cd .github; echo x > a",
+    ] {
+        let verdict = bash(&set, line);
+        assert_eq!(
+            denied(&verdict).rule(),
+            Some("write_file(.github/**)"),
+            "{line}"
+        );
+    }
+    for unplaced in [
+        "cd \"$X\" && echo x > ci.yml",
+        "echo x > \"$F\"",
+        "eval 'echo x > y'",
+    ] {
+        let verdict = bash(&set, unplaced);
+        assert!(
+            denied(&verdict).reason.contains("cannot place"),
+            "{unplaced}: {}",
+            denied(&verdict).reason
+        );
+    }
+    for fine in [
+        "echo x > notes.txt",
+        "(cd .github); echo x > notes.txt",
+        "python3 -c 'print(1)' > out.txt",
+        "cargo test 2>&1 | tee log.txt",
+    ] {
+        assert_eq!(bash(&set, fine), Verdict::Allow, "{fine}");
+    }
+}
+
+/// The workspace of item 4: `l -> .github/workflows` committed, as a pull request may.
+fn linked_workspace() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(ws.join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(ws.join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    std::os::unix::fs::symlink(".github/workflows", ws.join("l")).unwrap();
+    std::os::unix::fs::symlink("../.github/workflows", ws.join("src/l")).unwrap();
+    (dir, ws)
+}
+
+/// A call of `tool` on `path` as its arguments name it.
+fn call_on(set: &RuleSet, tool: &str, path: &str) -> Verdict {
+    let args = match tool {
+        "apply_patch" => json!({
+            "patch": format!("*** Begin Patch\n*** Add File: {path}\n+x\n*** End Patch")
+        }),
+        "grep" => json!({"pattern": "x", "path": path}),
+        "glob" => json!({"pattern": "*", "path": path}),
+        _ => json!({"path": path, "content": "", "old_string": "a", "new_string": "b"}),
+    };
+    set.check(tool, &args)
+}
+
+#[test]
+fn a_path_through_a_link_and_dotdot_is_judged_where_the_tool_lands() {
+    let (_dir, ws) = linked_workspace();
+    let deny = rules_in(&ws, &[], &["Edit(.github/**)", "Read(.github/**)"]);
+    let allow = rules_in(&ws, &["Edit(src/**)", "Read(src/**)"], &[]);
+    for tool in ["write_file", "edit_file", "apply_patch"] {
+        for set in [&deny, &allow] {
+            // `l/..` is `.github`, not the workspace; `src/l/..` is `.github` too.
+            for path in ["l/../workflows/evil.yml", "src/l/../workflows/evil.yml"] {
+                assert!(
+                    matches!(call_on(set, tool, path), Verdict::Deny(_)),
+                    "{tool} {path}"
+                );
+            }
+        }
+        assert_eq!(call_on(&allow, tool, "src/ok.rs"), Verdict::Allow, "{tool}");
+        assert_eq!(call_on(&deny, tool, "src/ok.rs"), Verdict::Allow, "{tool}");
+    }
+    for tool in ["read_file", "grep", "glob", "list_directory"] {
+        for set in [&deny, &allow] {
+            let path = if tool == "read_file" {
+                "l/../workflows/ci.yml"
+            } else {
+                "l/../workflows"
+            };
+            assert!(
+                matches!(call_on(set, tool, path), Verdict::Deny(_)),
+                "{tool}"
+            );
+        }
+    }
+    // A redirection through the same link, with or without a rule on bash.
+    let writes = rules_in(&ws, &[], &["write_file(.github/**)"]);
+    let verdict = bash(&writes, "echo x > l/../workflows/evil.yml");
+    assert!(matches!(verdict, Verdict::Deny(_)));
+    let verdict = bash(&writes, "cd l && echo x > ../evil.yml");
+    assert!(matches!(verdict, Verdict::Deny(_)));
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::guardian::spawn::this_binary;
-use super::sandbox::Sandbox;
+use super::sandbox::{ExecRules, Sandbox};
 use super::timing::DEFAULT_KILL_GRACE;
 use super::{RunId, RuntimeError};
 use crate::environ::names::{ZERO_KILL_GRACE_MS, ZERO_MAX_BACKGROUND_TASKS};
@@ -44,6 +44,9 @@ pub struct RuntimeConfig {
     /// (see `runtime::git_metadata`); empty when commands may not write them, or may write
     /// anything.
     pub guarded_git: Vec<PathBuf>,
+    /// The deny rules on commands every exec of the model's commands is checked against
+    /// (`runtime::guardian::execs`); empty when the run has none or cannot check them.
+    pub exec_rules: ExecRules,
 }
 
 impl RuntimeConfig {
@@ -60,6 +63,7 @@ impl RuntimeConfig {
             withheld_env: Vec::new(),
             zero_binary: this_binary().to_path_buf(),
             guarded_git: Vec::new(),
+            exec_rules: ExecRules::default(),
         }
     }
 
@@ -82,6 +86,7 @@ impl RuntimeConfig {
             withheld_env: Vec::new(),
             zero_binary: this_binary().to_path_buf(),
             guarded_git: Vec::new(),
+            exec_rules: ExecRules::default(),
         })
     }
 }

@@ -19,7 +19,7 @@ use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::BoundedCapture;
-use super::guardian::report::{ReportReader, StartError};
+use super::guardian::report::{Ending, ExecRefusal, ReportReader, StartError};
 use super::guardian::spawn::{Confinement, GuardianCommand, Launch, Stdio};
 use super::guardian::warm::{Channel, Lent, Order, WarmSlot};
 use super::identity::ProcessIdentity;
@@ -80,6 +80,8 @@ pub struct CommandOutput {
     pub stderr: BoundedCapture,
     /// How many processes it left running that were stopped when it ended.
     pub leftovers: usize,
+    /// The programs of its tree the exec check refused (see `guardian::execs`).
+    pub refused: Vec<ExecRefusal>,
 }
 
 /// The runtime's foreground commands: how many are running or being stopped, and whether the
@@ -398,18 +400,21 @@ async fn follow(
     {
         after.reusable = Some((guardian, report, orders));
     }
-    let (termination, leftovers) = match (stopped, end) {
-        (Some(stopped), End::Reported(_, leftovers)) => (stopped, leftovers),
-        (Some(stopped), End::Unreported(_)) => (stopped, 0),
-        (None, End::Reported(end, leftovers)) => (end.into(), leftovers),
-        (None, End::Unreported(Ok(status))) => (exit_termination(status), 0),
+    let (termination, ending) = match (stopped, end) {
+        (Some(stopped), End::Reported(ending)) => (stopped, Some(ending)),
+        (Some(stopped), End::Unreported(_)) => (stopped, None),
+        (None, End::Reported(ending)) => (ending.end.into(), Some(ending)),
+        (None, End::Unreported(Ok(status))) => (exit_termination(status), None),
         (None, End::Unreported(Err(error))) => return Err(StartError::Guardian(error)),
     };
+    let (leftovers, refused) =
+        ending.map_or((0, Vec::new()), |ending| (ending.leftovers, ending.refused));
     Ok(CommandOutput {
         termination,
         stdout,
         stderr,
         leftovers,
+        refused,
     })
 }
 
@@ -469,20 +474,18 @@ async fn settle(
     last_report: tokio::task::JoinHandle<LastReport>,
 ) -> (End, Option<ReportReader>) {
     match seen {
-        Seen::Report(Some((reader, Some((end, leftovers))))) => {
-            (End::Reported(end, leftovers), Some(reader))
-        }
+        Seen::Report(Some((reader, Some(ending)))) => (End::Reported(ending), Some(reader)),
         Seen::Report(_) => (End::Unreported(child.wait().await), None),
         Seen::Exit(status) => match last_report.await.ok() {
-            Some((_, Some((end, leftovers)))) => (End::Reported(end, leftovers), None),
+            Some((_, Some(ending))) => (End::Reported(ending), None),
             _ => (End::Unreported(status), None),
         },
     }
 }
 
-/// A guardian's last report as read off the async workers: the reader, and the end with the
-/// leftovers stopped (`None` from a guardian that ended without one).
-type LastReport = (ReportReader, Option<(ProcessEnd, usize)>);
+/// A guardian's last report as read off the async workers: the reader, and the ending (`None`
+/// from a guardian that ended without one).
+type LastReport = (ReportReader, Option<Ending>);
 
 /// What ended the wait for a command: its guardian's last report with the reader it came on
 /// (`None` from a guardian that ended without one), or the guardian's exit.
@@ -491,10 +494,11 @@ enum Seen {
     Exit(std::io::Result<ExitStatus>),
 }
 
-/// How a command ended, as far as the runtime can tell: its guardian's report (the end and the
-/// leftovers stopped), or, from a guardian that died without one, the guardian's exit status.
+/// How a command ended, as far as the runtime can tell: its guardian's report (the end, the
+/// leftovers stopped and the execs refused), or, from a guardian that died without one, the
+/// guardian's exit status.
 enum End {
-    Reported(ProcessEnd, usize),
+    Reported(Ending),
     Unreported(std::io::Result<ExitStatus>),
 }
 

@@ -756,7 +756,9 @@ fn open_path(path: &Path) -> Result<OwnedFd, String> {
 
 /// The names in the directory open as `dir`.
 fn entries(dir: &OwnedFd) -> Result<Vec<OsString>, String> {
-    let copy = nix::unistd::dup(dir.as_raw_fd()).map_err(|e| e.to_string())?;
+    // Close-on-exec: a guardian started on another thread meanwhile must not inherit it.
+    let copy = nix::fcntl::fcntl(dir.as_raw_fd(), nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(0))
+        .map_err(|e| e.to_string())?;
     let mut listing = nix::dir::Dir::from_fd(copy).map_err(|e| e.to_string())?;
     // A duplicate shares the directory's position; an iterator rewinds it when dropped, so
     // one is run to the end first and the listing starts at the top whatever came before.

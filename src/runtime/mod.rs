@@ -53,7 +53,7 @@ pub use config::{DEFAULT_MAX_RUNNING, RuntimeConfig};
 pub use error::RuntimeError;
 pub use foreground::{CommandOutput, Origin, ShellCommand, Termination};
 pub use git_metadata::Restoration;
-pub use guardian::report::{CommandStartFailure, HandshakeFailure, StartError};
+pub use guardian::report::{CommandStartFailure, ExecRefusal, HandshakeFailure, StartError};
 pub use guardian::spawn::{GUARD_SUBCOMMAND, Launch};
 pub use output::{OutputWindow, Window};
 pub use service::{Service, ServiceNetwork, ServiceSpec, end_words, open_log, with_log_tail};
@@ -150,6 +150,9 @@ struct Shared {
     foreground: Arc<Foreground>,
     /// The git metadata of the guarded roots as the run found it, when any are guarded.
     git: Option<std::sync::Mutex<GitMetadata>>,
+    /// What the exec check refused in the model's foreground commands, until the caller takes
+    /// it ([`Runtime::take_exec_refusals`]).
+    refused: std::sync::Mutex<Vec<ExecRefusal>>,
 }
 
 struct State {
@@ -186,6 +189,7 @@ impl Runtime {
                 }),
                 foreground,
                 git,
+                refused: std::sync::Mutex::default(),
             }),
         }
     }
@@ -214,11 +218,57 @@ impl Runtime {
         command: ShellCommand<'_>,
         cancel: &CancellationToken,
     ) -> Result<CommandOutput, StartError> {
-        let confinement = self.shared.start_confinement().await?;
-        self.shared
+        self.run_writing(command, &[], cancel).await
+    }
+
+    /// Runs a caller's check (`--verify`) as [`Runtime::run_foreground`] runs a command,
+    /// always in a guardian started for it alone, and allowed to write beneath `writable` too
+    /// whatever the run's commands may write: a check proves the work was done, and a build or
+    /// a test run writes (at `--auto low` the run's commands write only their temporary
+    /// directory). Under a sandbox that does not confine writes, `writable` changes nothing.
+    pub async fn run_check(
+        &self,
+        command: ShellCommand<'_>,
+        writable: &[PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        let command = ShellCommand {
+            origin: Origin::Caller,
+            ..command
+        };
+        self.run_writing(command, writable, cancel).await
+    }
+
+    /// [`Runtime::run_foreground`], the command's writes also allowed beneath `writable`.
+    async fn run_writing(
+        &self,
+        command: ShellCommand<'_>,
+        writable: &[PathBuf],
+        cancel: &CancellationToken,
+    ) -> Result<CommandOutput, StartError> {
+        let mut confinement = match command.origin {
+            Origin::Model => self.shared.start_confinement().await?,
+            Origin::Caller => self.shared.start_confinement().await?.without_exec_rules(),
+        };
+        for root in writable {
+            confinement.sandbox = confinement.sandbox.also_writable(root.clone());
+        }
+        let output = self
+            .shared
             .foreground
             .run(command, confinement, cancel)
-            .await
+            .await?;
+        if !output.refused.is_empty() {
+            crate::sync::lock(&self.shared.refused).extend(output.refused.iter().cloned());
+        }
+        Ok(output)
+    }
+
+    /// What the exec check refused in the model's foreground commands since the last call:
+    /// the agent takes it after each `bash` call, which runs alone, to report it as that
+    /// call's.
+    pub(crate) fn take_exec_refusals(&self) -> Vec<ExecRefusal> {
+        std::mem::take(&mut *crate::sync::lock(&self.shared.refused))
     }
 
     /// Starts the guardian of the next foreground command now, in the background, so the
@@ -245,7 +295,7 @@ impl Runtime {
         &self,
         spec: ServiceSpec,
     ) -> Result<(Service, tokio::net::UnixStream), StartError> {
-        let confinement = self.shared.start_confinement().await?;
+        let confinement = self.shared.start_confinement().await?.without_exec_rules();
         service::start(&self.shared.foreground, spec, confinement).await
     }
 
@@ -384,6 +434,7 @@ impl Shared {
                 temp_dir: None,
                 withheld: self.config.withheld_env.clone(),
                 guardian: self.config.zero_binary.clone(),
+                exec_rules: self.config.exec_rules.clone(),
             });
         }
         let mut state = self.state.lock().await;
@@ -422,6 +473,7 @@ impl Shared {
             temp_dir: confined.then(|| run.temp_dir()),
             withheld: self.config.withheld_env.clone(),
             guardian: self.config.zero_binary.clone(),
+            exec_rules: self.config.exec_rules.clone(),
         }
     }
 

@@ -184,7 +184,7 @@ pub(super) async fn start(
         let end = super::blocking(move || report.ended()).await.ok().flatten();
         let termination = match (stopped, end) {
             (true, _) => Termination::Cancelled,
-            (false, Some((end, _))) => end.into(),
+            (false, Some(ending)) => ending.end.into(),
             (false, None) => Termination::Signalled(libc::SIGKILL),
         };
         let _ = ended_tx.send(Some(termination));

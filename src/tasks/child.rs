@@ -271,6 +271,8 @@ pub(super) struct ChildRun<'a> {
     pub(crate) allowance: Limits,
     /// Where the child reports its spending, for the parent's totals and budget.
     pub(crate) usage_report: &'a Path,
+    /// The checks its work must pass: its specialist's and the `Task` call's.
+    pub(crate) verify: &'a [String],
 }
 
 impl ChildRun<'_> {
@@ -335,6 +337,13 @@ impl ChildRun<'_> {
             output_last_message: None,
             output_schema: self.output_schema.map(Path::to_path_buf),
             schema_retries: None,
+            // Its own checks only: config.toml's are the parent's, for the whole run's work.
+            verify: self.verify.to_vec(),
+            verify_timeout: None,
+            verify_retries: None,
+            // What blocks a specialist shows in its result; the parent's own --strict judges
+            // the specialist's failure.
+            strict: false,
             // A specialist's conversation lives in its task's output, not in a session.
             resume: None,
             fork: None,

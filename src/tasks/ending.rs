@@ -13,6 +13,7 @@ use std::fmt;
 
 use crate::output::EventKind;
 use crate::runtime::{Runtime, RuntimeError, Window};
+use crate::verify::{CheckReport, CheckStatus};
 
 /// The first window [`find`] reads from the end of a child's output: the whole of a usual
 /// ending (`final`, `run_end`) with room to spare.
@@ -34,14 +35,17 @@ pub(super) struct ChildEnding {
     /// Whether the search stopped at its largest window before it could tell whether the
     /// child gave an answer.
     pub(super) undecided: bool,
+    /// Its checks (`--verify`), as its `run_end` reports them.
+    pub(super) checks: Vec<CheckReport>,
 }
 
 /// What the complete lines of one window say, read from the end.
 enum Scan {
     /// The ending is known.
     Decided(ChildEnding),
-    /// Every line of the window may come after a `final` line that begins before it.
-    NeedMore(Vec<String>),
+    /// Every line of the window may come after a `final` line that begins before it: what
+    /// they say (errors, checks), with no answer yet.
+    NeedMore(ChildEnding),
 }
 
 impl ChildEnding {
@@ -52,30 +56,48 @@ impl ChildEnding {
     /// (the child's stderr) are skipped.
     fn scan(bytes: &[u8]) -> Scan {
         let text = String::from_utf8_lossy(bytes);
-        let mut errors = Vec::new();
-        let mut answer = None;
+        let mut ending = ChildEnding::default();
         let mut decided = false;
         for line in text.lines().rev() {
             match serde_json::from_str::<EventKind>(line) {
                 Ok(EventKind::Final { text, structured }) if !decided => {
-                    answer = Some(structured.map_or(text, |value| value.to_string()));
+                    ending.answer = Some(structured.map_or(text, |value| value.to_string()));
                     decided = true;
                 }
-                Ok(EventKind::Error { message, .. }) => errors.push(message),
-                Ok(EventKind::Warning { .. } | EventKind::RunEnd { .. }) | Err(_) => {}
+                Ok(EventKind::Error { message, .. }) => ending.errors.push(message),
+                Ok(EventKind::RunEnd { verify, .. }) => ending.checks = verify,
+                Ok(EventKind::Warning { .. }) | Err(_) => {}
                 Ok(_) => decided = true,
             }
         }
-        errors.reverse();
-        if decided {
-            Scan::Decided(ChildEnding {
-                answer,
-                errors,
-                undecided: false,
-            })
-        } else {
-            Scan::NeedMore(errors)
+        ending.errors.reverse();
+        match decided {
+            true => Scan::Decided(ending),
+            false => Scan::NeedMore(ending),
         }
+    }
+
+    /// What its checks came to, a line each (`check `cargo test`: passed, 2 attempts`);
+    /// empty when it had none.
+    pub(super) fn checked(&self) -> String {
+        self.checks
+            .iter()
+            .map(|check| {
+                let code = match (check.status, check.exit_code) {
+                    (CheckStatus::Failed, Some(code)) => format!(" (exit {code})"),
+                    _ => String::new(),
+                };
+                let attempts = match check.attempts {
+                    1 => "1 attempt".to_string(),
+                    n => format!("{n} attempts"),
+                };
+                format!(
+                    "check `{}`: {}{code}, {attempts}\n",
+                    check.command,
+                    crate::output::word(&check.status)
+                )
+            })
+            .collect()
     }
 }
 
@@ -112,15 +134,14 @@ pub(super) async fn find(runtime: &Runtime, id: &str) -> Result<ChildEnding, Run
             )
             .await?;
         let whole = whole_lines(&read.bytes, read.start > 0);
-        let errors = match ChildEnding::scan(whole) {
+        let partial = match ChildEnding::scan(whole) {
             Scan::Decided(ending) => return Ok(ending),
-            Scan::NeedMore(errors) => errors,
+            Scan::NeedMore(partial) => partial,
         };
         if read.start == 0 || window >= LAST_WINDOW {
             return Ok(ChildEnding {
-                answer: None,
-                errors,
                 undecided: read.start > 0,
+                ..partial
             });
         }
         window = (window * GROWTH).min(LAST_WINDOW);
@@ -263,6 +284,7 @@ mod tests {
                 answer: Some("second".into()),
                 errors: vec!["went wrong".into()],
                 undecided: false,
+                checks: Vec::new(),
             }
         );
         let typed = concat!(

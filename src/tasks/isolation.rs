@@ -17,7 +17,8 @@ use tokio::task::JoinHandle;
 
 use super::WAIT_SLICE;
 use crate::runtime::{
-    Checkout, NewCheckout, RunId, Runtime, TaskId, TaskStatus, WorktreeName, WorktreeRecords,
+    Checkout, Directory, NewCheckout, RunId, Runtime, TaskId, TaskStatus, WorktreeName,
+    WorktreeRecords,
 };
 use crate::sync::lock;
 
@@ -219,7 +220,9 @@ impl Isolated {
         }
         tokio::task::spawn_blocking(move || {
             kept.into_iter()
-                .filter_map(|(checkout, commit)| checkout.finish(Some(commit)).err())
+                .filter_map(|(checkout, commit)| {
+                    checkout.finish(Some(commit), Directory::Removed).err()
+                })
                 .map(|error| error.to_string())
                 .collect()
         })

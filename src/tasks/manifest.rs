@@ -10,6 +10,7 @@
 //! reasoning_effort: high    # optional; default: the launching run's (--reasoning-effort)
 //! isolation: worktree       # optional; default: none (works in the parent's workspace)
 //! skills: release-notes     # optional; the skills it may load (of those its parent offers)
+//! verify: [cargo test]      # optional: checks its work must pass (its `--verify`)
 //! ---
 //! You fix failing tests. ...
 //! ```
@@ -161,6 +162,9 @@ pub(crate) enum ManifestError {
     /// The body, which is the system prompt, is empty.
     #[error("the body is empty; it is the specialist's system prompt, so write its instructions")]
     EmptyPrompt,
+    /// `verify` is past the checks' bounds.
+    #[error("`verify`: {0}")]
+    Verify(String),
 }
 
 impl ManifestError {
@@ -290,6 +294,8 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
     if prompt.is_empty() {
         return Err(ManifestError::EmptyPrompt);
     }
+    let verify = front.verify.unwrap_or_default();
+    crate::verify::bounded(&verify).map_err(ManifestError::Verify)?;
     Ok(Parsed {
         specialist: Specialist {
             name,
@@ -300,6 +306,7 @@ pub(crate) fn parse(text: &str, dialect: Dialect, source: Source) -> Result<Pars
             reasoning_effort: front.reasoning_effort,
             isolation: front.isolation.unwrap_or_default(),
             skills,
+            verify,
             prompt: prompt.to_string(),
             source,
         },
@@ -397,6 +404,7 @@ struct FrontMatter {
     model: Option<String>,
     reasoning_effort: Option<ReasoningEffort>,
     isolation: Option<Isolation>,
+    verify: Option<Vec<String>>,
     #[serde(flatten)]
     unknown: yaml_serde::Mapping,
 }
@@ -495,6 +503,7 @@ mod tests {
                 reasoning_effort: Some(ReasoningEffort::High),
                 isolation: Isolation::None,
                 skills: Vec::new(),
+                verify: Vec::new(),
                 prompt: "You fix failing tests.\n\nRun them first.".into(),
                 source: Source::Builtin,
             }
@@ -752,6 +761,21 @@ mod tests {
         assert!(error.to_string().contains("worktree"), "{error}");
         let claude = claude(&manifest("name: t\ndescription: d\nisolation: worktree")).unwrap();
         assert_eq!(claude.specialist.isolation, Isolation::Worktree);
+    }
+
+    #[test]
+    fn verify_names_the_checks_its_work_must_pass_within_the_bounds() {
+        let verify = |front: &str| {
+            zero(&manifest(&format!("name: t\ndescription: d\n{front}")))
+                .map(|parsed| parsed.specialist.verify)
+        };
+        assert!(verify("").unwrap().is_empty());
+        assert_eq!(
+            verify("verify: [cargo test, make lint]").unwrap(),
+            ["cargo test", "make lint"]
+        );
+        let error = verify("verify: ['  ']").unwrap_err();
+        assert_eq!(error.to_string(), "`verify`: check 1 is empty");
     }
 
     #[test]

@@ -115,6 +115,9 @@ pub(crate) struct Specialist {
     /// Where it works: in the launching run's workspace, or in a worktree of its own (the
     /// `Task` call may ask for one too).
     pub(crate) isolation: Isolation,
+    /// The checks its work must pass (the manifest's `verify`): its child's `--verify`, with
+    /// the `Task` call's own.
+    pub(crate) verify: Vec<String>,
     /// The skills it may load (`skills:`), sorted and without duplicates: of those the
     /// launching run offers, never others.
     pub(crate) skills: Vec<String>,

@@ -29,6 +29,7 @@ use crate::tools::{
     SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args, tool_error,
 };
 use crate::usage::{Ledger, Limits};
+use crate::verify::MAX_CHECKS;
 
 /// The most of a specialist's answer a `Task` result holds; the rest is read with
 /// `TaskOutput` (the result says how).
@@ -44,6 +45,7 @@ struct TaskArgs {
     output_schema: Option<Value>,
     isolation: Option<Isolation>,
     include_uncommitted: Option<bool>,
+    verify: Option<Vec<String>>,
 }
 
 /// What discovery found, read once per run on first use.
@@ -267,6 +269,7 @@ impl TaskTool {
             allowance,
             id,
             prepared,
+            verify,
         } = launching;
         // The child writes it; the parent only reads it, from now on.
         let usage_report = self.watch_usage().await?;
@@ -293,6 +296,7 @@ impl TaskTool {
             parent_run: &self.parent_run,
             allowance,
             usage_report: &usage_report,
+            verify,
         }
         .launch(program);
         let record = self
@@ -350,6 +354,7 @@ impl TaskTool {
 fn report_ending(record: &TaskRecord, ending: &ChildEnding) -> ToolResult {
     let id = record.id.as_str();
     let mut report = describe(record);
+    report.push_str(&ending.checked());
     if record.status == TaskStatus::Completed {
         report.push('\n');
         report.push_str(&ending.shown(id, ANSWER_CAP));
@@ -427,6 +432,15 @@ impl Tool for TaskTool {
                     "description": "With isolation worktree: start from your uncommitted \
                                     changes too (tracked and untracked files, minus ignored \
                                     ones), not just HEAD."
+                },
+                "verify": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "maxItems": MAX_CHECKS,
+                    "description": "Shell commands the specialist's work must pass (e.g. \
+                                    \"cargo test\"), run in its workspace when it answers: \
+                                    one that fails goes back to it to fix. The result says \
+                                    whether each passed; the task fails when one never did."
                 }
             },
             "required": ["name", "prompt"],
@@ -443,6 +457,7 @@ impl Tool for TaskTool {
         let catalog = self.catalog().await?;
         let warnings = self.first_warnings(catalog);
         let specialist = find_specialist(catalog, &args.name, &warnings)?;
+        let verify = checks_of(specialist, &args)?;
         let provider = self.provider.as_ref().ok_or_else(|| {
             ToolError::Failed("specialists cannot be launched in this run: no provider".into())
         })?;
@@ -474,6 +489,7 @@ impl Tool for TaskTool {
             allowance,
             id: &id,
             prepared: prepared.as_ref(),
+            verify: &verify,
         };
         let launched = self.launch(launching, ctx).await;
         let (record, handoff) = match launched {
@@ -549,6 +565,20 @@ fn checked_args(args: Value) -> Result<(TaskArgs, Option<OutputSchema>), ToolErr
     Ok((args, output_schema))
 }
 
+/// The checks a child's work must pass: its specialist's (the manifest's `verify`), then the
+/// call's, each once and within the bounds a run's checks keep (`verify::bounded`).
+fn checks_of(specialist: &Specialist, args: &TaskArgs) -> Result<Vec<String>, ToolError> {
+    let mut checks = specialist.verify.clone();
+    for check in args.verify.iter().flatten() {
+        if !checks.contains(check) {
+            checks.push(check.clone());
+        }
+    }
+    crate::verify::bounded(&checks)
+        .map_err(|e| ToolError::InvalidArguments(format!("`verify`: {e}")))?;
+    Ok(checks)
+}
+
 /// The specialist named `name`, or an error listing the ones there are (after `warnings`).
 fn find_specialist<'a>(
     catalog: &'a Catalog,
@@ -594,6 +624,8 @@ struct Launching<'a> {
     id: &'a TaskId,
     /// Its worktree, when it is isolated.
     prepared: Option<&'a Prepared>,
+    /// The checks its work must pass.
+    verify: &'a [String],
 }
 
 /// The private files a child is handed (in the run directory, 0600): its prompt, its answer's

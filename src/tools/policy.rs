@@ -10,9 +10,10 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{SideEffect, ToolError};
+use super::{SideEffect, ToolError, ToolId};
 use crate::runtime::sandbox::{Network, Sandbox, SandboxMode, Writes};
 
 /// How much the agent may do on its own. `--auto` and sessions (serde) name the levels alike.
@@ -166,6 +167,20 @@ pub struct Policy {
     commands: Commands,
     /// When the run must end (`--timeout`, or the launching run's deadline).
     deadline: Option<SystemTime>,
+    /// What the caller's rules keep from the searches' walks and listings.
+    reads: Option<Arc<dyn ReadFilter>>,
+}
+
+/// What the caller's rules keep from the model when a search walks a tree or lists a
+/// directory (a `Read(secrets/**)` deny, or files no `Read` allow rule covers): a search is
+/// judged by where it starts, and this hides what it finds beneath. Built by `exec` from the
+/// rules (`tools` does not know them), held by the [`Policy`].
+pub(crate) trait ReadFilter: Send + Sync + std::fmt::Debug {
+    /// Whether `tool` (a search) must leave `path` (absolute, as its walk found it, no link
+    /// followed) out of what it shows.
+    fn hides(&self, tool: ToolId, path: &Path) -> bool;
+    /// Whether `tool` must not look inside the directory `dir` at all.
+    fn prunes(&self, tool: ToolId, dir: &Path) -> bool;
 }
 
 /// How the run's commands are confined, as far as the tools need to know: whether `bash` may
@@ -201,6 +216,7 @@ impl Policy {
             read_roots: Vec::new(),
             commands: Commands::default(),
             deadline: None,
+            reads: None,
         }
     }
 
@@ -208,6 +224,17 @@ impl Policy {
     pub fn with_deadline(mut self, deadline: Option<SystemTime>) -> Self {
         self.deadline = deadline;
         self
+    }
+
+    /// This policy with the searches hiding what `reads` keeps from them.
+    pub(crate) fn with_reads(mut self, reads: Option<Arc<dyn ReadFilter>>) -> Self {
+        self.reads = reads;
+        self
+    }
+
+    /// What the caller's rules keep from the searches, if anything.
+    pub(crate) fn reads(&self) -> Option<&Arc<dyn ReadFilter>> {
+        self.reads.as_ref()
     }
 
     /// This policy with `dirs` (canonical) readable too, never writable: what a run's skills
@@ -349,13 +376,7 @@ impl Policy {
         if path.trim().is_empty() {
             return Err(PathError::Empty);
         }
-        let requested = Path::new(path);
-        let absolute = if requested.is_absolute() {
-            requested.to_path_buf()
-        } else {
-            workspace.join(requested)
-        };
-        let resolution = resolve_symlinks(&absolute);
+        let resolution = resolve_path(workspace, path);
         let reached = match &resolution {
             Ok(resolved) => resolved,
             Err(NotADirectory(file)) => file,
@@ -519,9 +540,23 @@ fn check_directory(shown: &str, resolved: &Path) -> Result<(), PathError> {
 }
 
 /// A component a path goes through that exists and is not a directory (see
-/// [`PathError::ThroughFile`]).
+/// [`PathError::ThroughFile`]): where the resolution stopped.
 #[derive(Debug)]
-struct NotADirectory(PathBuf);
+pub(crate) struct NotADirectory(pub(crate) PathBuf);
+
+/// Where `path` (relative to `workspace`, or absolute) leads when a tool opens it: `..` and
+/// every link resolved component by component, as the kernel resolves them. The one
+/// resolution the tools ([`Policy::resolve`]) and the permission rules share, so a rule
+/// judges the file the tool will touch (`link/../x` is beside the link's target, not beside
+/// the link).
+pub(crate) fn resolve_path(workspace: &Path, path: &str) -> Result<PathBuf, NotADirectory> {
+    let requested = Path::new(path);
+    if requested.is_absolute() {
+        resolve_symlinks(requested)
+    } else {
+        resolve_symlinks(&workspace.join(requested))
+    }
+}
 
 /// Resolves `..` and symlinks component by component, as the kernel would when opening the
 /// path, but without requiring the path to exist: missing components are taken literally. A

@@ -129,10 +129,16 @@ impl Tool for Bash {
             .await
             .map_err(|e| ToolError::Failed(format!("could not start the command: {e}")))?;
         let report = render(&output, timeout_ms);
+        // A program the exec check refused fails with "Permission denied" too, and its
+        // stderr says the deny rule did it: no hint about the sandbox then.
+        let hint = match output.refused.is_empty() {
+            true => ctx.policy.sandbox_hint(&report),
+            false => None,
+        };
         match output.termination {
             Termination::Exited(0) => Ok(report),
             Termination::Cancelled => Err(ToolError::Cancelled),
-            _ => Err(ToolError::Failed(match ctx.policy.sandbox_hint(&report) {
+            _ => Err(ToolError::Failed(match hint {
                 Some(hint) => format!("{report}{hint}\n"),
                 None => report,
             })),

@@ -87,6 +87,7 @@ fn run_cancelled_after(
         hooks: &Hooks::none(),
         rules: &RuleSet::default(),
         first_reads: Vec::new(),
+        checks: &zero::verify::Checks::none(),
     };
     let started = Instant::now();
     let ended = AtomicBool::new(false);

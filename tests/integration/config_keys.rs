@@ -110,6 +110,10 @@ fn every_key_zero_reads_passes_without_a_word() {
          sandbox = \"auto\"\n\
          network = false\n\
          env_keep = []\n\
+         verify = [\"true\"]\n\
+         verify_timeout = \"1m\"\n\
+         verify_retries = 1\n\
+         strict = false\n\
          [prices.\"fake-model\"]\n\
          input = 1.0\n\
          output = 2.0\n\

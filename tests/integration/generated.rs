@@ -30,10 +30,13 @@ fn committed_completions_and_man_pages_are_current() {
 
 /// The flags of `zero exec` that `zero review` refuses, each as given and as its man page would
 /// write it (roff escapes each `-`).
-const REFUSED_BY_REVIEW: [(&[&str], &str); 8] = [
+const REFUSED_BY_REVIEW: [(&[&str], &str); 11] = [
     (&["-o", "json"], r"\fB\-o\fR"),
     (&["-i", "stream-json"], r"\fB\-i\fR"),
     (&["--output-schema", "s.json"], r"\fB\-\-output\-schema\fR"),
+    (&["--verify", "cargo test"], r"\fB\-\-verify\fR"),
+    (&["--verify-timeout", "1m"], r"\fB\-\-verify\-timeout\fR"),
+    (&["--verify-retries", "1"], r"\fB\-\-verify\-retries\fR"),
     (&["--worktree"], r"\fB\-\-worktree\fR"),
     (
         &["--skip-permissions-unsafe"],

@@ -219,6 +219,26 @@ fn a_post_tool_use_note_reaches_the_model_with_the_result() {
     assert!(second.contains("remember the linter"), "{second}");
 }
 
+/// A `post_tool_use` hook that exits 2 cannot refuse a call that has run: its reason is a
+/// note to the model, and its `hook` event says `note`, not `deny`.
+#[test]
+fn a_post_tool_use_exit_2_is_a_note_and_its_event_says_so() {
+    let setup = Setup::new();
+    let file = setup.hook(
+        "post_tool_use",
+        "objects.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'run the linter next' >&2\nexit 2\n",
+        "matcher = \"Bash\"\n",
+    );
+    let server = writes_marker();
+    let events = setup.run(&server, &["--hooks", file.to_str().unwrap()], 0);
+    assert!(setup.in_workspace("marker").exists());
+    let hook = &of_type(&events, "hook")[0];
+    assert_eq!(hook["decision"], "note", "{hook}");
+    let second = &server.requests()[1].raw_body;
+    assert!(second.contains("run the linter next"), "{second}");
+}
+
 #[test]
 fn a_hook_that_times_out_crashes_or_prints_garbage_denies_and_leaves_nothing_running() {
     let nonce = nonce();

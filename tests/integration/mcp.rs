@@ -370,6 +370,32 @@ fn a_server_that_crashes_mid_call_turns_its_calls_into_error_results() {
 }
 
 #[test]
+fn strict_fails_a_run_whose_server_went_away_and_names_it() {
+    let fixture = Fixture::new();
+    let config = fixture.config(json!({"t": fixture.stdio(&[])}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__t__crash", json!({})))
+            .reply(Reply::text("carried on")),
+    );
+    let output = fixture
+        .medium(&server, &config)
+        .arg("--strict")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(4));
+    let events = events(&output.stdout);
+    assert_eq!(of_type(&events, "final")[0]["text"], "carried on");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "blocked", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the MCP server `t` went away during the run"),
+        "{message}"
+    );
+}
+
+#[test]
 fn content_that_is_not_text_is_described_by_type_and_size() {
     let fixture = Fixture::new();
     let config = fixture.config(json!({"t": fixture.stdio(&[])}));

@@ -387,3 +387,215 @@ fn a_malformed_rule_is_a_usage_error_naming_it() {
         "{stderr}"
     );
 }
+
+/// The outputs of `calls` run at `--auto medium` in `workspace` with `flags`.
+fn outputs_of(calls: Vec<Reply>, workspace: &Path, flags: &[&str]) -> Vec<String> {
+    let flags = [&["--auto", "medium"][..], flags].concat();
+    let (code, events) = run(calls, workspace, &flags);
+    assert_eq!(code, 0, "{events:?}");
+    tool_outputs(&events)
+}
+
+#[test]
+fn a_line_the_rules_cannot_follow_runs_nothing_under_an_allow_or_a_deny_list() {
+    let lines = [
+        "echo ${u:-$(touch substituted)}",
+        ": ${x:=$(touch assigned)}",
+        "x='a[$(touch subscripted)]'; echo $((x))",
+        "echo 'touch piped' | bash",
+    ];
+    let markers = ["substituted", "assigned", "subscripted", "piped"];
+    for flags in [
+        &["--allow", "bash(echo *)", "--allow", "bash(: *)"][..],
+        &["--deny", "bash(git push *)"][..],
+    ] {
+        let ws = tempfile::tempdir().unwrap();
+        let outputs = outputs_of(lines.iter().map(|l| bash(l)).collect(), ws.path(), flags);
+        for output in &outputs {
+            assert!(
+                output.starts_with("Error: permission denied:") && output.contains("cannot follow"),
+                "{flags:?}: {output}"
+            );
+        }
+        for marker in markers {
+            assert!(!ws.path().join(marker).exists(), "{flags:?}: {marker} ran");
+        }
+    }
+    // The control: without rules each line runs what it hides.
+    let ws = tempfile::tempdir().unwrap();
+    outputs_of(lines.iter().map(|l| bash(l)).collect(), ws.path(), &[]);
+    for marker in markers {
+        assert!(ws.path().join(marker).exists(), "{marker} did not run");
+    }
+}
+
+#[test]
+fn a_write_rule_holds_a_redirection_without_any_rule_on_bash() {
+    let lines = [
+        "echo x > .github/ci.yml",
+        "cd .github/workflows && echo x > ci.yml",
+        "(cd .github && echo x > extra.yml)",
+        "echo x | tee .github/teed.yml",
+    ];
+    let landed = [
+        ".github/ci.yml",
+        ".github/workflows/ci.yml",
+        ".github/extra.yml",
+        ".github/teed.yml",
+    ];
+    let workspace = || {
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join(".github/workflows")).unwrap();
+        ws
+    };
+    let ws = workspace();
+    let mut calls: Vec<Reply> = lines.iter().map(|l| bash(l)).collect();
+    calls.push(bash("echo x > notes.txt"));
+    let outputs = outputs_of(calls, ws.path(), &["--deny", "write_file(.github/**)"]);
+    for output in &outputs[..lines.len()] {
+        assert!(output.contains("`write_file(.github/**)`"), "{output}");
+    }
+    for file in landed {
+        assert!(!ws.path().join(file).exists(), "{file} landed");
+    }
+    assert!(
+        ws.path().join("notes.txt").exists(),
+        "{}",
+        outputs[lines.len()]
+    );
+    // The control: without the rule every line writes its file.
+    let ws = workspace();
+    outputs_of(lines.iter().map(|l| bash(l)).collect(), ws.path(), &[]);
+    for file in landed {
+        assert!(ws.path().join(file).exists(), "{file} did not land");
+    }
+}
+
+/// A workspace with `l -> .github/workflows` committed, as a pull request may hold it.
+fn linked_repository() -> tempfile::TempDir {
+    let repo = repository();
+    std::fs::create_dir_all(repo.path().join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    std::fs::write(repo.path().join(".github/workflows/ci.yml"), "on: push\n").unwrap();
+    std::os::unix::fs::symlink(".github/workflows", repo.path().join("l")).unwrap();
+    let status = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(["add", "-A"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    repo
+}
+
+/// Calls that write `.github/workflows/evil.yml` through `l/..`, one per writing tool.
+fn writes_through_the_link() -> Vec<Reply> {
+    vec![
+        Reply::tool_call(
+            "write_file",
+            json!({"path": "l/../workflows/evil.yml", "content": "evil\n"}),
+        ),
+        Reply::tool_call(
+            "edit_file",
+            json!({"path": "l/../workflows/ci.yml", "old_string": "on: push", "new_string": "on: evil"}),
+        ),
+        Reply::tool_call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: l/../workflows/patched.yml\n+evil\n*** End Patch"}),
+        ),
+    ]
+}
+
+#[test]
+fn a_link_and_dotdot_cannot_carry_a_file_tool_past_a_rule() {
+    let evil = |repo: &tempfile::TempDir| {
+        let workflows = repo.path().join(".github/workflows");
+        let ci = std::fs::read_to_string(workflows.join("ci.yml")).unwrap();
+        [
+            workflows.join("evil.yml").exists(),
+            ci.contains("evil"),
+            workflows.join("patched.yml").exists(),
+        ]
+    };
+    for flags in [
+        &[
+            "--deny",
+            "write_file(.github/**)",
+            "--deny",
+            "Edit(.github/**)",
+        ][..],
+        &["--allow", "Edit(src/**)"][..],
+    ] {
+        let repo = linked_repository();
+        let outputs = outputs_of(writes_through_the_link(), repo.path(), flags);
+        for output in &outputs {
+            assert!(
+                output.starts_with("Error: permission denied:"),
+                "{flags:?}: {output}"
+            );
+        }
+        assert_eq!(evil(&repo), [false; 3], "{flags:?}: {outputs:?}");
+    }
+    // The control: without rules each call lands in `.github/workflows`.
+    let repo = linked_repository();
+    outputs_of(writes_through_the_link(), repo.path(), &[]);
+    assert_eq!(evil(&repo), [true; 3]);
+    // The read tools, by the same path.
+    let read = || {
+        vec![
+            Reply::tool_call("read_file", json!({"path": "l/../workflows/ci.yml"})),
+            Reply::tool_call("grep", json!({"pattern": "push", "path": "l/../workflows"})),
+        ]
+    };
+    for flags in [
+        &["--deny", "Read(.github/**)"][..],
+        &["--allow", "Read(src/**)"][..],
+    ] {
+        let repo = linked_repository();
+        for output in outputs_of(read(), repo.path(), flags) {
+            assert!(
+                output.starts_with("Error: permission denied:") && !output.contains("on: push"),
+                "{flags:?}: {output}"
+            );
+        }
+    }
+    let repo = linked_repository();
+    for output in outputs_of(read(), repo.path(), &[]) {
+        assert!(output.contains("on: push"), "{output}");
+    }
+}
+
+#[test]
+fn a_read_deny_keeps_a_file_out_of_every_search() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("secrets")).unwrap();
+    std::fs::create_dir_all(ws.path().join("src")).unwrap();
+    std::fs::write(ws.path().join("secrets/prod.txt"), "token = hunter2\n").unwrap();
+    std::fs::write(ws.path().join("src/lib.rs"), "// token = public\n").unwrap();
+    let searches = || {
+        vec![
+            Reply::tool_call("grep", json!({"pattern": "token"})),
+            Reply::tool_call("glob", json!({"pattern": "**/*"})),
+            Reply::tool_call("list_directory", json!({})),
+            Reply::tool_call("list_directory", json!({"recursive": true})),
+        ]
+    };
+    let outputs = outputs_of(searches(), ws.path(), &["--deny", "Read(secrets/**)"]);
+    for output in &outputs {
+        assert!(
+            !output.contains("hunter2") && !output.contains("secrets") && output.contains("src"),
+            "{output}"
+        );
+    }
+    assert!(outputs[0].contains("token = public"), "{}", outputs[0]);
+    // The control: without the rule grep prints the secret line and the listings name it.
+    let outputs = outputs_of(searches(), ws.path(), &[]);
+    assert!(
+        outputs[0].contains("secrets/prod.txt:1:token = hunter2"),
+        "{}",
+        outputs[0]
+    );
+    for output in &outputs[1..] {
+        assert!(output.contains("secrets"), "{output}");
+    }
+}

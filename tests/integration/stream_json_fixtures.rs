@@ -21,7 +21,7 @@ const FIXTURE: &str = include_str!("fixtures/stream_json_v3.ndjson");
 const FREE: [&str; 3] = ["args", "inputSchema", "structured"];
 
 /// The fields that hold a word of a closed vocabulary, as `type:path`.
-const VOCABULARY: [&str; 26] = [
+const VOCABULARY: [&str; 28] = [
     "run_start:sandbox.filesystem",
     "run_start:promptStyle.style",
     "run_start:promptStyle.reason",
@@ -48,6 +48,8 @@ const VOCABULARY: [&str; 26] = [
     "error:code",
     "run_end:status",
     "run_end:contextWindow.source",
+    "verify_end:status",
+    "run_end:verify[].status",
 ];
 
 /// Every field path of `value` (`a.b`, `list[].c`), with the string found there, if any.
@@ -190,5 +192,33 @@ fn a_failed_run_writes_what_the_fixture_holds() {
         3,
     );
     assert!(events.iter().any(|e| e["code"] == "auth"), "{events:?}");
+    assert_in_fixture(&events);
+}
+
+#[test]
+fn a_verified_run_writes_what_the_fixture_holds() {
+    let workspace = tempfile::tempdir().unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::text("Done."))
+            .reply(Reply::text("Fixed.")),
+    );
+    let events = finished_stream(
+        zero_openai(&server)
+            .args([
+                "exec",
+                "-o",
+                "stream-json",
+                "--verify",
+                "test -e fixed || { touch fixed; echo not yet; exit 1; }",
+                "fix it",
+            ])
+            .current_dir(workspace.path()),
+        0,
+    );
+    let types: BTreeSet<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    for expected in ["verify_start", "verify_end"] {
+        assert!(types.contains(expected), "{expected}: {types:?}");
+    }
     assert_in_fixture(&events);
 }

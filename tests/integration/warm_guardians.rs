@@ -114,7 +114,8 @@ fn probe(workspace: &Path, outside: &Path, port: u16, name: &str) -> String {
     };
     [
         "tr '\\0' ' ' < /proc/$PPID/cmdline; echo".to_string(),
-        "ls /proc/$$/fd | sort -n | tr '\\n' ' '; echo".to_string(),
+        // No pipeline: while one starts, the shell itself holds its pipes' descriptors.
+        "ls -m /proc/$$/fd".to_string(),
         "readlink /proc/$$/fd/0".to_string(),
         "echo \"tmpdir: ${TMPDIR:-unset}\"".to_string(),
         "echo \"token: ${WARM_TEST_TOKEN:-withheld}\"".to_string(),
@@ -175,7 +176,7 @@ fn a_later_command_runs_under_a_warm_guardian_confined_as_the_first_was() {
     // lifeline and no other descriptor, the run's TMPDIR, no secret, writes only inside,
     // no network, no capability.
     assert_eq!(cold[1..], warm[1..]);
-    assert_eq!(warm[1], "0 1 2 3", "{warm:?}");
+    assert_eq!(warm[1], "0, 1, 2, 3", "{warm:?}");
     assert_eq!(warm[2], "/dev/null", "{warm:?}");
     assert!(
         warm[3].contains(&home.path().display().to_string()),

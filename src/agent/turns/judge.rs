@@ -1,21 +1,23 @@
 //! The steps on an answer the model gives without calling a tool: the safeguards that may send
 //! it back (a call written out as text, background tasks still running), the schema it is held
-//! to, the caller's `stop` hooks it is put to, and the answer asked for from a model that keeps
-//! repeating itself.
+//! to, the caller's `stop` hooks and checks (`--verify`) it is put to, and the answer asked for
+//! from a model that keeps repeating itself.
 
 use crate::hooks::StopVerdict;
 use crate::provider::Message;
 use crate::structured;
+use crate::verify::CheckPlace;
 
 use super::{Step, Turns};
 use crate::agent::schema_retries::Verdict;
+use crate::agent::verification;
 use crate::agent::written_calls::{self, Strike};
 use crate::agent::{Answer, Ending, Stuck, repeats};
 
 impl Turns<'_, '_> {
     /// The model answered without calling a tool. A call written out as text goes back, and
     /// so, once, does an answer given while background tasks still run; what is left is held
-    /// to the schema, and an answer that satisfies it is put to the `stop` hooks.
+    /// to the schema, and an answer that satisfies it is put to the caller's judges.
     pub(super) async fn judge(&mut self, text: String) -> Step {
         if let Some(tool) = self.written_call(&text) {
             return self.refuse_written_call(text, tool);
@@ -24,13 +26,53 @@ impl Turns<'_, '_> {
             return self.send_back(text, notice);
         }
         let step = self.check_schema(text);
-        self.put_to_stop_hooks(step).await
+        self.put_to_callers_judges(step).await
+    }
+
+    /// An answer that would end the run, put to the caller's `stop` hooks, then (when they
+    /// take it) to the caller's checks: the cheap judge first. Any other step passes as it is.
+    pub(super) async fn put_to_callers_judges(&mut self, step: Step) -> Step {
+        let step = self.put_to_stop_hooks(step).await;
+        self.put_to_checks(step).await
+    }
+
+    /// An answer that would end the run, put to the caller's checks (`--verify`): one that a
+    /// check does not pass goes back with the check's exit code and the end of its output, and
+    /// the run goes on; once no retry is left the run ends `verify_failed`. Any other step
+    /// passes as it is.
+    async fn put_to_checks(&mut self, step: Step) -> Step {
+        let Step::End(Ending::Answered(answer)) = step else {
+            return step;
+        };
+        let agent = self.agent;
+        let policy = &self.context.policy;
+        let place = CheckPlace {
+            runtime: agent.runtime,
+            workspace: &self.context.workspace,
+            writable: std::iter::once(self.context.workspace.clone())
+                .chain(policy.extra_roots().iter().cloned())
+                .collect(),
+            deadline: policy.deadline(),
+            cancel: &self.context.cancel,
+        };
+        let verdict = self
+            .verification
+            .judge(agent.checks, &place, agent.output)
+            .await;
+        match verdict {
+            verification::Verdict::Passed => Step::End(Ending::Answered(answer)),
+            verification::Verdict::Retry(note) => self.send_back(answer.text, note),
+            verification::Verdict::GiveUp(message) => {
+                Step::End(Ending::VerifyFailed { answer, message })
+            }
+            verification::Verdict::Cancelled => Step::End(Ending::Cancelled),
+        }
     }
 
     /// An answer that would end the run, put to the caller's `stop` hooks: one they refuse goes
     /// back with their reason, and the run goes on; past `hooks::MAX_STOP_REFUSALS` refusals
     /// it ends incomplete instead. Any other step passes as it is.
-    pub(super) async fn put_to_stop_hooks(&mut self, step: Step) -> Step {
+    async fn put_to_stop_hooks(&mut self, step: Step) -> Step {
         let Step::End(Ending::Answered(answer)) = step else {
             return step;
         };
@@ -137,7 +179,7 @@ impl Turns<'_, '_> {
             }
             Ok(completion) => {
                 let step = self.check_schema(completion.text);
-                self.put_to_stop_hooks(step).await
+                self.put_to_callers_judges(step).await
             }
         }
     }

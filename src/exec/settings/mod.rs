@@ -21,6 +21,7 @@ mod budget;
 mod controls;
 mod mcp;
 mod model;
+mod outcome;
 mod request;
 mod skills;
 mod web;
@@ -50,6 +51,7 @@ pub(crate) use controls::Controls;
 pub(crate) use mcp::McpSettings;
 pub(crate) use model::ModelSettings;
 use model::ModelSources;
+pub(crate) use outcome::OutcomeSettings;
 pub(crate) use request::RequestSettings;
 pub(crate) use skills::SkillSettings;
 pub(crate) use web::gate as web_gate;
@@ -116,6 +118,7 @@ fn known_config_keys() -> Vec<&'static str> {
         config_file::fields::<rules::FileKeys>(),
         config_file::fields::<hooks::config::FileKeys>(),
         config_file::fields::<web::FileKeys>(),
+        config_file::fields::<outcome::FileKeys>(),
     ]
     .concat()
 }
@@ -136,6 +139,8 @@ pub(crate) struct Settings {
     pub(crate) budget: BudgetSettings,
     /// The caller's tool lists, rules and hooks.
     pub(crate) controls: Controls,
+    /// The caller's checks and `--strict`.
+    pub(crate) outcome: OutcomeSettings,
     /// The MCP servers the run starts, and what to warn about their configuration.
     pub(crate) mcp: McpSettings,
     /// The skills the run offers.
@@ -188,6 +193,12 @@ impl Settings {
         let mut keys = FileKeys::read(file)?;
         let mcp = McpSettings::resolve(&args, file, &inputs.env, &workspace.root)?;
         let controls = Controls::resolve(&args, file, &inputs.env, &workspace.root, specialist)?;
+        workspace.check_execs(controls.rules.exec_denials())?;
+        workspace.hide(controls.rules.read_filter());
+        let outcome = OutcomeSettings::resolve(&args, file, specialist)?;
+        if !outcome.checks.is_empty() {
+            workspace.guard_git_for_checks();
+        }
         let mode = Mode::of(&args);
         let skills = SkillSettings::resolve(&args, &inputs.env, &workspace.root, mode)?;
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
@@ -211,6 +222,7 @@ impl Settings {
             model,
             budget,
             controls,
+            outcome,
             mcp,
             skills,
             env,

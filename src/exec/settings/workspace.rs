@@ -4,9 +4,11 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::ExecArgs;
+use crate::command_pattern::DenyRule;
 use crate::config_file::ConfigFile;
 use crate::output::event::WorktreeInfo;
 use crate::redact::Secrets;
@@ -14,7 +16,7 @@ use crate::runtime::sandbox::Support;
 use crate::runtime::{RuntimeConfig, RuntimeError};
 use crate::tasks::SearchPaths;
 use crate::tools::Policy;
-use crate::tools::policy::Autonomy;
+use crate::tools::policy::{Autonomy, ReadFilter};
 
 use crate::exec::confinement::{self, Confinement};
 use crate::exec::failure::Failure;
@@ -70,9 +72,30 @@ impl WorkspaceSettings {
         })
     }
 
+    /// The model's commands have every exec of their trees checked against `rules`, the run's
+    /// deny rules on commands, where the confinement can (see
+    /// [`Confinement::exec_rules`]).
+    pub(super) fn check_execs(&mut self, rules: Vec<DenyRule>) -> Result<(), Failure> {
+        self.runtime.exec_rules = self.confinement.exec_rules(rules)?;
+        Ok(())
+    }
+
+    /// The run has checks, which write the roots at `--auto low` too (a check is never
+    /// confined below `medium`'s writes): their git metadata is kept as at `medium`.
+    pub(super) fn guard_git_for_checks(&mut self) {
+        if self.policy.autonomy() == Autonomy::Low {
+            self.runtime.guarded_git = roots(&self.root, &self.policy);
+        }
+    }
+
     /// The policy ends the run's commands at `deadline` (the budget's).
     pub(super) fn until(&mut self, deadline: Option<SystemTime>) {
         self.policy = self.policy.clone().with_deadline(deadline);
+    }
+
+    /// The policy's searches leave out what `reads` keeps from them (the rules').
+    pub(super) fn hide(&mut self, reads: Option<Arc<dyn ReadFilter>>) {
+        self.policy = self.policy.clone().with_reads(reads);
     }
 
     /// The runtime's configuration, masking `secrets` in what its records say.

@@ -33,11 +33,16 @@
 //! command `PR_SET_PDEATHSIG` (the signal fires when the *thread* that forked exits): if the
 //! guardian is SIGKILLed, its command is SIGKILLed too.
 //!
+//! With deny rules on commands (`--deny-exec`), the guardian also checks every exec of the
+//! command's tree against them, served from its one loop between its other waits (see
+//! `self::execs`).
+//!
 //! Its stop ladder (`Stopping`) is its own, not the runtime's (`runtime/stop.rs`): it runs on
 //! the guardian's one thread without an async runtime, signals every process of the subtree
 //! itself and polls for those that are not its children. The runtime's ladder only asks the
 //! guardian and backs it up; `runtime/timing.rs` says how the two sets of waits relate.
 
+pub(in crate::runtime) mod execs;
 pub(in crate::runtime) mod order;
 pub(in crate::runtime) mod report;
 pub(in crate::runtime) mod spawn;
@@ -61,12 +66,13 @@ use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{Pid, getpgrp};
 
+use self::execs::{Execs, Serving};
 use self::order::{OrderWithOutput, receive_with_output};
 use self::report::{CommandStartFailure, REPORT_FD, Report, ReportWriter};
 use super::identity;
 use super::lifeline::{self, CHILD_LIFELINE_FD, Pulse};
 use super::reap::ProcessEnd;
-use super::sandbox::{self, Sandbox};
+use super::sandbox::{self, ExecRules, Sandbox};
 use super::timing::{GUARDIAN_AFTER_KILL, GUARDIAN_SWEEP_TICK, GUARDIAN_TICK};
 
 /// The exit status of a guardian that could not do its job at all (no report pipe).
@@ -85,6 +91,8 @@ pub struct GuardianArgs {
     pub grace: Duration,
     /// What the command is confined by.
     pub sandbox: Sandbox,
+    /// The deny rules every exec of the command's tree is checked against (none: no check).
+    pub exec_rules: ExecRules,
     /// Whether the command reads its stdin from the guardian's stdout (a service's socket,
     /// see `runtime::service`) rather than from `/dev/null`.
     pub stdin_from_stdout: bool,
@@ -161,6 +169,17 @@ pub fn run(args: GuardianArgs) -> i32 {
         });
         return UNUSABLE;
     }
+    // Last of the confinement, once: a warm guardian's holds for every command it is lent.
+    let execs = match Execs::watch(args.exec_rules) {
+        Ok(execs) => execs,
+        Err(message) => {
+            report.send(&Report::Failed {
+                kind: CommandStartFailure::Other,
+                message,
+            });
+            return UNUSABLE;
+        }
+    };
     // Again after the sandbox: a change of credentials resets the flag, and whatever the
     // capability drop did must not leave this process open to the command.
     if let Err(error) = hidden.and_then(|()| undumpable()) {
@@ -175,6 +194,7 @@ pub fn run(args: GuardianArgs) -> i32 {
         stdin_from_stdout: args.stdin_from_stdout,
         lifeline: lifeline.as_ref(),
         wakeups: &wakeups,
+        execs: execs.as_ref(),
     };
     match args.command {
         Command::Given { program, args } => {
@@ -236,6 +256,8 @@ struct Guard<'a> {
     stdin_from_stdout: bool,
     lifeline: Option<&'a OwnedFd>,
     wakeups: &'a Wakeups,
+    /// The exec check, when deny rules on commands are in force.
+    execs: Option<&'a Execs>,
 }
 
 /// How guarding one command went.
@@ -252,11 +274,8 @@ impl Guard<'_> {
     fn one(&self, target: Target, report: &mut ReportWriter) -> Guarded {
         let program = target.program.clone();
         let given_output = target.output.is_none();
-        let child = spawn_command(
-            target,
-            self.stdin_from_stdout,
-            self.lifeline.map(AsRawFd::as_raw_fd),
-        );
+        let stderr = self.execs.and_then(|_| command_stderr(&target));
+        let (child, early) = self.spawn(target);
         let command = match child {
             Ok(child) => Pid::from_raw(child.id() as i32),
             Err(error) => {
@@ -279,7 +298,20 @@ impl Guard<'_> {
             guardian: Pid::this(),
             command,
         };
-        let watched = watch(&subtree, self.grace, self.lifeline, self.wakeups);
+        let mut serving = self.execs.map(|execs| Serving::new(execs, stderr, report));
+        if let Some(serving) = &mut serving {
+            early
+                .into_iter()
+                .for_each(|refusal| serving.refused(refusal));
+        }
+        let watched = watch(
+            &subtree,
+            self.grace,
+            (self.lifeline, self.wakeups),
+            serving.as_mut(),
+        );
+        // The command's stderr is let go with it, before the last report.
+        drop(serving);
         // `end` is None only if the command was never seen to end (it could not be killed).
         let end = watched
             .end
@@ -302,6 +334,39 @@ impl Guard<'_> {
             status,
             stopped: watched.stopped,
         }
+    }
+}
+
+impl Guard<'_> {
+    /// Starts `target` (see [`spawn_command`]), its own exec answered meanwhile when execs are
+    /// checked; returns the child and what the exec check refused during the start.
+    fn spawn(
+        &self,
+        target: Target,
+    ) -> (
+        std::io::Result<std::process::Child>,
+        Vec<report::ExecRefusal>,
+    ) {
+        let lifeline = self.lifeline.map(AsRawFd::as_raw_fd);
+        let Some(execs) = self.execs else {
+            return (
+                spawn_command(target, (self.stdin_from_stdout, false), lifeline),
+                Vec::new(),
+            );
+        };
+        let (program, args) = (target.program.clone(), target.args.clone());
+        execs.while_starting(&program, &args, || {
+            spawn_command(target, (self.stdin_from_stdout, true), lifeline)
+        })
+    }
+}
+
+/// A copy of the stderr `target` will get (close-on-exec): the order's, or the guardian's
+/// own. `None` when it cannot be copied, and then refusals are only reported.
+fn command_stderr(target: &Target) -> Option<OwnedFd> {
+    match &target.output {
+        Some([_, stderr]) => stderr.try_clone().ok(),
+        None => std::io::stderr().as_fd().try_clone_to_owned().ok(),
     }
 }
 
@@ -457,9 +522,12 @@ fn open_descriptors() -> std::io::Result<Vec<RawFd>> {
 
 /// Starts the command in its own process group, with the lifeline (if any) on fd 3. Runs on
 /// the guardian's only thread, so the parent-death signal is tied to the guardian's whole life.
+/// With `exec_checked`, the child makes itself dumpable again just before its exec (which
+/// would do so anyway), so the exec check can read the exec's arguments: until then it is a
+/// copy of the guardian, which is not dumpable.
 fn spawn_command(
     target: Target,
-    stdin_from_stdout: bool,
+    (stdin_from_stdout, exec_checked): (bool, bool),
     lifeline: Option<RawFd>,
 ) -> std::io::Result<std::process::Child> {
     let stdin = if stdin_from_stdout {
@@ -488,7 +556,9 @@ fn spawn_command(
     unsafe {
         command.pre_exec(move || {
             #[cfg(target_os = "linux")]
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1
+                || (exec_checked && libc::prctl(libc::PR_SET_DUMPABLE, 1) == -1)
+            {
                 return Err(std::io::Error::last_os_error());
             }
             if let Some(lifeline) = lifeline {
@@ -506,8 +576,8 @@ fn spawn_command(
 fn watch(
     subtree: &Subtree,
     grace: Duration,
-    lifeline: Option<&OwnedFd>,
-    wakeups: &Wakeups,
+    (lifeline, wakeups): (Option<&OwnedFd>, &Wakeups),
+    mut serving: Option<&mut Serving<'_>>,
 ) -> Watched {
     let mut end = None;
     let mut stopping: Option<Stopping> = None;
@@ -557,25 +627,35 @@ fn watch(
             .unwrap_or(PollTimeout::ZERO),
         };
         let mut requested = false;
-        {
+        let exec_waits = {
             let mut fds = vec![PollFd::new(wakeups.reader.as_fd(), PollFlags::POLLIN)];
+            if let Some(serving) = &serving {
+                fds.push(PollFd::new(serving.listener(), PollFlags::POLLIN));
+            }
+            let at_lifeline = fds.len();
             if let (true, Some(lifeline)) = (lifeline_open, lifeline) {
                 fds.push(PollFd::new(lifeline.as_fd(), PollFlags::POLLIN));
             }
             // EINTR and timeouts just go round the loop again.
             let ready = poll(&mut fds, timeout).unwrap_or(0);
-            let lifeline_ready = fds
-                .get(1)
-                .and_then(|fd| fd.revents())
-                .is_some_and(|events| !events.is_empty());
-            if ready > 0
-                && lifeline_ready
+            let readable = |index: usize| {
+                ready > 0
+                    && fds
+                        .get(index)
+                        .and_then(|fd| fd.revents())
+                        .is_some_and(|events| !events.is_empty())
+            };
+            if readable(at_lifeline)
                 && let Some(lifeline) = lifeline
                 && lifeline::read_pulse(lifeline.as_fd()) == Pulse::ParentDied
             {
                 lifeline_open = false;
                 requested = true;
             }
+            serving.is_some() && readable(1)
+        };
+        if exec_waits && let Some(serving) = &mut serving {
+            serving.answer();
         }
         wakeups.drain();
         let stops = wakeups.stops.load(Ordering::SeqCst);

@@ -3,9 +3,12 @@
 //!
 //! The guardian writes one JSON line per report on [`REPORT_FD`], its stdin — the one standard
 //! fd a guardian has no other use for, and one `posix_spawn` can place: first either `started`
-//! (the command's pid and start time — the handshake) or `failed` (a typed startup error), and
-//! at the very end `ended` (how the command ended and how many leftover processes the guardian
-//! had to stop). The runtime trusts a command to be running only after `started`.
+//! (the command's pid and start time — the handshake) or `failed` (a typed startup error),
+//! then a `refused` for each program of the command's tree the exec check refused (at most
+//! [`MAX_REFUSALS_REPORTED`], each bounded, so that all of them fit in a pipe's buffer and a
+//! runtime that reads them only once the guardian has ended never stalls it), and at the very
+//! end `ended` (how the command ended and how many leftover processes the guardian had to
+//! stop). The runtime trusts a command to be running only after `started`.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
@@ -22,6 +25,39 @@ use crate::runtime::timing::HANDSHAKE_TIMEOUT;
 
 /// The fd a guardian writes its reports on: its stdin, the write end of a pipe.
 pub(crate) const REPORT_FD: RawFd = 0;
+
+/// The most `refused` reports a guardian sends for one command; the refusals past it are still
+/// refused and said on the command's stderr.
+pub(crate) const MAX_REFUSALS_REPORTED: usize = 16;
+
+/// A program of a command's tree that the exec check refused to start (see
+/// `runtime::guardian::execs`): the process that tried, what it tried to run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecRefusal {
+    /// The process that called exec (in the guardian's pid namespace).
+    pub pid: u32,
+    /// The path it gave exec, as text, cut to a bound.
+    pub path: String,
+    /// The argv it gave, as text, cut to a bound (a last `…` says so).
+    pub argv: Vec<String>,
+    /// The deny rule that refused it, as written; `None` when its arguments could not be read
+    /// to check them, which refuses too (fail closed).
+    pub rule: Option<String>,
+}
+
+/// How a guarded command ended, as its guardian's last report says, with what the exec
+/// check refused on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ending {
+    /// How the command itself ended.
+    pub(crate) end: ProcessEnd,
+    /// How many leftovers were stopped after it ended.
+    pub(crate) leftovers: usize,
+    /// The programs of its tree the exec check refused (the first
+    /// [`MAX_REFUSALS_REPORTED`]).
+    pub(crate) refused: Vec<ExecRefusal>,
+}
 
 /// One line from the guardian.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +81,8 @@ pub(crate) enum Report {
         /// What the operating system said.
         message: String,
     },
+    /// The exec check refused a program of the command's tree.
+    Refused(ExecRefusal),
     /// The command ended and everything it left behind is gone.
     Ended {
         /// How the command itself ended.
@@ -177,16 +215,29 @@ impl ReportReader {
         match self.next(Some(deadline)).map_err(StartError::Handshake)? {
             Report::Started { pid, start_time } => Ok(ProcessIdentity { pid, start_time }),
             Report::Failed { kind, message } => Err(StartError::Command { kind, message }),
-            Report::Ended { .. } => Err(StartError::Handshake(HandshakeFailure::Malformed)),
+            Report::Refused(_) | Report::Ended { .. } => {
+                Err(StartError::Handshake(HandshakeFailure::Malformed))
+            }
         }
     }
 
-    /// The final report of a guardian that has exited: how its command ended and how many
-    /// leftovers it stopped. `None` when the guardian died before it could say (SIGKILL).
-    pub(crate) fn ended(&mut self) -> Option<(ProcessEnd, usize)> {
-        match self.next(None) {
-            Ok(Report::Ended { end, leftovers }) => Some((end, leftovers)),
-            _ => None,
+    /// The final report of a guardian that has exited, with the refusals reported before it:
+    /// how its command ended and how many leftovers it stopped. `None` when the guardian died
+    /// before it could say (SIGKILL).
+    pub(crate) fn ended(&mut self) -> Option<Ending> {
+        let mut refused = Vec::new();
+        loop {
+            match self.next(None) {
+                Ok(Report::Refused(refusal)) => refused.push(refusal),
+                Ok(Report::Ended { end, leftovers }) => {
+                    return Some(Ending {
+                        end,
+                        leftovers,
+                        refused,
+                    });
+                }
+                _ => return None,
+            }
         }
     }
 
@@ -252,6 +303,13 @@ mod tests {
             pid: 42,
             start_time: Some(7),
         });
+        let refusal = ExecRefusal {
+            pid: 43,
+            path: "/usr/bin/git".into(),
+            argv: vec!["git".into(), "push".into()],
+            rule: Some("bash(git push *)".into()),
+        };
+        writer.send(&Report::Refused(refusal.clone()));
         writer.send(&Report::Ended {
             end: ProcessEnd::Signalled(15),
             leftovers: 2,
@@ -259,7 +317,14 @@ mod tests {
         drop(writer);
         let identity = reader.handshake().unwrap();
         assert_eq!((identity.pid, identity.start_time), (42, Some(7)));
-        assert_eq!(reader.ended(), Some((ProcessEnd::Signalled(15), 2)));
+        assert_eq!(
+            reader.ended(),
+            Some(Ending {
+                end: ProcessEnd::Signalled(15),
+                leftovers: 2,
+                refused: vec![refusal],
+            })
+        );
     }
 
     #[test]

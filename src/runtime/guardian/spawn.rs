@@ -32,7 +32,7 @@ use crate::runtime::guardian::report::{ReportReader, StartError};
 use crate::runtime::identity::ProcessIdentity;
 use crate::runtime::lifeline;
 use crate::runtime::reap;
-use crate::runtime::sandbox::Sandbox;
+use crate::runtime::sandbox::{ExecRules, Sandbox};
 use crate::runtime::stop::Guarded;
 
 /// The hidden subcommand that makes the zero binary a guardian: the first word of every
@@ -174,6 +174,20 @@ pub(crate) struct Confinement {
     /// The program every guardian runs as: the zero binary
     /// ([`crate::runtime::RuntimeConfig::zero_binary`]).
     pub(crate) guardian: PathBuf,
+    /// The deny rules every exec of the command's tree is checked against: the run's, for
+    /// the model's commands; none for the caller's own (hooks, checks) and services.
+    pub(crate) exec_rules: ExecRules,
+}
+
+impl Confinement {
+    /// The same rules without the exec check: what the caller's own commands and services
+    /// are confined by (the rules on `bash` are about the model's commands).
+    pub(crate) fn without_exec_rules(self) -> Self {
+        Confinement {
+            exec_rules: ExecRules::default(),
+            ..self
+        }
+    }
 }
 
 /// Where a guardian's stdout and stderr go (the command inherits them from it).
@@ -269,6 +283,7 @@ impl<'a> GuardianCommand<'a> {
         ];
         if self.confined() {
             args.extend(self.confinement.sandbox.guard_flags());
+            args.extend(self.confinement.exec_rules.guard_flags());
         }
         if let Stdio::Duplex { .. } = self.stdio {
             args.push("--stdin-from-stdout".into());
@@ -470,6 +485,7 @@ mod tests {
             temp_dir: None,
             withheld: Vec::new(),
             guardian: this_binary().to_path_buf(),
+            exec_rules: ExecRules::default(),
         };
         let command =
             GuardianCommand::new(&launch, &none, Duration::from_millis(1500), Stdio::Piped);
@@ -493,6 +509,7 @@ mod tests {
             temp_dir: Some("/w/tmp".into()),
             withheld: Vec::new(),
             guardian: "/zero".into(),
+            exec_rules: ExecRules::default(),
         };
         let launch = Launch::shell("true", Path::new("/w"));
         let grace = Duration::from_millis(10);

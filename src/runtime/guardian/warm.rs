@@ -292,7 +292,7 @@ mod tests {
     use tokio_util::sync::CancellationToken;
 
     use super::*;
-    use crate::runtime::sandbox::{Network, Privileges, Sandbox, Writes};
+    use crate::runtime::sandbox::{ExecRules, Network, Privileges, Sandbox, Writes};
 
     /// Commands confined to `/w`, their guardian a program that ends at once: what is checked
     /// here is which command a warm guardian is handed to, not what it does.
@@ -306,6 +306,7 @@ mod tests {
             temp_dir: Some("/w/tmp".into()),
             withheld: vec!["GITHUB_TOKEN".into()],
             guardian: PathBuf::from("/bin/true"),
+            exec_rules: ExecRules::default(),
         }
     }
 
@@ -350,6 +351,13 @@ mod tests {
             },
             Confinement {
                 guardian: PathBuf::from("/bin/false"),
+                ..medium()
+            },
+            Confinement {
+                exec_rules: ExecRules::new(vec![crate::command_pattern::DenyRule {
+                    rule: "bash(git push *)".into(),
+                    pattern: crate::command_pattern::CommandPattern::parse("git push *").unwrap(),
+                }]),
                 ..medium()
             },
         ];

@@ -12,6 +12,10 @@
 //!
 //! What the probe promised, the guardian must deliver: a rule it cannot enforce fails the
 //! command's start instead of running it unconfined.
+//!
+//! The deny rules on commands ride along ([`ExecRules`]): when a run has some, the model's
+//! commands' guardians have every exec of the command's tree stopped by a seccomp filter
+//! until they have checked it ([`watch_execs`], served by `runtime::guardian::execs`).
 
 #[cfg(target_os = "linux")]
 mod landlock;
@@ -22,7 +26,10 @@ mod seccomp;
 
 use std::ffi::OsString;
 use std::fmt;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
+
+use crate::command_pattern::DenyRule;
 
 /// How strictly a run asks for the sandbox (`--sandbox`, or `sandbox` in `config.toml`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
@@ -188,6 +195,55 @@ const CLIENT_NETWORK_FLAG: &str = "--client-network";
 /// The guardian flag that drops every capability.
 const DROP_PRIVILEGES_FLAG: &str = "--drop-privileges";
 
+/// The deny rules on commands (`--deny 'bash(git push *)'`) that every program a command's
+/// tree executes is checked against when it is executed: the exec check, enforced by the
+/// command's guardian. Empty when the run has none, and then nothing is installed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExecRules(Vec<DenyRule>);
+
+/// The guardian flag carrying one deny rule of the exec check, as JSON (the rule as written
+/// and its pattern: a rule may hold any character but NUL).
+const DENY_EXEC_FLAG: &str = "--deny-exec";
+
+impl ExecRules {
+    /// The exec check of `rules`.
+    pub(crate) fn new(rules: Vec<DenyRule>) -> Self {
+        ExecRules(rules)
+    }
+
+    /// Whether there is nothing to check.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The rules, in order.
+    pub(crate) fn rules(&self) -> &[DenyRule] {
+        &self.0
+    }
+
+    /// The guardian flags that carry these rules (see [`ExecRules::from_guard_flags`]).
+    pub(crate) fn guard_flags(&self) -> Vec<OsString> {
+        self.0
+            .iter()
+            .filter_map(|rule| serde_json::to_string(rule).ok())
+            .map(|json| format!("{DENY_EXEC_FLAG}={json}").into())
+            .collect()
+    }
+
+    /// The rules the values of the guardian's `--deny-exec` flags describe; an error names a
+    /// value that is not one.
+    pub fn from_guard_flags(values: &[String]) -> Result<Self, String> {
+        values
+            .iter()
+            .map(|value| {
+                serde_json::from_str(value)
+                    .map_err(|error| format!("{DENY_EXEC_FLAG} {value}: {error}"))
+            })
+            .collect::<Result<Vec<DenyRule>, String>>()
+            .map(ExecRules)
+    }
+}
+
 /// What the running kernel lets zero enforce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
@@ -197,6 +253,10 @@ pub struct Support {
     pub network: bool,
     /// Capabilities can be dropped (Linux).
     pub privileges: bool,
+    /// The exec check can be enforced: seccomp can hand system calls to a listener (Linux
+    /// 5.0) and a guardian can read the memory of the processes below it (no Yama
+    /// `ptrace_scope` of 2 or more, and `process_vm_readv(2)` is not filtered away).
+    pub execs: bool,
 }
 
 impl Support {
@@ -209,6 +269,7 @@ impl Support {
                 filesystem: landlock::available(),
                 network: seccomp::available(),
                 privileges: true,
+                execs: seccomp::notifications_available() && memory_readable(),
             }
         }
         #[cfg(not(target_os = "linux"))]
@@ -217,9 +278,36 @@ impl Support {
                 filesystem: false,
                 network: false,
                 privileges: false,
+                execs: false,
             }
         }
     }
+}
+
+/// Whether a guardian can read the arguments of a process below it: Yama (when present)
+/// lets a process read its descendants' memory at `ptrace_scope` 0 and 1 only, and a
+/// container's own seccomp profile may refuse `process_vm_readv(2)`, which reading this
+/// process's own memory finds out.
+#[cfg(target_os = "linux")]
+fn memory_readable() -> bool {
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .unwrap_or(0);
+    let probe = [1u8; 8];
+    let mut copy = [0u8; 8];
+    let local = libc::iovec {
+        iov_base: copy.as_mut_ptr().cast(),
+        iov_len: copy.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: probe.as_ptr() as *mut libc::c_void,
+        iov_len: probe.len(),
+    };
+    // SAFETY: both vectors point at live buffers of the stated lengths; the call writes only
+    // into `copy`.
+    let read = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    scope < 2 && read == 8 && copy == probe
 }
 
 /// Why a guardian could not confine its command.
@@ -256,6 +344,24 @@ pub fn enforce(sandbox: &Sandbox) -> Result<(), EnforceError> {
     {
         Err(EnforceError(
             "this system has no sandbox zero can use".into(),
+        ))
+    }
+}
+
+/// Stops every exec of the calling thread and everything it starts from now on until the
+/// listener returned answers it (see `runtime::guardian::execs`). Called by a guardian with
+/// [`ExecRules`], on its only thread, after [`enforce`]: below `--auto high` `no_new_privs`
+/// is set already; at high it is set now unless the guardian has `CAP_SYS_ADMIN` (root).
+pub fn watch_execs() -> Result<OwnedFd, EnforceError> {
+    #[cfg(target_os = "linux")]
+    {
+        privileges::allow_filters().map_err(EnforceError)?;
+        seccomp::listen_for_execs().map_err(EnforceError)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(EnforceError(
+            "this system cannot check the programs a command runs".into(),
         ))
     }
 }
@@ -303,6 +409,25 @@ mod tests {
         assert_eq!(back, clients);
         assert!(Sandbox::open().guard_flags().is_empty());
         assert!(!Sandbox::open().confines());
+    }
+
+    #[test]
+    fn exec_rules_survive_the_guardian_flags() {
+        let rules = ExecRules::new(vec![DenyRule {
+            rule: "Bash(git push:*)".into(),
+            pattern: crate::command_pattern::CommandPattern::parse("git push:*").unwrap(),
+        }]);
+        let values: Vec<String> = rules
+            .guard_flags()
+            .into_iter()
+            .map(|flag| {
+                let flag = flag.into_string().unwrap();
+                flag.strip_prefix("--deny-exec=").unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(ExecRules::from_guard_flags(&values).unwrap(), rules);
+        assert!(ExecRules::from_guard_flags(&["{".into()]).is_err());
+        assert!(ExecRules::default().guard_flags().is_empty());
     }
 
     #[test]

@@ -41,6 +41,17 @@ pub(super) fn drop_all() -> Result<(), String> {
     caps::clear(None, CapSet::Permitted).map_err(|e| failed("permitted", e))
 }
 
+/// Makes sure the calling thread may install a seccomp filter: the kernel allows it with
+/// `no_new_privs` or `CAP_SYS_ADMIN`. With the capability (root at `--auto high`) nothing
+/// changes, so setuid programs keep working; without it `no_new_privs` is set, and from then
+/// on no exec grants privileges (`sudo` stops working in that tree).
+pub(super) fn allow_filters() -> Result<(), String> {
+    if caps::has_cap(None, CapSet::Effective, Capability::CAP_SYS_ADMIN).unwrap_or(false) {
+        return Ok(());
+    }
+    set_no_new_privs()
+}
+
 /// `PR_SET_NO_NEW_PRIVS`: from now on, exec never grants privileges (setuid, setgid, file
 /// capabilities, root's full set).
 fn set_no_new_privs() -> Result<(), String> {

@@ -16,12 +16,23 @@
 //! filter's sight. On x86_64 the x32 numbering of the same calls is filtered too, and a
 //! process of another architecture (an i386 binary, whose `socketcall(2)` the filter cannot
 //! read) is killed by the filter's architecture check.
+//!
+//! The exec check's filter ([`listen_for_execs`]) is compiled the same way. It sends
+//! `execve(2)` and `execveat(2)` to the guardian (`SECCOMP_RET_USER_NOTIF`, answered through
+//! the listener descriptor the kernel returns for `SECCOMP_FILTER_FLAG_NEW_LISTENER`), and a
+//! second filter refuses every later filter that asks for a listener of its own: the kernel
+//! hands a notification to the newest filter that asks for one, so a command that installed
+//! its own would answer its own execs. seccompiler has no user-notification action, so the
+//! exec filter is compiled with `SECCOMP_RET_TRACE` as a stand-in whose return instructions
+//! are then rewritten; both are installed with `seccomp(2)` directly, since seccompiler's
+//! installer always sets `no_new_privs`, which `--auto high` as root does without.
 
 use std::collections::BTreeMap;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
+    SeccompRule, TargetArch, sock_filter,
 };
 
 use super::Network;
@@ -33,7 +44,11 @@ const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 /// Whether the kernel can filter system calls with an errno, asked without installing a
 /// filter (`SECCOMP_GET_ACTION_AVAIL`).
 pub(super) fn available() -> bool {
-    let action: u32 = libc::SECCOMP_RET_ERRNO;
+    action_available(libc::SECCOMP_RET_ERRNO)
+}
+
+/// Whether the kernel knows the filter return `action` (`SECCOMP_GET_ACTION_AVAIL`).
+fn action_available(action: u32) -> bool {
     // SAFETY: the seccomp call only reads the u32 it is pointed at, which lives across it.
     let answer = unsafe {
         libc::syscall(
@@ -44,6 +59,122 @@ pub(super) fn available() -> bool {
         )
     };
     answer == 0
+}
+
+/// Whether the kernel can hand system calls to a listener (`SECCOMP_RET_USER_NOTIF`, Linux
+/// 5.0), asked without installing a filter.
+pub(super) fn notifications_available() -> bool {
+    action_available(libc::SECCOMP_RET_USER_NOTIF)
+}
+
+/// Installs the exec check's filters on the calling thread (see the module documentation) and
+/// returns the listener its execs are answered on (close-on-exec, as the kernel makes it). The
+/// caller has made sure the kernel lets it install a filter (`no_new_privs`, or
+/// `CAP_SYS_ADMIN`).
+pub(super) fn listen_for_execs() -> Result<OwnedFd, String> {
+    let seccomp = |error: seccompiler::Error| format!("seccomp: {error}");
+    let execs = notify_execs().map_err(seccomp)?;
+    let no_listeners = refuse_listeners().map_err(seccomp)?;
+    let listener = install(&execs, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER)?;
+    install(&no_listeners, 0)?;
+    // SAFETY: with SECCOMP_FILTER_FLAG_NEW_LISTENER the kernel returns a new descriptor that
+    // nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(listener) })
+}
+
+/// The filter that sends every `execve` and `execveat` to the listener.
+fn notify_execs() -> Result<BpfProgram, seccompiler::Error> {
+    let mut notified: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for call in [libc::SYS_execve, libc::SYS_execveat] {
+        notified.insert(call, Vec::new());
+    }
+    #[cfg(target_arch = "x86_64")]
+    // x32's own numbers for both, and the 64-bit numbers with the x32 bit: the guardian
+    // refuses them all (it reads 64-bit argv only).
+    for call in [libc::SYS_execve, libc::SYS_execveat, 520, 545] {
+        notified.insert(call | X32_SYSCALL_BIT, Vec::new());
+    }
+    let stand_in = SeccompAction::Trace(0);
+    let filter = SeccompFilter::new(
+        notified,
+        SeccompAction::Allow,
+        stand_in.clone(),
+        TargetArch::try_from(std::env::consts::ARCH)?,
+    )?;
+    let mut program: BpfProgram = filter.try_into()?;
+    let stand_in = u32::from(stand_in);
+    for instruction in &mut program {
+        if instruction.code == BPF_RET_K && instruction.k == stand_in {
+            instruction.k = libc::SECCOMP_RET_USER_NOTIF;
+        }
+    }
+    Ok(program)
+}
+
+/// `BPF_RET | BPF_K`: return the immediate value.
+const BPF_RET_K: u16 = 0x06;
+
+/// The filter that refuses (`EACCES`) a `seccomp(SECCOMP_SET_MODE_FILTER)` asking for a
+/// listener.
+fn refuse_listeners() -> Result<BpfProgram, seccompiler::Error> {
+    // `c_ulong` is 32 bits wide on 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    let listener = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u64;
+    let rule = SeccompRule::new(vec![
+        SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::SECCOMP_SET_MODE_FILTER as u64,
+        )?,
+        SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(listener),
+            listener,
+        )?,
+    ])?;
+    let mut refused: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    refused.insert(libc::SYS_seccomp, vec![rule.clone()]);
+    #[cfg(target_arch = "x86_64")]
+    refused.insert(libc::SYS_seccomp | X32_SYSCALL_BIT, vec![rule]);
+    let filter = SeccompFilter::new(
+        refused,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        TargetArch::try_from(std::env::consts::ARCH)?,
+    )?;
+    Ok(filter.try_into()?)
+}
+
+/// Installs `program` on the calling thread with `flags`; returns what `seccomp(2)` did (the
+/// listener's descriptor with `SECCOMP_FILTER_FLAG_NEW_LISTENER`).
+fn install(program: &[sock_filter], flags: libc::c_ulong) -> Result<libc::c_int, String> {
+    #[repr(C)]
+    struct SockFprog {
+        len: libc::c_ushort,
+        filter: *const sock_filter,
+    }
+    let length = libc::c_ushort::try_from(program.len())
+        .map_err(|_| "seccomp: the filter is too long".to_owned())?;
+    let fprog = SockFprog {
+        len: length,
+        filter: program.as_ptr(),
+    };
+    // SAFETY: the kernel copies the program, which lives across the call, and reads nothing
+    // else.
+    let answer = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            flags,
+            &fprog as *const SockFprog,
+        )
+    };
+    if answer < 0 {
+        return Err(format!("seccomp: {}", std::io::Error::last_os_error()));
+    }
+    Ok(answer as libc::c_int)
 }
 
 /// Installs the filter for `network` on the calling thread (and sets `no_new_privs`, which a
@@ -155,6 +286,17 @@ mod tests {
             assert!(filter(Families { clients }).is_ok_and(|program| !program.is_empty()));
         }
         assert_eq!(Families::of(Network::Open), None);
+    }
+
+    #[test]
+    fn the_exec_filters_compile_and_notify_in_place_of_the_stand_in() {
+        let execs = notify_execs().unwrap();
+        let returns = |program: &BpfProgram, value: u32| {
+            program.iter().any(|i| i.code == BPF_RET_K && i.k == value)
+        };
+        assert!(returns(&execs, libc::SECCOMP_RET_USER_NOTIF));
+        assert!(!returns(&execs, u32::from(SeccompAction::Trace(0))));
+        assert!(!refuse_listeners().unwrap().is_empty());
     }
 
     #[test]

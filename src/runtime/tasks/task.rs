@@ -232,7 +232,7 @@ impl Task {
         let guardian_end = blocking(move || reap::wait_for_end(pid)).await;
         let reported = blocking(move || report.ended()).await.ok().flatten();
         let change = match (reported, guardian_end) {
-            (Some((end, _leftovers)), _) => Change::Ended(end),
+            (Some(ending), _) => Change::Ended(ending.end),
             (None, Ok(Ok(end))) => Change::Ended(end),
             (None, Ok(Err(errno))) => Change::Failed(format!("lost track of the process: {errno}")),
             (None, Err(error)) => Change::Failed(error.to_string()),

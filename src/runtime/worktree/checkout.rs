@@ -214,17 +214,19 @@ impl Checkout {
         .unwrap_or_default()
     }
 
-    /// Ends it with its work in `commit` (if any): removes the directory, keeps the branch,
-    /// and records `finished`.
-    pub fn finish(self, commit: Option<String>) -> Result<WorktreeRecord, WorktreeError> {
-        self.record.remove_directory();
-        self.records.transition(
-            &self.record.name,
-            Transition::Finish {
-                commit,
-                directory: Directory::Removed,
-            },
-        )
+    /// Ends it with its work in `commit` (if any): keeps the branch, removes the directory
+    /// unless `directory` says it is kept (a run that failed leaves its worktree to be looked
+    /// at), and records `finished`.
+    pub fn finish(
+        self,
+        commit: Option<String>,
+        directory: Directory,
+    ) -> Result<WorktreeRecord, WorktreeError> {
+        if directory == Directory::Removed {
+            self.record.remove_directory();
+        }
+        self.records
+            .transition(&self.record.name, Transition::Finish { commit, directory })
     }
 
     /// Ends a worktree whose work changed nothing: directory and branch go, and the record

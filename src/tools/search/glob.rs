@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{display_path, require_dir, walker};
+use super::{View, display_path, require_dir, walker_keeping};
 use crate::tools::fsops::{check_cancelled, run_blocking};
 use crate::tools::{
     Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
@@ -84,9 +84,10 @@ impl Tool for Glob {
         let root = ctx.resolve(&shown, Access::Read)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let view = View::of(&ctx.policy, ToolId::Glob);
         run_blocking(move || {
             require_dir(&root, &shown)?;
-            let found = find(&root, &matcher, &cancel)?;
+            let found = find(&root, &view, &matcher, &cancel)?;
             Ok(render(&workspace, &found, limit, &args.pattern, &shown))
         })
         .await
@@ -111,17 +112,18 @@ fn compile(pattern: &str) -> Result<GlobMatcher, ToolError> {
         .map_err(|e| ToolError::InvalidArguments(format!("invalid glob pattern: {e}")))
 }
 
-/// Every non-directory under `root` whose relative path matches, sorted by path. Hidden files
-/// are searched (a pattern like `.github/**` names them on purpose); `.git` never is.
+/// Every non-directory under `root` that `view` may show whose relative path matches, sorted
+/// by path. Hidden files are searched (a pattern like `.github/**` names them on purpose);
+/// `.git` never is.
 fn find(
     root: &Path,
+    view: &View,
     matcher: &GlobMatcher,
     cancel: &CancellationToken,
 ) -> Result<Vec<PathBuf>, ToolError> {
     let mut found = Vec::new();
-    let walk = walker(root)
+    let walk = walker_keeping(root, view, |entry| entry.file_name() != ".git")
         .hidden(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
         .build();
     for entry in walk {
         check_cancelled(cancel)?;

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{display_path, ordered, walker};
+use super::{View, display_path, ordered, walker};
 use crate::fsutil;
 use crate::tools::fsops::{check_cancelled, io_failure, open_failure, run_blocking};
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
@@ -154,6 +154,7 @@ impl Tool for Grep {
             .transpose()?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
+        let view = View::of(&ctx.policy, ToolId::Grep);
         run_blocking(move || {
             let meta = fs::metadata(&root).map_err(|e| io_failure(&shown, &e))?;
             if !meta.is_dir() {
@@ -161,7 +162,7 @@ impl Tool for Grep {
                 // as an empty file (the walk under a directory skips them).
                 fsutil::regular_or_absent(&root).map_err(|e| open_failure(&shown, &e))?;
             }
-            let report = search(&workspace, &root, filter.as_ref(), &query, &cancel)?;
+            let report = search(&workspace, &root, &view, filter.as_ref(), &query, &cancel)?;
             Ok(report.render(&query, &args.pattern, &shown))
         })
         .await
@@ -227,17 +228,18 @@ fn file_filter(root: &Path, glob: &str) -> Result<Override, ToolError> {
     builder.build().map_err(invalid)
 }
 
-/// Walks `root` in path order and searches the selected files (on several threads), taking
-/// their results in path order until the walk ends or the limit is reached. A cancelled run
-/// stops the walk.
+/// Walks `root` in path order and searches the selected files `view` may show (on several
+/// threads), taking their results in path order until the walk ends or the limit is reached.
+/// A cancelled run stops the walk.
 fn search(
     workspace: &Path,
     root: &Path,
+    view: &View,
     filter: Option<&Override>,
     query: &Query,
     cancel: &CancellationToken,
 ) -> Result<Report, ToolError> {
-    let files = walker(root)
+    let files = walker(root, view)
         .build()
         .take_while(|_| !cancel.is_cancelled())
         .filter_map(Result::ok)

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{display_path, require_dir, walker};
+use super::{View, display_path, require_dir, walker};
 use crate::tools::fsops::{check_cancelled, io_failure, run_blocking};
 use crate::tools::{
     Access, Bounded, SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args,
@@ -86,7 +86,8 @@ impl Tool for ListDirectory {
         let dir = ctx.resolve(&shown, Access::Read)?;
         let workspace = ctx.workspace.clone();
         let cancel = ctx.cancel.clone();
-        run_blocking(move || list(&workspace, &dir, &shown, depth, &cancel)).await
+        let view = View::of(&ctx.policy, ToolId::ListDirectory);
+        run_blocking(move || list(&workspace, &dir, &view, &shown, depth, &cancel)).await
     }
 }
 
@@ -113,18 +114,20 @@ impl Depth {
     }
 }
 
-/// Lists `dir` and renders the entries, with a note when the listing was cut.
+/// Lists what `view` may show of `dir` and renders the entries, with a note when the listing
+/// was cut.
 fn list(
     workspace: &Path,
     dir: &Path,
+    view: &View,
     shown: &str,
     depth: Depth,
     cancel: &CancellationToken,
 ) -> ToolResult {
     require_dir(dir, shown)?;
     let entries = match depth {
-        Depth::Flat => flat_entries(dir).map_err(|e| io_failure(shown, &e))?,
-        Depth::Recursive(levels) => tree_entries(dir, levels, cancel)?,
+        Depth::Flat => flat_entries(dir, view).map_err(|e| io_failure(shown, &e))?,
+        Depth::Recursive(levels) => tree_entries(dir, view, levels, cancel)?,
     };
     if entries.is_empty() {
         let filtered = match depth {
@@ -147,30 +150,38 @@ fn list(
     Ok(out.join("\n"))
 }
 
-/// The entries directly in `dir`, sorted by name.
-fn flat_entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, FileType)>> {
+/// The entries directly in `dir` that `view` may show, sorted by name.
+fn flat_entries(dir: &Path, view: &View) -> std::io::Result<Vec<(PathBuf, FileType)>> {
     let mut entries = fs::read_dir(dir)?
         .map(|entry| entry.and_then(|e| Ok((e.path(), e.file_type()?))))
+        .filter(|entry| {
+            entry.as_ref().is_err() || entry.as_ref().is_ok_and(|(path, _)| view.shows(path))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(entries)
 }
 
-/// The entries below `dir` down to `levels`, in walk order; stops one past [`MAX_ENTRIES`] so
-/// the caller knows the listing was cut.
+/// The entries below `dir` down to `levels` that `view` may show, in walk order; stops one
+/// past [`MAX_ENTRIES`] so the caller knows the listing was cut.
 fn tree_entries(
     dir: &Path,
+    view: &View,
     levels: usize,
     cancel: &CancellationToken,
 ) -> Result<Vec<(PathBuf, FileType)>, ToolError> {
     let mut entries = Vec::new();
-    for entry in walker(dir).max_depth(Some(levels)).build() {
+    for entry in walker(dir, view).max_depth(Some(levels)).build() {
         check_cancelled(cancel)?;
-        // An unreadable subdirectory is left out rather than failing the whole listing.
+        // An unreadable subdirectory is left out rather than failing the whole listing; a
+        // directory the walk may enter is listed only when it may be shown.
         let Ok(entry) = entry else { continue };
         let Some(kind) = entry.file_type().filter(|_| entry.depth() > 0) else {
             continue;
         };
+        if !view.shows(entry.path()) {
+            continue;
+        }
         entries.push((entry.into_path(), kind));
         if entries.len() > MAX_ENTRIES {
             break;

@@ -1,4 +1,7 @@
-//! A `bash` rule's pattern, `cargo test *`, and how it matches one simple command.
+//! A `bash` rule's command pattern, `cargo test *`, the words it is matched against, and how
+//! it matches them: the one matcher both checks of a deny rule use — the line check (`rules`,
+//! over the simple commands a line's parse finds) and the exec check (`runtime::guardian`,
+//! over the argv of every program a command's tree executes, see `exec`).
 //!
 //! The pattern is split at white space into words. A lone `*` stands for any number of words
 //! (none included), so `git diff *` matches `git diff` and `git diff --stat`; a word holding
@@ -16,7 +19,20 @@
 //! run of option words (`-x`, `--long`, `--long=value`), each optionally followed by one
 //! argument word. An allow pattern never does: what it allows is exactly what it says.
 
-use super::shell::Word;
+mod exec;
+
+use std::fmt;
+
+pub(crate) use self::exec::{DenyRule, Exec};
+
+/// A word of a command, after quote removal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Word {
+    /// Its text is known before the command runs.
+    Known(String),
+    /// Its text (and, unquoted, how many words it becomes) is known only when it runs.
+    Unknown,
+}
 
 /// One word of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +47,10 @@ enum Piece {
     Options,
 }
 
-/// A command pattern, as a rule wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A command pattern, as a rule wrote it. It travels as its text (see [`fmt::Display`]), which
+/// reads back as the same pattern: the exec check's guardian gets its rules that way.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub(crate) struct CommandPattern {
     /// The pieces as written: what an allow rule matches.
     pieces: Vec<Piece>,
@@ -71,6 +89,38 @@ impl CommandPattern {
     /// allowed between the pattern's words: a deny rule's test.
     pub(crate) fn may_match(&self, words: &[Word]) -> bool {
         matches(&self.deny, words, true)
+    }
+}
+
+impl fmt::Display for CommandPattern {
+    /// The pattern's words, one space apart: what [`CommandPattern::parse`] reads back as it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, piece) in self.pieces.iter().enumerate() {
+            if index > 0 {
+                f.write_str(" ")?;
+            }
+            match piece {
+                Piece::Any => f.write_str("*")?,
+                Piece::Glob(text) | Piece::Literal(text) => f.write_str(text)?,
+                // Only in the deny form, never among the pieces as written.
+                Piece::Options => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl From<CommandPattern> for String {
+    fn from(pattern: CommandPattern) -> String {
+        pattern.to_string()
+    }
+}
+
+impl TryFrom<String> for CommandPattern {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        CommandPattern::parse(&text).ok_or_else(|| "an empty command pattern".to_owned())
     }
 }
 
@@ -270,6 +320,25 @@ mod tests {
             pattern("npm run deploy").may_match(&words("npm --silent run --if-present deploy"))
         );
         assert!(!pattern("npm run deploy").may_match(&words("npm run test deploy")));
+    }
+
+    #[test]
+    fn a_pattern_reads_back_from_its_text() {
+        for text in [
+            "git push *",
+            "cargo * --target=*-linux-*",
+            "git diff:*",
+            "ls",
+        ] {
+            let written = pattern(text);
+            assert_eq!(pattern(&written.to_string()), written, "{text}");
+            let json = serde_json::to_string(&written).unwrap();
+            assert_eq!(
+                serde_json::from_str::<CommandPattern>(&json).unwrap(),
+                written
+            );
+        }
+        assert!(serde_json::from_str::<CommandPattern>("\"  \"").is_err());
     }
 
     #[test]
