@@ -28,7 +28,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 
 mod beneath;
 
-pub(crate) use beneath::{BeneathError, dir_within, open_beneath, read_beneath, read_within};
+pub(crate) use beneath::{BeneathError, Root, dir_within, open_beneath, read_beneath, read_within};
 
 /// Mode asked for a brand-new file; the umask then narrows it, exactly as `open(2)` would for a
 /// file created in place (usually 0644). Without it the temp file's 0600 would leak through.

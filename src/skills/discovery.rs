@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use super::skill_md::{self, SkillError};
 use super::{Origin, SKILL_FILE, Skill};
 use crate::environ::{self, Base};
-use crate::fsutil::{self, BeneathError, OpenError};
+use crate::fsutil::{self, BeneathError, OpenError, Root};
 
 /// The largest `SKILL.md` read: the format asks for a few hundred lines, and a bigger file
 /// would not be read whole into the model's context anyway.
@@ -74,10 +74,11 @@ impl SearchPaths {
             origin: Origin::Given,
             beneath: None,
         });
-        let workspace = WORKSPACE_DIRS.iter().map(|relative| Layer {
+        let root = Root::new(self.workspace.clone());
+        let workspace = WORKSPACE_DIRS.iter().map(move |relative| Layer {
             dir: self.workspace.join(relative),
             origin: Origin::Workspace,
-            beneath: Some(self.workspace.clone()),
+            beneath: Some(root.clone()),
         });
         let user = self.user.iter().map(|dir| Layer {
             dir: dir.clone(),
@@ -97,14 +98,14 @@ struct Layer {
     origin: Origin,
     /// For a directory of the workspace, the workspace: everything read must resolve beneath
     /// it. `None` for the caller's and the user's own directories, whose links are followed.
-    beneath: Option<PathBuf>,
+    beneath: Option<Root>,
 }
 
 impl Layer {
     /// The skill directories in it: visible entries that are directories (links followed;
     /// a workspace's are read only if they resolve inside it), sorted by name.
     fn skill_dirs(&self) -> Result<Vec<PathBuf>, BeneathError> {
-        fsutil::dir_within(self.beneath.as_deref(), &self.dir)?;
+        fsutil::dir_within(self.beneath.as_ref(), &self.dir)?;
         let mut dirs = Vec::new();
         for entry in std::fs::read_dir(&self.dir).map_err(OpenError::Io)? {
             let entry = entry.map_err(OpenError::Io)?;
@@ -124,7 +125,7 @@ impl Layer {
     /// not a skill), or why it could not be loaded.
     fn load(&self, dir: &Path) -> Result<Option<Skill>, Warning> {
         let file = dir.join(SKILL_FILE);
-        let bytes = match fsutil::read_within(self.beneath.as_deref(), &file, SKILL_LIMIT) {
+        let bytes = match fsutil::read_within(self.beneath.as_ref(), &file, SKILL_LIMIT) {
             Ok((bytes, _)) => bytes,
             Err(BeneathError::Open(OpenError::Io(error)))
                 if error.kind() == io::ErrorKind::NotFound =>

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::{self, Dialect, Ignored, MANIFEST_LIMIT, ManifestError, Parsed};
 use super::{Source, Specialist};
-use crate::fsutil::{self, BeneathError, OpenError};
+use crate::fsutil::{self, BeneathError, OpenError, Root};
 
 /// The built-in manifests, compiled in.
 const BUILTINS: [&str; 3] = [
@@ -91,7 +91,7 @@ impl SearchPaths {
         Layer {
             dir: self.workspace.join(relative),
             dialect,
-            beneath: Some(self.workspace.clone()),
+            beneath: Some(Root::new(self.workspace.clone())),
         }
     }
 }
@@ -106,7 +106,7 @@ struct Layer {
     /// For a directory of the workspace, the workspace: the directory and each manifest in it
     /// must resolve beneath it. `None` for the user's own directories, whose links are
     /// followed (see the module documentation).
-    beneath: Option<PathBuf>,
+    beneath: Option<Root>,
 }
 
 impl Layer {
@@ -123,7 +123,7 @@ impl Layer {
     /// workspace's are read only if they resolve inside it), sorted by file name. Dot files
     /// are editor and tool droppings, not manifests.
     fn manifest_files(&self) -> Result<Vec<PathBuf>, BeneathError> {
-        fsutil::dir_within(self.beneath.as_deref(), &self.dir)?;
+        fsutil::dir_within(self.beneath.as_ref(), &self.dir)?;
         let mut files = Vec::new();
         for entry in std::fs::read_dir(&self.dir).map_err(OpenError::Io)? {
             let path = entry.map_err(OpenError::Io)?.path();
@@ -143,7 +143,7 @@ impl Layer {
     /// most [`MANIFEST_LIMIT`] bytes is read: a FIFO swapped in after the listing saw a file
     /// is refused rather than waited on.
     fn load(&self, path: &Path) -> Result<Parsed, ManifestError> {
-        let (bytes, _) = fsutil::read_within(self.beneath.as_deref(), path, MANIFEST_LIMIT)?;
+        let (bytes, _) = fsutil::read_within(self.beneath.as_ref(), path, MANIFEST_LIMIT)?;
         manifest::parse_file(bytes, path, self.dialect)
     }
 }

@@ -17,6 +17,9 @@ use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, z
 /// The rule that lets a fetch reach the test's server.
 const LOCAL: &str = "--allow=web_fetch(domain:127.0.0.1)";
 
+/// The provider key every run here has, which a page may hold but the model must not see.
+const KEY: &str = "sk-zero-test-key-0123456789abcdef";
+
 /// One request the site received: its path and headers (names lowercased).
 #[derive(Debug, Clone)]
 struct Seen {
@@ -120,6 +123,12 @@ fn answer(path: &str, port: u16, stream: &mut TcpStream, reader: &mut BufReader<
             &[("Location", "http://169.254.169.254/latest/meta-data/")],
             b"",
         ),
+        "/leak" => respond(
+            stream,
+            "200 OK",
+            &[("Content-Type", "text/plain")],
+            format!("the key is {KEY}.").as_bytes(),
+        ),
         "/binary" => respond(
             stream,
             "200 OK",
@@ -177,7 +186,7 @@ fn fetch(url: &str, args: Value, flags: &[&str]) -> (String, Vec<Value>) {
     );
     let workspace = tempfile::tempdir().unwrap();
     let output = zero_std_with(&server, Wire::OpenAi)
-        .env("ZERO_API_KEY", "sk-zero-test-key-0123456789abcdef")
+        .env("ZERO_API_KEY", KEY)
         .args(["exec", "-o", "stream-json", "-C"])
         .arg(workspace.path())
         .args(flags)
@@ -324,6 +333,15 @@ fn a_server_that_never_answers_is_timed_out() {
     let (output, _) = fetch(&site.url("/never"), json!({"timeout": 1}), &[LOCAL]);
     assert!(output.contains("did not answer within 1s"), "{output}");
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
+fn a_page_is_redacted_like_every_tool_result() {
+    let site = Site::start();
+    let (output, events) = fetch(&site.url("/leak"), json!({}), &[LOCAL]);
+    assert!(output.contains("the key is "), "{output}");
+    assert!(!output.contains(KEY), "{output}");
+    assert!(!format!("{events:?}").contains(KEY));
 }
 
 #[test]
