@@ -97,7 +97,8 @@ impl Root {
         path.strip_prefix(&self.path).unwrap_or(path)
     }
 
-    /// [`open_beneath`] of `relative` through the opened root.
+    /// [`open_beneath`] of `relative` through the opened root; the file may be left
+    /// non-blocking, which a regular file read whole at once never notices.
     fn open(&self, relative: &Path) -> Result<(File, Metadata), BeneathError> {
         #[cfg(target_os = "linux")]
         if let Some(opened) = self
@@ -173,12 +174,14 @@ mod kernel {
         relative: &Path,
     ) -> Option<Result<(File, Metadata), BeneathError>> {
         match open_root(root) {
-            Ok(dir) => open_at(&dir, root, relative),
+            Ok(dir) => open_at(&dir, root, relative).map(|opened| opened.and_then(blocking)),
             Err(error) => Some(Err(error)),
         }
     }
 
-    /// [`open_beneath`] beneath `dir`, the descriptor of `root` ([`open_root`]).
+    /// [`open_beneath`] beneath `dir`, the descriptor of `root` ([`open_root`]), the file
+    /// left non-blocking: a regular file never blocks, so a caller that only reads it whole
+    /// (`Root`) spares the two calls that put it back ([`blocking`]).
     pub(super) fn open_at(
         dir: &OwnedFd,
         root: &Path,
@@ -201,7 +204,7 @@ mod kernel {
                 OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOCTTY,
             )
             .map_err(|errno| failure(errno, root))
-            .and_then(blocking_regular),
+            .and_then(|file| regular(&file).map(|meta| (file, meta))),
         )
     }
 
@@ -246,10 +249,9 @@ mod kernel {
         Ok(meta)
     }
 
-    /// `file`, checked to be a regular file and put back in blocking mode (a regular file
-    /// never blocks, but whoever reads it expects the ordinary semantics).
-    fn blocking_regular(file: File) -> Result<(File, Metadata), BeneathError> {
-        let meta = regular(&file)?;
+    /// `file` (a regular file, checked) put back in blocking mode: a regular file never
+    /// blocks, but whoever is handed it expects the ordinary semantics.
+    fn blocking((file, meta): (File, Metadata)) -> Result<(File, Metadata), BeneathError> {
         let fd = file.as_raw_fd();
         let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL).map_err(io)?);
         fcntl(fd, FcntlArg::F_SETFL(flags.difference(OFlag::O_NONBLOCK))).map_err(io)?;
