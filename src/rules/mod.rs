@@ -151,6 +151,31 @@ impl RuleSet {
             .collect()
     }
 
+    /// The rules `--allow` and `--deny` give, for the canonical `workspace`, and nothing
+    /// else (no config.toml, no rules file): what a test or a program embedding zero's rules
+    /// needs to ask them, as a flag's error would say it when one does not parse.
+    pub fn from_flags(
+        allow: &[String],
+        deny: &[String],
+        workspace: &Path,
+    ) -> Result<RuleSet, String> {
+        load(&Sources {
+            allow,
+            deny,
+            file: None,
+            config: None,
+            workspace,
+            home: None,
+        })
+        .map_err(|error| error.to_string())
+    }
+
+    /// Whether no rule stands in the way of a call of `tool` with `args`: [`RuleSet::check`]
+    /// without the refusal's explanation.
+    pub fn allows(&self, tool: &str, args: &Value) -> bool {
+        self.check(tool, args) == Verdict::Allow
+    }
+
     /// The decision on a call of `tool` with `args` (decoded JSON).
     pub(crate) fn check(&self, tool: &str, args: &Value) -> Verdict {
         if self.rules.is_empty() {
@@ -396,6 +421,23 @@ fn call_paths(id: ToolId, args: &Value) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
-mod differential;
-#[cfg(test)]
 mod tests;
+
+/// The programs the bash line `line` starts as the rules see it: the file name of each command
+/// the analysis found (wrappers' and scripts' commands included), or why it cannot follow the
+/// line, when any rule on `bash` refuses it. Public for the differential test
+/// (`tests/integration/rules_differential.rs`), which holds it against what bash itself starts.
+pub fn line_programs(line: &str) -> Result<Vec<String>, String> {
+    let analysis = shell::analyse(line).map_err(|error| error.to_string())?;
+    if let Some(unknown) = analysis.unknown {
+        return Err(unknown);
+    }
+    Ok(analysis
+        .commands
+        .iter()
+        .filter_map(|command| match command.command().first() {
+            Some(shell::Word::Known(name)) => Some(shell::file_name(name).to_owned()),
+            _ => None,
+        })
+        .collect())
+}

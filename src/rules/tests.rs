@@ -13,16 +13,7 @@ fn rules(allow: &[&str], deny: &[&str]) -> RuleSet {
 
 fn rules_in(workspace: &Path, allow: &[&str], deny: &[&str]) -> RuleSet {
     let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let (allow, deny) = (owned(allow), owned(deny));
-    load(&Sources {
-        allow: &allow,
-        deny: &deny,
-        file: None,
-        config: None,
-        workspace,
-        home: None,
-    })
-    .unwrap()
+    RuleSet::from_flags(&owned(allow), &owned(deny), workspace).unwrap()
 }
 
 fn bash(set: &RuleSet, command: &str) -> Verdict {

@@ -47,6 +47,7 @@ mod replay;
 mod review;
 mod review_action;
 mod rules;
+mod rules_differential;
 mod runtime;
 mod sandbox;
 mod secrets;
