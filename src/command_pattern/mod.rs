@@ -238,18 +238,21 @@ pub(crate) fn suggestion(words: &[Word]) -> Option<String> {
     }
 }
 
+/// `text`'s words as a test writes them: each word split at whitespace known, `?` one the
+/// analysis could not know.
+#[cfg(test)]
+pub(crate) fn words(text: &str) -> Vec<Word> {
+    text.split_whitespace()
+        .map(|w| match w {
+            "?" => Word::Unknown,
+            w => Word::Known(w.to_string()),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(text: &str) -> Vec<Word> {
-        text.split_whitespace()
-            .map(|w| match w {
-                "?" => Word::Unknown,
-                w => Word::Known(w.to_string()),
-            })
-            .collect()
-    }
 
     fn pattern(text: &str) -> CommandPattern {
         CommandPattern::parse(text).unwrap()

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::support::fake_model::{CHILD, DEFAULT_USAGE, FakeModel, Reply, Route, Script};
 use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce};
-use crate::support::zero::{assert_flag_rejected, assert_stream_contract, events, zero_openai};
+use crate::support::zero::{assert_flag_rejected, stream_of, zero_openai};
 use crate::tasks::sleeping_child;
 
 /// `zero exec --auto medium -o stream-json` against `server` with `flags` and the config
@@ -22,9 +22,7 @@ fn run(server: &FakeModel, config: &Path, flags: &[&str]) -> (i32, Vec<Value>) {
         .arg("go")
         .output()
         .unwrap();
-    let events = events(&output.stdout);
-    let code = output.status.code().unwrap();
-    assert_stream_contract(&events, code);
+    let (code, events) = stream_of(&output);
     (code, events)
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Route, Script};
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, stream_of, zero_std_with};
 
 /// What the summary request says (zero's instructions to the model).
 const SUMMARY_REQUEST: &str = "Summarize the conversation so far";
@@ -52,9 +52,7 @@ pub(crate) fn ask_about_the_notes(
         .arg("Tell me about the notes.")
         .output()
         .unwrap();
-    let code = output.status.code().unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, code);
+    let (code, events) = stream_of(&output);
     (code, events)
 }
 

@@ -118,6 +118,18 @@ fn run(repo: &Path, setting: Setting, commands: &[String], flags: &[&str]) -> Ve
     for command in commands {
         script = script.reply(Reply::tool_call("bash", json!({ "command": command })));
     }
+    run_script(repo, setting, script, flags)
+}
+
+/// At `--auto medium` as the caller: the setting most tests need.
+const MEDIUM: Setting = Setting {
+    nobody: false,
+    level: "medium",
+};
+
+/// Runs the model's `script` (then its answer "done") in `repo` at `setting`, with `flags`;
+/// checks the run ended well and returns the events.
+fn run_script(repo: &Path, setting: Setting, script: Script, flags: &[&str]) -> Vec<Value> {
     let server = FakeModel::start(script.reply(Reply::text("done")));
     let mut zero = zero_std_with(&server, Wire::OpenAi);
     zero.env("ZERO_KILL_GRACE_MS", "300")
@@ -181,10 +193,7 @@ fn no_spelling_pushes_past_the_rule(setting: Setting) {
 
 #[test]
 fn no_spelling_pushes_past_a_deny_rule_as_root_at_medium() {
-    no_spelling_pushes_past_the_rule(Setting {
-        nobody: false,
-        level: "medium",
-    });
+    no_spelling_pushes_past_the_rule(MEDIUM);
 }
 
 #[test]
@@ -217,13 +226,9 @@ fn a_refused_exec_says_why_in_the_output_and_in_an_event() {
     let repo = repository_with_remotes();
     let command = "printf 'git push r0 HEAD:refs/heads/pushed\\n' > p.sh && bash p.sh; \
                    echo AFTER-$?";
-    let setting = Setting {
-        nobody: false,
-        level: "medium",
-    };
     let events = run(
         repo.path(),
-        setting,
+        MEDIUM,
         &[command.to_owned()],
         &["--deny", RULE],
     );
@@ -328,26 +333,8 @@ fn a_background_command_is_checked_at_exec_too() {
                 "command": "for i in $(seq 100); do [ -e background-done ] && break; sleep 0.1; \
                             done; ls background-done"
             }),
-        ))
-        .reply(Reply::text("done"));
-    let server = FakeModel::start(script);
-    let output = zero_std_with(&server, Wire::OpenAi)
-        .args([
-            "exec",
-            "-o",
-            "stream-json",
-            "--auto",
-            "medium",
-            "--deny",
-            RULE,
-            "--cwd",
-        ])
-        .arg(repo.path())
-        .arg("go")
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, 0);
+        ));
+    let events = run_script(repo.path(), MEDIUM, script, &["--deny", RULE]);
     assert!(repo.path().join("background-done").exists(), "{events:?}");
     assert!(!pushed(repo.path(), 0));
 }
@@ -363,26 +350,8 @@ fn a_command_in_a_warm_guardian_is_checked_at_exec_too() {
     let hold = std::time::Duration::from_millis(400);
     let script = Script::new()
         .reply(Reply::tool_call("bash", json!({ "command": "echo first" })))
-        .reply(Reply::tool_call("bash", json!({ "command": probe })).delay(hold))
-        .reply(Reply::text("done"));
-    let server = FakeModel::start(script);
-    let output = zero_std_with(&server, Wire::OpenAi)
-        .args([
-            "exec",
-            "-o",
-            "stream-json",
-            "--auto",
-            "medium",
-            "--deny",
-            RULE,
-            "--cwd",
-        ])
-        .arg(repo.path())
-        .arg("go")
-        .output()
-        .unwrap();
-    let events = events(&output.stdout);
-    assert_stream_contract(&events, 0);
+        .reply(Reply::tool_call("bash", json!({ "command": probe })).delay(hold));
+    let events = run_script(repo.path(), MEDIUM, script, &["--deny", RULE]);
     let probed = &tool_outputs(&events)[1];
     assert!(
         probed.contains("__guard") && probed.contains("--warm"),

@@ -888,6 +888,27 @@ fn the_cache_key_is_the_action_s_own_source_and_a_failing_review_still_saves() {
 /// The comment body zero's markdown starts with.
 const MARKER: &str = "<!-- zero-review -->";
 
+/// Reviews a pull request with findings, the API answering as `api` does, with `more` inputs
+/// than the model's; the run, and the writes it made to the API.
+fn review_commenting(
+    api: &FakeApi,
+    more: &[(&'static str, &str)],
+) -> (ActionRun, Vec<(String, String)>) {
+    let repository = Repository::new();
+    let server = FakeModel::start(findings());
+    let inputs = model_inputs(&server);
+    let run = run_action(&repository, "pull_request", &with(&inputs, more), api);
+    (run, api.writes())
+}
+
+/// The write that updates the comment `id`.
+fn patched(id: u64) -> Vec<(String, String)> {
+    vec![(
+        "PATCH".into(),
+        format!("/repos/octo/project/issues/comments/{id}"),
+    )]
+}
+
 #[test]
 fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_one() {
     let planted = format!("{MARKER}\n## zero review: planted by someone else");
@@ -895,19 +916,10 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
     let mut comments = vec![comment(5, "mallory", &planted)];
     comments.extend((10..130).map(|id| comment(id, "octocat", "chatter")));
     comments.push(comment(1200, ACTIONS_BOT, &ours));
-    let repository = Repository::new();
-    let server = FakeModel::start(findings());
     let api = FakeApi::start(json!(comments));
-    let inputs = model_inputs(&server);
-    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    let (run, writes) = review_commenting(&api, &[]);
     assert_eq!(run.outputs["exit-code"], "5", "{:#?}", run.steps);
-    assert_eq!(
-        api.writes(),
-        [(
-            "PATCH".into(),
-            "/repos/octo/project/issues/comments/1200".into()
-        )]
-    );
+    assert_eq!(writes, patched(1200));
     let pages: Vec<String> = api
         .requests()
         .into_iter()
@@ -917,27 +929,20 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
     assert_eq!(pages.len(), 2, "{pages:?}");
 
     // With only the planted one, a new comment is made and the planted one left alone.
-    let repository = Repository::new();
-    let server = FakeModel::start(findings());
     let api = FakeApi::start(json!([comment(5, "mallory", &planted)]));
-    let inputs = model_inputs(&server);
-    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    let (run, writes) = review_commenting(&api, &[]);
     assert!(
         run.steps.iter().all(|s| s.code == 0 || s.code == 5),
         "{:#?}",
         run.steps
     );
-    assert_eq!(
-        api.writes(),
-        [(
-            "POST".into(),
-            "/repos/octo/project/issues/7/comments".into()
-        )]
+    let posted = (
+        "POST".to_string(),
+        "/repos/octo/project/issues/7/comments".to_string(),
     );
+    assert_eq!(writes, [posted]);
 
     // A personal token's user is asked for: its own comment is the one, not the bot's.
-    let repository = Repository::new();
-    let server = FakeModel::start(findings());
     let api = FakeApi::start_as(
         json!([
             comment(3, ACTIONS_BOT, &ours),
@@ -945,19 +950,9 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
         ]),
         Some("zero-bot"),
     );
-    let inputs = model_inputs(&server);
-    run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
-    assert_eq!(
-        api.writes(),
-        [(
-            "PATCH".into(),
-            "/repos/octo/project/issues/comments/4".into()
-        )]
-    );
+    assert_eq!(review_commenting(&api, &[]).1, patched(4));
 
     // A GitHub App's token cannot ask who it is: `comment-author` says.
-    let repository = Repository::new();
-    let server = FakeModel::start(findings());
     let app = "zero-app[bot]";
     let token = Token {
         user: None,
@@ -968,19 +963,9 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
         json!([comment(3, ACTIONS_BOT, &ours), comment(8, app, &ours)]),
         token,
     );
-    let inputs = model_inputs(&server);
-    run_action(
-        &repository,
-        "pull_request",
-        &with(&inputs, &[("comment-author", app)]),
-        &api,
-    );
     assert_eq!(
-        api.writes(),
-        [(
-            "PATCH".into(),
-            "/repos/octo/project/issues/comments/8".into()
-        )]
+        review_commenting(&api, &[("comment-author", app)]).1,
+        patched(8)
     );
 }
 
@@ -988,16 +973,13 @@ fn the_sticky_comment_is_zero_s_own_found_past_the_first_page_never_a_planted_on
 /// so, and the job's result is the review's.
 #[test]
 fn a_read_only_token_warns_that_it_cannot_comment_and_the_review_decides() {
-    let repository = Repository::new();
-    let server = FakeModel::start(findings());
     let token = Token {
         user: None,
         writes_as: ACTIONS_BOT.into(),
         read_only: true,
     };
     let api = FakeApi::start_for(json!([]), token);
-    let inputs = model_inputs(&server);
-    let run = run_action(&repository, "pull_request", &with(&inputs, &[]), &api);
+    let (run, _) = review_commenting(&api, &[]);
     let step = run
         .steps
         .iter()

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
 use crate::support::runs::Home;
 use crate::support::wait::{DEADLINE, wait_for};
-use crate::support::zero::{Wire, assert_stream_contract, events, zero_std_with};
+use crate::support::zero::{Wire, events, stream_of, zero_std_with};
 
 /// A workspace and a data directory that the runs of one test share.
 struct Place {
@@ -47,9 +47,7 @@ impl Place {
     /// Runs it to the end: the exit code and the events, checked.
     fn run(&self, server: &FakeModel, flags: &[&str], prompt: &str) -> (i32, Vec<Value>) {
         let output = self.command(server, flags, prompt).output().unwrap();
-        let events = events(&output.stdout);
-        let code = output.status.code().unwrap();
-        assert_stream_contract(&events, code);
+        let (code, events) = stream_of(&output);
         (code, events)
     }
 

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{CHILD, FakeModel, RecordedRequest, Reply, Route, Script};
-use crate::support::zero::{
-    Wire, assert_stream_contract, events, tool_outputs, zero_std, zero_std_with,
-};
+use crate::support::zero::{Wire, stream_of, tool_outputs, zero_std, zero_std_with};
 
 /// A workspace, a config home (`XDG_CONFIG_HOME`) and a directory for `--skills-dir`, in one
 /// temporary directory, canonical.
@@ -84,9 +82,7 @@ impl Machine {
             .arg("go")
             .output()
             .unwrap();
-        let events = events(&output.stdout);
-        let code = output.status.code().unwrap();
-        assert_stream_contract(&events, code);
+        let (code, events) = stream_of(&output);
         (code, events)
     }
 }

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use crate::support::fake_model::{CHILD, FakeModel, RecordedRequest, Reply, Route, Script};
 use crate::support::zero::{
-    Wire, assert_flag_rejected, assert_stream_contract, events, zero, zero_anthropic, zero_openai,
-    zero_std_with,
+    Wire, assert_flag_rejected, assert_stream_contract, events, stream_of, zero, zero_anthropic,
+    zero_openai, zero_std_with,
 };
 
 /// A review verdict, the schema the tests' answers must satisfy.
@@ -77,9 +77,7 @@ impl Job {
         let mut flags = flags.to_vec();
         flags.extend(["-o", "stream-json"]);
         let output = self.run(server, wire, &flags);
-        let events = events(&output.stdout);
-        let code = output.status.code().unwrap();
-        assert_stream_contract(&events, code);
+        let (code, events) = stream_of(&output);
         (code, events)
     }
 }

@@ -1,9 +1,10 @@
 //! The outcome contract through the real binary: `--verify` checks that the work was done
 //! before the run may exit 0 (a failed check goes back to the model, a check that never passes
 //! is exit 4 `verify_failed`), from the flags, config.toml and a rules file, in a resumed
-//! session, in a `--worktree` run and in a specialist through `Task`'s `verify`; checks contained like every command (their timeout kills their tree, the sandbox
-//! holds them at `medium`'s writes, SIGTERM stops them); and `--strict`, which fails a run
-//! whose work was blocked and changes nothing without it.
+//! session, in a `--worktree` run and in a specialist through `Task`'s `verify`; checks
+//! contained like every command (their timeout kills their tree, the sandbox holds them at
+//! `medium`'s writes, SIGTERM stops them); and `--strict`, which fails a run whose work was
+//! blocked and changes nothing without it.
 
 use std::path::Path;
 
@@ -16,6 +17,27 @@ use crate::support::runs::{Exec, Home};
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{finished_stream, zero_openai};
 use crate::worktrees::{git, record, repository};
+
+/// `zero exec -o stream-json --auto medium` with `flags` in `workspace`, its state in `home`
+/// (for runs that leave what a later one reads: a session, a worktree), checked to end with
+/// `code`; its events.
+fn run_at_home(
+    server: &FakeModel,
+    home: &Home,
+    workspace: &Path,
+    flags: &[&str],
+    code: i32,
+) -> Vec<Value> {
+    finished_stream(
+        zero_openai(server)
+            .env("ZERO_HOME", home.path())
+            .args(["exec", "-o", "stream-json", "--auto", "medium"])
+            .args(flags)
+            .arg("go")
+            .current_dir(workspace),
+        code,
+    )
+}
 
 /// `zero exec -o stream-json --auto LEVEL` with `flags` in `workspace`, against `server`,
 /// checked to end with `code`; its events.
@@ -239,13 +261,12 @@ fn a_resumed_session_checks_its_own_answer_again() {
     let workspace = tempfile::tempdir().unwrap();
     let home = Home::new();
     let session = |server: &FakeModel, flags: &[&str], code: i32| {
-        finished_stream(
-            zero_openai(server)
-                .env("ZERO_HOME", home.path())
-                .args(["exec", "-o", "stream-json", "--auto", "medium"])
-                .args(flags)
-                .args(["--verify", "test -e fixed", "--verify-retries", "0", "go"])
-                .current_dir(workspace.path()),
+        let check = ["--verify", "test -e fixed", "--verify-retries", "0"];
+        run_at_home(
+            server,
+            &home,
+            workspace.path(),
+            &[flags, &check].concat(),
             code,
         )
     };
@@ -275,21 +296,8 @@ fn a_worktree_run_is_verified_in_its_worktree_before_the_commit_and_kept_when_it
     let repo = repository();
     let home = Home::new();
     let server = FakeModel::start(fixes_after_one_answer());
-    let events = finished_stream(
-        zero_openai(&server)
-            .env("ZERO_HOME", home.path())
-            .args([
-                "exec",
-                "-o",
-                "stream-json",
-                "--auto",
-                "medium",
-                "--worktree=v-1",
-            ])
-            .args(["--verify", "test -e fixed", "go"])
-            .current_dir(repo.path()),
-        0,
-    );
+    let flags = ["--worktree=v-1", "--verify", "test -e fixed"];
+    let events = run_at_home(&server, &home, repo.path(), &flags, 0);
     assert_eq!(verified(&events)[0]["attempts"], 2);
     let commit = events.last().unwrap()["worktreeCommit"].as_str().unwrap();
     assert_eq!(
@@ -306,21 +314,14 @@ fn a_worktree_run_is_verified_in_its_worktree_before_the_commit_and_kept_when_it
             ))
             .reply(Reply::text("Done.")),
     );
-    let events = finished_stream(
-        zero_openai(&server)
-            .env("ZERO_HOME", home.path())
-            .args([
-                "exec",
-                "-o",
-                "stream-json",
-                "--auto",
-                "medium",
-                "--worktree=v-2",
-            ])
-            .args(["--verify", "exit 1", "--verify-retries", "0", "go"])
-            .current_dir(repo.path()),
-        4,
-    );
+    let flags = [
+        "--worktree=v-2",
+        "--verify",
+        "exit 1",
+        "--verify-retries",
+        "0",
+    ];
+    let events = run_at_home(&server, &home, repo.path(), &flags, 4);
     assert_eq!(error(&events).0, "verify_failed");
     let kept = home.path().join("worktrees/v-2");
     assert!(

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script};
-use crate::support::zero::{Wire, assert_stream_contract, events, tool_outputs, zero_std_with};
+use crate::support::zero::{Wire, stream_of, tool_outputs, zero_std_with};
 
 /// The rule that lets a fetch reach the test's server.
 const LOCAL: &str = "--allow=web_fetch(domain:127.0.0.1)";
@@ -193,9 +193,7 @@ fn fetch(url: &str, args: Value, flags: &[&str]) -> (String, Vec<Value>) {
         .arg("go")
         .output()
         .unwrap();
-    let events = events(&output.stdout);
-    let code = output.status.code().unwrap();
-    assert_stream_contract(&events, code);
+    let (code, events) = stream_of(&output);
     assert_eq!(code, 0, "{events:?}");
     let outputs = tool_outputs(&events);
     assert_eq!(outputs.len(), 1, "{events:?}");

@@ -233,15 +233,7 @@ fn option(name: String, arg: Option<Word>) -> Opt {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn words(text: &str) -> Vec<Word> {
-        text.split_whitespace()
-            .map(|w| match w {
-                "?" => Word::Unknown,
-                w => Word::Known(w.to_string()),
-            })
-            .collect()
-    }
+    use crate::command_pattern::words;
 
     const TIMEOUT: Spec = Spec {
         flags: "fpv",

@@ -138,6 +138,12 @@ fn refuse_listeners() -> Result<BpfProgram, seccompiler::Error> {
     refused.insert(libc::SYS_seccomp, vec![rule.clone()]);
     #[cfg(target_arch = "x86_64")]
     refused.insert(libc::SYS_seccomp | X32_SYSCALL_BIT, vec![rule]);
+    refusing(refused)
+}
+
+/// The program that refuses each system call of `refused` whose rules match (any call of it
+/// when its list is empty) with `EACCES`, and allows everything else.
+fn refusing(refused: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, seccompiler::Error> {
     let filter = SeccompFilter::new(
         refused,
         SeccompAction::Allow,
@@ -267,13 +273,7 @@ fn filter(families: Families) -> Result<BpfProgram, seccompiler::Error> {
         refused.insert(libc::SYS_socketpair | X32_SYSCALL_BIT, pairs);
         refused.insert(libc::SYS_io_uring_setup | X32_SYSCALL_BIT, Vec::new());
     }
-    let filter = SeccompFilter::new(
-        refused,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        TargetArch::try_from(std::env::consts::ARCH)?,
-    )?;
-    Ok(filter.try_into()?)
+    refusing(refused)
 }
 
 #[cfg(test)]

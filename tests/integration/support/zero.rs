@@ -83,6 +83,18 @@ fn private_dir() -> PathBuf {
     tempfile::tempdir().unwrap().keep()
 }
 
+/// The exit code and the events of a finished `-o stream-json` run, the stream's contract
+/// checked against that code: for a run whose code is what the test asserts on.
+pub fn stream_of(output: &std::process::Output) -> (i32, Vec<Value>) {
+    let code = output
+        .status
+        .code()
+        .expect("zero exited, not killed by a signal");
+    let events = events(&output.stdout);
+    assert_stream_contract(&events, code);
+    (code, events)
+}
+
 /// Runs `cmd` (already asked for `-o stream-json`) and checks that it ends with `code` within
 /// [`super::wait::DEADLINE`] and keeps the stream's contract; returns its events.
 pub fn finished_stream(cmd: &mut Command, code: i32) -> Vec<Value> {
