@@ -131,7 +131,8 @@ pub(crate) async fn start(configs: Vec<ServerConfig>, place: &Place<'_>) -> Star
 
 impl Servers {
     /// The names of the servers that went away while the run still had them: a stdio server
-    /// whose process ended before the run's close (its tools fail from then on). What
+    /// whose process ended before the run's close (its tools fail from then on), an HTTP
+    /// server whose last call could not reach it. What
     /// `--strict` fails a run for; asked before [`Servers::close`].
     pub fn gone(&self) -> Vec<String> {
         self.connected

@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
@@ -13,8 +15,9 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientRequest, Implementation, RequestId, ServerResult, Tool,
 };
-use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::service::{PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
@@ -53,6 +56,10 @@ pub(crate) struct Connected {
     log: Option<PathBuf>,
     /// What a stdio server says, read through the pump that drops messages too large.
     stdout: Option<Bounded>,
+    /// Whether the last call could not reach the server (the request not sent, the
+    /// connection refused or closed): how an HTTP server that went away is seen, since no
+    /// process of its own ends. A call that reaches it again clears it.
+    unreachable: AtomicBool,
 }
 
 /// How one call ended, when it did not give a result.
@@ -141,6 +148,7 @@ impl Connected {
             process,
             log,
             stdout,
+            unreachable: AtomicBool::new(false),
         })
     }
 
@@ -161,7 +169,7 @@ impl Connected {
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|error| CallError::Failed(self.gone(&error.to_string())))?;
+            .map_err(|error| self.unreached(Some(&error)))?;
         let id = handle.id.clone();
         crate::sync::lock(&self.in_flight).push(id.clone());
         let too_large = async {
@@ -174,13 +182,19 @@ impl Connected {
             response = &mut handle.rx => {
                 self.settled(&id);
                 return match response {
-                    Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+                    Ok(Ok(ServerResult::CallToolResult(result))) => {
+                        self.unreachable.store(false, Ordering::Relaxed);
+                        Ok(result)
+                    }
                     Ok(Ok(_)) => Err(CallError::Failed(
                         "the server answered the call with something other than a tool result"
                             .into(),
                     )),
+                    Ok(Err(
+                        error @ (ServiceError::TransportSend(_) | ServiceError::TransportClosed),
+                    )) => Err(self.unreached(Some(&error))),
                     Ok(Err(error)) => Err(CallError::Failed(self.gone(&error.to_string()))),
-                    Err(_) => Err(CallError::Failed(self.gone("the connection closed"))),
+                    Err(_) => Err(self.unreached(None)),
                 };
             }
             size = too_large => ("its result was too large", CallError::TooLarge { size }),
@@ -199,12 +213,30 @@ impl Connected {
         crate::sync::lock(&self.in_flight).retain(|call| call != id);
     }
 
-    /// Whether the server's process (a stdio server's) has ended.
+    /// Whether the server went away: a stdio server's process has ended, the connection's
+    /// service loop is over, or (an HTTP server) the last call could not reach it.
     pub(crate) fn is_gone(&self) -> bool {
-        self.process
+        let ended = self
+            .process
             .as_ref()
             .and_then(Service::termination)
-            .is_some()
+            .is_some();
+        ended || self.peer.is_transport_closed() || self.unreachable.load(Ordering::Relaxed)
+    }
+
+    /// A call that did not reach the server (`error`, or the connection closing when `None`):
+    /// noted, and failed saying so in the words of the error's first cause (rmcp's own
+    /// message names its types).
+    fn unreached(&self, error: Option<&dyn std::error::Error>) -> CallError {
+        self.unreachable.store(true, Ordering::Relaxed);
+        let why = error.map_or_else(|| "the connection closed".to_string(), first_cause);
+        match self.process {
+            Some(_) => CallError::Failed(self.gone(&why)),
+            None => CallError::Failed(format!(
+                "MCP server `{}` cannot be reached ({why}); its tools fail until it answers again",
+                self.config.name
+            )),
+        }
     }
 
     /// What a failed call says: `what` went wrong, and when the server's process has ended,
@@ -287,6 +319,28 @@ async fn start_stdio(
 }
 
 /// Connects to a streamable HTTP server at `url`, `headers` sent with every request.
+/// The innermost cause of `error`: `Connection refused (os error 111)` rather than the
+/// transport's wrapping of it.
+fn first_cause(error: &dyn std::error::Error) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+/// How often a call's broken response stream is resumed before the call fails: three times,
+/// 0.25, 0.5 and 1 s apart. rmcp's default resumes forever, so a server that died mid-call
+/// held the call until its tool timeout (two minutes) instead of failing it in about two
+/// seconds.
+fn resume_policy() -> ExponentialBackoff {
+    let mut policy = ExponentialBackoff::default();
+    policy.max_times = Some(3);
+    policy.base_duration = Duration::from_millis(250);
+    policy.max_delay = Some(Duration::from_secs(1));
+    policy
+}
+
 async fn start_http(
     url: String,
     headers: BTreeMap<String, String>,
@@ -303,10 +357,9 @@ async fn start_http(
     let http = crate::http_client::builder()
         .build()
         .map_err(|e| format!("cannot build its HTTP client: {e}"))?;
-    let transport = StreamableHttpClientTransport::with_client(
-        http,
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
-    );
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    config.retry_config = Arc::new(resume_policy());
+    let transport = StreamableHttpClientTransport::with_client(http, config);
     info.serve(transport)
         .await
         .map_err(|e| format!("it did not initialize: {e}"))

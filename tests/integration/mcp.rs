@@ -395,6 +395,55 @@ fn strict_fails_a_run_whose_server_went_away_and_names_it() {
     );
 }
 
+/// An HTTP server has no process of zero's to watch: it went away when a call could not reach
+/// it — the call it died in fails as such (its broken response stream resumed a few times,
+/// not until the tool timeout) — and `--strict` names it as it names a stdio server's end.
+#[test]
+fn strict_fails_a_run_whose_http_server_went_away_and_names_it() {
+    let fixture = Fixture::new();
+    let port_file = fixture.dir.path().join("url");
+    let mut http = std::process::Command::new(test_server())
+        .arg("--http")
+        .arg(&port_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = wait_for("the HTTP server's URL", DEADLINE, || {
+        std::fs::read_to_string(&port_file).ok()
+    });
+    let config = fixture.config(json!({"web": {"type": "http", "url": url}}));
+    let server = FakeModel::start(
+        Script::new()
+            .reply(Reply::tool_call("mcp__web__crash", json!({})))
+            .reply(Reply::tool_call("mcp__web__echo", json!({"text": "again"})))
+            .reply(Reply::text("carried on")),
+    );
+    let output = fixture
+        .medium(&server, &config)
+        .arg("--strict")
+        .output()
+        .unwrap();
+    let _ = http.kill();
+    let _ = http.wait();
+    let events = events(&output.stdout);
+    assert_eq!(output.status.code(), Some(4), "{events:?}");
+    // The call the server died in fails as unreachable, not after the tool timeout.
+    let crashed = last_tool_result(&server.requests()[1]);
+    assert!(
+        crashed.contains("MCP server `web` cannot be reached"),
+        "{crashed}"
+    );
+    assert_eq!(of_type(&events, "final")[0]["text"], "carried on");
+    let error = of_type(&events, "error")[0];
+    assert_eq!(error["code"], "blocked", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("the MCP server `web` went away during the run"),
+        "{message}"
+    );
+}
+
 #[test]
 fn content_that_is_not_text_is_described_by_type_and_size() {
     let fixture = Fixture::new();
