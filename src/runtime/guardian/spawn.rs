@@ -25,7 +25,7 @@ use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
 
 use crate::environ::names::{
-    KEY_VARIABLES, TMPDIR, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD, ZERO_USAGE_REPORT_FILE,
+    KEY_VARIABLES, TMPDIR, ZERO_CASSETTE, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD, ZERO_USAGE_REPORT_FILE,
 };
 use crate::runtime::guardian::order::Order;
 use crate::runtime::guardian::report::{ReportReader, StartError};
@@ -342,7 +342,7 @@ impl<'a> GuardianCommand<'a> {
         // variable never passes.
         for name in KEY_VARIABLES
             .iter()
-            .chain([&ZERO_HANDED_KEY_FILE, &ZERO_USAGE_REPORT_FILE])
+            .chain([&ZERO_HANDED_KEY_FILE, &ZERO_USAGE_REPORT_FILE, &ZERO_CASSETTE])
         {
             command.env_remove(name);
         }
