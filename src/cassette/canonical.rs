@@ -8,7 +8,15 @@
 //! same [`Secrets`]), so the form replay computes from a live request compares equal with
 //! the recorded one. Its hash is the SHA-256 of its compact JSON with the keys sorted
 //! (`serde_json`'s `Value` keeps them sorted), so `zero replay check` can recompute it.
+//!
+//! What zero makes up anew on every run is not the request's content and would make every
+//! replay drift: the ids it gives runs, sessions and tasks, and the times it stamps (a
+//! `Task` result says when its specialist started and ended). The canonical form holds
+//! each as a placeholder (`task_…`, `<time>`), on both sides alike.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -42,10 +50,34 @@ pub(crate) fn of(request: &Request, wire: &str, model: &str, secrets: &Secrets) 
         "messages": request.messages,
         "answerFormat": answer_format,
     });
-    let text = secrets.apply(&form.to_string());
+    let text = volatile(&secrets.apply(&form.to_string()));
     // Redaction never breaks the JSON it is given (a mask never takes half an escape); were
     // it to, the masked text stands as a string, which no request equals.
     serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+/// The ids and times zero makes up, each with its placeholder (see the module
+/// documentation): the formats `runtime::ids` and `session` write, and RFC 3339 times.
+static VOLATILE: LazyLock<[(Regex, &str); 4]> = LazyLock::new(|| {
+    let pattern = |text: &str| Regex::new(text).expect("a valid pattern");
+    [
+        (pattern(r"\btask_[0-9a-f]{12}\b"), "task_…"),
+        (pattern(r"\brun_[0-9]{14}_[0-9a-f]{6}\b"), "run_…"),
+        (pattern(r"\bses_[0-9]{14}_[0-9a-f]{6}\b"), "ses_…"),
+        (
+            pattern(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z"),
+            "<time>",
+        ),
+    ]
+});
+
+/// `text` with each id and time zero made up replaced by its placeholder.
+fn volatile(text: &str) -> String {
+    VOLATILE
+        .iter()
+        .fold(text.to_string(), |text, (pattern, placeholder)| {
+            pattern.replace_all(&text, *placeholder).into_owned()
+        })
 }
 
 /// The hash a `request` line carries for the canonical form `form`.
@@ -96,5 +128,16 @@ mod tests {
         let read_back: Value = serde_json::from_str(&form.to_string()).unwrap();
         assert_eq!(hash(&read_back), hash(&form));
         assert!(hash(&form).starts_with("sha256:"));
+    }
+
+    #[test]
+    fn ids_and_times_zero_makes_up_are_placeholders() {
+        let said = "task_id: task_6ec33d7bb1fd\nstarted_at: 2026-12-07T13:01:46.938Z";
+        let form = of(&request(said), "openai", "m", &Secrets::default());
+        let text = form.to_string();
+        assert!(text.contains("task_id: task_…"), "{text}");
+        assert!(text.contains("started_at: <time>"), "{text}");
+        let other = "task_id: task_0123456789ab\nstarted_at: 2026-12-08T01:00:00Z";
+        assert_eq!(of(&request(other), "openai", "m", &Secrets::default()), form);
     }
 }
