@@ -297,30 +297,41 @@ fn a_cassette_cut_by_sigkill_replays_its_prefix_then_says_where_it_ends() {
 }
 
 #[test]
-fn a_key_in_a_tool_result_and_the_provider_key_never_reach_the_cassette() {
+fn a_key_in_a_tool_result_or_an_answer_and_the_provider_key_never_reach_the_cassette() {
     let key = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0";
+    let spoken = "sk-ant-Pq1Wo2Ei3Ru4Ty5Qa6Ws7Ed8Rf9Tg0";
     let provider_key = "zero-test-provider-key-4f1c9a";
     let bench = Bench::new(&format!("OPENAI_API_KEY={key}\n"));
     let server = FakeModel::start(
         Script::new()
             .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
-            .reply(Reply::text("There is a key in it.")),
+            .reply(Reply::text(&format!("The key in it is {spoken}."))),
     );
+    // The prompt names the provider's key: the request and the start line's flags hold it.
+    let prompt = format!("what is in the note? (we use {provider_key})");
     let mut cmd = zero_std_with(&server, Wire::OpenAi);
     cmd.env("ZERO_API_KEY", provider_key)
         .args(["exec", "-o", "stream-json", "--record"])
         .arg(bench.cassette())
-        .arg("what is in the note?")
+        .arg(&prompt)
         .current_dir(bench.workspace());
     finished_stream(&mut assert_cmd::Command::from_std(cmd), 0);
     drop(server);
     let text = std::fs::read_to_string(bench.cassette()).unwrap();
-    assert!(!text.contains(key), "{text}");
-    assert!(!text.contains(provider_key), "{text}");
+    for secret in [key, spoken, provider_key] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
     assert!(text.contains("[REDACTED]"), "{text}");
-    // Redacted alike on both sides, the replay still matches.
-    let events = bench.replay(&["what is in the note?"], 0);
-    assert_eq!(of_type(&events, "final")[0]["text"], "There is a key in it.");
+    // Redacted alike on both sides (the replay knows the same key), it still matches.
+    let mut cmd = zero_std();
+    cmd.env("ZERO_API_KEY", provider_key)
+        .args(["exec", "-o", "stream-json", "--replay"])
+        .arg(bench.cassette())
+        .arg(&prompt)
+        .current_dir(bench.workspace());
+    let events = finished_stream(&mut assert_cmd::Command::from_std(cmd), 0);
+    let answer = of_type(&events, "final")[0]["text"].as_str().unwrap().to_string();
+    assert!(answer.starts_with("The key in it is "), "{answer}");
 }
 
 #[test]
