@@ -140,6 +140,21 @@ fn normalised(events: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// Checks every line of the bench's cassette against docs/cassette.schema.json, and that the
+/// schema is not one everything passes.
+fn assert_lines_match_the_schema(bench: &Bench) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cassette.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for line in bench.lines() {
+        let problems: Vec<String> = validator.iter_errors(&line).map(|e| e.to_string()).collect();
+        assert!(problems.is_empty(), "{line}: {problems:?}");
+        let mut extra = line.clone();
+        extra["env"] = json!({});
+        assert!(!validator.is_valid(&extra), "{extra}");
+    }
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -159,6 +174,7 @@ fn a_recorded_run_replays_without_the_server_to_the_same_events_files_and_exit_o
         let bench = Bench::new("status: todo\n");
         let server = FakeModel::start(editing_script());
         let recorded = bench.record(&server, wire, &EDITING, 0);
+        assert_lines_match_the_schema(&bench);
         let files = bench.files();
         assert_eq!(files[1], ("notes.txt".into(), "status: done\n".into()));
         drop(server);
@@ -365,6 +381,7 @@ fn a_specialist_tree_records_into_one_cassette_and_replays_without_the_server() 
         .map(|line| line["task"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(tasks, ["main", "1"]);
+    assert_lines_match_the_schema(&bench);
     bench.reset("status: todo\n");
     let replayed = bench.replay(&flags, 0);
     assert_eq!(bench.files(), files);
