@@ -12,8 +12,11 @@
 //! What zero makes up anew on every run is not the request's content and would make every
 //! replay drift: the ids it gives runs, sessions and tasks, and the times it stamps (a
 //! `Task` result says when its specialist started and ended). The canonical form holds
-//! each as a placeholder (`task_…`, `<time>`), on both sides alike.
+//! each as a placeholder (`task_…`, `<time>`), on both sides alike. So is the workspace's
+//! root (`<workspace>`), which the system prompt names: a cassette recorded in one checkout
+//! replays in another (a laptop's, a CI runner's).
 
+use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -23,8 +26,41 @@ use sha2::{Digest, Sha256};
 use crate::provider::Request;
 use crate::redact::Secrets;
 
-/// The canonical form of `request`, sent on `wire` to `model`, with `secrets` masked.
-pub(crate) fn of(request: &Request, wire: &str, model: &str, secrets: &Secrets) -> Value {
+/// What the canonical form masks besides the ids and times zero makes up: the run's
+/// secrets, as every output masks them, and the workspace's root.
+#[derive(Clone)]
+pub(crate) struct Masks {
+    /// The run's secrets.
+    pub(crate) secrets: Secrets,
+    /// The workspace's root as the system prompt writes it; empty for `/`, which is in
+    /// every path and would mask them all.
+    workspace: String,
+}
+
+impl Masks {
+    /// Masks `secrets` and the workspace root `workspace`.
+    pub(crate) fn new(secrets: Secrets, workspace: &Path) -> Masks {
+        let root = workspace.display().to_string();
+        Masks {
+            secrets,
+            workspace: match root.trim_end_matches('/').is_empty() {
+                true => String::new(),
+                false => root,
+            },
+        }
+    }
+
+    /// `text` with the workspace's root as `<workspace>`.
+    fn workspace(&self, text: String) -> String {
+        match self.workspace.is_empty() {
+            true => text,
+            false => text.replace(&self.workspace, "<workspace>"),
+        }
+    }
+}
+
+/// The canonical form of `request`, sent on `wire` to `model`, with `masks` applied.
+pub(crate) fn of(request: &Request, wire: &str, model: &str, masks: &Masks) -> Value {
     let tools: Vec<Value> = request
         .tools
         .iter()
@@ -50,7 +86,7 @@ pub(crate) fn of(request: &Request, wire: &str, model: &str, secrets: &Secrets) 
         "messages": request.messages,
         "answerFormat": answer_format,
     });
-    let text = volatile(&secrets.apply(&form.to_string()));
+    let text = volatile(&masks.workspace(masks.secrets.apply(&form.to_string())));
     // Redaction never breaks the JSON it is given (a mask never takes half an escape); were
     // it to, the masked text stands as a string, which no request equals.
     serde_json::from_str(&text).unwrap_or(Value::String(text))
@@ -116,13 +152,13 @@ mod tests {
 
     #[test]
     fn the_form_is_redacted_and_its_hash_follows_its_contents() {
-        let secrets = Secrets::default();
+        let masks = masks();
         let key = "sk-abcdefghijklmnopqrstuvwxyz0123";
-        let form = of(&request(&format!("key={key}")), "openai", "m", &secrets);
+        let form = of(&request(&format!("key={key}")), "openai", "m", &masks);
         assert!(!form.to_string().contains(key), "{form}");
-        let again = of(&request(&format!("key={key}")), "openai", "m", &secrets);
+        let again = of(&request(&format!("key={key}")), "openai", "m", &masks);
         assert_eq!(hash(&form), hash(&again));
-        let other = of(&request("nothing"), "openai", "m", &secrets);
+        let other = of(&request("nothing"), "openai", "m", &masks);
         assert_ne!(hash(&form), hash(&other));
         // What check recomputes: the hash of the form as read back from its line.
         let read_back: Value = serde_json::from_str(&form.to_string()).unwrap();
@@ -130,14 +166,25 @@ mod tests {
         assert!(hash(&form).starts_with("sha256:"));
     }
 
+    fn masks() -> Masks {
+        Masks::new(Secrets::default(), Path::new("/home/dev/project"))
+    }
+
     #[test]
-    fn ids_and_times_zero_makes_up_are_placeholders() {
-        let said = "task_id: task_6ec33d7bb1fd\nstarted_at: 2026-12-07T13:01:46.938Z";
-        let form = of(&request(said), "openai", "m", &Secrets::default());
+    fn ids_times_and_the_workspace_are_placeholders() {
+        let said = "task_id: task_6ec33d7bb1fd\nstarted_at: 2026-12-07T13:01:46.938Z\n\
+                    /home/dev/project/src/lib.rs";
+        let form = of(&request(said), "openai", "m", &masks());
         let text = form.to_string();
         assert!(text.contains("task_id: task_…"), "{text}");
         assert!(text.contains("started_at: <time>"), "{text}");
-        let other = "task_id: task_0123456789ab\nstarted_at: 2026-12-08T01:00:00Z";
-        assert_eq!(of(&request(other), "openai", "m", &Secrets::default()), form);
+        assert!(text.contains("<workspace>/src/lib.rs"), "{text}");
+        let other = "task_id: task_0123456789ab\nstarted_at: 2026-12-08T01:00:00Z\n\
+                     /ci/checkout/src/lib.rs";
+        let elsewhere = Masks::new(Secrets::default(), Path::new("/ci/checkout"));
+        assert_eq!(of(&request(other), "openai", "m", &elsewhere), form);
+        // The root `/` is in every path: it is not masked.
+        let root = Masks::new(Secrets::default(), Path::new("/"));
+        assert!(of(&request(said), "openai", "m", &root).to_string().contains("/home/dev"));
     }
 }

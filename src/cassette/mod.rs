@@ -23,6 +23,7 @@ mod show;
 mod tape;
 mod writer;
 
+pub(crate) use canonical::Masks;
 pub(crate) use link::{Link, LinkMode, ROOT_TASK};
 pub(crate) use record::Recording;
 pub(crate) use replay::{Matching, Replaying};

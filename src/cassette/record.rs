@@ -12,21 +12,20 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::canonical;
+use super::canonical::{self, Masks};
 use super::line::{Line, Outcome, Piece, RequestLine, ResponseLine, Server, Start};
 use super::writer::Writer;
 use super::VERSION;
 use crate::provider::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Request, ServerReport, StreamDelta,
 };
-use crate::redact::Secrets;
 
 /// A provider whose traffic is recorded (see the module documentation).
 pub(crate) struct Recording {
     inner: Arc<dyn Provider>,
     writer: Arc<Writer>,
     task: String,
-    secrets: Secrets,
+    masks: Masks,
     /// The number of the last request sent.
     sent: AtomicU64,
 }
@@ -39,7 +38,7 @@ impl Recording {
         writer: Arc<Writer>,
         task: &str,
         args: Vec<String>,
-        secrets: Secrets,
+        masks: Masks,
     ) -> std::io::Result<Recording> {
         writer.write(&Line::Start(Start {
             version: VERSION,
@@ -53,7 +52,7 @@ impl Recording {
             inner,
             writer,
             task: task.to_string(),
-            secrets,
+            masks,
             sent: AtomicU64::new(0),
         })
     }
@@ -114,7 +113,7 @@ impl Provider for Recording {
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let seq = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
-        let form = canonical::of(request, self.name(), self.model(), &self.secrets);
+        let form = canonical::of(request, self.name(), self.model(), &self.masks);
         self.write(&Line::Request(RequestLine {
             task: self.task.clone(),
             seq,

@@ -15,11 +15,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::line::{Outcome, Replayed, ResponseLine};
 use super::tape::{Exchange, Tape};
-use super::{canonical, diff};
+use super::canonical::{self, Masks};
+use super::diff;
 use crate::provider::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Request, ServerReport, StreamDelta,
 };
-use crate::redact::Secrets;
 
 /// How a request is held to the recorded one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +39,7 @@ pub(crate) struct Replaying {
     timing: bool,
     wire: &'static str,
     model: String,
-    secrets: Secrets,
+    masks: Masks,
     /// The number of requests served.
     served: AtomicUsize,
 }
@@ -52,7 +52,7 @@ impl Replaying {
         task: &str,
         matching: Matching,
         timing: bool,
-        secrets: Secrets,
+        masks: Masks,
     ) -> Replaying {
         let (wire, model) = match tape.start_of(task) {
             Some(start) if start.wire == "anthropic" => ("anthropic", start.model.clone()),
@@ -66,7 +66,7 @@ impl Replaying {
             timing,
             wire,
             model,
-            secrets,
+            masks,
             served: AtomicUsize::new(0),
         }
     }
@@ -88,7 +88,7 @@ impl Replaying {
 
     /// Why `request` does not match `exchange`'s, if it does not.
     fn compare(&self, exchange: &Exchange, request: &Request) -> Result<(), ProviderError> {
-        let now = canonical::of(request, self.wire, &self.model, &self.secrets);
+        let now = canonical::of(request, self.wire, &self.model, &self.masks);
         let recorded = &exchange.request.request;
         let difference = match self.matching {
             Matching::Exact if canonical::hash(&now) == exchange.request.hash => None,

@@ -304,6 +304,7 @@ fn connect(
                 .map_err(|e| Failure::config(e.to_string()))
         },
         output.secrets(),
+        &settings.workspace.root,
     )?;
     let window = {
         let _entered = runtime.enter();

@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cassette::{self, Link, LinkMode, Matching, ROOT_TASK, Recording, Replaying, Tape};
+use crate::cassette::{
+    self, Link, LinkMode, Masks, Matching, ROOT_TASK, Recording, Replaying, Tape,
+};
 use crate::cli::ExecArgs;
 use crate::provider::{
     DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderConfig, ProviderKind, Tuning,
@@ -160,12 +162,15 @@ impl CassetteSettings {
     }
 
     /// The provider the run talks to: with `--replay` the cassette's, else the one `build`
-    /// makes — recorded with `--record`, its lines masked with `secrets`.
+    /// makes — recorded with `--record`, its lines masked with `secrets` (and the requests'
+    /// canonical forms with the `workspace` root too).
     pub(crate) fn provider(
         &self,
         build: impl FnOnce() -> Result<Arc<dyn Provider>, Failure>,
         secrets: &Secrets,
+        workspace: &Path,
     ) -> Result<Arc<dyn Provider>, Failure> {
+        let masks = Masks::new(secrets.clone(), workspace);
         match self {
             CassetteSettings::Off => build(),
             CassetteSettings::Replay {
@@ -178,7 +183,7 @@ impl CassetteSettings {
                 task,
                 *matching,
                 *timing,
-                secrets.clone(),
+                masks,
             ))),
             CassetteSettings::Record {
                 path,
@@ -192,9 +197,8 @@ impl CassetteSettings {
                     false => cassette::Writer::append_to(path, secrets.clone()),
                 }
                 .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
-                let recording =
-                    Recording::start(inner, Arc::new(writer), task, args.clone(), secrets.clone())
-                        .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
+                let recording = Recording::start(inner, Arc::new(writer), task, args.clone(), masks)
+                    .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
                 Ok(Arc::new(recording))
             }
         }
