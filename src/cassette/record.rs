@@ -113,12 +113,12 @@ impl Provider for Recording {
         cancel: &CancellationToken,
     ) -> Result<Completion, ProviderError> {
         let seq = self.sent.fetch_add(1, Ordering::Relaxed) + 1;
-        let form = canonical::of(request, self.name(), self.model(), &self.masks);
+        let canonical = canonical::of(request, self.name(), self.model(), &self.masks);
         self.write(&Line::Request(RequestLine {
             task: self.task.clone(),
             seq,
-            hash: canonical::hash(&form),
-            request: form,
+            hash: canonical.hash,
+            request: canonical.form,
         }))?;
         let started = Instant::now();
         let stream = std::sync::Mutex::new(Vec::new());

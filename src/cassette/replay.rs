@@ -91,9 +91,9 @@ impl Replaying {
         let now = canonical::of(request, self.wire, &self.model, &self.masks);
         let recorded = &exchange.request.request;
         let difference = match self.matching {
-            Matching::Exact if canonical::hash(&now) == exchange.request.hash => None,
-            Matching::Exact => Some(diff::describe(recorded, &now)),
-            Matching::Shape => diff::shape(recorded, &now),
+            Matching::Exact if now.hash == exchange.request.hash => None,
+            Matching::Exact => Some(diff::describe(recorded, &now.form)),
+            Matching::Shape => diff::shape(recorded, &now.form),
         };
         match difference {
             None => Ok(()),
