@@ -19,8 +19,11 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 
 use super::line::Line;
-use crate::fsutil;
 use crate::redact::Secrets;
+
+/// The mode a new cassette is made with; the umask narrows it (usually to 0644): a cassette
+/// is redacted, and made to be committed.
+const NEW_FILE_MODE: u32 = 0o666;
 
 /// Why `--record` refuses `path`, if it does (see the module documentation).
 pub(crate) fn check_target(path: &Path) -> Result<(), String> {
@@ -69,11 +72,27 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// The cassette at `path` made anew (see the module documentation; [`check_target`]
-    /// first), its lines redacted with `secrets`.
+    /// first), its lines redacted with `secrets`: an empty file made beside it, never one
+    /// that was there, and renamed over it. Nothing is fsynced (see the module
+    /// documentation): the rename is atomic for every reader, which is what is promised.
     pub(crate) fn create(path: &Path, secrets: Secrets) -> io::Result<Writer> {
         check_target(path).map_err(io::Error::other)?;
-        fsutil::write_atomic(path, b"")?;
-        Writer::append_to(path, secrets)
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let fresh = path.with_file_name(format!(".{name}.{}.new", std::process::id()));
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(NEW_FILE_MODE)
+            .open(&fresh)?;
+        if let Err(error) = fs::rename(&fresh, path) {
+            let _ = fs::remove_file(&fresh);
+            return Err(error);
+        }
+        Ok(Writer {
+            file,
+            path: path.to_path_buf(),
+            secrets,
+        })
     }
 
     /// The cassette at `path`, which the launching run made, open for a specialist's lines:
