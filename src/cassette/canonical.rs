@@ -16,9 +16,9 @@
 //! root (`<workspace>`), which the system prompt names: a cassette recorded in one checkout
 //! replays in another (a laptop's, a CI runner's).
 
-use std::path::Path;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::path::Path;
 
 use crate::provider::Request;
 use crate::redact::Secrets;
@@ -247,7 +247,11 @@ mod tests {
         let said = "task_id: task_6ec33d7bb1fd\nstarted_at: 2026-12-07T13:01:46.938Z\n\
                     /home/dev/project/src/lib.rs";
         let made = of(&request(said), "openai", "m", &masks());
-        assert_eq!(hash(&made.form), made.hash, "placeholders keep the hash the value's");
+        assert_eq!(
+            hash(&made.form),
+            made.hash,
+            "placeholders keep the hash the value's"
+        );
         let text = made.form.to_string();
         assert!(text.contains("task_id: task_…"), "{text}");
         assert!(text.contains("started_at: <time>"), "{text}");
@@ -255,7 +259,10 @@ mod tests {
         let other = "task_id: task_0123456789ab\nstarted_at: 2026-12-08T01:00:00Z\n\
                      /ci/checkout/src/lib.rs";
         let elsewhere = Masks::new(Secrets::default(), Path::new("/ci/checkout"));
-        assert_eq!(of(&request(other), "openai", "m", &elsewhere).form, made.form);
+        assert_eq!(
+            of(&request(other), "openai", "m", &elsewhere).form,
+            made.form
+        );
         // The root `/` is in every path: it is not masked.
         let root = Masks::new(Secrets::default(), Path::new("/"));
         let unmasked = of(&request(said), "openai", "m", &root).form.to_string();

@@ -21,7 +21,10 @@ pub(crate) fn describe(recorded: &Value, now: &Value) -> String {
         ("answerFormat", "the answer's schema (--output-schema)"),
     ] {
         if recorded[key] != now[key] {
-            parts.push(format!("{what} changed:\n{}", lines(&recorded[key], &now[key])));
+            parts.push(format!(
+                "{what} changed:\n{}",
+                lines(&recorded[key], &now[key])
+            ));
         }
     }
     if recorded["tools"] != now["tools"] {
@@ -240,7 +243,10 @@ mod tests {
     #[test]
     fn a_changed_tool_result_is_named_with_its_lines() {
         let said = describe(&form("a\nb\nc", &["bash"]), &form("a\nB\nc", &["bash"]));
-        assert!(said.contains("message 3, the result of tool call \"c1\""), "{said}");
+        assert!(
+            said.contains("message 3, the result of tool call \"c1\""),
+            "{said}"
+        );
         assert!(said.contains("- b") && said.contains("+ B"), "{said}");
         assert!(!said.contains("- a"), "{said}");
     }
@@ -248,7 +254,10 @@ mod tests {
     #[test]
     fn a_changed_tool_list_names_what_went_and_came() {
         let said = describe(&form("x", &["bash", "grep"]), &form("x", &["bash", "glob"]));
-        assert!(said.contains("removed [\"grep\"], added [\"glob\"]"), "{said}");
+        assert!(
+            said.contains("removed [\"grep\"], added [\"glob\"]"),
+            "{said}"
+        );
     }
 
     #[test]

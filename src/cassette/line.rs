@@ -101,7 +101,11 @@ pub(crate) enum Outcome {
 
 /// One thing that streamed in while a request was under way, `ms` after it was sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub(crate) enum Piece {
     /// Visible answer text.
     Text {
@@ -361,7 +365,8 @@ mod tests {
             let text = serde_json::to_string(&line).unwrap();
             assert_eq!(serde_json::from_str::<Line>(&text).unwrap(), line, "{text}");
         }
-        let extra = r#"{"kind":"server","task":"1","window":null,"llamaCpp":false,"vision":null,"x":1}"#;
+        let extra =
+            r#"{"kind":"server","task":"1","window":null,"llamaCpp":false,"vision":null,"x":1}"#;
         assert!(serde_json::from_str::<Line>(extra).is_err());
     }
 }

@@ -12,10 +12,10 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use super::VERSION;
 use super::canonical::{self, Masks};
 use super::line::{Line, Outcome, Piece, RequestLine, ResponseLine, Server, Start};
 use super::writer::Writer;
-use super::VERSION;
 use crate::provider::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Request, ServerReport, StreamDelta,
 };
@@ -56,7 +56,6 @@ impl Recording {
             sent: AtomicU64::new(0),
         })
     }
-
 
     /// Appends `line`, or fails the request it belongs to: a cassette with a hole in it is
     /// worse than a run that stops.

@@ -13,10 +13,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::line::{Outcome, Replayed, ResponseLine};
-use super::tape::{Exchange, Tape};
 use super::canonical::{self, Masks};
 use super::diff;
+use super::line::{Outcome, Replayed, ResponseLine};
+use super::tape::{Exchange, Tape};
 use crate::provider::{
     Completion, ErrorClass, Notice, Provider, ProviderError, Request, ServerReport, StreamDelta,
 };
@@ -71,19 +71,21 @@ impl Replaying {
         }
     }
 
-
     /// The recorded exchange request `index` (0-based) must match, or the drift of there
     /// being none.
     fn exchange(&self, index: usize) -> Result<&Exchange, ProviderError> {
-        self.tape.exchanges_of(&self.task).get(index).ok_or_else(|| {
-            drift(format!(
-                "the run sent request {} of task `{}`, and the cassette holds no more of that \
+        self.tape
+            .exchanges_of(&self.task)
+            .get(index)
+            .ok_or_else(|| {
+                drift(format!(
+                    "the run sent request {} of task `{}`, and the cassette holds no more of that \
                  task's requests: {}",
-                index + 1,
-                self.task,
-                self.tape.end()
-            ))
-        })
+                    index + 1,
+                    self.task,
+                    self.tape.end()
+                ))
+            })
     }
 
     /// Why `request` does not match `exchange`'s, if it does not.

@@ -119,8 +119,7 @@ impl Tape {
             Some(line) => Err(TapeError {
                 path: self.path.clone(),
                 line: Some(line),
-                problem: "the line is cut off (the run that wrote it was killed mid-write)"
-                    .into(),
+                problem: "the line is cut off (the run that wrote it was killed mid-write)".into(),
             }),
             None => Ok(()),
         }

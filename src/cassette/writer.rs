@@ -164,7 +164,11 @@ mod tests {
         assert!(check_target(&fifo).unwrap_err().contains("FIFO"));
         assert!(check_target(dir.path()).unwrap_err().contains("directory"));
         let nowhere = dir.path().join("no/such/dir/c.jsonl");
-        assert!(check_target(&nowhere).unwrap_err().contains("does not exist"));
+        assert!(
+            check_target(&nowhere)
+                .unwrap_err()
+                .contains("does not exist")
+        );
     }
 
     #[test]

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Specialist;
-use crate::cli::ExecArgs;
 use crate::cassette::Link;
+use crate::cli::ExecArgs;
 use crate::environ::names::{ZERO_CASSETTE, ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RUN};
 use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};

@@ -129,8 +129,10 @@ fn normalised(events: &[Value]) -> Vec<Value> {
         match value {
             Value::Object(map) => {
                 map.retain(|key, _| {
-                    !matches!(key.as_str(), "runId" | "sessionId" | "taskId" | "ts" | "cwd")
-                        && !key.ends_with("Ms")
+                    !matches!(
+                        key.as_str(),
+                        "runId" | "sessionId" | "taskId" | "ts" | "cwd"
+                    ) && !key.ends_with("Ms")
                 });
                 map.values_mut().for_each(strip);
             }
@@ -155,7 +157,10 @@ fn assert_lines_match_the_schema(bench: &Bench) {
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     for line in bench.lines() {
-        let problems: Vec<String> = validator.iter_errors(&line).map(|e| e.to_string()).collect();
+        let problems: Vec<String> = validator
+            .iter_errors(&line)
+            .map(|e| e.to_string())
+            .collect();
         assert!(problems.is_empty(), "{line}: {problems:?}");
         let mut extra = line.clone();
         extra["env"] = json!({});
@@ -221,7 +226,10 @@ fn a_changed_tool_output_stops_the_replay_with_replay_drift_and_the_difference()
     // Lenient replay holds the run to its shape only: the same calls in the same order.
     bench.reset("status: todo\nowner: someone new\n");
     let events = bench.replay(&["--replay-lenient", EDITING[0], EDITING[1], EDITING[2]], 0);
-    assert_eq!(of_type(&events, "final")[0]["text"], "The note now says done.");
+    assert_eq!(
+        of_type(&events, "final")[0]["text"],
+        "The note now says done."
+    );
 }
 
 #[test]
@@ -240,7 +248,10 @@ fn a_rule_that_denies_a_recorded_call_denies_it_for_real_and_drifts_at_that_call
     assert!(!bench.workspace().join("log.txt").exists());
     let (code, message) = error(&events);
     assert_eq!(code, "replay_drift");
-    assert!(message.contains("message 5, the result of tool call"), "{message}");
+    assert!(
+        message.contains("message 5, the result of tool call"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -292,7 +303,13 @@ fn a_cassette_cut_by_sigkill_replays_its_prefix_then_says_where_it_ends() {
         (server.requests().len() == 2).then_some(())
     });
     wait_for("its request line", DEADLINE, || {
-        (bench.lines().iter().filter(|l| l["kind"] == "request").count() == 2).then_some(())
+        (bench
+            .lines()
+            .iter()
+            .filter(|l| l["kind"] == "request")
+            .count()
+            == 2)
+            .then_some(())
     });
     child.kill().unwrap();
     child.wait().unwrap();
@@ -310,7 +327,10 @@ fn a_cassette_cut_by_sigkill_replays_its_prefix_then_says_where_it_ends() {
     assert_eq!(of_type(&events, "tool_result").len(), 1, "the prefix ran");
     let (code, message) = error(&events);
     assert_eq!(code, "replay_drift");
-    assert!(message.contains("its response was never recorded"), "{message}");
+    assert!(
+        message.contains("its response was never recorded"),
+        "{message}"
+    );
     let end = format!("ends at line {whole} (line {} was cut off", whole + 1);
     assert!(message.contains(&end), "{message}");
     let check = zero_std()
@@ -320,7 +340,10 @@ fn a_cassette_cut_by_sigkill_replays_its_prefix_then_says_where_it_ends() {
         .unwrap();
     assert_eq!(check.status.code(), Some(2));
     let said = String::from_utf8_lossy(&check.stderr);
-    assert!(said.contains(&format!("line {}: the line is cut off", whole + 1)), "{said}");
+    assert!(
+        said.contains(&format!("line {}: the line is cut off", whole + 1)),
+        "{said}"
+    );
 }
 
 #[test]
@@ -357,7 +380,10 @@ fn a_key_in_a_tool_result_or_an_answer_and_the_provider_key_never_reach_the_cass
         .arg(&prompt)
         .current_dir(bench.workspace());
     let events = finished_stream(&mut assert_cmd::Command::from_std(cmd), 0);
-    let answer = of_type(&events, "final")[0]["text"].as_str().unwrap().to_string();
+    let answer = of_type(&events, "final")[0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(answer.starts_with("The key in it is "), "{answer}");
 }
 
@@ -384,7 +410,10 @@ fn a_specialist_tree_records_into_one_cassette_and_replays_without_the_server() 
     let recorded = bench.record(&server, Wire::OpenAi, &flags, 0);
     drop(server);
     let files = bench.files();
-    assert!(files.iter().any(|(name, _)| name == "child.txt"), "{files:?}");
+    assert!(
+        files.iter().any(|(name, _)| name == "child.txt"),
+        "{files:?}"
+    );
     let tasks: Vec<String> = bench
         .lines()
         .iter()
@@ -398,7 +427,9 @@ fn a_specialist_tree_records_into_one_cassette_and_replays_without_the_server() 
     assert_eq!(bench.files(), files);
     // The specialist's answer, after its record (whose id and times are the new run's).
     let answer = |events: &[Value]| {
-        let output = of_type(events, "tool_result")[0]["output"].as_str().unwrap();
+        let output = of_type(events, "tool_result")[0]["output"]
+            .as_str()
+            .unwrap();
         output.split_once("\n\n").unwrap().1.to_string()
     };
     assert_eq!(answer(&replayed), "child done");

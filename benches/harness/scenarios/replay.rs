@@ -68,7 +68,10 @@ impl Bench<'_> {
             .context("the replay wrote no log.txt")?
             .lines()
             .count();
-        ensure!(lines == ANSWER_TURNS, "log.txt holds {lines} lines, not {ANSWER_TURNS}");
+        ensure!(
+            lines == ANSWER_TURNS,
+            "log.txt holds {lines} lines, not {ANSWER_TURNS}"
+        );
         Ok(finished.wall)
     }
 }

@@ -12,9 +12,7 @@ use crate::cassette::{
     self, Link, LinkMode, Masks, Matching, ROOT_TASK, Recording, Replaying, Tape,
 };
 use crate::cli::ExecArgs;
-use crate::provider::{
-    DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderConfig, ProviderKind, Tuning,
-};
+use crate::provider::{DEFAULT_MAX_OUTPUT_TOKENS, Provider, ProviderConfig, ProviderKind, Tuning};
 use crate::redact::Secrets;
 use crate::tasks::Parent;
 
@@ -197,8 +195,9 @@ impl CassetteSettings {
                     false => cassette::Writer::append_to(path, secrets.clone()),
                 }
                 .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
-                let recording = Recording::start(inner, Arc::new(writer), task, args.clone(), masks)
-                    .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
+                let recording =
+                    Recording::start(inner, Arc::new(writer), task, args.clone(), masks)
+                        .map_err(|e| Failure::usage(format!("--record {}: {e}", path.display())))?;
                 Ok(Arc::new(recording))
             }
         }
@@ -213,6 +212,5 @@ fn read(path: &Path) -> Result<Arc<Tape>, Failure> {
 
 /// `path` made absolute against the current directory (a specialist works elsewhere).
 fn absolute(path: &Path) -> Result<PathBuf, Failure> {
-    std::path::absolute(path)
-        .map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    std::path::absolute(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }
