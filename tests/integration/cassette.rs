@@ -89,6 +89,15 @@ impl Bench {
         finished_stream(&mut assert_cmd::Command::from_std(cmd), code)
     }
 
+    /// `zero replay check` on the cassette.
+    fn check(&self) -> std::process::Output {
+        zero_std()
+            .args(["replay", "check"])
+            .arg(self.cassette())
+            .output()
+            .unwrap()
+    }
+
     /// The cassette's lines, parsed.
     fn lines(&self) -> Vec<Value> {
         std::fs::read_to_string(self.cassette())
@@ -210,10 +219,7 @@ fn a_recorded_run_replays_without_the_server_to_the_same_events_files_and_exit_o
 
 #[test]
 fn a_changed_tool_output_stops_the_replay_with_replay_drift_and_the_difference() {
-    let bench = Bench::new("status: todo\n");
-    let server = FakeModel::start(editing_script());
-    bench.record(&server, Wire::OpenAi, &EDITING, 0);
-    drop(server);
+    let bench = recorded_cassette();
     bench.reset("status: todo\nowner: someone new\n");
     let events = bench.replay(&EDITING, 3);
     let (code, message) = error(&events);
@@ -234,10 +240,7 @@ fn a_changed_tool_output_stops_the_replay_with_replay_drift_and_the_difference()
 
 #[test]
 fn a_rule_that_denies_a_recorded_call_denies_it_for_real_and_drifts_at_that_call() {
-    let bench = Bench::new("status: todo\n");
-    let server = FakeModel::start(editing_script());
-    bench.record(&server, Wire::OpenAi, &EDITING, 0);
-    drop(server);
+    let bench = recorded_cassette();
     bench.reset("status: todo\n");
     let events = bench.replay(
         &["--deny", "bash(cat *)", EDITING[0], EDITING[1], EDITING[2]],
@@ -333,11 +336,7 @@ fn a_cassette_cut_by_sigkill_replays_its_prefix_then_says_where_it_ends() {
     );
     let end = format!("ends at line {whole} (line {} was cut off", whole + 1);
     assert!(message.contains(&end), "{message}");
-    let check = zero_std()
-        .args(["replay", "check"])
-        .arg(bench.cassette())
-        .output()
-        .unwrap();
+    let check = bench.check();
     assert_eq!(check.status.code(), Some(2));
     let said = String::from_utf8_lossy(&check.stderr);
     assert!(
@@ -437,7 +436,7 @@ fn a_specialist_tree_records_into_one_cassette_and_replays_without_the_server() 
     assert_eq!(of_type(&replayed, "final")[0]["text"], "all done");
 }
 
-/// A recorded run's cassette, made once for the tests that break it.
+/// The editing job's cassette, recorded, with its server gone.
 fn recorded_cassette() -> Bench {
     let bench = Bench::new("status: todo\n");
     let server = FakeModel::start(editing_script());
@@ -448,11 +447,7 @@ fn recorded_cassette() -> Bench {
 /// `zero replay check` and `zero exec --replay` on the bench's cassette: both exit 2 and
 /// name `line`; returns check's message.
 fn refused_at(bench: &Bench, line: usize) -> String {
-    let check = zero_std()
-        .args(["replay", "check"])
-        .arg(bench.cassette())
-        .output()
-        .unwrap();
+    let check = bench.check();
     assert_eq!(check.status.code(), Some(2));
     let said = String::from_utf8_lossy(&check.stderr).into_owned();
     assert!(said.contains(&format!(": line {line}: ")), "{said}");
@@ -467,11 +462,7 @@ fn refused_at(bench: &Bench, line: usize) -> String {
 fn a_malformed_cassette_is_refused_with_exit_2_naming_its_line() {
     let bench = recorded_cassette();
     let good = bench.lines();
-    let check = zero_std()
-        .args(["replay", "check"])
-        .arg(bench.cassette())
-        .output()
-        .unwrap();
+    let check = bench.check();
     assert_eq!(check.status.code(), Some(0), "{check:?}");
     // Not JSON.
     let mut text: Vec<String> = good.iter().map(Value::to_string).collect();
