@@ -533,3 +533,23 @@ fn replay_show_prints_the_recorded_run_as_text() {
     assert!(progress.contains("▸ bash"), "{progress}");
     assert!(progress.contains("✓ exit code: 0"), "{progress}");
 }
+
+#[test]
+fn replay_timing_keeps_the_recorded_pace() {
+    let pause = Duration::from_millis(1500);
+    let bench = Bench::new("status: todo\n");
+    let server = FakeModel::start(Script::new().reply(Reply::text("Slowly.").delay(pause)));
+    bench.record(&server, Wire::OpenAi, &["take your time"], 0);
+    drop(server);
+    let response = bench
+        .lines()
+        .into_iter()
+        .find(|line| line["kind"] == "response")
+        .unwrap();
+    assert!(response["ms"].as_u64().unwrap() >= 1500, "{response}");
+    // Only a lower bound: a replay at the recorded pace cannot answer before the model did.
+    let started = std::time::Instant::now();
+    let events = bench.replay(&["--replay-timing", "take your time"], 0);
+    assert!(started.elapsed() >= pause, "{:?}", started.elapsed());
+    assert_eq!(of_type(&events, "final")[0]["text"], "Slowly.");
+}
