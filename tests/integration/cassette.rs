@@ -553,3 +553,32 @@ fn replay_timing_keeps_the_recorded_pace() {
     assert!(started.elapsed() >= pause, "{:?}", started.elapsed());
     assert_eq!(of_type(&events, "final")[0]["text"], "Slowly.");
 }
+
+#[test]
+fn a_hook_that_denies_a_recorded_call_runs_for_real_and_the_call_does_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let bench = recorded_cassette();
+    bench.reset("status: todo\n");
+    let script = bench.dir.path().join("deny.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncat > /dev/null\necho '{\"decision\": \"deny\", \"reason\": \"not today\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hooks = bench.dir.path().join("hooks.toml");
+    let text = format!(
+        "[[hooks.pre_tool_use]]\ncommand = \"{}\"\nmatcher = \"bash\"\ntimeout = \"5s\"\n",
+        script.display()
+    );
+    std::fs::write(&hooks, text).unwrap();
+    let hooks = hooks.display().to_string();
+    let events = bench.replay(&["--hooks", &hooks, EDITING[0], EDITING[1], EDITING[2]], 3);
+    assert!(!bench.workspace().join("log.txt").exists(), "the call ran");
+    let ran = of_type(&events, "hook");
+    assert_eq!(ran.len(), 1, "{events:?}");
+    assert_eq!(ran[0]["decision"], "deny");
+    let (code, message) = error(&events);
+    assert_eq!(code, "replay_drift");
+    assert!(message.contains("not today"), "{message}");
+}
