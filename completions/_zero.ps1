@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('review', 'review', [CompletionResultType]::ParameterValue, 'Review a change read-only and report findings where CI shows them (text, JSON, SARIF, GitHub annotations, GitLab Code Quality, a Markdown comment)')
             [CompletionResult]::new('tasks', 'tasks', [CompletionResultType]::ParameterValue, 'Inspect, follow, stop and clean up background tasks and specialists of every run')
             [CompletionResult]::new('sessions', 'sessions', [CompletionResultType]::ParameterValue, 'List, show and clean up the sessions `zero exec --resume` continues')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Read and check the cassettes `zero exec --record` writes and `--replay` serves')
             [CompletionResult]::new('worktrees', 'worktrees', [CompletionResultType]::ParameterValue, 'List, show and clean up the worktrees `zero exec --worktree` made')
             [CompletionResult]::new('__generate', '__generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (used to refresh the committed copies)')
             break
@@ -81,6 +82,8 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--fork', '--fork', [CompletionResultType]::ParameterName, 'Start a new session from a copy of this one''s conversation (it is left as it was)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)')
             [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Give up after this many model turns (exit 4)')
+            [CompletionResult]::new('--record', '--record', [CompletionResultType]::ParameterName, 'Record the run''s model traffic to this cassette (JSON lines, docs/REPLAY.md): every request in canonical form and every response as received, specialists'' included, redacted. An existing file is replaced; a symbolic link is refused')
+            [CompletionResult]::new('--replay', '--replay', [CompletionResultType]::ParameterName, 'Serve the model''s side from this cassette: no network, no key. Tools, rules, hooks, MCP servers and checks run for real; a request that differs from the recorded one ends the run with exit 3 (`replay_drift`) and what changed')
             [CompletionResult]::new('--skip-permissions-unsafe', '--skip-permissions-unsafe', [CompletionResultType]::ParameterName, 'Allow every tool, writes anywhere and any command (same as `--auto high`)')
             [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)')
             [CompletionResult]::new('--mcp-project', '--mcp-project', [CompletionResultType]::ParameterName, 'Also start the servers of the workspace''s own `.mcp.json` (never read without this: a checkout must not start the processes it names)')
@@ -91,6 +94,8 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)')
             [CompletionResult]::new('--no-session', '--no-session', [CompletionResultType]::ParameterName, 'Keep no session: nothing of the conversation is written to the data directory')
             [CompletionResult]::new('--any-workspace', '--any-workspace', [CompletionResultType]::ParameterName, 'Let --resume continue a session that belongs to another workspace, in this one')
+            [CompletionResult]::new('--replay-lenient', '--replay-lenient', [CompletionResultType]::ParameterName, 'With --replay: hold each request to the recorded conversation''s shape only (the same tool calls in order), not to its every byte, for tests whose tool output changes')
+            [CompletionResult]::new('--replay-timing', '--replay-timing', [CompletionResultType]::ParameterName, 'With --replay: stream at the recorded pace instead of as fast as possible')
             [CompletionResult]::new('--list-tools', '--list-tools', [CompletionResultType]::ParameterName, 'Print the tools the model would see under these flags, then exit')
             [CompletionResult]::new('--list-specialists', '--list-specialists', [CompletionResultType]::ParameterName, 'Print the specialists the `Task` tool can launch, then exit')
             [CompletionResult]::new('--list-skills', '--list-skills', [CompletionResultType]::ParameterName, 'Print the skills the model would be offered, then exit')
@@ -152,6 +157,8 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--fork', '--fork', [CompletionResultType]::ParameterName, 'Start a new session from a copy of this one''s conversation (it is left as it was)')
             [CompletionResult]::new('--session-id', '--session-id', [CompletionResultType]::ParameterName, 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)')
             [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Give up after this many model turns (exit 4)')
+            [CompletionResult]::new('--record', '--record', [CompletionResultType]::ParameterName, 'Record the run''s model traffic to this cassette (JSON lines, docs/REPLAY.md): every request in canonical form and every response as received, specialists'' included, redacted. An existing file is replaced; a symbolic link is refused')
+            [CompletionResult]::new('--replay', '--replay', [CompletionResultType]::ParameterName, 'Serve the model''s side from this cassette: no network, no key. Tools, rules, hooks, MCP servers and checks run for real; a request that differs from the recorded one ends the run with exit 3 (`replay_drift`) and what changed')
             [CompletionResult]::new('--uncommitted', '--uncommitted', [CompletionResultType]::ParameterName, 'Review what is not committed yet (staged and unstaged, against HEAD)')
             [CompletionResult]::new('--skip-permissions-unsafe', '--skip-permissions-unsafe', [CompletionResultType]::ParameterName, 'Allow every tool, writes anywhere and any command (same as `--auto high`)')
             [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)')
@@ -163,6 +170,8 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)')
             [CompletionResult]::new('--no-session', '--no-session', [CompletionResultType]::ParameterName, 'Keep no session: nothing of the conversation is written to the data directory')
             [CompletionResult]::new('--any-workspace', '--any-workspace', [CompletionResultType]::ParameterName, 'Let --resume continue a session that belongs to another workspace, in this one')
+            [CompletionResult]::new('--replay-lenient', '--replay-lenient', [CompletionResultType]::ParameterName, 'With --replay: hold each request to the recorded conversation''s shape only (the same tool calls in order), not to its every byte, for tests whose tool output changes')
+            [CompletionResult]::new('--replay-timing', '--replay-timing', [CompletionResultType]::ParameterName, 'With --replay: stream at the recorded pace instead of as fast as possible')
             [CompletionResult]::new('--list-tools', '--list-tools', [CompletionResultType]::ParameterName, 'Print the tools the model would see under these flags, then exit')
             [CompletionResult]::new('--list-specialists', '--list-specialists', [CompletionResultType]::ParameterName, 'Print the specialists the `Task` tool can launch, then exit')
             [CompletionResult]::new('--list-skills', '--list-skills', [CompletionResultType]::ParameterName, 'Print the skills the model would be offered, then exit')
@@ -267,6 +276,29 @@ Register-ArgumentCompleter -Native -CommandName 'zero' -ScriptBlock {
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only sessions last used longer ago than this (`12h`, `7d`, `2w`)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Say what would be deleted, delete nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'The report as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;replay' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('show', 'show', [CompletionResultType]::ParameterValue, 'Print the recorded run as `-o text` printed it (progress on stderr, the answer on stdout), each specialist after it')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check a cassette: every line''s schema, its version, every request''s hash; exit 2 naming the first line that is wrong')
+            break
+        }
+        'zero;replay;show' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'zero;replay;check' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -22,6 +22,9 @@ _zero() {
             zero,exec)
                 cmd="zero__subcmd__exec"
                 ;;
+            zero,replay)
+                cmd="zero__subcmd__replay"
+                ;;
             zero,review)
                 cmd="zero__subcmd__review"
                 ;;
@@ -33,6 +36,12 @@ _zero() {
                 ;;
             zero,worktrees)
                 cmd="zero__subcmd__worktrees"
+                ;;
+            zero__subcmd__replay,check)
+                cmd="zero__subcmd__replay__subcmd__check"
+                ;;
+            zero__subcmd__replay,show)
+                cmd="zero__subcmd__replay__subcmd__show"
                 ;;
             zero__subcmd__sessions,gc)
                 cmd="zero__subcmd__sessions__subcmd__gc"
@@ -80,7 +89,7 @@ _zero() {
 
     case "${cmd}" in
         zero)
-            opts="-h -V --help --version exec review tasks sessions worktrees __generate"
+            opts="-h -V --help --version exec review tasks sessions replay worktrees __generate"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -116,7 +125,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -310,6 +319,56 @@ _zero() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__replay)
+            opts="-h -V --help --version show check"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__replay__subcmd__check)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        zero__subcmd__replay__subcmd__show)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -318,7 +377,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__review)
-            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -525,6 +584,14 @@ _zero() {
                     return 0
                     ;;
                 --max-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -30,6 +30,7 @@ complete -c zero -n "__fish_zero_needs_command" -f -a "exec" -d 'Run one agent j
 complete -c zero -n "__fish_zero_needs_command" -f -a "review" -d 'Review a change read-only and report findings where CI shows them (text, JSON, SARIF, GitHub annotations, GitLab Code Quality, a Markdown comment)'
 complete -c zero -n "__fish_zero_needs_command" -f -a "tasks" -d 'Inspect, follow, stop and clean up background tasks and specialists of every run'
 complete -c zero -n "__fish_zero_needs_command" -f -a "sessions" -d 'List, show and clean up the sessions `zero exec --resume` continues'
+complete -c zero -n "__fish_zero_needs_command" -f -a "replay" -d 'Read and check the cassettes `zero exec --record` writes and `--replay` serves'
 complete -c zero -n "__fish_zero_needs_command" -f -a "worktrees" -d 'List, show and clean up the worktrees `zero exec --worktree` made'
 complete -c zero -n "__fish_zero_needs_command" -f -a "__generate" -d 'Write shell completions and man pages (used to refresh the committed copies)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -s p -l prompt -d 'Prompt text (repeatable; joined with the positional words in argv order)' -r
@@ -87,6 +88,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l resume -d 'Continue a
 complete -c zero -n "__fish_zero_using_subcommand exec" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l record -d 'Record the run\'s model traffic to this cassette (JSON lines, docs/REPLAY.md): every request in canonical form and every response as received, specialists\' included, redacted. An existing file is replaced; a symbolic link is refused' -r -F
+complete -c zero -n "__fish_zero_using_subcommand exec" -l replay -d 'Serve the model\'s side from this cassette: no network, no key. Tools, rules, hooks, MCP servers and checks run for real; a request that differs from the recorded one ends the run with exit 3 (`replay_drift`) and what changed' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-project -d 'Also start the servers of the workspace\'s own `.mcp.json` (never read without this: a checkout must not start the processes it names)'
@@ -97,6 +100,8 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l web-fetch -d 'Offer t
 complete -c zero -n "__fish_zero_using_subcommand exec" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l replay-lenient -d 'With --replay: hold each request to the recorded conversation\'s shape only (the same tool calls in order), not to its every byte, for tests whose tool output changes'
+complete -c zero -n "__fish_zero_using_subcommand exec" -l replay-timing -d 'With --replay: stream at the recorded pace instead of as fast as possible'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand exec" -l list-skills -d 'Print the skills the model would be offered, then exit'
@@ -164,6 +169,8 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l resume -d 'Continue
 complete -c zero -n "__fish_zero_using_subcommand review" -l fork -d 'Start a new session from a copy of this one\'s conversation (it is left as it was)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l session-id -d 'The id of the new session, chosen in advance (1 to 64 letters, digits, `.`, `_`, `-`)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -l max-turns -d 'Give up after this many model turns (exit 4)' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l record -d 'Record the run\'s model traffic to this cassette (JSON lines, docs/REPLAY.md): every request in canonical form and every response as received, specialists\' included, redacted. An existing file is replaced; a symbolic link is refused' -r -F
+complete -c zero -n "__fish_zero_using_subcommand review" -l replay -d 'Serve the model\'s side from this cassette: no network, no key. Tools, rules, hooks, MCP servers and checks run for real; a request that differs from the recorded one ends the run with exit 3 (`replay_drift`) and what changed' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l uncommitted -d 'Review what is not committed yet (staged and unstaged, against HEAD)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l skip-permissions-unsafe -d 'Allow every tool, writes anywhere and any command (same as `--auto high`)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l network -d 'Let commands open network connections at --auto low and medium (`network = true` in config.toml does the same)'
@@ -175,6 +182,8 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l web-fetch -d 'Offer
 complete -c zero -n "__fish_zero_using_subcommand review" -l strict -d 'End the run with exit 4 when its work was blocked, after the answer is printed: a call refused by --auto, a rule or a hook, an MCP server that failed or went away, a specialist that failed, a call cut at the output limit and never made again (also `strict = true` in config.toml)'
 complete -c zero -n "__fish_zero_using_subcommand review" -l no-session -d 'Keep no session: nothing of the conversation is written to the data directory'
 complete -c zero -n "__fish_zero_using_subcommand review" -l any-workspace -d 'Let --resume continue a session that belongs to another workspace, in this one'
+complete -c zero -n "__fish_zero_using_subcommand review" -l replay-lenient -d 'With --replay: hold each request to the recorded conversation\'s shape only (the same tool calls in order), not to its every byte, for tests whose tool output changes'
+complete -c zero -n "__fish_zero_using_subcommand review" -l replay-timing -d 'With --replay: stream at the recorded pace instead of as fast as possible'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-tools -d 'Print the tools the model would see under these flags, then exit'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-specialists -d 'Print the specialists the `Task` tool can launch, then exit'
 complete -c zero -n "__fish_zero_using_subcommand review" -l list-skills -d 'Print the skills the model would be offered, then exit'
@@ -230,6 +239,14 @@ complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subc
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -l json -d 'The report as JSON'
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand sessions; and __fish_seen_subcommand_from gc" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand replay; and not __fish_seen_subcommand_from show check" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand replay; and not __fish_seen_subcommand_from show check" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand replay; and not __fish_seen_subcommand_from show check" -f -a "show" -d 'Print the recorded run as `-o text` printed it (progress on stderr, the answer on stdout), each specialist after it'
+complete -c zero -n "__fish_zero_using_subcommand replay; and not __fish_seen_subcommand_from show check" -f -a "check" -d 'Check a cassette: every line\'s schema, its version, every request\'s hash; exit 2 naming the first line that is wrong'
+complete -c zero -n "__fish_zero_using_subcommand replay; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand replay; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
+complete -c zero -n "__fish_zero_using_subcommand replay; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c zero -n "__fish_zero_using_subcommand replay; and __fish_seen_subcommand_from check" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -s h -l help -d 'Print help'
 complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -s V -l version -d 'Print version'
 complete -c zero -n "__fish_zero_using_subcommand worktrees; and not __fish_seen_subcommand_from list show rm gc" -f -a "list" -d 'List worktrees, by name'

@@ -12,6 +12,7 @@
 #![warn(clippy::too_many_lines)]
 
 pub mod agent;
+pub mod cassette;
 pub mod cli;
 mod command_pattern;
 mod config_file;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser};
 
-use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs, ReviewArgs};
+use zero::cli::{Cli, Command, ExecArgs, GenerateArgs, GuardArgs, ReplayCommand, ReviewArgs};
 use zero::exec::{self, Failure, Invocation};
 use zero::exit::ExitCode;
 use zero::lifecycle;
@@ -52,6 +52,11 @@ fn main() -> ProcessExitCode {
         Command::Sessions(args) => {
             zero::operator::sessions::run(args, &exec::known_secrets()).into()
         }
+        Command::Replay(args) => match args.command {
+            ReplayCommand::Show { file } => zero::cassette::show(&file, exec::known_secrets()),
+            ReplayCommand::Check { file } => zero::cassette::check(&file),
+        }
+        .into(),
         Command::Generate(args) => generate(&args),
     }
 }

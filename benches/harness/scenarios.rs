@@ -24,6 +24,7 @@ use crate::table::{Row, Unit};
 
 mod execs;
 mod images;
+mod replay;
 mod review;
 mod skills;
 mod worktrees;
@@ -77,6 +78,7 @@ pub const GROUPS: &[&str] = &[
     "startup",
     "floors",
     "turns",
+    "replay",
     "sandbox",
     "guardian",
     "bounds",
@@ -126,6 +128,9 @@ pub fn run_all(options: &Options, scratch_root: &Path, rows: &mut Vec<Row>) -> R
         for &turns in sizes {
             bench.turns(turns, rows)?;
         }
+    }
+    if wanted("replay") {
+        bench.replay(rows)?;
     }
     let groups: [(&str, &RowsOf); 16] = [
         ("sandbox", &|rows| bench.sandbox(rows)),

@@ -22,6 +22,7 @@ impl From<ErrorClass> for ErrorCode {
             ErrorClass::Network => ErrorCode::Network,
             ErrorClass::Protocol => ErrorCode::Protocol,
             ErrorClass::Cancelled => ErrorCode::Cancelled,
+            ErrorClass::ReplayDrift => ErrorCode::ReplayDrift,
         }
     }
 }
@@ -58,6 +59,7 @@ mod tests {
             (ErrorClass::Network, "network"),
             (ErrorClass::Protocol, "protocol"),
             (ErrorClass::Cancelled, "cancelled"),
+            (ErrorClass::ReplayDrift, "replay_drift"),
         ];
         for (class, word) in classes {
             let code = ErrorCode::from(class);

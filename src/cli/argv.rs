@@ -73,6 +73,10 @@ impl ExecArgs {
             session_id,
             no_session,
             any_workspace,
+            record,
+            replay,
+            replay_lenient,
+            replay_timing,
             list_tools,
             list_specialists,
             list_skills,
@@ -131,6 +135,10 @@ impl ExecArgs {
         argv.shown("--session-id", session_id.as_ref().map(SessionId::as_str));
         argv.switch("--no-session", *no_session);
         argv.switch("--any-workspace", *any_workspace);
+        argv.path("--record", record.as_deref());
+        argv.path("--replay", replay.as_deref());
+        argv.switch("--replay-lenient", *replay_lenient);
+        argv.switch("--replay-timing", *replay_timing);
         argv.switch("--list-tools", *list_tools);
         argv.switch("--list-specialists", *list_specialists);
         argv.switch("--list-skills", *list_skills);
@@ -294,6 +302,10 @@ mod tests {
             session_id: None,
             no_session: false,
             any_workspace: true,
+            record: None,
+            replay: Some(PathBuf::from("-ci.cassette")),
+            replay_lenient: true,
+            replay_timing: true,
             list_tools: true,
             list_specialists: false,
             list_skills: false,
@@ -330,5 +342,13 @@ mod tests {
             ..args
         };
         assert_eq!(parse_back(&skill_less), skill_less);
+        let recording = ExecArgs {
+            record: Some(PathBuf::from("-run.cassette")),
+            replay: None,
+            replay_lenient: false,
+            replay_timing: false,
+            ..skill_less
+        };
+        assert_eq!(parse_back(&recording), recording);
     }
 }

@@ -87,6 +87,13 @@ pub enum Command {
                       usage, an unknown session id, or a session in use."
     )]
     Sessions(SessionsArgs),
+    /// `zero replay` (`about::REPLAY`).
+    #[command(
+        about = about::REPLAY,
+        after_help = "Exit codes: 0 success, 2 a cassette that cannot be read or is malformed \
+                      (the message names the line)."
+    )]
+    Replay(ReplayArgs),
     /// `zero worktrees` (`about::WORKTREES`).
     #[command(
         about = about::WORKTREES,
@@ -120,6 +127,9 @@ mod about {
     /// `zero worktrees`.
     pub(super) const WORKTREES: &str =
         "List, show and clean up the worktrees `zero exec --worktree` made";
+    /// `zero replay`.
+    pub(super) const REPLAY: &str =
+        "Read and check the cassettes `zero exec --record` writes and `--replay` serves";
     /// `zero __generate`.
     pub(super) const GENERATE: &str =
         "Write shell completions and man pages (used to refresh the committed copies)";
@@ -388,6 +398,27 @@ pub struct ExecArgs {
     #[arg(long = "max-turns", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_turns: Option<u32>,
 
+    /// Record the run's model traffic to this cassette (JSON lines, docs/REPLAY.md): every
+    /// request in canonical form and every response as received, specialists' included,
+    /// redacted. An existing file is replaced; a symbolic link is refused.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub(crate) record: Option<PathBuf>,
+
+    /// Serve the model's side from this cassette: no network, no key. Tools, rules, hooks,
+    /// MCP servers and checks run for real; a request that differs from the recorded one
+    /// ends the run with exit 3 (`replay_drift`) and what changed.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) replay: Option<PathBuf>,
+
+    /// With --replay: hold each request to the recorded conversation's shape only (the same
+    /// tool calls in order), not to its every byte, for tests whose tool output changes.
+    #[arg(long = "replay-lenient", requires = "replay")]
+    pub(crate) replay_lenient: bool,
+
+    /// With --replay: stream at the recorded pace instead of as fast as possible.
+    #[arg(long = "replay-timing", requires = "replay")]
+    pub(crate) replay_timing: bool,
+
     /// Print the tools the model would see under these flags, then exit.
     #[arg(long = "list-tools")]
     pub(crate) list_tools: bool,
@@ -646,6 +677,34 @@ pub enum WorktreesCommand {
         /// Say what would be deleted, delete nothing.
         #[arg(long = "dry-run")]
         dry_run: bool,
+    },
+}
+
+/// `zero replay`: cassettes read and checked without running anything.
+#[derive(Debug, Args)]
+#[command(about = about::REPLAY)]
+pub struct ReplayArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: ReplayCommand,
+}
+
+/// The subcommands of `zero replay`.
+#[derive(Debug, Subcommand)]
+pub enum ReplayCommand {
+    /// Print the recorded run as `-o text` printed it (progress on stderr, the answer on
+    /// stdout), each specialist after it.
+    Show {
+        /// The cassette.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Check a cassette: every line's schema, its version, every request's hash; exit 2
+    /// naming the first line that is wrong.
+    Check {
+        /// The cassette.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
     },
 }
 

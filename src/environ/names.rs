@@ -53,6 +53,10 @@ pub(crate) const ZERO_HANDED_KEY_FILE: &str = "ZERO_HANDED_KEY_FILE";
 /// to, for the parent's count. Withheld from commands too: a command that could write the
 /// report could hide what its run spent.
 pub(crate) const ZERO_USAGE_REPORT_FILE: &str = "ZERO_USAGE_REPORT_FILE";
+/// The cassette a parent run hands a specialist (`cassette::Link` as JSON: the file, record
+/// or replay, the child's task tag), read only in a specialist. Withheld from commands: a
+/// command has no business appending to the run's recording.
+pub(crate) const ZERO_CASSETTE: &str = "ZERO_CASSETTE";
 /// Marks a `zero exec` as a specialist child and names the run that launched it.
 pub(crate) const ZERO_PARENT_RUN: &str = "ZERO_PARENT_RUN";
 /// The launching run's deadline, as milliseconds since the Unix epoch.

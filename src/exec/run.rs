@@ -298,8 +298,14 @@ fn connect(
         &pieces.runtime,
         cancel,
     ))?;
-    let provider = provider::build(&config, output.run_id().as_str())
-        .map_err(|e| Failure::config(e.to_string()))?;
+    let provider = settings.cassette.provider(
+        || {
+            provider::build(&config, output.run_id().as_str())
+                .map_err(|e| Failure::config(e.to_string()))
+        },
+        output.secrets(),
+        &settings.workspace.root,
+    )?;
     let window = {
         let _entered = runtime.enter();
         WindowLookup::start(settings.model.context_window, Arc::clone(&provider))

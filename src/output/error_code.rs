@@ -59,6 +59,8 @@ pub(crate) enum ErrorCode {
     SandboxUnavailable,
     /// An MCP server marked `required` did not start.
     McpServerFailed,
+    /// `--replay`: a request differed from the cassette's, or the cassette ended first.
+    ReplayDrift,
     /// A bug, or zero could not write its output (`internal_error`).
     #[serde(rename = "internal_error")]
     Internal,
@@ -85,7 +87,8 @@ impl ErrorCode {
             | ErrorCode::Protocol
             | ErrorCode::Cancelled
             | ErrorCode::SandboxUnavailable
-            | ErrorCode::McpServerFailed => ExitCode::Provider,
+            | ErrorCode::McpServerFailed
+            | ErrorCode::ReplayDrift => ExitCode::Provider,
             ErrorCode::Incomplete
             | ErrorCode::TokenBudget
             | ErrorCode::CostBudget
@@ -115,7 +118,7 @@ mod tests {
     use super::*;
 
     /// The `error.code` table of `docs/STREAM_JSON.md`: every word with its exit code.
-    const DOCUMENTED: [(ErrorCode, &str, i32); 24] = [
+    const DOCUMENTED: [(ErrorCode, &str, i32); 25] = [
         (ErrorCode::Usage, "usage_error", 2),
         (ErrorCode::Config, "config_error", 3),
         (ErrorCode::Auth, "auth", 3),
@@ -136,6 +139,7 @@ mod tests {
         (ErrorCode::Blocked, "blocked", 4),
         (ErrorCode::SandboxUnavailable, "sandbox_unavailable", 3),
         (ErrorCode::McpServerFailed, "mcp_server_failed", 3),
+        (ErrorCode::ReplayDrift, "replay_drift", 3),
         (ErrorCode::Internal, "internal_error", 1),
         (ErrorCode::Hangup, "hangup", 129),
         (ErrorCode::Interrupted, "interrupted", 130),

@@ -30,9 +30,10 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use error_code::ErrorCode;
 pub(crate) use event::{
-    CallStatus, CompactionReason, Decision, EventKind, ExecDenied, Family, McpServerInfo, McpState,
-    McpTransport, PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION, SandboxInForce,
-    SkillInfo, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo, WindowSource,
+    CallEffect, CallStatus, CompactionReason, Decision, EventKind, ExecDenied, Family,
+    McpServerInfo, McpState, McpTransport, PermissionsChanged, RuleInfo, RunStatus, SCHEMA_VERSION,
+    SandboxInForce, SkillInfo, SpecialistInfo, ToolInfo, UsageTotals, WaitPhase, WindowInfo,
+    WindowSource,
 };
 
 use crate::redact::{Secrets, StreamRedactor};

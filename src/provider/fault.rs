@@ -576,6 +576,7 @@ mod tests {
             ErrorClass::ContextLength,
             ErrorClass::Protocol,
             ErrorClass::Cancelled,
+            ErrorClass::ReplayDrift,
         ];
         for class in permanent {
             assert!(!class.is_retryable());

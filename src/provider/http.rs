@@ -258,7 +258,7 @@ impl<W: Wire> HttpProvider<W> {
             self.reasoning_refused.store(true, Ordering::Relaxed);
             asks.reasoning = false;
             on_notice(Notice::Refused(Refused {
-                field,
+                field: field.to_owned(),
                 reason: self.error(fault.clone()).message,
             }));
             return true;
@@ -272,7 +272,7 @@ impl<W: Wire> HttpProvider<W> {
                 self.images_refused.store(true, Ordering::Relaxed);
                 asks.images = false;
                 on_notice(Notice::Refused(Refused {
-                    field: self.wire.image_field(),
+                    field: self.wire.image_field().to_owned(),
                     reason: self.error(fault.clone()).message,
                 }));
                 return true;

@@ -164,8 +164,9 @@ pub enum StreamDelta {
     Reasoning(String),
 }
 
-/// Why the model stopped generating.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why the model stopped generating. Serialised in snake_case, as a cassette records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// It finished its turn.
     EndTurn,
@@ -181,8 +182,9 @@ pub enum StopReason {
     Other(String),
 }
 
-/// A whole response, assembled from the stream.
-#[derive(Debug, Clone, PartialEq)]
+/// A whole response, assembled from the stream. Serialised as a cassette records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Completion {
     /// The visible text.
     pub text: String,

@@ -140,8 +140,9 @@ fn over_http<W: http::Wire>(
 }
 
 /// How a provider call failed; decides retries, the `error.code` (`agent` maps each class to
-/// one) and the exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// one) and the exit code. Serialised in snake_case, as a cassette records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// 401/403: the key is missing, wrong or lacks access.
     Auth,
@@ -159,6 +160,9 @@ pub enum ErrorClass {
     Protocol,
     /// The run was cancelled while the request was in flight.
     Cancelled,
+    /// `--replay`: the request differs from the one the cassette recorded, or the cassette
+    /// has no answer for it (`cassette::replay`).
+    ReplayDrift,
 }
 
 impl ErrorClass {
@@ -171,13 +175,16 @@ impl ErrorClass {
             | ErrorClass::BadRequest
             | ErrorClass::ContextLength
             | ErrorClass::Protocol
-            | ErrorClass::Cancelled => false,
+            | ErrorClass::Cancelled
+            | ErrorClass::ReplayDrift => false,
         }
     }
 }
 
 /// A failed provider call, classified, with secrets already redacted from the message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Serialised as a cassette records it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[error("{message}")]
 pub struct ProviderError {
     /// What kind of failure this is.

@@ -42,7 +42,7 @@ pub struct Switched {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
     /// The field, as the wire names it (`reasoning_effort`, `thinking`).
-    pub field: &'static str,
+    pub field: String,
     /// The refusal, as the error would say it (endpoint named, secrets redacted).
     pub reason: String,
 }
@@ -79,7 +79,8 @@ pub struct Waiting {
 }
 
 /// What a silent response is waited on for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WaitPhase {
     /// The first byte of the response: the server is still reading the prompt, or queued.
     FirstByte,

@@ -35,7 +35,8 @@ pub(crate) const MAX_PERIOD: usize = WINDOW / MIN_REPEATS;
 pub(crate) const CHECK_EVERY: usize = 1024;
 
 /// A loop found at the end of the output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Loop {
     /// The length in bytes of the span that repeats.
     pub period: usize,

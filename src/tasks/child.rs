@@ -17,8 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Specialist;
+use crate::cassette::Link;
 use crate::cli::ExecArgs;
-use crate::environ::names::{ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RUN};
+use crate::environ::names::{ZERO_CASSETTE, ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RUN};
 use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ReasoningEffort;
@@ -100,6 +101,8 @@ pub(crate) struct Parent {
     deadline: Option<SystemTime>,
     /// [`ZERO_USAGE_REPORT_FILE`]: where to report this run's spending, if the parent follows it.
     usage_report: Option<PathBuf>,
+    /// [`ZERO_CASSETTE`]: the parent's cassette and this run's tag in it, if it has one.
+    cassette: Option<OsString>,
 }
 
 impl Parent {
@@ -114,7 +117,21 @@ impl Parent {
             handed_key: var(ZERO_HANDED_KEY_FILE).map(PathBuf::from),
             deadline,
             usage_report: var(ZERO_USAGE_REPORT_FILE).map(PathBuf::from),
+            cassette: var(ZERO_CASSETTE),
         })
+    }
+
+    /// The cassette the parent shares with this run, if it records or replays one.
+    pub(crate) fn cassette(&self) -> Result<Option<Link>, String> {
+        let Some(value) = &self.cassette else {
+            return Ok(None);
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| format!("{ZERO_CASSETTE} is not UTF-8"))?;
+        Link::from_env(text)
+            .map(Some)
+            .map_err(|e| format!("{ZERO_CASSETTE}: {e}"))
     }
 
     /// When the parent's run must end, if it has a deadline: this run ends by then too.
@@ -273,6 +290,8 @@ pub(super) struct ChildRun<'a> {
     pub(crate) usage_report: &'a Path,
     /// The checks its work must pass: its specialist's and the `Task` call's.
     pub(crate) verify: &'a [String],
+    /// The run's cassette, with the child's own task tag, in [`ZERO_CASSETTE`].
+    pub(crate) cassette: Option<&'a Link>,
 }
 
 impl ChildRun<'_> {
@@ -370,6 +389,11 @@ impl ChildRun<'_> {
             context_window: None,
             // Its parent's, when the parent's caller chose one; else its server decides.
             prompt_style: self.provider.choices.prompt_style,
+            // The cassette travels in the environment, with the child's task tag.
+            record: None,
+            replay: None,
+            replay_lenient: false,
+            replay_timing: false,
             list_tools: false,
             list_specialists: false,
             list_skills: false,
@@ -398,6 +422,9 @@ impl ChildRun<'_> {
             env.push((ZERO_HANDED_KEY_FILE.into(), key_file.into()));
         }
         env.push((ZERO_USAGE_REPORT_FILE.into(), self.usage_report.into()));
+        if let Some(link) = self.cassette {
+            env.push((ZERO_CASSETTE.into(), link.to_env().into()));
+        }
         // The child is zero: it must reach the model and its data directory, and it confines
         // its own commands as its flags (the parent's, never wider) say.
         Launch::program(program, args, self.workspace.to_path_buf(), env).unconfined()

@@ -64,6 +64,9 @@ pub struct Launcher {
     pub(crate) rules: HandedRules,
     /// The run's skills, of which a specialist gets those its manifest lists.
     pub(crate) skills: HandedSkills,
+    /// The cassette the run records to or replays from, which every specialist shares under
+    /// its own task tag; `None` without `--record` or `--replay`.
+    pub(crate) cassette: Option<crate::cassette::Link>,
 }
 
 /// Adds the task tools over `runtime` to `registry`: `TaskOutput` and `TaskStop` always, and
@@ -211,6 +214,7 @@ mod tests {
             hooks: None,
             rules: HandedRules::default(),
             skills: HandedSkills::default(),
+            cassette: None,
         };
         register(&mut registry, &runtime, Some(launcher));
         let everything = Policy::new(Autonomy::High, false, Vec::new());

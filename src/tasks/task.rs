@@ -80,6 +80,10 @@ pub(super) struct TaskTool {
     files: AtomicU64,
     /// The worktrees of the specialists launched with `isolation: worktree`.
     isolated: Arc<Isolated>,
+    /// The run's cassette, which each child shares under the tag of its launch's number.
+    cassette: Option<crate::cassette::Link>,
+    /// How many children were launched: the next one's cassette tag follows.
+    launches: AtomicU64,
 }
 
 impl TaskTool {
@@ -99,6 +103,8 @@ impl TaskTool {
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
             isolated,
+            cassette: launcher.cassette,
+            launches: AtomicU64::new(0),
         }
     }
 
@@ -277,6 +283,10 @@ impl TaskTool {
             .hand_off(specialist, &args.prompt, output_schema, provider)
             .await?;
         let program = self.runtime.zero_binary().to_path_buf();
+        let cassette = self.cassette.as_ref().map(|link| {
+            let number = self.launches.fetch_add(1, Ordering::Relaxed) + 1;
+            link.for_child(number)
+        });
         let launch = ChildRun {
             specialist,
             prompt_file: &handoff.prompt,
@@ -297,6 +307,7 @@ impl TaskTool {
             allowance,
             usage_report: &usage_report,
             verify,
+            cassette: cassette.as_ref(),
         }
         .launch(program);
         let record = self

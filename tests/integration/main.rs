@@ -14,6 +14,7 @@ mod architecture;
 mod background;
 mod budget;
 mod caching;
+mod cassette;
 mod ci_doc;
 mod cli;
 mod compaction;

@@ -18,6 +18,7 @@
 //! MCP servers (`mcp`) and the skills (`skills`).
 
 mod budget;
+mod cassette;
 mod controls;
 mod mcp;
 mod model;
@@ -47,6 +48,7 @@ use super::confinement;
 use super::failure::Failure;
 use super::inputs::{Environment, Inputs};
 pub(crate) use budget::BudgetSettings;
+pub(crate) use cassette::CassetteSettings;
 pub(crate) use controls::Controls;
 pub(crate) use mcp::McpSettings;
 pub(crate) use model::ModelSettings;
@@ -145,6 +147,8 @@ pub(crate) struct Settings {
     pub(crate) mcp: McpSettings,
     /// The skills the run offers.
     pub(crate) skills: SkillSettings,
+    /// The cassette the run records to or replays from.
+    pub(crate) cassette: CassetteSettings,
     /// The process environment, for [`Settings::var`].
     env: Environment,
 }
@@ -203,8 +207,9 @@ impl Settings {
         let skills = SkillSettings::resolve(&args, &inputs.env, &workspace.root, mode)?;
         let budget = BudgetSettings::resolve(&args, &mut keys, parent.as_ref())?;
         workspace.until(budget.deadline);
+        let cassette = CassetteSettings::resolve(&args, parent.as_ref())?;
         let Inputs { env, file } = inputs;
-        let model = ModelSettings::resolve(
+        let mut model = ModelSettings::resolve(
             &args,
             ModelSources {
                 keys: &keys,
@@ -214,6 +219,9 @@ impl Settings {
                 specialist,
             },
         )?;
+        if let Some(replayed) = cassette.replayed_provider(args.max_output_tokens) {
+            model.provider = Ok(replayed?);
+        }
         Ok(Settings {
             mode,
             request: RequestSettings::resolve(&args, prompt_parts)?,
@@ -225,6 +233,7 @@ impl Settings {
             outcome,
             mcp,
             skills,
+            cassette,
             env,
         })
     }
@@ -253,6 +262,7 @@ impl Settings {
             rules,
             hooks,
             skills: self.skills.handed(),
+            cassette: self.cassette.link(),
         })
     }
 

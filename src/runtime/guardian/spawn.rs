@@ -25,7 +25,8 @@ use nix::fcntl::OFlag;
 use nix::sys::signal::Signal;
 
 use crate::environ::names::{
-    KEY_VARIABLES, TMPDIR, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD, ZERO_USAGE_REPORT_FILE,
+    KEY_VARIABLES, TMPDIR, ZERO_CASSETTE, ZERO_HANDED_KEY_FILE, ZERO_LIFELINE_FD,
+    ZERO_USAGE_REPORT_FILE,
 };
 use crate::runtime::guardian::order::Order;
 use crate::runtime::guardian::report::{ReportReader, StartError};
@@ -340,10 +341,11 @@ impl<'a> GuardianCommand<'a> {
         // process its key in and has it report its spending to. Only a launch that names them
         // on purpose (a specialist, see `environ::names::ZERO_HANDED_KEY_FILE`) passes them on; a key
         // variable never passes.
-        for name in KEY_VARIABLES
-            .iter()
-            .chain([&ZERO_HANDED_KEY_FILE, &ZERO_USAGE_REPORT_FILE])
-        {
+        for name in KEY_VARIABLES.iter().chain([
+            &ZERO_HANDED_KEY_FILE,
+            &ZERO_USAGE_REPORT_FILE,
+            &ZERO_CASSETTE,
+        ]) {
             command.env_remove(name);
         }
         // Nor, at the levels that withhold them, the variables whose names say they hold a
