@@ -326,11 +326,14 @@ impl Hooks {
         } = runner;
         let input = moment.input(facts).to_string();
         let file = self.write_input(runtime, input).await?;
+        // The hook's own line is run by `/bin/sh -c`, as Claude Code runs it (measured: dash on
+        // Debian): what it means — `: > /missing/x` exits 2 there, 1 under bash — is what the
+        // script's author tested it with.
         let script = format!(
-            "exec <{}\nexport CLAUDE_PROJECT_DIR={}\n{}",
+            "exec <{}\nexport CLAUDE_PROJECT_DIR={}\nexec /bin/sh -c {}",
             quoted(&file.to_string_lossy()),
             quoted(&facts.workspace.to_string_lossy()),
-            hook.command
+            quoted(&hook.command)
         );
         let timeout = match deadline {
             Some(deadline) => hook.timeout.min(
