@@ -191,6 +191,11 @@ impl HookSet {
         self.hooks.is_empty()
     }
 
+    /// Every hook, in order.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Hook> {
+        self.hooks.iter()
+    }
+
     /// The hooks of `point` that run for `name` (a tool's name, or a start's source), in
     /// order.
     pub(crate) fn matching<'a>(
