@@ -5,7 +5,7 @@
 //!
 //! | zero tool | `tool_response` |
 //! |---|---|
-//! | `bash` | `{stdout, stderr, interrupted, isImage, noOutputExpected}` |
+//! | `bash` | `{stdout, stderr, interrupted, isImage, noOutputExpected}`, stderr in `stdout` |
 //! | `read_file` | `{type: "text", file: {filePath, content, numLines, startLine, totalLines}}` |
 //! | `write_file` | `{type: "create" \| "update", filePath, content, structuredPatch, originalFile, userModified}` |
 //! | `edit_file` | `{filePath, oldString, newString, originalFile, structuredPatch, userModified, replaceAll}` |
@@ -71,12 +71,20 @@ pub(crate) async fn claude(
     }
 }
 
-/// `Bash`'s: the streams of zero's report.
+/// `Bash`'s: the streams of zero's report, stderr in `stdout` after the command's stdout, as
+/// Claude Code reports them (measured: `echo out; echo err >&2` gives `stdout` `"out\nerr"`
+/// and an empty `stderr`; zero captures them apart, so they follow each other, not
+/// interleaved).
 fn bash(output: &str) -> Option<Value> {
     let (stdout, stderr) = shell_streams(output)?;
+    let merged = [stdout, stderr]
+        .into_iter()
+        .filter(|stream| !stream.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
     Some(json!({
-        "stdout": stdout,
-        "stderr": stderr,
+        "stdout": merged,
+        "stderr": "",
         "interrupted": false,
         "isImage": false,
         "noOutputExpected": false,
