@@ -11,7 +11,7 @@
 //! ones a shell would run, found by the rules' parser of command lines; a line it cannot
 //! parse is split at blanks.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::{Hook, HookSet};
 use crate::rules::shell::{self, Word};
@@ -71,43 +71,42 @@ fn words(command: &str, workspace: &Path) -> Vec<String> {
     };
     words
         .into_iter()
-        .filter(|word| !word.starts_with('-'))
         // `--policy=ci/p.json`, `FOO=./x`: the value.
         .map(|word| match word.split_once('=') {
             Some((_, value)) => value.to_string(),
             None => word,
         })
+        .filter(|word| !word.starts_with('-'))
         .filter(|word| word.contains('/') || workspace.join(word).is_file())
         .collect()
 }
 
-/// Where `word` leads, when that is beneath one of `writable`: `..` and links followed as far
-/// as the path exists.
+/// Where `word` leads (see [`resolve`]), when that is beneath one of `writable`.
 fn beneath(word: &str, workspace: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
-    let path = workspace.join(word);
-    let resolved = resolve(&path);
+    let resolved = resolve(&workspace.join(word));
     writable
         .iter()
         .any(|root| resolved.starts_with(root))
-        .then_some(path)
+        .then_some(resolved)
 }
 
-/// `path` with its longest existing ancestor made canonical and the rest kept as written.
+/// `path` made absolute as far as it can be known: each step that exists made canonical
+/// (its links followed), `..` and `.` after it taken as written.
 fn resolve(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut here = path;
-    loop {
-        if let Ok(real) = here.canonicalize() {
-            return rest.iter().rev().fold(real, |path, part| path.join(part));
-        }
-        match (here.parent(), here.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                here = parent;
+    let mut resolved = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                resolved.pop();
             }
-            _ => return path.to_path_buf(),
+            other => resolved.push(other),
+        }
+        if let Ok(real) = resolved.canonicalize() {
+            resolved = real;
         }
     }
+    resolved
 }
 
 #[cfg(test)]
