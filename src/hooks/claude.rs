@@ -35,11 +35,8 @@ pub(crate) fn to_claude(tool: &str, arguments: &Value) -> Value {
         arguments,
         renames(tool).iter().map(|(zero, claude)| (*zero, *claude)),
     );
-    if let (Some(ToolId::EditFile), Value::Object(fields)) = (ToolId::from_name(tool), &mut input)
-    {
-        fields
-            .entry("replace_all")
-            .or_insert(Value::Bool(false));
+    if let (Some(ToolId::EditFile), Value::Object(fields)) = (ToolId::from_name(tool), &mut input) {
+        fields.entry("replace_all").or_insert(Value::Bool(false));
     }
     input
 }
@@ -115,7 +112,8 @@ mod tests {
             claude,
             json!({"file_path": "a.rs", "old_string": "x", "new_string": "y", "replace_all": false})
         );
-        let all = json!({"path": "a.rs", "old_string": "x", "new_string": "y", "replace_all": true});
+        let all =
+            json!({"path": "a.rs", "old_string": "x", "new_string": "y", "replace_all": true});
         assert_eq!(from_claude("edit_file", &to_claude("edit_file", &all)), all);
         assert_eq!(
             to_claude("bash", &json!({"command": "ls", "timeout_ms": 5})),

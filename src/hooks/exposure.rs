@@ -52,11 +52,15 @@ fn warning(hook: &Hook, exposed: &[String]) -> String {
 /// The words of `command` that may name files, `$CLAUDE_PROJECT_DIR` read as `workspace`.
 fn words(command: &str, workspace: &Path) -> Vec<String> {
     let quoted = format!("'{}'", workspace.to_string_lossy().replace('\'', r"'\''"));
-    let line = ["\"$CLAUDE_PROJECT_DIR\"", "${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"]
-        .iter()
-        .fold(command.to_string(), |line, variable| {
-            line.replace(variable, &quoted)
-        });
+    let line = [
+        "\"$CLAUDE_PROJECT_DIR\"",
+        "${CLAUDE_PROJECT_DIR}",
+        "$CLAUDE_PROJECT_DIR",
+    ]
+    .iter()
+    .fold(command.to_string(), |line, variable| {
+        line.replace(variable, &quoted)
+    });
     let words: Vec<String> = match shell::analyse(&line) {
         Ok(analysis) => analysis
             .commands
@@ -162,7 +166,11 @@ mod tests {
         let inner = root.join("repo");
         std::fs::create_dir(&inner).unwrap();
         let hooks = set(&["../guard.sh", "ci/../../guard.sh"]);
-        assert!(hooks.writable_warnings(&inner, std::slice::from_ref(&inner)).is_empty());
+        assert!(
+            hooks
+                .writable_warnings(&inner, std::slice::from_ref(&inner))
+                .is_empty()
+        );
         assert_eq!(hooks.writable_warnings(&inner, &[root]).len(), 2);
     }
 }

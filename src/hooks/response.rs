@@ -61,10 +61,14 @@ pub(crate) async fn claude(
         (Some(path), Some(ToolId::ReadFile | ToolId::EditFile)) => contents(path.clone()).await,
         _ => None,
     };
-    let shown = file.as_ref().map(|path| path.to_string_lossy().into_owned());
+    let shown = file
+        .as_ref()
+        .map(|path| path.to_string_lossy().into_owned());
     match (ToolId::from_name(tool), shown) {
         (Some(ToolId::Bash), _) => bash(output).unwrap_or_else(text),
-        (Some(ToolId::ReadFile), Some(path)) => after.map_or_else(text, |all| read(path, &all, arguments)),
+        (Some(ToolId::ReadFile), Some(path)) => {
+            after.map_or_else(text, |all| read(path, &all, arguments))
+        }
         (Some(ToolId::WriteFile), Some(path)) => write(path, arguments, before),
         (Some(ToolId::EditFile), Some(path)) => edit(path, arguments, before, after.as_deref()),
         _ => text(),
@@ -187,7 +191,10 @@ async fn contents(path: PathBuf) -> Option<String> {
 }
 
 fn string<'a>(arguments: &'a Value, key: &str) -> &'a str {
-    arguments.get(key).and_then(Value::as_str).unwrap_or_default()
+    arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn number(arguments: &Value, key: &str) -> Option<usize> {
@@ -203,8 +210,10 @@ mod tests {
         // Measured: Claude Code 2.1.332's Edit of `two` in a three-line file.
         assert_eq!(
             patch("one\ntwo\nthree\n", "one\nTWO\nthree\n"),
-            vec![json!({"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
-                "lines": [" one", "-two", "+TWO", " three"]})]
+            vec![
+                json!({"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+                "lines": [" one", "-two", "+TWO", " three"]})
+            ]
         );
         assert!(patch("same\n", "same\n").is_empty());
     }
@@ -217,7 +226,11 @@ mod tests {
             json!({"type": "text", "file": {"filePath": "/ws/a.txt",
                 "content": "one\nTWO\nfour\n", "numLines": 4, "startLine": 1, "totalLines": 4}})
         );
-        let part = read("/ws/a.txt".into(), "a\nb\nc\n", &json!({"offset": 2, "limit": 1}));
+        let part = read(
+            "/ws/a.txt".into(),
+            "a\nb\nc\n",
+            &json!({"offset": 2, "limit": 1}),
+        );
         assert_eq!(part["file"]["content"], "b");
         assert_eq!(part["file"]["startLine"], 2);
     }

@@ -216,7 +216,9 @@ pub(crate) fn streams(report: &str) -> Option<(&str, &str)> {
     let body = report.strip_prefix("exit code: 0\n")?;
     let body = body.strip_suffix("(no output)\n").unwrap_or(body);
     let body = match body.rfind("stopped ") {
-        Some(at) if body.ends_with(" left running\n") && (at == 0 || body[..at].ends_with('\n')) => {
+        Some(at)
+            if body.ends_with(" left running\n") && (at == 0 || body[..at].ends_with('\n')) =>
+        {
             &body[..at]
         }
         _ => body,
@@ -244,7 +246,8 @@ mod tests {
         assert_eq!(streams(report), Some(("out\nmore", "err")));
         assert_eq!(streams("exit code: 0\nstderr:\nerr\n"), Some(("", "err")));
         assert_eq!(streams("exit code: 0\n(no output)\n"), Some(("", "")));
-        let left = "exit code: 0\nstdout:\nx\nstopped 1 leftover process the command left running\n";
+        let left =
+            "exit code: 0\nstdout:\nx\nstopped 1 leftover process the command left running\n";
         assert_eq!(streams(left), Some(("x", "")));
         assert_eq!(streams("started background task t1 (pid 3)\n"), None);
         assert_eq!(streams("exit code: 1\nstdout:\nx\n"), None);

@@ -34,7 +34,11 @@ impl Setup {
     fn dumper(&self, dump: &Path) -> PathBuf {
         self.script(
             "dump.sh",
-            &format!("#!/bin/sh\ncat >> '{}'\necho >> '{}'\n", dump.display(), dump.display()),
+            &format!(
+                "#!/bin/sh\ncat >> '{}'\necho >> '{}'\n",
+                dump.display(),
+                dump.display()
+            ),
         )
     }
 
@@ -74,9 +78,18 @@ fn measured_calls(root: &Path) -> Script {
     let file = root.join("a.txt").display().to_string();
     let missing = root.join("missing.txt").display().to_string();
     [
-        ("write_file", json!({"path": file, "content": "one\ntwo\nthree\n"})),
-        ("edit_file", json!({"path": file, "old_string": "two", "new_string": "TWO"})),
-        ("write_file", json!({"path": file, "content": "one\nTWO\nfour\n"})),
+        (
+            "write_file",
+            json!({"path": file, "content": "one\ntwo\nthree\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": file, "old_string": "two", "new_string": "TWO"}),
+        ),
+        (
+            "write_file",
+            json!({"path": file, "content": "one\nTWO\nfour\n"}),
+        ),
         ("read_file", json!({"path": file})),
         ("bash", json!({"command": "echo out; echo err >&2"})),
         ("bash", json!({"command": "echo bad; exit 3"})),
@@ -111,7 +124,13 @@ fn assert_same_shape(zero: &Value, claude: &Value) {
             "{at:?}: `{key}` is {ours} in zero, {value} in Claude Code"
         );
     }
-    for key in ["cwd", "source", "stop_hook_active", "last_assistant_message", "tool_response"] {
+    for key in [
+        "cwd",
+        "source",
+        "stop_hook_active",
+        "last_assistant_message",
+        "tool_response",
+    ] {
         assert_eq!(zero.get(key), claude.get(key), "{at:?}: `{key}`");
     }
     // Claude Code's model wrote a `description` for each command; zero's has none.
@@ -150,7 +169,10 @@ fn hook_inputs_have_the_shape_claude_code_2_1_332_gives_on_the_same_calls() {
     let ours = dumped(&dump);
     assert_eq!(
         ours.iter().map(moment).collect::<Vec<_>>(),
-        expected.iter().map(|input| moment(input)).collect::<Vec<_>>()
+        expected
+            .iter()
+            .map(|input| moment(input))
+            .collect::<Vec<_>>()
     );
     for (zero, claude) in ours.iter().zip(expected) {
         assert_same_shape(zero, claude);
@@ -164,7 +186,10 @@ fn claude_hooks_on_edit_multiedit_write_guard_apply_patch_and_read_covers_the_se
     let setup = Setup::new();
     let dump = setup.in_workspace(".inputs.ndjson");
     let dumper = setup.dumper(&dump);
-    let deny = setup.script("deny.sh", "#!/bin/sh\ncat > /dev/null\necho 'no patches' >&2\nexit 2\n");
+    let deny = setup.script(
+        "deny.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'no patches' >&2\nexit 2\n",
+    );
     let settings = setup.settings(json!({"PreToolUse": [
         {"matcher": "Edit|MultiEdit|Write", "hooks": [{"type": "command", "command": deny.display().to_string()}]},
         {"matcher": "Read", "hooks": [{"type": "command", "command": dumper.display().to_string()}]},
@@ -178,7 +203,10 @@ fn claude_hooks_on_edit_multiedit_write_guard_apply_patch_and_read_covers_the_se
             .reply(Reply::text("done")),
     );
     let events = setup.run(&server, &["--hooks", settings.to_str().unwrap()], 0);
-    assert!(!setup.in_workspace("patched.txt").exists(), "the patch was applied");
+    assert!(
+        !setup.in_workspace("patched.txt").exists(),
+        "the patch was applied"
+    );
     let outputs = tool_outputs(&events);
     assert!(outputs[0].contains("no patches"), "{outputs:?}");
     // `Read` ran for `grep` (told by its own Claude Code name), not for `bash`.
@@ -211,7 +239,10 @@ fn a_hook_runs_by_bin_sh_so_a_failed_redirection_exits_2_and_blocks_as_in_claude
         0,
     );
     let sh = std::fs::canonicalize("/bin/sh").unwrap();
-    assert_eq!(std::fs::read_to_string(&shell).unwrap().trim(), sh.to_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(&shell).unwrap().trim(),
+        sh.to_str().unwrap()
+    );
     if sh.ends_with("dash") {
         assert!(!setup.in_workspace("marker").exists(), "the call ran");
         assert_eq!(of_type(&events, "hook")[0]["decision"], "deny");
@@ -225,7 +256,10 @@ fn post_tool_use_runs_only_after_a_call_that_succeeded() {
     let dumper = setup.dumper(&dump);
     let file = setup.file(
         "hooks.toml",
-        &format!("[[hooks.post_tool_use]]\ncommand = \"{}\"\nmatcher = \"bash\"\n", dumper.display()),
+        &format!(
+            "[[hooks.post_tool_use]]\ncommand = \"{}\"\nmatcher = \"bash\"\n",
+            dumper.display()
+        ),
     );
     let server = FakeModel::start(
         Script::new()
@@ -248,8 +282,7 @@ fn a_hook_whose_script_the_model_may_write_is_warned_about_from_auto_medium() {
     std::fs::create_dir(setup.in_workspace("ci")).unwrap();
     let guard = setup.in_workspace("ci/guard.sh");
     std::fs::write(&guard, "#!/bin/sh\ncat > /dev/null\n").unwrap();
-    std::fs::set_permissions(&guard, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&guard, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let outside = setup.script("outside.sh", "#!/bin/sh\ncat > /dev/null\n");
     let file = setup.file(
         "hooks.toml",
@@ -274,7 +307,9 @@ fn a_hook_whose_script_the_model_may_write_is_warned_about_from_auto_medium() {
     let guard = format!("`{}`", guard.canonicalize().unwrap().display());
     for command in ["`./ci/guard.sh`", "`sh ci/guard.sh`"] {
         assert!(
-            medium.iter().any(|m| m.contains(command) && m.contains(&guard)),
+            medium
+                .iter()
+                .any(|m| m.contains(command) && m.contains(&guard)),
             "{command}: {medium:#?}"
         );
     }
