@@ -301,7 +301,6 @@ async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutpu
         result = doors.toolset.call_with_images(&call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
     };
-
     if let Some(args) = &judged {
         let refused = doors.runtime.take_exec_refusals();
         permission::emit_exec_refusals(call, args, refused, doors.output);

@@ -13,7 +13,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{Hook, HookSet};
+use super::{Hook, HookSet, quoted};
 use crate::rules::shell::{self, Word};
 
 impl HookSet {
@@ -51,7 +51,7 @@ fn warning(hook: &Hook, exposed: &[String]) -> String {
 
 /// The words of `command` that may name files, `$CLAUDE_PROJECT_DIR` read as `workspace`.
 fn words(command: &str, workspace: &Path) -> Vec<String> {
-    let quoted = format!("'{}'", workspace.to_string_lossy().replace('\'', r"'\''"));
+    let quoted = quoted(&workspace.to_string_lossy());
     let line = [
         "\"$CLAUDE_PROJECT_DIR\"",
         "${CLAUDE_PROJECT_DIR}",

@@ -30,7 +30,7 @@ const CONTEXT_LINES: usize = 3;
 
 /// The file a call of `write_file` or `edit_file` will change, as it was before the call:
 /// `None` when it did not exist (or could not be read as text, or the tool changes no file).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub(crate) struct Before(Option<String>);
 
 impl Before {
@@ -55,23 +55,24 @@ pub(crate) async fn claude(
     before: &Before,
     ctx: &ToolContext,
 ) -> Value {
-    let text = || Value::String(output.to_string());
-    let file = file_of(arguments, ctx);
-    let after = match (&file, ToolId::from_name(tool)) {
-        (Some(path), Some(ToolId::ReadFile | ToolId::EditFile)) => contents(path.clone()).await,
-        _ => None,
+    let text = Value::String(output.to_string());
+    let Some(id) = ToolId::from_name(tool) else {
+        return text;
     };
-    let shown = file
-        .as_ref()
-        .map(|path| path.to_string_lossy().into_owned());
-    match (ToolId::from_name(tool), shown) {
-        (Some(ToolId::Bash), _) => bash(output).unwrap_or_else(text),
-        (Some(ToolId::ReadFile), Some(path)) => {
-            after.map_or_else(text, |all| read(path, &all, arguments))
+    let file = file_of(arguments, ctx);
+    let shown = |path: &PathBuf| path.to_string_lossy().into_owned();
+    match (id, file) {
+        (ToolId::Bash, _) => bash(output).unwrap_or(text),
+        (ToolId::ReadFile, Some(path)) => match contents(path.clone()).await {
+            Some(all) => read(shown(&path), &all, arguments),
+            None => text,
+        },
+        (ToolId::WriteFile, Some(path)) => write(shown(&path), arguments, before),
+        (ToolId::EditFile, Some(path)) => {
+            let after = contents(path.clone()).await;
+            edit(shown(&path), arguments, before, after.as_deref())
         }
-        (Some(ToolId::WriteFile), Some(path)) => write(path, arguments, before),
-        (Some(ToolId::EditFile), Some(path)) => edit(path, arguments, before, after.as_deref()),
-        _ => text(),
+        _ => text,
     }
 }
 
