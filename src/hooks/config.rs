@@ -610,6 +610,11 @@ mod tests {
                 json!({"hooks": {"UserPromptSubmit": [{"hooks": []}]}}),
                 "hooks.UserPromptSubmit",
             ),
+            // Claude Code's hooks after a failed call: zero runs none there.
+            (
+                json!({"hooks": {"PostToolUseFailure": [{"hooks": []}]}}),
+                "hooks.PostToolUseFailure",
+            ),
         ];
         for (file, key) in cases {
             let error = set(file.clone()).unwrap_err();
