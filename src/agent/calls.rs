@@ -12,11 +12,13 @@
 //! event and an error result. After a call ran, `post_tool_use` hooks may add notes to its
 //! result.
 
+use std::time::{Duration, Instant};
+
 use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::permission::{self, Judges, Refusal};
-use crate::hooks::{Call, Hooks};
+use crate::hooks::{Before, Call, Hooks};
 use crate::output::{CallStatus, EventKind, Output};
 use crate::provider::{Loop, Message, ToolCall};
 use crate::rules::RuleSet;
@@ -286,11 +288,15 @@ async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Outcome {
 /// Runs an allowed call with `args`; `post_tool_use` hooks add their notes to what it
 /// returned.
 async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutput, ToolError> {
-    // Kept for the hooks after the call only when there are some: a whole file's content is
-    // not copied for nothing.
-    let kept = doors.hooks.runs_after(&call.name).then(|| args.clone());
-    let judged = (call.name == ToolId::Bash.name()).then(|| args.clone());
     let context = doors.context;
+    // Kept for the hooks after the call only when there are some: a whole file's content is
+    // not copied (nor the file it changes read) for nothing.
+    let kept = match doors.hooks.runs_after(&call.name) {
+        true => Some((args.clone(), Before::take(&call.name, &args, context).await)),
+        false => None,
+    };
+    let judged = (call.name == ToolId::Bash.name()).then(|| args.clone());
+    let started = Instant::now();
     let outcome = tokio::select! {
         result = doors.toolset.call_with_images(&call.name, args, context) => result,
         () = context.cancel.cancelled() => Err(ToolError::Cancelled),
@@ -299,8 +305,10 @@ async fn run(call: &ToolCall, args: Value, doors: Doors<'_>) -> Result<ToolOutpu
         let refused = doors.runtime.take_exec_refusals();
         permission::emit_exec_refusals(call, args, refused, doors.output);
     }
-    let outcome = match kept {
-        Some(args) => annotate(call, &args, outcome, doors.hooks).await,
+    let outcome = match &kept {
+        Some((args, before)) => {
+            annotate(call, args, outcome, before, started.elapsed(), doors).await
+        }
         None => outcome,
     };
     if matches!(
@@ -348,38 +356,32 @@ async fn restore_git(
     }
 }
 
-/// A call's `outcome` with the notes of the `post_tool_use` hooks on it. Only a call that ran
-/// (its tool returned, or failed) has hooks run after it.
+/// A call's `outcome` with the notes of the `post_tool_use` hooks on it. Only a call that
+/// succeeded has hooks run after it, as Claude Code runs its `PostToolUse` hooks.
 async fn annotate(
     call: &ToolCall,
     args: &Value,
     outcome: Result<ToolOutput, ToolError>,
-    hooks: &Hooks,
+    before: &Before,
+    duration: Duration,
+    doors: Doors<'_>,
 ) -> Result<ToolOutput, ToolError> {
-    let (text, is_error) = match &outcome {
-        Ok(output) => (output.text.as_str(), false),
-        Err(ToolError::Failed(text)) => (text.as_str(), true),
-        Err(_) => return outcome,
+    let Ok(output) = outcome else {
+        return outcome;
     };
     let call = Call {
         id: &call.id,
         tool: &call.name,
         arguments: args,
     };
-    let notes = hooks.post_tool_use(call, text, is_error).await;
-    if notes.is_empty() {
-        return outcome;
-    }
-    let noted = notes.iter().fold(text.to_string(), |text, note| {
+    let notes = doors
+        .hooks
+        .post_tool_use(call, &output.text, before, duration, doors.context)
+        .await;
+    let text = notes.iter().fold(output.text, |text, note| {
         format!("{text}\n\n[note from a post_tool_use hook] {note}")
     });
-    match outcome {
-        Ok(output) => Ok(ToolOutput {
-            text: noted,
-            ..output
-        }),
-        Err(_) => Err(ToolError::Failed(noted)),
-    }
+    Ok(ToolOutput { text, ..output })
 }
 
 /// Emits the `tool_result` event and builds the message the model gets, cut to `cap` bytes,

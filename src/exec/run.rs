@@ -17,6 +17,7 @@ use crate::mcp;
 use crate::output::{EventKind, Output, PermissionsChanged};
 use crate::provider::{self, Image, Message, Provider, ProviderConfig, WindowLookup};
 use crate::skills;
+use crate::tools::policy::Autonomy;
 use crate::tools::{Permissions, StyleChoice, ToolContext, ToolId, Toolset};
 
 use super::driver::{async_runtime, before_stop};
@@ -408,11 +409,31 @@ fn announce(
     if let Some(warning) = settings.workspace.policy.unrestricted_warning() {
         output.emit(EventKind::Warning { message: warning });
     }
+    for message in writable_hooks(settings) {
+        output.emit(EventKind::Warning { message });
+    }
     for warning in &settings.workspace.confinement.warnings {
         output.emit(EventKind::Warning {
             message: warning.clone(),
         });
     }
+}
+
+/// The warnings for hooks the model may rewrite: from `--auto medium` on, it writes the
+/// workspace and the `--add-dir` roots, and a hook whose files are there guards nothing.
+fn writable_hooks(settings: &Settings) -> Vec<String> {
+    let policy = &settings.workspace.policy;
+    let writable: Vec<PathBuf> = match policy.autonomy() {
+        Autonomy::Low => Vec::new(),
+        Autonomy::Medium | Autonomy::High => std::iter::once(&settings.workspace.root)
+            .chain(policy.extra_roots())
+            .cloned()
+            .collect(),
+    };
+    settings
+        .controls
+        .hooks
+        .writable_warnings(&settings.workspace.root, &writable)
 }
 
 /// What the conversation starts from and runs with.
@@ -564,6 +585,7 @@ fn hooks(
             run_id: output.run_id().to_string(),
             session_id: session.map(|session| session.id().to_string()),
             workspace: settings.workspace.root.clone(),
+            autonomy: settings.workspace.policy.autonomy(),
         },
         deadline: settings.budget.deadline,
         cancel: cancel.clone(),

@@ -28,12 +28,17 @@ pub(crate) fn tool_name(name: &str) -> &str {
         .unwrap_or(name)
 }
 
-/// The arguments of a call of `tool` in Claude Code's names.
+/// The arguments of a call of `tool` in Claude Code's names, with the defaults Claude Code
+/// spells out (an `Edit`'s `replace_all: false`, measured).
 pub(crate) fn to_claude(tool: &str, arguments: &Value) -> Value {
-    rename(
+    let mut input = rename(
         arguments,
         renames(tool).iter().map(|(zero, claude)| (*zero, *claude)),
-    )
+    );
+    if let (Some(ToolId::EditFile), Value::Object(fields)) = (ToolId::from_name(tool), &mut input) {
+        fields.entry("replace_all").or_insert(Value::Bool(false));
+    }
+    input
 }
 
 /// Arguments a Claude Code hook wrote for `tool` (`updatedInput`) in zero's names.
@@ -105,9 +110,11 @@ mod tests {
         let claude = to_claude("edit_file", &zero);
         assert_eq!(
             claude,
-            json!({"file_path": "a.rs", "old_string": "x", "new_string": "y"})
+            json!({"file_path": "a.rs", "old_string": "x", "new_string": "y", "replace_all": false})
         );
-        assert_eq!(from_claude("edit_file", &claude), zero);
+        let all =
+            json!({"path": "a.rs", "old_string": "x", "new_string": "y", "replace_all": true});
+        assert_eq!(from_claude("edit_file", &to_claude("edit_file", &all)), all);
         assert_eq!(
             to_claude("bash", &json!({"command": "ls", "timeout_ms": 5})),
             json!({"command": "ls", "timeout": 5})

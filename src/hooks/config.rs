@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::config_file::{self, Syntax};
+use crate::rules;
 use crate::tools::ToolId;
 
 /// How long a hook may run when its entry gives no timeout (Claude Code's default too is
@@ -124,13 +125,17 @@ impl Matcher {
     }
 
     /// Whether a hook with this matcher runs for `name`, a tool's (or a start's) name: zero's
-    /// name or any of the Claude Code names the catalog gives the tool.
+    /// name or any Claude Code name whose permission rules cover the tool
+    /// ([`rules::claude_names_covering`]: `Edit` covers `apply_patch` and `write_file`, `Read`
+    /// the searches), so a hook and a rule written with one name guard the same calls.
     pub(crate) fn matches(&self, name: &str) -> bool {
         let Matcher::Pattern { regex, .. } = self else {
             return true;
         };
-        let claude = ToolId::from_name(name).map_or(&[][..], |id| id.spec().claude_names);
-        regex.is_match(name) || claude.iter().any(|claude| regex.is_match(claude))
+        regex.is_match(name)
+            || ToolId::from_name(name).is_some_and(|id| {
+                rules::claude_names_covering(id).any(|claude| regex.is_match(claude))
+            })
     }
 
     /// The pattern as written; empty for [`Matcher::All`].
@@ -147,7 +152,7 @@ impl Matcher {
 pub struct Hook {
     /// Where it runs.
     pub(crate) point: HookPoint,
-    /// The shell command line, run with the platform shell in the workspace.
+    /// The shell command line, run by `/bin/sh -c` in the workspace (as Claude Code runs it).
     pub(crate) command: String,
     /// Which tools it runs for.
     pub(crate) matcher: Matcher,
@@ -184,6 +189,11 @@ impl HookSet {
     /// No hooks at all.
     pub fn is_empty(&self) -> bool {
         self.hooks.is_empty()
+    }
+
+    /// Every hook, in order.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Hook> {
+        self.hooks.iter()
     }
 
     /// The hooks of `point` that run for `name` (a tool's name, or a start's source), in
@@ -542,10 +552,17 @@ mod tests {
         let all = Matcher::parse("").unwrap();
         assert!(all.matches("anything"));
         assert!(Matcher::parse("*").unwrap().matches("bash"));
-        let edit_or_write = Matcher::parse("Edit|Write").unwrap();
+        let edit_or_write = Matcher::parse("Edit|MultiEdit|Write").unwrap();
         assert!(edit_or_write.matches("edit_file"));
         assert!(edit_or_write.matches("write_file"));
+        assert!(edit_or_write.matches("apply_patch"));
         assert!(!edit_or_write.matches("read_file"));
+        assert!(!edit_or_write.matches("bash"));
+        let read = Matcher::parse("Read").unwrap();
+        for tool in ["read_file", "grep", "glob", "list_directory"] {
+            assert!(read.matches(tool), "{tool}");
+        }
+        assert!(!read.matches("write_file"));
         // Anchored: `Bash` is not a prefix match of anything else.
         assert!(!Matcher::parse("Ba").unwrap().matches("bash"));
         assert!(
@@ -592,6 +609,11 @@ mod tests {
             (
                 json!({"hooks": {"UserPromptSubmit": [{"hooks": []}]}}),
                 "hooks.UserPromptSubmit",
+            ),
+            // Claude Code's hooks after a failed call: zero runs none there.
+            (
+                json!({"hooks": {"PostToolUseFailure": [{"hooks": []}]}}),
+                "hooks.PostToolUseFailure",
             ),
         ];
         for (file, key) in cases {

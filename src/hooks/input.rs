@@ -11,8 +11,10 @@
 //! | `tool` | `tool_name` | `bash` / `Bash` (see `hooks::claude`) |
 //! | `call_id` | `tool_use_id` | the call's id |
 //! | `arguments` | `tool_input` | the call's arguments, each in its own names |
-//! | `result` | `tool_response` | after the call: `{"output", "is_error"}` |
-//! | `answer` | — | at `stop`: the final answer |
+//! | `result` | `tool_response` | after the call: `{"output", "is_error"}`; Claude Code's per-tool shape (`response`) |
+//! | `duration_ms` | `duration_ms` | after the call: how long it ran |
+//! | `auto` | `permission_mode` | `--auto`: `low` / `plan`, `medium` / `acceptEdits`, `high` / `bypassPermissions` |
+//! | `answer` | `last_assistant_message` | at `stop`: the final answer |
 //! | `refusals` | `stop_hook_active` | at `stop`: the answers refused so far (true when any) |
 //! | `source` | `source` | at `session_start`: `startup` or `resume` |
 
@@ -22,9 +24,10 @@ use serde_json::{Value, json};
 
 use super::HookPoint;
 use super::claude;
+use crate::tools::policy::Autonomy;
 
 /// The run's facts every hook input carries.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RunFacts {
     /// The run's id.
     pub run_id: String,
@@ -32,6 +35,8 @@ pub struct RunFacts {
     pub session_id: Option<String>,
     /// The workspace root.
     pub workspace: std::path::PathBuf,
+    /// The run's `--auto` level.
+    pub autonomy: Autonomy,
 }
 
 /// The moment a hook runs at, with what it is told about it.
@@ -39,14 +44,16 @@ pub struct RunFacts {
 pub(crate) enum Moment<'a> {
     /// A call is about to run.
     PreToolUse(Call<'a>),
-    /// A call ran, with this result.
+    /// A call ran and succeeded, with this result.
     PostToolUse {
         /// The call.
         call: Call<'a>,
         /// What the model is told.
         output: &'a str,
-        /// Whether the call failed.
-        is_error: bool,
+        /// The result in Claude Code's shape for the tool (`hooks::response`).
+        response: &'a Value,
+        /// How long the call ran, in milliseconds.
+        duration_ms: u64,
     },
     /// The model gave this final answer, after this many refusals.
     Stop {
@@ -101,6 +108,8 @@ impl Moment<'_> {
             "cwd": path(&facts.workspace),
             "event": point.key(),
             "hook_event_name": point.claude_name(),
+            "auto": facts.autonomy,
+            "permission_mode": permission_mode(facts.autonomy),
         });
         if let Some(session) = &facts.session_id {
             input["session_id"] = json!(session);
@@ -115,14 +124,19 @@ impl Moment<'_> {
         }
         match self {
             Moment::PostToolUse {
-                output, is_error, ..
+                output,
+                response,
+                duration_ms,
+                ..
             } => {
-                let result = json!({"output": output, "is_error": is_error});
-                input["result"] = result.clone();
-                input["tool_response"] = result;
+                // Only a call that succeeded has hooks after it (as Claude Code's PostToolUse).
+                input["result"] = json!({"output": output, "is_error": false});
+                input["tool_response"] = (*response).clone();
+                input["duration_ms"] = json!(duration_ms);
             }
             Moment::Stop { answer, refusals } => {
                 input["answer"] = json!(answer);
+                input["last_assistant_message"] = json!(answer);
                 input["refusals"] = json!(refusals);
                 input["stop_hook_active"] = json!(*refusals > 0);
             }
@@ -130,6 +144,17 @@ impl Moment<'_> {
             Moment::PreToolUse(_) => {}
         }
         input
+    }
+}
+
+/// Claude Code's permission mode nearest to the `--auto` level: `plan` is read-only,
+/// `acceptEdits` edits without asking (commands too, at `medium`, inside the sandbox), and
+/// `bypassPermissions` asks nothing.
+fn permission_mode(autonomy: Autonomy) -> &'static str {
+    match autonomy {
+        Autonomy::Low => "plan",
+        Autonomy::Medium => "acceptEdits",
+        Autonomy::High => "bypassPermissions",
     }
 }
 
@@ -148,6 +173,7 @@ mod tests {
             run_id: "run_1".into(),
             session_id: Some("ses".into()),
             workspace: "/ws".into(),
+            autonomy: Autonomy::Medium,
         };
         let arguments = json!({"path": "a.rs", "content": "x"});
         let call = Call {
@@ -164,19 +190,26 @@ mod tests {
         assert_eq!(input["arguments"]["path"], "a.rs");
         assert_eq!(input["cwd"], "/ws");
         assert_eq!(input["session_id"], "ses");
+        assert_eq!(input["permission_mode"], "acceptEdits");
+        assert_eq!(input["auto"], "medium");
+        let response = json!({"type": "create"});
         let post = Moment::PostToolUse {
             call,
             output: "done",
-            is_error: false,
+            response: &response,
+            duration_ms: 7,
         }
         .input(&facts);
-        assert_eq!(post["tool_response"]["output"], "done");
+        assert_eq!(post["tool_response"], response);
+        assert_eq!(post["result"]["output"], "done");
+        assert_eq!(post["duration_ms"], 7);
         let stop = Moment::Stop {
             answer: "42",
             refusals: 1,
         }
         .input(&facts);
         assert_eq!(stop["stop_hook_active"], true);
+        assert_eq!(stop["last_assistant_message"], "42");
         assert!(stop.get("tool").is_none());
     }
 }

@@ -20,8 +20,10 @@
 
 mod claude;
 pub(crate) mod config;
+mod exposure;
 mod input;
 mod reply;
+mod response;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,11 +35,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::{Origin, Runtime, ShellCommand, Termination};
+use crate::tools::ToolContext;
 
 pub use config::{Hook, HookPoint, HookSet};
 pub use input::RunFacts;
 pub(crate) use input::{Call, Moment};
 use reply::{Exit, Reply};
+pub(crate) use response::Before;
 
 /// How many final answers `stop` hooks may refuse in one run. The answer after the last
 /// refusal a hook would make ends the run incomplete (exit 4): a hook that always refuses
@@ -197,18 +201,24 @@ impl Hooks {
             .is_some()
     }
 
-    /// Runs the `post_tool_use` hooks on a call that ran with `output`: the notes they add
-    /// (a reason given with "block", or context), and a failed hook's failure, for the model.
+    /// Runs the `post_tool_use` hooks on a call that succeeded with `output` after
+    /// `duration` (`before`: its file as it was, see [`Before::take`]): the notes they add (a
+    /// reason given with "block", or context), and a failed hook's failure, for the model.
+    /// A call that failed has none run after it, as Claude Code runs no `PostToolUse` then.
     pub(crate) async fn post_tool_use(
         &self,
         call: Call<'_>,
         output: &str,
-        is_error: bool,
+        before: &Before,
+        duration: Duration,
+        ctx: &ToolContext,
     ) -> Vec<String> {
+        let response = response::claude(call.tool, call.arguments, output, before, ctx).await;
         let moment = Moment::PostToolUse {
             call,
             output,
-            is_error,
+            response: &response,
+            duration_ms: duration.as_millis().try_into().unwrap_or(u64::MAX),
         };
         let mut notes = Vec::new();
         for hook in self.set.matching(HookPoint::PostToolUse, call.tool) {
@@ -326,11 +336,14 @@ impl Hooks {
         } = runner;
         let input = moment.input(facts).to_string();
         let file = self.write_input(runtime, input).await?;
+        // The hook's own line is run by `/bin/sh -c`, as Claude Code runs it (measured: dash on
+        // Debian): what it means — `: > /missing/x` exits 2 there, 1 under bash — is what the
+        // script's author tested it with.
         let script = format!(
-            "exec <{}\nexport CLAUDE_PROJECT_DIR={}\n{}",
+            "exec <{}\nexport CLAUDE_PROJECT_DIR={}\nexec /bin/sh -c {}",
             quoted(&file.to_string_lossy()),
             quoted(&facts.workspace.to_string_lossy()),
-            hook.command
+            quoted(&hook.command)
         );
         let timeout = match deadline {
             Some(deadline) => hook.timeout.min(

@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use self::paths::Touched;
 use self::reads::Reads;
-pub(crate) use self::rule::{Effect, Pattern, Rule};
+pub(crate) use self::rule::{Effect, Pattern, Rule, claude_names_covering};
 use self::rule::{Ruling, rule_on};
 use self::shell::Write;
 pub(crate) use self::sources::{FileKeys, Sources, load};

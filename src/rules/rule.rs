@@ -274,14 +274,34 @@ fn scope(name: &str) -> Result<(Scope, Takes), String> {
     let Some(id) = ToolId::from_claude_name(name) else {
         return Err(format!("zero has no tool `{name}`"));
     };
-    // Claude Code applies its `Read` rules to every tool that reads files, and its `Edit`
-    // (and `MultiEdit`) rules to every tool that edits them.
-    let ids = if matches!(id, ToolId::ReadFile | ToolId::EditFile) {
+    Ok((Scope::Tools(claude_scope(id)), takes(id)))
+}
+
+/// The zero tools a Claude Code name of `id` covers: Claude Code applies its `Read` rules to
+/// every tool that reads files, and its `Edit` (and `MultiEdit`) rules to every tool that
+/// edits them; every other name covers its own tool. The one mapping of Claude Code's names
+/// onto zero's tools, which the hooks' matchers use too ([`claude_names_covering`]).
+fn claude_scope(id: ToolId) -> Vec<ToolId> {
+    if matches!(id, ToolId::ReadFile | ToolId::EditFile) {
         family(id.side_effect())
     } else {
         vec![id]
-    };
-    Ok((Scope::Tools(ids), takes(id)))
+    }
+}
+
+/// Every Claude Code tool name whose rules cover `tool` (see `claude_scope`): `Edit` and
+/// `MultiEdit` for `apply_patch`, `Edit`, `MultiEdit` and `Write` for `write_file`, `Grep` and
+/// `Read` for `grep`. A hook's matcher is matched against these, so a Claude Code hook on
+/// `Edit|MultiEdit|Write` runs for every tool that changes files, as a rule on them applies.
+pub(crate) fn claude_names_covering(tool: ToolId) -> impl Iterator<Item = &'static str> {
+    ToolId::ALL.iter().flat_map(move |id| {
+        let covers = claude_scope(*id).contains(&tool);
+        id.spec()
+            .claude_names
+            .iter()
+            .copied()
+            .filter(move |_| covers)
+    })
 }
 
 /// The tools that take paths and have `effect`: what Claude's `Read` and `Edit` rules cover.
@@ -306,6 +326,18 @@ mod tests {
             Scope::Tools(ids) => ids.into_iter().map(ToolId::name).collect(),
             Scope::Mcp { .. } => panic!("an MCP rule"),
         }
+    }
+
+    #[test]
+    fn the_claude_names_covering_a_tool_are_those_whose_rules_apply_to_it() {
+        let names = |id| claude_names_covering(id).collect::<Vec<_>>();
+        assert_eq!(names(ToolId::ApplyPatch), ["Edit", "MultiEdit"]);
+        assert_eq!(names(ToolId::WriteFile), ["Edit", "MultiEdit", "Write"]);
+        assert_eq!(names(ToolId::EditFile), ["Edit", "MultiEdit"]);
+        assert_eq!(names(ToolId::Grep), ["Grep", "Read"]);
+        assert_eq!(names(ToolId::ReadFile), ["Read"]);
+        assert_eq!(names(ToolId::Bash), ["Bash"]);
+        assert!(names(ToolId::TaskOutput).is_empty());
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod prompt_style;
 mod search;
 pub(crate) use search::workspace_files;
 mod shell;
+pub(crate) use shell::streams as shell_streams;
 #[cfg(test)]
 mod testing;
 pub(crate) mod text;

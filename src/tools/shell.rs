@@ -207,3 +207,49 @@ fn render(output: &CommandOutput, timeout_ms: u64) -> String {
     }
     report
 }
+
+/// The stdout and the stderr a successful command's report ([`render`]) shows, each without
+/// its trailing newlines (as Claude Code reports a `Bash` call's streams to its hooks); `None`
+/// for what is not such a report (a background task's start). A stdout that itself holds a
+/// line `stderr:` is split at the last such line.
+pub(crate) fn streams(report: &str) -> Option<(&str, &str)> {
+    let body = report.strip_prefix("exit code: 0\n")?;
+    let body = body.strip_suffix("(no output)\n").unwrap_or(body);
+    let body = match body.rfind("stopped ") {
+        Some(at)
+            if body.ends_with(" left running\n") && (at == 0 || body[..at].ends_with('\n')) =>
+        {
+            &body[..at]
+        }
+        _ => body,
+    };
+    let (stdout, stderr) = match body.strip_prefix("stderr:\n") {
+        Some(stderr) => ("", stderr),
+        None => {
+            let stdout = body.strip_prefix("stdout:\n").unwrap_or(body);
+            match stdout.rfind("\nstderr:\n") {
+                Some(at) => (&stdout[..=at], &stdout[at + "\nstderr:\n".len()..]),
+                None => (stdout, ""),
+            }
+        }
+    };
+    Some((stdout.trim_end_matches('\n'), stderr.trim_end_matches('\n')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reports_streams_are_read_back() {
+        let report = "exit code: 0\nstdout:\nout\nmore\nstderr:\nerr\n";
+        assert_eq!(streams(report), Some(("out\nmore", "err")));
+        assert_eq!(streams("exit code: 0\nstderr:\nerr\n"), Some(("", "err")));
+        assert_eq!(streams("exit code: 0\n(no output)\n"), Some(("", "")));
+        let left =
+            "exit code: 0\nstdout:\nx\nstopped 1 leftover process the command left running\n";
+        assert_eq!(streams(left), Some(("x", "")));
+        assert_eq!(streams("started background task t1 (pid 3)\n"), None);
+        assert_eq!(streams("exit code: 1\nstdout:\nx\n"), None);
+    }
+}

@@ -16,6 +16,8 @@ use crate::support::runs::{Exec, Home};
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{finished_stream, tool_outputs, zero, zero_openai};
 
+mod claude_code;
+
 /// A workspace, and a directory beside it for the hook scripts and files.
 struct Setup {
     workspace: TempDir,
@@ -47,8 +49,13 @@ impl Setup {
 
     /// `zero exec --auto medium -o stream-json` in the workspace with `flags`, ending `code`.
     fn run(&self, server: &FakeModel, flags: &[&str], code: i32) -> Vec<Value> {
+        self.run_at("medium", server, flags, code)
+    }
+
+    /// [`Setup::run`] at `--auto auto`.
+    fn run_at(&self, auto: &str, server: &FakeModel, flags: &[&str], code: i32) -> Vec<Value> {
         let mut cmd = zero_openai(server);
-        cmd.args(["exec", "--auto", "medium", "-o", "stream-json"])
+        cmd.args(["exec", "--auto", auto, "-o", "stream-json"])
             .args(flags)
             .arg("go")
             .current_dir(self.workspace.path());
