@@ -170,7 +170,7 @@ impl RuleSet {
         .map_err(|error| error.to_string())
     }
 
-    /// Whether no rule stands in the way of a call of `tool` with `args`: [`RuleSet::check`]
+    /// Whether no rule stands in the way of a call of `tool` with `args`: `RuleSet::check`
     /// without the refusal's explanation.
     pub fn allows(&self, tool: &str, args: &Value) -> bool {
         self.check(tool, args) == Verdict::Allow
