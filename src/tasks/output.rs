@@ -276,8 +276,10 @@ impl TaskOutput {
     }
 }
 
-/// Appends a specialist's error messages, one `error:` line each.
+/// Appends what a specialist's checks came to (a line each, as a foreground `Task` result
+/// says it), then its error messages, one `error:` line each.
 fn append_errors(report: &mut String, ending: &ChildEnding) {
+    report.push_str(&ending.checked());
     for error in &ending.errors {
         report.push_str(&format!("error: {error}\n"));
     }

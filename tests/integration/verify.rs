@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script};
+use crate::support::fake_model::{CHILD, FakeModel, Reply, Route, Script, TASK_ID};
 use crate::support::marks::open_dir;
 use crate::support::procs::{KillOnDrop, assert_gone_soon, nonce, processes};
 use crate::support::runs::{Exec, Home};
@@ -338,6 +338,42 @@ fn a_worktree_run_is_verified_in_its_worktree_before_the_commit_and_kept_when_it
     assert_eq!(
         git(repo.path(), &["show", &format!("{commit}:half.txt")]),
         "half"
+    );
+}
+
+/// A background specialist's checks are in its `TaskOutput`, as in a foreground `Task` result.
+#[test]
+fn a_background_specialist_s_checks_are_in_its_task_output() {
+    let workspace = tempfile::tempdir().unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(Reply::text("child done"))
+                    .reply(Reply::tool_call(
+                        "write_file",
+                        json!({"path": "child.txt", "content": "made\n"}),
+                    ))
+                    .reply(Reply::text("child done for real")),
+            )
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "worker", "prompt": "Make child.txt.", "run_in_background": true,
+                       "verify": ["test -e child.txt"]}),
+            ))
+            .reply(Reply::tool_call(
+                "TaskOutput",
+                json!({"task_id": TASK_ID, "block": true, "timeout_ms": 30_000}),
+            ))
+            .reply(Reply::text("all done")),
+    );
+    let events = run(&server, workspace.path(), "medium", &[], 0);
+    let output = of_type(&events, "tool_result")[1]["output"]
+        .as_str()
+        .unwrap();
+    assert!(
+        output.contains("check `test -e child.txt`: passed, 2 attempts"),
+        "{output}"
     );
 }
 
