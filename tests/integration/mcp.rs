@@ -39,6 +39,24 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// The test MCP server over HTTP with `args`, and its URL once it listens; the caller
+    /// kills it.
+    fn http_server(&self, args: &[&str]) -> (Child, String) {
+        let port_file = self.dir.path().join("url");
+        let http = std::process::Command::new(test_server())
+            .args(args)
+            .arg("--http")
+            .arg(&port_file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let url = wait_for("the HTTP server's URL", DEADLINE, || {
+            std::fs::read_to_string(&port_file).ok()
+        });
+        (http, url)
+    }
+
     fn new() -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("workspace")).unwrap();
@@ -401,17 +419,7 @@ fn strict_fails_a_run_whose_server_went_away_and_names_it() {
 #[test]
 fn strict_fails_a_run_whose_http_server_went_away_and_names_it() {
     let fixture = Fixture::new();
-    let port_file = fixture.dir.path().join("url");
-    let mut http = std::process::Command::new(test_server())
-        .arg("--http")
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = wait_for("the HTTP server's URL", DEADLINE, || {
-        std::fs::read_to_string(&port_file).ok()
-    });
+    let (mut http, url) = fixture.http_server(&[]);
     let config = fixture.config(json!({"web": {"type": "http", "url": url}}));
     let server = FakeModel::start(
         Script::new()
@@ -529,18 +537,8 @@ fn sigkill_of_zero_mid_call_leaves_no_server_behind() {
 #[test]
 fn an_http_server_on_localhost_with_expanded_headers() {
     let fixture = Fixture::new();
-    let port_file = fixture.dir.path().join("url");
-    let mut http = std::process::Command::new(test_server())
-        .args(["--record", fixture.record_path().to_str().unwrap()])
-        .arg("--http")
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = wait_for("the HTTP server's URL", DEADLINE, || {
-        std::fs::read_to_string(&port_file).ok()
-    });
+    let record = fixture.record_path();
+    let (mut http, url) = fixture.http_server(&["--record", record.to_str().unwrap()]);
     let config = fixture.config(json!({"web": {
         "type": "http", "url": url, "headers": {"X-Test": "${ZERO_TEST_HEADER}"}
     }}));
@@ -1370,17 +1368,7 @@ fn unknown_keys_in_every_mcp_configuration_are_warned_with_the_closest_known_key
 #[test]
 fn a_result_over_16_mib_over_http_fails_at_once_and_the_server_goes_on() {
     let fixture = Fixture::new();
-    let port_file = fixture.dir.path().join("url");
-    let mut http = std::process::Command::new(test_server())
-        .arg("--http")
-        .arg(&port_file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let url = wait_for("the HTTP server's URL", DEADLINE, || {
-        std::fs::read_to_string(&port_file).ok()
-    });
+    let (mut http, url) = fixture.http_server(&[]);
     let config = fixture.config(json!({"web": {"url": url, "tool_timeout_ms": 120_000}}));
     let server = FakeModel::start(
         Script::new()
