@@ -341,21 +341,25 @@ fn a_worktree_run_is_verified_in_its_worktree_before_the_commit_and_kept_when_it
     );
 }
 
+/// The child's side of a specialist whose check (`test -e child.txt`) fails on its first
+/// answer and passes on its second, after it made the file.
+fn child_passing_on_its_second_answer() -> Route {
+    Route::body_contains(CHILD)
+        .reply(Reply::text("child done"))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "child.txt", "content": "made\n"}),
+        ))
+        .reply(Reply::text("child done for real"))
+}
+
 /// A background specialist's checks are in its `TaskOutput`, as in a foreground `Task` result.
 #[test]
 fn a_background_specialist_s_checks_are_in_its_task_output() {
     let workspace = tempfile::tempdir().unwrap();
     let server = FakeModel::start(
         Script::new()
-            .route(
-                Route::body_contains(CHILD)
-                    .reply(Reply::text("child done"))
-                    .reply(Reply::tool_call(
-                        "write_file",
-                        json!({"path": "child.txt", "content": "made\n"}),
-                    ))
-                    .reply(Reply::text("child done for real")),
-            )
+            .route(child_passing_on_its_second_answer())
             .reply(Reply::tool_call(
                 "Task",
                 json!({"name": "worker", "prompt": "Make child.txt.", "run_in_background": true,
@@ -382,15 +386,7 @@ fn a_specialist_must_pass_the_check_its_task_hands_it() {
     let workspace = tempfile::tempdir().unwrap();
     let server = FakeModel::start(
         Script::new()
-            .route(
-                Route::body_contains(CHILD)
-                    .reply(Reply::text("child done"))
-                    .reply(Reply::tool_call(
-                        "write_file",
-                        json!({"path": "child.txt", "content": "made\n"}),
-                    ))
-                    .reply(Reply::text("child done for real")),
-            )
+            .route(child_passing_on_its_second_answer())
             .reply(Reply::tool_call(
                 "Task",
                 json!({"name": "worker", "prompt": "Make child.txt.",
