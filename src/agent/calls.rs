@@ -8,7 +8,7 @@
 //! read, not ten. Only within a batch: a write between two reads may change what they see.
 //!
 //! Every call passes the permission step just before it runs (`permission::decide`: the
-//! `--auto` level, the rules, the `pre_tool_use` hooks); a call it refuses gets the refusal's
+//! `--auto` level, the rules, the skills in use, the `pre_tool_use` hooks); a call it refuses gets the refusal's
 //! event and an error result. After a call ran, `post_tool_use` hooks may add notes to its
 //! result.
 
@@ -21,7 +21,7 @@ use super::permission::{self, Judges, Refusal};
 use crate::hooks::{Before, Call, Hooks};
 use crate::output::{CallStatus, EventKind, Output};
 use crate::provider::{Loop, Message, ToolCall};
-use crate::rules::RuleSet;
+use crate::rules::{Narrowing, RuleSet};
 use crate::runtime::Runtime;
 use crate::tools::text::{prefix_at_boundary, suffix_at_boundary};
 use crate::tools::{SideEffect, ToolContext, ToolError, ToolId, ToolOutput, Toolset};
@@ -94,6 +94,8 @@ pub(crate) struct Doors<'a> {
     pub(crate) toolset: &'a Toolset,
     /// The caller's permission rules, checked on each call before it runs.
     pub(crate) rules: &'a RuleSet,
+    /// The skills in use, whose `allowed-tools` narrow what the rules allow.
+    pub(crate) narrowing: &'a Narrowing,
     /// What every call gets.
     pub(crate) context: &'a ToolContext,
     /// The hooks run before and after each call.
@@ -277,6 +279,7 @@ async fn execute(item: &Prepared<'_>, doors: Doors<'_>) -> Outcome {
     let judges = Judges {
         toolset: doors.toolset,
         rules: doors.rules,
+        narrowing: doors.narrowing,
         hooks: doors.hooks,
     };
     match permission::decide(item.call, args, judges).await {
@@ -499,6 +502,7 @@ mod tests {
         let doors = Doors {
             toolset: &toolset,
             rules: &RuleSet::default(),
+            narrowing: &Narrowing::default(),
             context: &context,
             hooks: &Hooks::none(),
             output: &output,

@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::hooks::Hooks;
 use crate::output::{EventKind, Output, UsageTotals};
 use crate::provider::{ContextWindow, Loop, Message, Provider, ProviderError, Usage, WindowLookup};
-use crate::rules::RuleSet;
+use crate::rules::{Narrowing, RuleSet};
 use crate::runtime::Runtime;
 use crate::session::Transcript;
 use crate::structured::{OutputSchema, Violation};
@@ -67,6 +67,9 @@ pub struct AgentRun<'a> {
     pub hooks: &'a Hooks,
     /// The caller's permission rules, checked on each tool call before it runs.
     pub rules: &'a RuleSet,
+    /// The skills in use, whose `allowed-tools` narrow what the rules allow (a loaded skill
+    /// joins them).
+    pub narrowing: &'a Narrowing,
     /// The caller's checks (`--verify`), which an answer that would end the run must pass;
     /// [`Checks::none`] for none.
     pub checks: &'a Checks,

@@ -2,9 +2,10 @@
 //!
 //! In order: the `--auto` level (a tool it hides is refused, with the flag that would allow
 //! it), the caller's rules on the call's arguments (`rules::RuleSet::check`: deny rules, then
-//! allow rules), the `pre_tool_use` hooks (which may only narrow: deny the call, or rewrite its
-//! arguments), and the rewritten arguments put to the level and the rules again, so a hook
-//! cannot turn a call into one they refuse. Headless means there is no "ask": what would ask
+//! allow rules), the `allowed-tools` of the skills in use (`rules::Narrowing`: a skill only
+//! narrows), the `pre_tool_use` hooks (which may only narrow: deny the call, or rewrite its
+//! arguments), and the rewritten arguments put to the level, the rules and the skills again,
+//! so a hook cannot turn a call into one they refuse. Headless means there is no "ask": what would ask
 //! is refused.
 //!
 //! The step returns the arguments the call runs with, or a [`Refusal`] that says who refused
@@ -18,18 +19,20 @@ use serde_json::Value;
 use crate::hooks::{Hooks, PreVerdict};
 use crate::output::{Decision, EventKind, ExecDenied, Output};
 use crate::provider::ToolCall;
-use crate::rules::{Denial, RuleSet, Verdict};
+use crate::rules::{Denial, Narrowing, RuleSet, Verdict};
 use crate::runtime::ExecRefusal;
 use crate::tools::{ToolError, Toolset};
 
 /// What the permission step asks about a call: the tools on offer (which know the level), the
-/// caller's rules and the caller's hooks.
+/// caller's rules, the skills in use and the caller's hooks.
 #[derive(Clone, Copy)]
 pub(crate) struct Judges<'a> {
     /// The tools on offer: a tool the `--auto` level hides is refused by them.
     pub(crate) toolset: &'a Toolset,
     /// The caller's permission rules.
     pub(crate) rules: &'a RuleSet,
+    /// The skills in use, whose `allowed-tools` narrow what the rules allow.
+    pub(crate) narrowing: &'a Narrowing,
     /// The caller's hooks, of which the step runs the `pre_tool_use` ones.
     pub(crate) hooks: &'a Hooks,
 }
@@ -39,8 +42,8 @@ pub(crate) struct Judges<'a> {
 pub(crate) enum Refusal {
     /// The `--auto` level hides the tool: why, naming the flag that would allow it.
     Level(String),
-    /// A permission rule refused the call, or no allow rule admitted it: the rules' denial,
-    /// and the arguments they judged.
+    /// A permission rule refused the call, or no allow rule admitted it, or a skill in use
+    /// does not list it: the rules' denial, and the arguments they judged.
     Rule {
         /// What the rules said, with every rule that matched.
         denial: Denial,
@@ -76,13 +79,17 @@ pub(crate) async fn decide(
     }
 }
 
-/// The level, then the rules, on a call of `tool` with `args`; the arguments back when both
-/// let it pass.
+/// The level, then the rules, then the skills in use, on a call of `tool` with `args`; the
+/// arguments back when all three let it pass.
 fn check(tool: &str, args: Value, judges: Judges<'_>) -> Result<Value, Refusal> {
     if let Err(ToolError::Denied(reason)) = judges.toolset.lookup(tool) {
         return Err(Refusal::Level(reason));
     }
-    match judges.rules.check(tool, &args) {
+    let verdict = match judges.rules.check(tool, &args) {
+        Verdict::Allow => judges.narrowing.check(tool, &args),
+        denied => denied,
+    };
+    match verdict {
         Verdict::Allow => Ok(args),
         Verdict::Deny(denial) => Err(Refusal::Rule { denial, args }),
     }

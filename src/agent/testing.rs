@@ -192,6 +192,7 @@ impl Harness {
             transcript: None,
             hooks: &Hooks::none(),
             rules: &crate::rules::RuleSet::default(),
+            narrowing: &crate::rules::Narrowing::default(),
             first_reads: self.first_reads.clone(),
             checks: &crate::verify::Checks::none(),
         };

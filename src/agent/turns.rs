@@ -395,6 +395,7 @@ impl<'r, 'a> Turns<'r, 'a> {
             calls::Doors {
                 toolset: agent.toolset,
                 rules: agent.rules,
+                narrowing: agent.narrowing,
                 context: &self.context,
                 hooks: agent.hooks,
                 output: agent.output,

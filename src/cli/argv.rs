@@ -46,6 +46,7 @@ impl ExecArgs {
             skills_dir,
             skill,
             no_skills,
+            skill_in_use,
             web_fetch,
             output_format,
             input_format,
@@ -105,6 +106,7 @@ impl ExecArgs {
         argv.paths("--skills-dir", skills_dir);
         argv.values("--skill", skill);
         argv.switch("--no-skills", *no_skills);
+        argv.values("--skill-in-use", skill_in_use);
         argv.switch("--web-fetch", *web_fetch);
         argv.choice("--output-format", Some(output_format));
         argv.choice("--input-format", Some(input_format));
@@ -275,6 +277,7 @@ mod tests {
             skills_dir: vec![PathBuf::from("/skills"), PathBuf::from("-s")],
             skill: vec!["notes".into(), "-x".into()],
             no_skills: false,
+            skill_in_use: vec![r#"{"skill":"notes","allowed_tools":["Read"]}"#.into()],
             web_fetch: true,
             output_format: OutputFormat::StreamJson,
             input_format: InputFormat::StreamJson,
@@ -339,6 +342,7 @@ mod tests {
             skills_dir: Vec::new(),
             skill: Vec::new(),
             no_skills: true,
+            skill_in_use: vec!["-{}".into()],
             ..args
         };
         assert_eq!(parse_back(&skill_less), skill_less);

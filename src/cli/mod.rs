@@ -261,6 +261,12 @@ pub struct ExecArgs {
     #[arg(long = "no-skills")]
     pub(crate) no_skills: bool,
 
+    /// A skill in use in the run that launched this one, as JSON (`{"skill": NAME,
+    /// "allowed_tools": [ENTRY, ...]}`, repeatable): its `allowed-tools` narrow this run from
+    /// its start. What a specialist is handed; a caller gains nothing by it (it only narrows).
+    #[arg(long = "skill-in-use", value_name = "JSON", hide = true)]
+    pub(crate) skill_in_use: Vec<String>,
+
     /// Offer the web_fetch tool, which fetches a web page as text (also `web_fetch = true` in
     /// config.toml, or any web_fetch/WebFetch allow rule).
     #[arg(long = "web-fetch")]

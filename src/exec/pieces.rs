@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::mcp;
 use crate::output::{EventKind, Output};
+use crate::rules::Narrowing;
 use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
 use crate::skills::{Finding, SkillTool};
 use crate::tasks;
@@ -32,6 +33,9 @@ pub(super) struct Pieces {
     /// The run's skills, being found: `Skill` joins the tools once they are (and there are
     /// some), when the toolset is made, so their discovery runs beside the run's start.
     skills: Arc<Finding>,
+    /// The run's skills in use, whose `allowed-tools` narrow its calls: `Skill` adds to them,
+    /// the permission step asks them, and each specialist is handed them.
+    pub(super) narrowing: Arc<Narrowing>,
     /// The flags' tool filter, checked against the registry.
     filter: ToolFilter,
 }
@@ -46,7 +50,8 @@ impl Pieces {
             task_events(output),
         ));
         let mut registry = Registry::with_runtime(Arc::clone(&runtime));
-        let launcher = settings.launcher(output.run_id(), &ledger);
+        let narrowing = settings.skills.narrowing(&settings.workspace.root);
+        let launcher = settings.launcher(output.run_id(), &ledger, &narrowing);
         let isolated = tasks::register(&mut registry, &runtime, launcher);
         add_offered(&mut registry, settings);
         let filter = settings.tool_filter(&registry)?;
@@ -56,6 +61,7 @@ impl Pieces {
             isolated,
             registry,
             skills: settings.skills.finding(),
+            narrowing,
             filter,
         })
     }
@@ -75,7 +81,10 @@ impl Pieces {
             registry.register(Arc::clone(tool));
         }
         if !self.skills.skills().is_empty() {
-            registry.register(Arc::new(SkillTool::new(Arc::clone(&self.skills))));
+            registry.register(Arc::new(SkillTool::new(
+                Arc::clone(&self.skills),
+                Arc::clone(&self.narrowing),
+            )));
         }
         let mut filter = self.filter.clone();
         if style == PromptStyle::Compact {

@@ -517,6 +517,7 @@ async fn converse(
         transcript: conversation.session.map(|session| &session.transcript),
         hooks: conversation.hooks,
         rules: &settings.controls.rules,
+        narrowing: &pieces.narrowing,
         checks: &settings.outcome.checks,
         first_reads: match compact {
             true => first_reads::named_files(workspace, &conversation.prompt),

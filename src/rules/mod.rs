@@ -22,6 +22,7 @@
 
 mod bash;
 mod domain;
+mod narrowing;
 mod paths;
 mod reads;
 mod rule;
@@ -34,6 +35,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub(crate) use self::narrowing::InUse;
+pub use self::narrowing::Narrowing;
 use self::paths::Touched;
 use self::reads::Reads;
 pub(crate) use self::rule::{Effect, Pattern, Rule, claude_names_covering};
@@ -51,6 +54,10 @@ pub struct RuleSet {
     rules: Vec<Rule>,
     /// The workspace path patterns are relative to, and call paths are resolved against.
     workspace: std::path::PathBuf,
+    /// Whether every call must be admitted by an allow rule, a tool no rule covers refused
+    /// too: a skill's `allowed-tools` (`narrowing`). The caller's rules are open: a tool
+    /// they do not name is theirs to leave alone.
+    closed: bool,
 }
 
 /// What the rules say about one call.
@@ -111,6 +118,16 @@ impl RuleSet {
         RuleSet {
             rules,
             workspace: workspace.to_path_buf(),
+            closed: false,
+        }
+    }
+
+    /// The allow rules `rules` as a closed set for `workspace`: a call none of them admits
+    /// is refused, whether or not any of them covers its tool.
+    pub(crate) fn closed(rules: Vec<Rule>, workspace: &Path) -> RuleSet {
+        RuleSet {
+            closed: true,
+            ..RuleSet::new(rules, workspace)
         }
     }
 
@@ -178,7 +195,7 @@ impl RuleSet {
 
     /// The decision on a call of `tool` with `args` (decoded JSON).
     pub(crate) fn check(&self, tool: &str, args: &Value) -> Verdict {
-        if self.rules.is_empty() {
+        if self.rules.is_empty() && !self.closed {
             return Verdict::Allow;
         }
         let mut judgement = Judgement {
@@ -218,11 +235,16 @@ impl Judgement<'_> {
         let Some(id) = ToolId::from_name(tool) else {
             return Ok(());
         };
+        let covers = |rule: &Rule| rule.covers(id);
+        let covered = self.set.rules.iter().any(covers);
+        if self.set.closed && !covered {
+            return Err(format!("{tool} is not among them"));
+        }
+        // A line's redirections answer to the write rules whether or not any rule names bash.
         if id == ToolId::Bash {
             return self.bash(args);
         }
-        let covers = |rule: &Rule| rule.covers(id);
-        if !self.set.rules.iter().any(covers) {
+        if !covered {
             return Ok(());
         }
         match id {
@@ -270,6 +292,9 @@ impl Judgement<'_> {
         suggestion: Option<String>,
     ) -> Result<(), String> {
         let applicable: Vec<&Rule> = self.set.rules.iter().filter(|r| covers(r)).collect();
+        if self.set.closed && applicable.is_empty() {
+            return Err(format!("{tool} is not among them, so {what} is refused"));
+        }
         let hits: Vec<&Rule> = applicable.iter().copied().filter(|r| matches(r)).collect();
         self.matched
             .extend(hits.iter().map(|rule| Matched::of(rule)));
@@ -282,7 +307,7 @@ impl Judgement<'_> {
                     .filter(|rule| rule.effect == Effect::Allow)
                     .map(|rule| format!("`{}`", rule.text))
                     .collect();
-                let remedy = match suggestion {
+                let remedy = match suggestion.filter(|_| !self.set.closed) {
                     Some(rule) => format!("; the caller could add --allow '{rule}'"),
                     None => String::new(),
                 };
@@ -297,7 +322,8 @@ impl Judgement<'_> {
     /// `bash`: with rules on `bash`, the line must be known and every simple command of it
     /// must pass; with rules on `write_file`, every file it writes must pass them.
     fn bash(&mut self, args: &Value) -> Result<(), String> {
-        let ruled = |id: ToolId| self.set.rules.iter().any(|rule| rule.covers(id));
+        let ruled =
+            |id: ToolId| self.set.closed || self.set.rules.iter().any(|rule| rule.covers(id));
         let (commands, writes) = (ruled(ToolId::Bash), ruled(ToolId::WriteFile));
         let Some(line) = args.get("command").and_then(Value::as_str) else {
             return Ok(());

@@ -54,6 +54,8 @@ pub(crate) enum Origin {
     ConfigFile,
     /// The file `--rules` names.
     RulesFile(String),
+    /// The `allowed-tools` of the skill of this name, in use (`rules::Narrowing`).
+    Skill(String),
 }
 
 impl fmt::Display for Origin {
@@ -62,6 +64,7 @@ impl fmt::Display for Origin {
             Origin::Flag => f.write_str("the command line"),
             Origin::ConfigFile => f.write_str("config.toml"),
             Origin::RulesFile(path) => write!(f, "{path}"),
+            Origin::Skill(name) => write!(f, "the skill `{name}`"),
         }
     }
 }

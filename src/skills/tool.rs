@@ -1,5 +1,6 @@
-//! `Skill`: gives the model one skill's instructions, where its other files are, and what its
-//! `allowed-tools` mean in this run (nothing beyond what the run already allows).
+//! `Skill`: gives the model one skill's instructions and where its other files are, and puts
+//! the skill in use: its `allowed-tools` narrow the rest of the run (`rules::Narrowing`),
+//! which the result says, naming the tools the run's level refuses anyway.
 
 use std::sync::Arc;
 
@@ -8,17 +9,21 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Finding, Skill};
+use crate::rules::Narrowing;
 use crate::tools::{SideEffect, Tool, ToolContext, ToolError, ToolId, ToolResult, parse_args};
 
 /// The `Skill` tool over the run's skills.
 pub(crate) struct SkillTool {
     skills: Arc<Finding>,
+    /// The run's skills in use, which a loaded skill joins.
+    narrowing: Arc<Narrowing>,
 }
 
 impl SkillTool {
-    /// The tool that loads the skills `skills` found (the ones the run offers).
-    pub(crate) fn new(skills: Arc<Finding>) -> Self {
-        SkillTool { skills }
+    /// The tool that loads the skills `skills` found (the ones the run offers), each one
+    /// loaded joining `narrowing`.
+    pub(crate) fn new(skills: Arc<Finding>, narrowing: Arc<Narrowing>) -> Self {
+        SkillTool { skills, narrowing }
     }
 }
 
@@ -67,13 +72,17 @@ impl Tool for SkillTool {
                 names.join(", ")
             )));
         };
-        Ok(loaded(skill, &|effect| ctx.policy.permits(effect).is_ok()))
+        let unread = self.narrowing.narrow(&skill.name, &skill.allowed_tools);
+        Ok(loaded(skill, &unread, &|effect| {
+            ctx.policy.permits(effect).is_ok()
+        }))
     }
 }
 
-/// What the model gets for `skill`: where it is, what its tools mean here (`permitted` says
-/// whether the run's level allows a side effect), then its instructions.
-fn loaded(skill: &Skill, permitted: &dyn Fn(SideEffect) -> bool) -> String {
+/// What the model gets for `skill`: where it is, what its `allowed-tools` leave the run
+/// (`unread`: the entries that admit nothing; `permitted`: whether the run's level allows a
+/// side effect), then its instructions.
+fn loaded(skill: &Skill, unread: &[String], permitted: &dyn Fn(SideEffect) -> bool) -> String {
     let dir = skill.dir.display();
     let mut text = format!(
         "Skill `{}` ({}). Its other files are in {dir}: read them with read_file (for \
@@ -82,7 +91,7 @@ fn loaded(skill: &Skill, permitted: &dyn Fn(SideEffect) -> bool) -> String {
         skill.file().display()
     );
     if !skill.allowed_tools.is_empty() {
-        text.push_str(&allowed_tools(&skill.allowed_tools, permitted));
+        text.push_str(&allowed_tools(&skill.allowed_tools, unread, permitted));
     }
     text.push('\n');
     text.push_str(&skill.body);
@@ -90,34 +99,56 @@ fn loaded(skill: &Skill, permitted: &dyn Fn(SideEffect) -> bool) -> String {
     text
 }
 
-/// The note on a skill's `allowed-tools`: each entry with the tool of this run it names, and
-/// that a skill allows nothing the run does not (naming the tools the level refuses).
-fn allowed_tools(entries: &[String], permitted: &dyn Fn(SideEffect) -> bool) -> String {
+/// The note on a skill's `allowed-tools`: the tools of this run each entry names, that every
+/// other call is refused from now on, the tools the level refuses anyway, and the entries
+/// that admit nothing.
+fn allowed_tools(
+    entries: &[String],
+    unread: &[String],
+    permitted: &dyn Fn(SideEffect) -> bool,
+) -> String {
     let mut named = Vec::new();
     let mut refused = Vec::new();
     for entry in entries {
         let tool = entry.split('(').next().unwrap_or_default().trim();
-        let id = ToolId::from_name(tool).or_else(|| ToolId::from_claude_name(tool));
-        named.push(match id {
-            Some(id) if id.name() == entry => entry.clone(),
-            Some(id) => format!("{entry} ({})", id.name()),
-            None if tool.starts_with("mcp__") => entry.clone(),
-            None => format!("{entry} (zero has no such tool)"),
+        let Some(id) = ToolId::from_name(tool).or_else(|| ToolId::from_claude_name(tool)) else {
+            if tool.starts_with("mcp__") {
+                named.push(entry.clone());
+            }
+            continue;
+        };
+        named.push(match id.name() == tool {
+            true => entry.clone(),
+            false => format!("{entry} ({})", id.name()),
         });
-        let refuses = id.filter(|id| !permitted(id.side_effect()));
-        if let Some(name) = refuses.map(ToolId::name).filter(|n| !refused.contains(n)) {
-            refused.push(name);
+        if !permitted(id.side_effect()) && !refused.contains(&id.name()) {
+            refused.push(id.name());
         }
     }
-    let mut note = format!(
-        "Its allowed-tools name: {}. A skill does not widen what this run allows: every call \
-         still passes the run's --auto level, tool lists and rules",
-        named.join(", ")
-    );
-    note.push_str(&match refused.is_empty() {
-        true => ".\n".to_string(),
-        false => format!(" (this run's level refuses {}).\n", refused.join(", ")),
-    });
+    let mut note = match named.is_empty() {
+        true => "It is in use for the rest of this run, and its allowed-tools name no tool \
+                 zero has: every call but Skill and update_plan is refused"
+            .to_string(),
+        false => format!(
+            "It is in use for the rest of this run, which may now call only the tools its \
+             allowed-tools name: {}. Every other call is refused (Skill and update_plan \
+             stay), and these still pass the run's --auto level, tool lists and rules",
+            named.join(", ")
+        ),
+    };
+    if !refused.is_empty() {
+        note.push_str(&format!(
+            " (this run's level refuses {})",
+            refused.join(", ")
+        ));
+    }
+    note.push_str(".\n");
+    if !unread.is_empty() {
+        note.push_str(&format!(
+            "Entries that admit nothing: {}.\n",
+            unread.join("; ")
+        ));
+    }
     note
 }
 
@@ -145,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_loaded_skill_says_where_it_is_then_gives_its_instructions() {
-        let text = loaded(&skill(&[]), &read_only);
+        let text = loaded(&skill(&[]), &[], &read_only);
         assert_eq!(
             text,
             "Skill `notes` (/skills/notes/SKILL.md). Its other files are in /skills/notes: \
@@ -154,27 +185,36 @@ mod tests {
     }
 
     #[test]
-    fn allowed_tools_are_named_and_never_widen_the_level() {
-        let text = loaded(
-            &skill(&[
-                "Read",
-                "Bash(git log:*)",
-                "write_file",
-                "WebSearch",
-                "mcp__gh__x",
-            ]),
-            &read_only,
-        );
+    fn allowed_tools_are_named_with_what_they_leave_the_run() {
+        let entries = [
+            "Read",
+            "Bash(git log:*)",
+            "write_file",
+            "WebSearch",
+            "mcp__gh__x",
+        ];
+        let unread = ["WebSearch (zero has no tool `WebSearch`)".to_string()];
+        let text = loaded(&skill(&entries), &unread, &read_only);
         assert!(
             text.contains(
-                "Its allowed-tools name: Read (read_file), Bash(git log:*) (bash), write_file, \
-                 WebSearch (zero has no such tool), mcp__gh__x. A skill does not widen what \
-                 this run allows: every call still passes the run's --auto level, tool lists \
-                 and rules (this run's level refuses bash, write_file).\n"
+                "It is in use for the rest of this run, which may now call only the tools its \
+                 allowed-tools name: Read (read_file), Bash(git log:*) (bash), write_file, \
+                 mcp__gh__x. Every other call is refused (Skill and update_plan stay), and \
+                 these still pass the run's --auto level, tool lists and rules (this run's \
+                 level refuses bash, write_file).\nEntries that admit nothing: WebSearch \
+                 (zero has no tool `WebSearch`).\n"
             ),
             "{text}"
         );
-        let allowed = loaded(&skill(&["Read"]), &|_| true);
-        assert!(allowed.contains("tool lists and rules.\n"), "{allowed}");
+        let allowed = loaded(&skill(&["Read"]), &[], &|_| true);
+        assert!(
+            allowed.contains("tool lists and rules.\n\n# Steps"),
+            "{allowed}"
+        );
+        let none = loaded(&skill(&["WebSearch"]), &unread, &|_| true);
+        assert!(
+            none.contains("name no tool zero has: every call but Skill"),
+            "{none}"
+        );
     }
 }

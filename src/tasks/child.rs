@@ -23,6 +23,7 @@ use crate::environ::names::{ZERO_CASSETTE, ZERO_DEADLINE_UNIX_MS, ZERO_PARENT_RU
 use crate::environ::names::{ZERO_HANDED_KEY_FILE, ZERO_USAGE_REPORT_FILE};
 use crate::output::{InputFormat, OutputFormat};
 use crate::provider::ReasoningEffort;
+use crate::rules::InUse;
 use crate::runtime::{Launch, RunId};
 use crate::skills::Finding;
 use crate::tools::{ForSpecialists, ToolContext, ToolId};
@@ -272,6 +273,8 @@ pub(super) struct ChildRun<'a> {
     pub(crate) rules: &'a HandedRules,
     /// The parent's skills.
     pub(crate) skills: &'a HandedSkills,
+    /// The parent's skills in use when the child is launched: they narrow the child too.
+    pub(crate) in_use: Vec<InUse>,
     /// The launching call's context: the workspace and the policy the child inherits.
     pub(crate) ctx: &'a ToolContext,
     /// Where the child works: the launching call's workspace, or the same place in the
@@ -348,6 +351,8 @@ impl ChildRun<'_> {
                 false => self.skills.dirs.clone(),
             },
             no_skills: skills.is_empty(),
+            // What the parent's skills in use leave it, the child's from its start.
+            skill_in_use: self.in_use.iter().map(InUse::flag_value).collect(),
             skill: skills,
             // Fetching the web is the caller's choice for the run, not a specialist's.
             web_fetch: false,

@@ -64,6 +64,8 @@ pub struct Launcher {
     pub(crate) rules: HandedRules,
     /// The run's skills, of which a specialist gets those its manifest lists.
     pub(crate) skills: HandedSkills,
+    /// The run's skills in use: a specialist is launched narrowed as its launching run is.
+    pub(crate) narrowing: Arc<crate::rules::Narrowing>,
     /// The cassette the run records to or replays from, which every specialist shares under
     /// its own task tag; `None` without `--record` or `--replay`.
     pub(crate) cassette: Option<crate::cassette::Link>,
@@ -214,6 +216,7 @@ mod tests {
             hooks: None,
             rules: HandedRules::default(),
             skills: HandedSkills::default(),
+            narrowing: Default::default(),
             cassette: None,
         };
         register(&mut registry, &runtime, Some(launcher));

@@ -73,6 +73,8 @@ pub(super) struct TaskTool {
     rules: HandedRules,
     /// The run's skills, of which a child gets those its manifest lists.
     skills: HandedSkills,
+    /// The run's skills in use, which narrow each child launched while they are.
+    narrowing: Arc<crate::rules::Narrowing>,
     catalog: OnceCell<Catalog>,
     /// Whether discovery's warnings were already reported (they go into one result only).
     warned: AtomicBool,
@@ -99,6 +101,7 @@ impl TaskTool {
             hooks: launcher.hooks,
             rules: launcher.rules,
             skills: launcher.skills,
+            narrowing: launcher.narrowing,
             catalog: OnceCell::new(),
             warned: AtomicBool::new(false),
             files: AtomicU64::new(0),
@@ -299,6 +302,7 @@ impl TaskTool {
                 .zip(self.hooks.as_ref().map(|h| h.fail_open)),
             rules: &self.rules,
             skills: &self.skills,
+            in_use: self.narrowing.in_use(),
             ctx,
             workspace: prepared.map_or(&ctx.workspace, |prepared| &prepared.workspace),
             git_paths: prepared.map_or(&[], |prepared| &prepared.git_paths[..]),

@@ -15,7 +15,7 @@ use zero::provider::ProviderKind;
 use zero::provider::{
     self, ContextWindow, DEFAULT_MAX_OUTPUT_TOKENS, ProviderConfig, Tuning, WindowLookup,
 };
-use zero::rules::RuleSet;
+use zero::rules::{Narrowing, RuleSet};
 use zero::runtime::{RunId, Runtime, RuntimeConfig};
 use zero::tools::policy::Autonomy;
 use zero::tools::{Policy, Registry, ToolContext, ToolFilter};
@@ -86,6 +86,7 @@ fn run_cancelled_after(
         transcript: None,
         hooks: &Hooks::none(),
         rules: &RuleSet::default(),
+        narrowing: &Narrowing::default(),
         first_reads: Vec::new(),
         checks: &zero::verify::Checks::none(),
     };

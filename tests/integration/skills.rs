@@ -1,8 +1,10 @@
 //! Agent Skills through the real binary: discovery from every source and its precedence, a
 //! broken `SKILL.md` named with its line, the system prompt's bounded list, the `Skill` tool
 //! and the skill's own files read through `read_file` from the user's config directory, a
-//! skill's `allowed-tools` that would widen the level (they do not), and a specialist given
-//! the skills its manifest lists.
+//! skill's `allowed-tools` that would widen the level (they do not) and that narrow the rest of
+//! the run once it is loaded (the calls they leave out refused, their effects absent, a
+//! specialist launched after narrowed too), and a specialist given the skills its manifest
+//! lists.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -272,7 +274,7 @@ fn a_skills_allowed_tools_never_widen_the_level() {
     assert_eq!(code, 0, "{events:?}");
     let outputs = tool_outputs(&events);
     assert!(
-        outputs[0].contains("Write (write_file), Bash(rm:*) (bash). A skill does not widen")
+        outputs[0].contains("name: Write (write_file), Bash(rm:*) (bash). Every other call")
             && outputs[0].contains("(this run's level refuses write_file, bash)"),
         "{}",
         outputs[0]
@@ -286,6 +288,153 @@ fn a_skills_allowed_tools_never_widen_the_level() {
     assert!(
         !tools.iter().any(|t| t == "write_file" || t == "bash"),
         "{tools:?}"
+    );
+}
+
+/// A workspace skill that may read and run `git log`, nothing else.
+const LOG_READER: &str = "---\nname: log-reader\ndescription: Reads the history.\n\
+    allowed-tools: Read, Bash(git log:*), Task\n---\nRead the log.\n";
+
+/// The `permission_denied` events' reasons.
+fn denials(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|event| event["type"] == "permission_denied")
+        .map(|event| event["reason"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_loaded_skills_allowed_tools_narrow_the_rest_of_the_run() {
+    let machine = Machine::new();
+    let skills = machine.workspace.join(".zero/skills");
+    machine.write(&skills, "log-reader", LOG_READER);
+    fs::write(machine.workspace.join("notes.txt"), "NOTES-TEXT").unwrap();
+    let hostile = [
+        ("bash", json!({"command": "touch after-bash"})),
+        ("bash", json!({"command": "git log -1 > after-redirect"})),
+        ("bash", json!({"command": "git log -1; touch after-list"})),
+        ("write_file", json!({"path": "after-write", "content": "x"})),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: after-patch\n+x\n*** End Patch"}),
+        ),
+    ];
+    let mut script = Script::new()
+        .reply(Reply::tool_call("bash", json!({"command": "touch before"})))
+        .reply(Reply::tool_call("Skill", json!({"name": "log-reader"})));
+    for (tool, args) in &hostile {
+        script = script.reply(Reply::tool_call(tool, args.clone()));
+    }
+    let server = FakeModel::start(
+        script
+            .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+            .reply(Reply::tool_call("update_plan", json!({"plan": []})))
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = machine.run(&server, &["--auto", "high"]);
+    assert_eq!(code, 0, "{events:?}");
+    assert!(
+        machine.workspace.join("before").exists(),
+        "before the skill the run was not narrowed"
+    );
+    for marker in [
+        "after-bash",
+        "after-redirect",
+        "after-list",
+        "after-write",
+        "after-patch",
+    ] {
+        assert!(
+            !machine.workspace.join(marker).exists(),
+            "{marker}: the skill's allowed-tools did not narrow the run"
+        );
+    }
+    let denials = denials(&events);
+    assert_eq!(denials.len(), hostile.len(), "{denials:#?}");
+    for reason in &denials {
+        assert!(
+            reason.starts_with(
+                "the skill `log-reader` is in use and narrows this run to its allowed-tools \
+                 (Read, Bash(git log:*), Task): "
+            ),
+            "{reason}"
+        );
+    }
+    let outputs = tool_outputs(&events);
+    assert!(
+        outputs[1].contains("may now call only the tools its allowed-tools name: Read"),
+        "{}",
+        outputs[1]
+    );
+    assert!(
+        outputs.iter().any(|o| o.contains("NOTES-TEXT")),
+        "{outputs:?}"
+    );
+}
+
+#[test]
+fn a_specialist_launched_while_a_skill_narrows_is_narrowed_too() {
+    let machine = Machine::new();
+    machine.write(
+        &machine.workspace.join(".zero/skills"),
+        "log-reader",
+        LOG_READER,
+    );
+    let specialists = machine.workspace.join(".zero/specialists");
+    fs::create_dir_all(&specialists).unwrap();
+    fs::write(
+        specialists.join("worker.md"),
+        "---\nname: worker\ndescription: Works.\n---\nWork.\n",
+    )
+    .unwrap();
+    let server = FakeModel::start(
+        Script::new()
+            .route(
+                Route::body_contains(CHILD)
+                    .reply(Reply::tool_call(
+                        "bash",
+                        json!({"command": "touch from-child"}),
+                    ))
+                    .reply(Reply::text("tried")),
+            )
+            .reply(Reply::tool_call("Skill", json!({"name": "log-reader"})))
+            .reply(Reply::tool_call(
+                "Task",
+                json!({"name": "worker", "prompt": "Touch it."}),
+            ))
+            .reply(Reply::text("done")),
+    );
+    let (code, events) = machine.run(&server, &["--auto", "high"]);
+    assert_eq!(code, 0, "{events:?}");
+    assert!(
+        !machine.workspace.join("from-child").exists(),
+        "the specialist was not narrowed by its parent's skill in use"
+    );
+    let child = server
+        .requests()
+        .into_iter()
+        .filter(|request| request.raw_body.contains(CHILD))
+        .nth(1)
+        .expect("the specialist's second request");
+    assert!(
+        child
+            .raw_body
+            .contains("the skill `log-reader` is in use and narrows this run"),
+        "{}",
+        child.raw_body
+    );
+}
+
+#[test]
+fn a_hostile_skill_in_use_flag_is_a_usage_error() {
+    let machine = Machine::new();
+    let output = machine.listing(&["--skill-in-use", "{\"skill\": 1}", "--list-tools"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--skill-in-use {\"skill\": 1}: invalid type"),
+        "{stderr}"
     );
 }
 

@@ -251,6 +251,7 @@ impl Settings {
         &self,
         parent_run: &RunId,
         ledger: &Arc<crate::usage::Ledger>,
+        narrowing: &Arc<crate::rules::Narrowing>,
     ) -> Option<Launcher> {
         let (rules, hooks) = self.controls.handed();
         self.parent.is_none().then(|| Launcher {
@@ -262,6 +263,7 @@ impl Settings {
             rules,
             hooks,
             skills: self.skills.handed(),
+            narrowing: Arc::clone(narrowing),
             cassette: self.cassette.link(),
         })
     }

@@ -1,11 +1,13 @@
 //! The skills the run offers (`--skills-dir`, `--skill`, `--no-skills`): looked for once, on a
 //! thread of their own from the moment the settings are resolved (`skills::Finding`), and only
-//! in the modes that show them to the model or the caller.
+//! in the modes that show them to the model or the caller; and the skills its launching run
+//! had in use (`--skill-in-use`), which narrow it from its start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::ExecArgs;
+use crate::rules::{InUse, Narrowing};
 use crate::skills::{self, Finding, SearchPaths, Skill};
 use crate::tasks::HandedSkills;
 
@@ -20,6 +22,8 @@ pub(crate) struct SkillSettings {
     found: Arc<Finding>,
     /// `--skills-dir`, canonical, for a specialist to find the same skills.
     dirs: Vec<PathBuf>,
+    /// `--skill-in-use`: the launching run's skills in use.
+    in_use: Vec<InUse>,
 }
 
 impl SkillSettings {
@@ -43,10 +47,29 @@ impl SkillSettings {
                 Finding::start(paths, args.skill.clone())
             }
         };
+        let in_use = args
+            .skill_in_use
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json).map_err(|error| {
+                    Failure::usage(format!(
+                        "--skill-in-use {json}: {error} (it takes {{\"skill\": NAME, \
+                         \"allowed_tools\": [ENTRY, ...]}})"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(SkillSettings {
             found: Arc::new(found),
             dirs,
+            in_use,
         })
+    }
+
+    /// The run's skills in use in `workspace`: at first the launching run's, then each one the
+    /// model loads.
+    pub(crate) fn narrowing(&self, workspace: &Path) -> Arc<Narrowing> {
+        Arc::new(Narrowing::new(workspace, &self.in_use))
     }
 
     /// The skills offered, sorted by name (waited for the first time).
