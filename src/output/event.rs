@@ -580,7 +580,8 @@ pub(crate) struct SkillInfo {
     pub(crate) description: String,
     /// The path of its `SKILL.md`.
     pub(crate) source: String,
-    /// Its `allowed-tools`, as written; absent when it names none. They widen nothing.
+    /// Its `allowed-tools`, as written; absent when it names none. Once the skill is loaded
+    /// they narrow the run (`rules::Narrowing`), never widen it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) allowed_tools: Vec<String>,
 }

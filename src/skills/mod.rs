@@ -10,8 +10,9 @@
 //!
 //! A skill never widens what a run may do. Its `allowed-tools` (Claude Code's pre-approval)
 //! grants nothing here: a headless run has nobody to ask, so every call still passes the run's
-//! `--auto` level, tool lists and rules; the `Skill` result names the tools the skill lists
-//! and says which of them the level refuses.
+//! `--auto` level, tool lists and rules, and once the skill is loaded the list narrows the rest
+//! of the run (`rules::Narrowing`); the `Skill` result says what it leaves and which of those
+//! tools the level refuses.
 //!
 //! Where skills come from, and which one wins a name, is `discovery`'s; what a `SKILL.md` must
 //! say is `skill_md`'s; `finding` runs discovery beside the run's other start-up work.
