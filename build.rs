@@ -7,7 +7,10 @@
 //! memory was two thirds the binary's own clean pages (docs/PERFORMANCE.md). Packed, the same
 //! run maps a fraction of it. The layout changes nothing else: a name the list has that the
 //! binary lacks (the code moved on since the list was made) is skipped, and an unlisted
-//! function keeps the linker's place.
+//! function keeps the linker's place. The names carry crate hashes, which any change of the
+//! dependencies changes: the list names the `Cargo.lock` it was written with, and a test
+//! (`tests/integration/startup_order.rs`) fails when the tree's is another, so the change that
+//! stales it writes it again.
 //!
 //! Only in a release build whose linker takes the list (`--symbol-ordering-file`: rust-lld, the
 //! Rust toolchain's default on x86_64 Linux since 1.90, LLVM's lld, mold). GNU ld, for one, has

@@ -59,6 +59,7 @@ mod special_files;
 mod specialist_results;
 mod specialists;
 mod stalled_output;
+mod startup_order;
 mod stream_json_fixtures;
 mod structured;
 mod task_tools;
