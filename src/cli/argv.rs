@@ -248,11 +248,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_flag_parses_back_to_what_was_written() {
-        // Every field set away from its default: a flag added to ExecArgs fails to compile
-        // here until it is written by `to_argv` and checked.
-        let args = ExecArgs {
+    /// Every field set away from its default: a flag added to ExecArgs fails to compile here
+    /// until it is written by `to_argv` and checked.
+    fn every_flag_set() -> ExecArgs {
+        ExecArgs {
             prompt_words: vec!["-fix".into(), "the test".into()],
             prompt: vec!["first".into(), "--second".into()],
             file: Some(PathBuf::from("/run/task-prompt-0")),
@@ -313,7 +312,12 @@ mod tests {
             list_specialists: false,
             list_skills: false,
             image: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn every_flag_parses_back_to_what_was_written() {
+        let args = every_flag_set();
         assert_eq!(parse_back(&args), args);
         let forking = ExecArgs {
             resume: None,
