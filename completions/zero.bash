@@ -125,7 +125,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__exec)
-            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --skill-in-use --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -212,6 +212,10 @@ _zero() {
                     return 0
                     ;;
                 --skill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skill-in-use)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -377,7 +381,7 @@ _zero() {
             return 0
             ;;
         zero__subcmd__review)
-            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
+            opts="-p -f -C -o -i -m -h -V --base --commit --uncommitted --format --fail-on --prompt --file --image --cwd --worktree --add-dir --auto --skip-permissions-unsafe --sandbox --network --env-keep --enabled-tools --disabled-tools --allow --deny --rules --mcp-config --mcp-project --strict-mcp-config --hooks --hooks-fail-open --skills-dir --skill --no-skills --skill-in-use --web-fetch --output-format --input-format --output-last-message --output-schema --schema-retries --verify --verify-timeout --verify-retries --strict --model --provider --base-url --max-output-tokens --reasoning-effort --fallback-model --timeout --max-tokens --max-cost-usd --context-window --prompt-style --resume --fork --session-id --no-session --any-workspace --max-turns --record --replay --replay-lenient --replay-timing --list-tools --list-specialists --list-skills --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -480,6 +484,10 @@ _zero() {
                     return 0
                     ;;
                 --skill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skill-in-use)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -55,6 +55,7 @@ complete -c zero -n "__fish_zero_using_subcommand exec" -l mcp-config -d 'Start 
 complete -c zero -n "__fish_zero_using_subcommand exec" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skills-dir -d 'Also look for skills in this directory, before the workspace\'s and the user\'s (repeatable): each skill a subdirectory with a SKILL.md' -r -F
 complete -c zero -n "__fish_zero_using_subcommand exec" -l skill -d 'Offer only this skill (repeatable) [default: every skill found]' -r
+complete -c zero -n "__fish_zero_using_subcommand exec" -l skill-in-use -d 'A skill in use in the run that launched this one, as JSON (`{"skill": NAME, "allowed_tools": [ENTRY, ...]}`, repeatable): its `allowed-tools` narrow this run from its start. What a specialist is handed; a caller gains nothing by it (it only narrows)' -r
 complete -c zero -n "__fish_zero_using_subcommand exec" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
@@ -136,6 +137,7 @@ complete -c zero -n "__fish_zero_using_subcommand review" -l mcp-config -d 'Star
 complete -c zero -n "__fish_zero_using_subcommand review" -l hooks -d 'Run the hooks this file configures, besides config.toml\'s `[hooks]` (repeatable): TOML or JSON in zero\'s shape (`[[hooks.pre_tool_use]]`), or a Claude Code settings.json (`{"hooks": {"PreToolUse": [...]}}`). A workspace\'s own files are never read without it' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l skills-dir -d 'Also look for skills in this directory, before the workspace\'s and the user\'s (repeatable): each skill a subdirectory with a SKILL.md' -r -F
 complete -c zero -n "__fish_zero_using_subcommand review" -l skill -d 'Offer only this skill (repeatable) [default: every skill found]' -r
+complete -c zero -n "__fish_zero_using_subcommand review" -l skill-in-use -d 'A skill in use in the run that launched this one, as JSON (`{"skill": NAME, "allowed_tools": [ENTRY, ...]}`, repeatable): its `allowed-tools` narrow this run from its start. What a specialist is handed; a caller gains nothing by it (it only narrows)' -r
 complete -c zero -n "__fish_zero_using_subcommand review" -s o -l output-format -d 'What goes to stdout: the final answer, one JSON summary, or a JSON event per line' -r -f -a "text\t'Only the final answer on stdout; progress on stderr'
 json\t'One JSON summary object at the end'
 stream-json\t'One JSON event per line (schema in docs/STREAM_JSON.md)'"
