@@ -12,7 +12,7 @@ mod cut_calls;
 mod error_code;
 pub(crate) mod first_reads;
 mod loops;
-mod permission;
+pub(crate) mod permission;
 mod plan;
 mod repeats;
 mod schema_retries;

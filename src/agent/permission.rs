@@ -145,35 +145,71 @@ pub(crate) fn emit_exec_refusals(
     refused: Vec<ExecRefusal>,
     output: &Output,
 ) {
-    let mask = |text: &str| output.secrets().apply(text);
     for refusal in refused {
-        let program = mask(&refusal.argv.join(" "));
-        let reason = match &refusal.rule {
-            Some(rule) => format!(
-                "the rule `{rule}` (deny) refused the program `{program}` (process {}) that \
-                 the command ran; the rest of the command ran, so check what it did; a deny \
-                 rule cannot be overridden, so do this another way",
-                refusal.pid
-            ),
-            None => format!(
-                "the program `{}` (process {}) was refused: its arguments could not be read to \
-                 check them against the deny rules on commands",
-                mask(&refusal.path),
-                refusal.pid
-            ),
-        };
-        output.emit(EventKind::PermissionDenied {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args: masked(args, &mask),
-            rule: refusal.rule,
-            reason,
-            exec: Some(ExecDenied {
-                pid: refusal.pid,
-                path: mask(&refusal.path),
-                argv: refusal.argv.iter().map(|word| mask(word)).collect(),
-            }),
-        });
+        output.emit(exec_refused(
+            &call.id, &call.name, args, refusal, None, output,
+        ));
+    }
+}
+
+/// Emits a `permission_denied` event for each program the exec check refused in the command
+/// of the background task `task` (its command line `command`), when the task has ended: the
+/// call that started it was answered long before, so the event carries the task's id.
+pub(crate) fn emit_task_exec_refusals(
+    task: &str,
+    command: &str,
+    refused: Vec<ExecRefusal>,
+    output: &Output,
+) {
+    let args = serde_json::json!({ "command": command, "run_in_background": true });
+    for refusal in refused {
+        let event = exec_refused(task, "bash", &args, refusal, Some(task), output);
+        output.emit(event);
+    }
+}
+
+/// The `permission_denied` event of `refusal`, a program of the command of the call `id` of
+/// `tool` (run with `args`) refused at exec; `task` names the background task it ran in.
+fn exec_refused(
+    id: &str,
+    tool: &str,
+    args: &Value,
+    refusal: ExecRefusal,
+    task: Option<&str>,
+    output: &Output,
+) -> EventKind {
+    let mask = |text: &str| output.secrets().apply(text);
+    let program = mask(&refusal.argv.join(" "));
+    let whose = match task {
+        Some(task) => format!("the background task {task}'s command"),
+        None => "the command".to_string(),
+    };
+    let reason = match &refusal.rule {
+        Some(rule) => format!(
+            "the rule `{rule}` (deny) refused the program `{program}` (process {}) that {whose} \
+             ran; the rest of the command ran, so check what it did; a deny rule cannot be \
+             overridden, so do this another way",
+            refusal.pid
+        ),
+        None => format!(
+            "the program `{}` (process {}) that {whose} ran was refused: its arguments could \
+             not be read to check them against the deny rules on commands",
+            mask(&refusal.path),
+            refusal.pid
+        ),
+    };
+    EventKind::PermissionDenied {
+        id: id.to_owned(),
+        name: tool.to_owned(),
+        args: masked(args, &mask),
+        rule: refusal.rule,
+        reason,
+        exec: Some(ExecDenied {
+            pid: refusal.pid,
+            path: mask(&refusal.path),
+            argv: refusal.argv.iter().map(|word| mask(word)).collect(),
+            task_id: task.map(str::to_owned),
+        }),
     }
 }
 

@@ -6,10 +6,11 @@
 
 use std::sync::Arc;
 
+use crate::agent::permission;
 use crate::mcp;
 use crate::output::{EventKind, Output};
 use crate::rules::Narrowing;
-use crate::runtime::{Runtime, TaskEvent, TaskEventSink};
+use crate::runtime::{Runtime, TaskEvent, TaskEventSink, TaskKind};
 use crate::skills::{Finding, SkillTool};
 use crate::tasks;
 use crate::tools::{Policy, PromptStyle, Registry, ToolFilter, ToolId, Toolset};
@@ -133,22 +134,25 @@ fn add_offered(registry: &mut Registry, settings: &Settings) {
 /// Forwards the task runtime's events to the output.
 fn task_events(output: &Arc<Output>) -> TaskEventSink {
     let output = Arc::clone(output);
-    Arc::new(move |event| {
-        output.emit(match event {
-            TaskEvent::Started(record) => EventKind::TaskStarted {
-                task_id: record.id.to_string(),
-                kind: record.kind,
-                description: record.description,
-            },
-            TaskEvent::Finished(record) => EventKind::TaskFinished {
-                task_id: record.id.to_string(),
-                kind: record.kind,
-                status: record.status,
-                exit_code: record.exit_code,
-            },
-            TaskEvent::Unrecorded(error) => EventKind::Warning {
-                message: format!("a background task's state could not be saved: {error}"),
-            },
-        })
+    Arc::new(move |event| match event {
+        TaskEvent::Started(record) => output.emit(EventKind::TaskStarted {
+            task_id: record.id.to_string(),
+            kind: record.kind,
+            description: record.description,
+        }),
+        TaskEvent::Refused(record, refused) => {
+            if let TaskKind::Shell { command } = &record.kind {
+                permission::emit_task_exec_refusals(record.id.as_str(), command, refused, &output);
+            }
+        }
+        TaskEvent::Finished(record) => output.emit(EventKind::TaskFinished {
+            task_id: record.id.to_string(),
+            kind: record.kind,
+            status: record.status,
+            exit_code: record.exit_code,
+        }),
+        TaskEvent::Unrecorded(error) => output.emit(EventKind::Warning {
+            message: format!("a background task's state could not be saved: {error}"),
+        }),
     })
 }

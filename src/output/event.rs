@@ -413,6 +413,10 @@ pub(crate) struct ExecDenied {
     pub(crate) path: String,
     /// The argv it gave; a last `…` when it was cut.
     pub(crate) argv: Vec<String>,
+    /// The background task whose command ran it (the event comes when the task ends, and its
+    /// `id` is the task's); absent for a foreground call's.
+    #[serde(rename = "taskId", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task_id: Option<String>,
 }
 
 /// A permission rule as `--list-tools` lists it.

@@ -83,6 +83,9 @@ use tasks::task::{Change, StopCause, Task};
 pub enum TaskEvent {
     /// A task's process started; its record says `running`.
     Started(TaskRecord),
+    /// The exec check refused programs of a background command's tree: reported when its task
+    /// ended, just before its `Finished` (the call that started it was answered long before).
+    Refused(TaskRecord, Vec<ExecRefusal>),
     /// A task's process ended and was reaped; the record is final.
     Finished(TaskRecord),
     /// A task's record could not be persisted outside any caller's request (e.g. when its

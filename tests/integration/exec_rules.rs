@@ -314,7 +314,8 @@ fn an_allowed_tree_of_many_execs_still_works() {
     }
 }
 
-/// A background command's tree is checked too: its push is refused while the run goes on.
+/// A background command's tree is checked too: its push is refused while the run goes on, and
+/// the refusal is a `permission_denied` event naming the task, before its `task_finished`.
 #[test]
 fn a_background_command_is_checked_at_exec_too() {
     let repo = repository_with_remotes();
@@ -337,6 +338,26 @@ fn a_background_command_is_checked_at_exec_too() {
     let events = run_script(repo.path(), MEDIUM, script, &["--deny", RULE]);
     assert!(repo.path().join("background-done").exists(), "{events:?}");
     assert!(!pushed(repo.path(), 0));
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind);
+    let denied = at("permission_denied").expect("a permission_denied event");
+    let event = &events[denied];
+    let task = events[at("task_started").unwrap()]["taskId"].clone();
+    assert_eq!(event["exec"]["taskId"], task, "{event}");
+    assert_eq!(event["id"], task, "{event}");
+    assert_eq!(event["rule"], RULE);
+    assert_eq!(
+        event["exec"]["argv"],
+        json!(["git", "push", "r0", "HEAD:refs/heads/pushed"])
+    );
+    assert!(
+        event["reason"]
+            .as_str()
+            .unwrap()
+            .contains("the background task"),
+        "{event}"
+    );
+    assert!(denied < at("task_finished").unwrap(), "{events:?}");
+    assert_eq!(events.last().unwrap()["permissionDenials"], 1);
 }
 
 /// A command lent a warm guardian (started before the command was known, while the model

@@ -231,6 +231,10 @@ impl Task {
         let pid = process.guardian.pid;
         let guardian_end = blocking(move || reap::wait_for_end(pid)).await;
         let reported = blocking(move || report.ended()).await.ok().flatten();
+        let refused = reported
+            .as_ref()
+            .map(|ending| ending.refused.clone())
+            .unwrap_or_default();
         let change = match (reported, guardian_end) {
             (Some(ending), _) => Change::Ended(ending.end),
             (None, Ok(Ok(end))) => Change::Ended(end),
@@ -245,6 +249,9 @@ impl Task {
             // leaves nothing to act on (the child was not ours to wait for any more).
             let _ = process.command.signal_group(Signal::SIGKILL);
             let _ = blocking(move || reap::reap(pid)).await;
+        }
+        if !refused.is_empty() {
+            events(TaskEvent::Refused(applied.record.clone(), refused));
         }
         events(TaskEvent::Finished(applied.record));
         if let Err(error) = applied.persisted {
