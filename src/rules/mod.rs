@@ -311,8 +311,12 @@ impl Judgement<'_> {
                     Some(rule) => format!("; the caller could add --allow '{rule}'"),
                     None => String::new(),
                 };
+                let (rule, rules) = match self.set.closed {
+                    true => ("entry", "its entries admit"),
+                    false => ("allow rule", "the rules allow"),
+                };
                 Err(format!(
-                    "no allow rule matches {what} (the rules allow {tool} only for {}){remedy}",
+                    "no {rule} matches {what} ({rules} {tool} only for {}){remedy}",
                     allowed.join(", ")
                 ))
             }
