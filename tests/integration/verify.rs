@@ -71,15 +71,20 @@ fn verified(events: &[Value]) -> Value {
     events.last().unwrap()["verify"].clone()
 }
 
+/// A model that answers `first`, is told the check failed, writes `path`, and answers `second`.
+fn answers_then_writes(first: &str, path: &str, content: &str, second: &str) -> [Reply; 3] {
+    [
+        Reply::text(first),
+        Reply::tool_call("write_file", json!({"path": path, "content": content})),
+        Reply::text(second),
+    ]
+}
+
 /// A model that answers, is told the check failed, writes `fixed`, and answers again.
 fn fixes_after_one_answer() -> Script {
-    Script::new()
-        .reply(Reply::text("Done."))
-        .reply(Reply::tool_call(
-            "write_file",
-            json!({"path": "fixed", "content": "ok\n"}),
-        ))
-        .reply(Reply::text("Fixed for real."))
+    answers_then_writes("Done.", "fixed", "ok\n", "Fixed for real.")
+        .into_iter()
+        .fold(Script::new(), Script::reply)
 }
 
 #[test]
@@ -344,13 +349,9 @@ fn a_worktree_run_is_verified_in_its_worktree_before_the_commit_and_kept_when_it
 /// The child's side of a specialist whose check (`test -e child.txt`) fails on its first
 /// answer and passes on its second, after it made the file.
 fn child_passing_on_its_second_answer() -> Route {
-    Route::body_contains(CHILD)
-        .reply(Reply::text("child done"))
-        .reply(Reply::tool_call(
-            "write_file",
-            json!({"path": "child.txt", "content": "made\n"}),
-        ))
-        .reply(Reply::text("child done for real"))
+    answers_then_writes("child done", "child.txt", "made\n", "child done for real")
+        .into_iter()
+        .fold(Route::body_contains(CHILD), Route::reply)
 }
 
 /// A background specialist's checks are in its `TaskOutput`, as in a foreground `Task` result.
