@@ -1201,12 +1201,7 @@ impl Bench<'_> {
     /// `rg` with the grep tool's pattern over the same tree, or a note that it is not installed.
     fn ripgrep(&self, tree: &Path, pattern: &str, files: usize) -> Result<Row> {
         let name = format!("rg, same {files} files");
-        if Command::new("rg")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .status()
-            .is_err()
-        {
+        if !installed("rg") {
             return Ok(Row::not_measured(name, "", "rg not installed"));
         }
         let mut row = Row::new(name, Unit::Ms, "");
@@ -1261,4 +1256,14 @@ fn tail(path: &Path) -> String {
     let text = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// Whether `program` is installed (it runs with `--version`).
+fn installed(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
 }

@@ -7,12 +7,11 @@
 //! are interleaved run by run, so both see the same machine.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use anyhow::{Result, ensure};
 use serde_json::json;
 
-use super::Bench;
+use super::{Bench, installed};
 use crate::support::fake_model::Reply;
 use crate::table::{Row, Unit};
 
@@ -86,16 +85,6 @@ impl Bench<'_> {
         rows.extend(turns);
         Ok(())
     }
-}
-
-/// Whether `program` is installed (it runs with `--version`).
-fn installed(program: &str) -> bool {
-    Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
 }
 
 /// How many C files the build compiles.
