@@ -396,13 +396,18 @@ fn strict_fails_a_run_whose_server_went_away_and_names_it() {
             .reply(Reply::tool_call("mcp__t__crash", json!({})))
             .reply(Reply::text("carried on")),
     );
-    let output = fixture
-        .medium(&server, &config)
-        .arg("--strict")
-        .output()
-        .unwrap();
+    let output = strict_run(&fixture, &server, &config);
     assert_eq!(output.status.code(), Some(4));
     carried_on_then_blocked_by_gone(&events(&output.stdout), "t");
+}
+
+/// A run at medium with `--strict` against `server`, with the MCP servers of `config`.
+fn strict_run(fixture: &Fixture, server: &FakeModel, config: &Path) -> std::process::Output {
+    fixture
+        .medium(server, config)
+        .arg("--strict")
+        .output()
+        .unwrap()
 }
 
 /// The run answered "carried on" and `--strict` failed it as `blocked`, naming the MCP server
@@ -434,11 +439,7 @@ fn strict_fails_a_run_whose_http_server_went_away_and_names_it() {
             .reply(Reply::tool_call("mcp__web__echo", json!({"text": "again"})))
             .reply(Reply::text("carried on")),
     );
-    let output = fixture
-        .medium(&server, &config)
-        .arg("--strict")
-        .output()
-        .unwrap();
+    let output = strict_run(&fixture, &server, &config);
     let _ = http.kill();
     let _ = http.wait();
     let events = events(&output.stdout);

@@ -354,18 +354,25 @@ fn child_passing_on_its_second_answer() -> Route {
         .fold(Route::body_contains(CHILD), Route::reply)
 }
 
+/// A script whose child passes `test -e child.txt` on its second answer, and whose first
+/// reply launches the `worker` specialist with that check and the `Task` arguments `more`.
+fn launching_the_worker(more: Value) -> Script {
+    let mut args = json!({"name": "worker", "prompt": "Make child.txt.",
+                          "verify": ["test -e child.txt"]});
+    args.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
+    Script::new()
+        .route(child_passing_on_its_second_answer())
+        .reply(Reply::tool_call("Task", args))
+}
+
 /// A background specialist's checks are in its `TaskOutput`, as in a foreground `Task` result.
 #[test]
 fn a_background_specialist_s_checks_are_in_its_task_output() {
     let workspace = tempfile::tempdir().unwrap();
     let server = FakeModel::start(
-        Script::new()
-            .route(child_passing_on_its_second_answer())
-            .reply(Reply::tool_call(
-                "Task",
-                json!({"name": "worker", "prompt": "Make child.txt.", "run_in_background": true,
-                       "verify": ["test -e child.txt"]}),
-            ))
+        launching_the_worker(json!({"run_in_background": true}))
             .reply(Reply::tool_call(
                 "TaskOutput",
                 json!({"task_id": TASK_ID, "block": true, "timeout_ms": 30_000}),
@@ -385,16 +392,7 @@ fn a_background_specialist_s_checks_are_in_its_task_output() {
 #[test]
 fn a_specialist_must_pass_the_check_its_task_hands_it() {
     let workspace = tempfile::tempdir().unwrap();
-    let server = FakeModel::start(
-        Script::new()
-            .route(child_passing_on_its_second_answer())
-            .reply(Reply::tool_call(
-                "Task",
-                json!({"name": "worker", "prompt": "Make child.txt.",
-                       "verify": ["test -e child.txt"]}),
-            ))
-            .reply(Reply::text("all done")),
-    );
+    let server = FakeModel::start(launching_the_worker(json!({})).reply(Reply::text("all done")));
     let events = run(&server, workspace.path(), "medium", &[], 0);
     assert!(workspace.path().join("child.txt").exists());
     let result = of_type(&events, "tool_result")[0];
