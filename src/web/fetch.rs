@@ -112,9 +112,13 @@ async fn resolve(url: &Url, gate: &Gate) -> Result<Vec<SocketAddr>, ToolError> {
     if addresses.is_empty() {
         return Err(ToolError::Failed(format!("{host} resolves to no address")));
     }
+    // A rule names an address, never a name: only a URL that spells the address out may reach
+    // a loopback, private or link-local one, so no DNS answer (a rebinding name, `localhost`)
+    // can lead a fetch there, whatever names the domain rules allow.
+    let spelled = |ip: IpAddr| literal.is_some() && is_named(ip, &gate.named);
     for address in &addresses {
         let ip = address.ip();
-        if let Some(what) = forbidden(ip).filter(|_| !is_named(ip, &gate.named)) {
+        if let Some(what) = forbidden(ip).filter(|_| !spelled(ip)) {
             let found = match literal {
                 Some(_) => format!("{ip} is {what}"),
                 None => format!("{host} resolves to {ip}, {what}"),

@@ -296,6 +296,26 @@ fn a_name_resolving_to_loopback_is_refused_without_a_rule_naming_the_address() {
     assert!(named.contains("# Docs"), "{named}");
 }
 
+/// A rule names an address, not a name: with the loopback address named and the name allowed
+/// as a domain, a URL spelling the name (what a rebinding DNS answer looks like) still does not
+/// reach the address.
+#[test]
+fn a_named_address_is_reached_only_by_a_url_that_spells_it() {
+    let site = Site::start();
+    let url = format!("http://localhost:{}/page", site.port);
+    let flags = [LOCAL, "--allow", "web_fetch(domain:localhost)"];
+    let (output, _) = fetch(&url, json!({}), &flags);
+    assert!(
+        output.contains("localhost resolves to") && output.contains("a loopback address"),
+        "{output}"
+    );
+    assert!(
+        site.seen().is_empty(),
+        "nothing may connect: {:?}",
+        site.seen()
+    );
+}
+
 #[test]
 fn redirects_are_followed_at_most_five_times() {
     let site = Site::start();
