@@ -11,10 +11,11 @@
 //! ones a shell would run, found by the rules' parser of command lines; a line it cannot
 //! parse is split at blanks.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::{Hook, HookSet, quoted};
 use crate::rules::shell::{self, Word};
+use crate::tools::policy::{NotADirectory, resolve_path};
 
 impl HookSet {
     /// The warnings for the hooks whose command line names a file beneath one of `writable`
@@ -85,32 +86,15 @@ fn words(command: &str, workspace: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Where `word` leads (see [`resolve`]), when that is beneath one of `writable`.
+/// Where `word` leads, as a tool opening it would find it (`tools::policy::resolve_path`: `..`
+/// and links component by component, as the kernel does), when that is beneath one of
+/// `writable`.
 fn beneath(word: &str, workspace: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
-    let resolved = resolve(&workspace.join(word));
+    let resolved = resolve_path(workspace, word).unwrap_or_else(|NotADirectory(path)| path);
     writable
         .iter()
         .any(|root| resolved.starts_with(root))
         .then_some(resolved)
-}
-
-/// `path` made absolute as far as it can be known: each step that exists made canonical
-/// (its links followed), `..` and `.` after it taken as written.
-fn resolve(path: &Path) -> PathBuf {
-    let mut resolved = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                resolved.pop();
-            }
-            other => resolved.push(other),
-        }
-        if let Ok(real) = resolved.canonicalize() {
-            resolved = real;
-        }
-    }
-    resolved
 }
 
 #[cfg(test)]
