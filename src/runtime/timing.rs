@@ -86,6 +86,14 @@ pub(crate) const PIPE_DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// can wait for a process).
 pub(crate) const FOREIGN_POLL: Duration = Duration::from_millis(20);
 
+/// How long a lease held while the process that took it is gone is waited for: a copy in a
+/// child that process was starting lets go at the child's `exec`, a reconciler at work when
+/// it is done.
+pub(crate) const LEASE_COPY_WAIT: Duration = Duration::from_secs(1);
+
+/// How often such a lease is tried again.
+pub(crate) const LEASE_COPY_POLL: Duration = Duration::from_millis(5);
+
 /// How long a stop from another process waits for the owning run to record how the process
 /// ended, so that the report it prints is complete.
 pub(crate) const OWNER_RECORDS_END: Duration = Duration::from_secs(3);

@@ -46,6 +46,68 @@ fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
     assert!(on_disk["endedAt"].is_string());
 }
 
+/// A copy of a run's lease that outlives the run — the child zero was starting when it was
+/// SIGKILLed holds one until its `exec` closes it — does not make the dead run look alive to
+/// the next zero process: the lease names the process that owns it, and once that one is gone
+/// the next process waits the copy out and reconciles. Here the test itself takes the copy
+/// (`pidfd_getfd`: the same open file, so the same `flock`) and lets go of it a moment after
+/// zero is dead, as the child's `exec` would.
+#[test]
+fn a_copy_of_the_lease_left_in_a_child_does_not_keep_a_dead_run_alive() {
+    let nonce = nonce();
+    let home = Home::new();
+    let server = FakeModel::start(
+        Script::new()
+            .reply(background(&format!("sleep {nonce}")))
+            .reply(stall()),
+    );
+    let mut exec = Exec::start(&server, &home);
+    let record = home.running_record(&nonce);
+    let run_id = record["runId"].as_str().unwrap().to_string();
+    let lease = home.path().join(format!("runs/{run_id}.lock"));
+    let copy = fd_copy_of(exec.pid(), &lease);
+    exec.sigkill();
+    let child_execs = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(copy);
+    });
+    let listed = list_json(&home);
+    child_execs.join().unwrap();
+    assert_eq!(listed[0]["status"], "interrupted", "{}", listed[0]);
+    assert_gone_soon(&nonce);
+    assert!(home.runs_entries().is_empty(), "{:?}", home.runs_entries());
+    assert_eq!(home.records()[0]["status"], "interrupted");
+}
+
+/// The same open file as `pid`'s descriptor of `path` (not a new open of it, which would have
+/// a lock of its own), as a child process of `pid` has one between fork and exec.
+fn fd_copy_of(pid: u32, path: &std::path::Path) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let fd = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .find(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == path))
+        .unwrap_or_else(|| panic!("zero holds no descriptor of {}", path.display()))
+        .file_name()
+        .to_string_lossy()
+        .parse::<i32>()
+        .unwrap();
+    // SAFETY: plain system calls; each result is checked before it is used as a descriptor.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) as libc::c_int;
+        assert!(
+            pidfd >= 0,
+            "pidfd_open: {}",
+            std::io::Error::last_os_error()
+        );
+        let copy = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as libc::c_int;
+        let error = std::io::Error::last_os_error();
+        libc::close(pidfd);
+        assert!(copy >= 0, "pidfd_getfd: {error}");
+        std::os::fd::OwnedFd::from_raw_fd(copy)
+    }
+}
+
 #[test]
 fn a_live_runs_tasks_are_untouched_by_another_process() {
     let nonce = nonce();

@@ -114,6 +114,11 @@ impl Exec {
         }
     }
 
+    /// Its pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILLs it and reaps it.
     pub fn sigkill(&mut self) {
         let _ = self.child.kill();
