@@ -27,6 +27,7 @@ mod foreground;
 pub(crate) mod git_metadata;
 pub mod guardian;
 mod identity;
+pub(crate) mod lease;
 pub(crate) mod lifeline;
 pub(crate) mod output;
 mod reap;

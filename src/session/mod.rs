@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use crate::runtime::lease::{self, Locked};
 use crate::tools::Permissions;
 use crate::usage::Usage;
 
@@ -296,13 +297,16 @@ impl Sessions {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&path)
             .map_err(SessionError::io("open", &path))?;
-        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lease) => {
-                // The name is for messages only; the lock is what holds the session, so no
-                // fsync.
+        let locked = lease::lock_unless_held(file, FlockArg::LockExclusiveNonblock)
+            .map_err(SessionError::io("lock", &path))?;
+        match locked {
+            Locked::Taken(lease) => {
+                // The name is for messages and the owner for the next taker (see
+                // `runtime::lease`); the lock is what holds the session, so no fsync.
+                let contents = format!("{holder}\n{}", lease::owner_line());
                 lease
                     .set_len(0)
-                    .and_then(|()| lease.write_all_at(holder.as_bytes(), 0))
+                    .and_then(|()| lease.write_all_at(contents.as_bytes(), 0))
                     .map_err(SessionError::io("write", &path))?;
                 Ok(Held {
                     id: id.clone(),
@@ -310,13 +314,12 @@ impl Sessions {
                     _lease: lease,
                 })
             }
-            Err((file, nix::errno::Errno::EWOULDBLOCK)) => Err(SessionError::InUse {
+            Locked::Held(file) => Err(SessionError::InUse {
                 id: id.clone(),
                 run: lease_holder(&file)
                     .or_else(|| self.meta(id).ok().map(|meta| meta.last_run))
                     .unwrap_or_else(|| "an unknown run".into()),
             }),
-            Err((_, errno)) => Err(SessionError::io("lock", &path)(io::Error::from(errno))),
         }
     }
 
@@ -390,7 +393,10 @@ impl Sessions {
         match lease {
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,
             Err(_) => true,
-            Ok(file) => Flock::lock(file, FlockArg::LockSharedNonblock).is_err(),
+            Ok(file) => !matches!(
+                lease::lock_unless_held(file, FlockArg::LockSharedNonblock),
+                Ok(Locked::Taken(_))
+            ),
         }
     }
 
@@ -428,7 +434,9 @@ impl Held {
 fn lease_holder(lease: &File) -> Option<String> {
     let mut name = [0; HOLDER_LIMIT + 1];
     let read = lease.read_at(&mut name, 0).ok()?;
-    let name = std::str::from_utf8(&name[..read]).ok()?;
+    // The first line; the owner's follows it.
+    let name = name[..read].split(|&b| b == b'\n').next()?;
+    let name = std::str::from_utf8(name).ok()?;
     let plausible = (1..=HOLDER_LIMIT).contains(&name.len())
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     plausible.then(|| name.to_string())
@@ -568,7 +576,12 @@ mod tests {
         let lease = data.path().join("sessions/s1").join(LEASE_FILE);
         let _held = sessions.create(&id, "").unwrap();
         std::fs::write(held_meta(&sessions, &id), "{}").unwrap();
-        for written in ["", "run\n\u{1b}[31mforged", &"r".repeat(HOLDER_LIMIT + 1)] {
+        for written in [
+            "",
+            "\n1 2 boot",
+            "\u{1b}[31mforged\n1 2 boot",
+            &"r".repeat(HOLDER_LIMIT + 1),
+        ] {
             std::fs::write(&lease, written).unwrap();
             match sessions.open(&id, "run_2") {
                 Err(SessionError::InUse { run, .. }) => assert_eq!(run, "an unknown run"),

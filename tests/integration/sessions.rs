@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
+use crate::support::procs::fd_copy_of;
 use crate::support::runs::Home;
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, events, stream_of, zero_std_with};
@@ -264,6 +265,42 @@ fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
         .iter()
         .any(|e| e["type"] == "warning" && e["message"].as_str().unwrap().contains("interrupted"));
     assert!(warned, "{events:?}");
+}
+
+/// The session's lease is a `flock`, which a child the killed run was starting shares until
+/// its `exec`: such a copy left behind (here taken by the test with `pidfd_getfd` and let go a
+/// moment after the kill) does not refuse the resume as "in use" — the lease names the run's
+/// process, and once that is gone the copy is waited out.
+#[test]
+fn a_copy_of_a_killed_runs_session_lease_does_not_refuse_the_resume() {
+    let place = Place::new();
+    let marker = place.workspace.path().join("started");
+    let server = FakeModel::start(Script::new().reply(Reply::tool_call(
+        "bash",
+        json!({"command": format!("touch {} && sleep 30", marker.display())}),
+    )));
+    let killed = Running(
+        place
+            .command(&server, &["--session-id", "copied"], "run the slow thing")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for("the call to start", DEADLINE, || {
+        marker.exists().then_some(())
+    });
+    let lease = place.home.path().join("sessions/copied/lease");
+    let copy = fd_copy_of(killed.0.id(), &lease);
+    drop(killed);
+    let child_execs = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(copy);
+    });
+    let server = FakeModel::start(answers(&["recovered"]));
+    let (code, events) = place.run(&server, &["--resume", "copied"], "what happened?");
+    child_execs.join().unwrap();
+    assert_eq!(code, 0, "{events:?}");
 }
 
 #[test]

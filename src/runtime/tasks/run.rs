@@ -1,22 +1,15 @@
 //! The run's footprint in the data directory: where everything lives, the lease that says the
 //! run is alive, and the private run directory.
 
-use std::fmt;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use std::time::Instant;
-
 use nix::fcntl::{Flock, FlockArg};
 
-use crate::runtime::identity::{self, ProcessIdentity};
-use crate::runtime::timing::{LEASE_COPY_POLL, LEASE_COPY_WAIT};
+use crate::runtime::lease;
 use crate::runtime::{RunId, RuntimeError, TaskId, TaskKind};
-
-/// The most of a lease file read for its owner (a pid, a start time and a boot id).
-const OWNER_LIMIT: u64 = 128;
 
 /// Paths inside the data directory (see `docs/RUNTIME.md` for the layout). Every path is made
 /// from a parsed [`RunId`] or [`TaskId`], so its last component is always a name zero gives.
@@ -273,11 +266,11 @@ impl Run {
 }
 
 /// Creates the lease file `path` already held: created and locked under the temporary name
-/// `new`, its owner written in it (see [`Owner`]), and only then renamed into place, so the
+/// `new`, its owner written in it (see [`lease`]), and only then renamed into place, so the
 /// file is held from the moment it exists and a reconciler can never find a live run's lease
 /// unheld and mistake the run for a dead one. std opens every file close-on-exec, so no child
 /// keeps the lease past its `exec`; one this process is starting holds a copy until then,
-/// which [`Lease::try_take`] waits out once the owner is gone. Blocking.
+/// which [`Lease::try_take`] waits out once the owner is gone (see [`lease`]). Blocking.
 pub(crate) fn take_new_lease(new: &Path, path: &Path) -> Result<Flock<File>, RuntimeError> {
     let file = OpenOptions::new()
         .write(true)
@@ -289,71 +282,11 @@ pub(crate) fn take_new_lease(new: &Path, path: &Path) -> Result<Flock<File>, Run
     let lease = Flock::lock(file, FlockArg::LockExclusiveNonblock)
         .map_err(|(_, errno)| RuntimeError::io("lock", new)(io::Error::from(errno)))?;
     // No fsync: the owner matters only while this boot lasts.
-    if let Some(owner) = Owner::this_process() {
-        (&*lease)
-            .write_all(owner.to_string().as_bytes())
-            .map_err(RuntimeError::io("write", new))?;
-    }
+    (&*lease)
+        .write_all(lease::owner_line().as_bytes())
+        .map_err(RuntimeError::io("write", new))?;
     fs::rename(new, path).map_err(RuntimeError::io("create", path))?;
     Ok(lease)
-}
-
-/// The process that took a lease, as its lease file names it: `pid start_time boot_id`.
-///
-/// A `flock` belongs to the open file, not to a process, and a child shares its parent's
-/// open files from `fork` until its `exec` closes them (close-on-exec). So a zero SIGKILLed
-/// while it starts a child (a guardian, its own `git`) leaves the lease held a moment longer,
-/// by a process that will never use it. The owner named in the file tells that moment apart
-/// from a live run: held while its owner is gone, the lease is waited for (see
-/// [`Lease::try_take`]).
-#[derive(Debug, PartialEq, Eq)]
-struct Owner {
-    pid: u32,
-    start_time: u64,
-    boot_id: String,
-}
-
-impl Owner {
-    /// This process, where the platform says its start time and boot id (Linux); elsewhere
-    /// no owner is written and a held lease always means a live run.
-    fn this_process() -> Option<Owner> {
-        let pid = std::process::id();
-        Some(Owner {
-            pid,
-            start_time: identity::start_time(pid)?,
-            boot_id: identity::boot_id()?,
-        })
-    }
-
-    /// The owner named in a lease file's contents; `None` for anything else (an empty file, one
-    /// written by hand or by an older zero).
-    fn parse(contents: &str) -> Option<Owner> {
-        let mut words = contents.split_ascii_whitespace();
-        let owner = Owner {
-            pid: words.next()?.parse().ok()?,
-            start_time: words.next()?.parse().ok()?,
-            boot_id: words.next()?.to_string(),
-        };
-        words.next().is_none().then_some(owner)
-    }
-
-    /// Whether it is gone for certain: named on this boot, and its pid no longer that process.
-    /// An owner of another boot, or of a boot id that cannot be read, is not known gone.
-    fn is_gone(&self) -> bool {
-        identity::boot_id().is_some_and(|boot| boot == self.boot_id)
-            && !ProcessIdentity {
-                pid: self.pid,
-                start_time: Some(self.start_time),
-            }
-            .is_running()
-    }
-}
-
-/// What a lease file says: its owner's line, `pid start_time boot_id`.
-impl fmt::Display for Owner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} {} {}", self.pid, self.start_time, self.boot_id)
-    }
 }
 
 /// Opens the file zero keeps at `path` for reading, never through a symbolic link (that fails
@@ -441,8 +374,9 @@ impl Lease {
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(Lease::Absent),
             Err(error) => return Err(error),
         };
-        let Some(lock) = Self::lock_unless_held(file)? else {
-            return Ok(Lease::Held);
+        let lock = match lease::lock_unless_held(file, FlockArg::LockExclusiveNonblock)? {
+            lease::Locked::Taken(lock) => lock,
+            lease::Locked::Held(_) => return Ok(Lease::Held),
         };
         let locked = lock.metadata()?;
         match fs::metadata(path) {
@@ -452,31 +386,6 @@ impl Lease {
             Ok(_) => Ok(Lease::Absent),
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Lease::Absent),
             Err(error) => Err(error),
-        }
-    }
-
-    /// Locks `file` without waiting; `None` when it is held. Held while the owner it names is
-    /// gone, the holder is a copy in a child that has not reached its `exec` yet (see
-    /// [`Owner`]), or another reconciler at work: that is waited for, a while.
-    fn lock_unless_held(mut file: File) -> io::Result<Option<Flock<File>>> {
-        let mut owner_gone = None;
-        let deadline = Instant::now() + LEASE_COPY_WAIT;
-        loop {
-            file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(Some(lock)),
-                Err((file, nix::errno::Errno::EWOULDBLOCK)) => file,
-                Err((_, errno)) => return Err(io::Error::from(errno)),
-            };
-            let gone = *owner_gone.get_or_insert_with(|| {
-                let mut contents = String::new();
-                // A file that cannot be read names no owner: the lease counts as held.
-                let _ = (&file).take(OWNER_LIMIT).read_to_string(&mut contents);
-                Owner::parse(&contents).is_some_and(|owner| owner.is_gone())
-            });
-            if !gone || Instant::now() >= deadline {
-                return Ok(None);
-            }
-            std::thread::sleep(LEASE_COPY_POLL);
         }
     }
 
@@ -520,74 +429,6 @@ mod tests {
         let fds = String::from_utf8_lossy(&fds.stdout).into_owned();
         assert!(!fds.contains(&format!("{run_id}.lock")), "{fds}");
         assert!(run.close().is_empty());
-    }
-
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_lease_names_its_owner_and_only_a_well_formed_line_is_read_as_one() {
-        let root = tempfile::tempdir().unwrap();
-        let layout = Layout::new(root.path().to_path_buf());
-        let run_id = RunId::generate();
-        let run = Run::open(&layout, &run_id).unwrap();
-        let written = fs::read_to_string(layout.lease(&run_id)).unwrap();
-        let owner = Owner::parse(&written).unwrap();
-        assert_eq!(Some(&owner), Owner::this_process().as_ref());
-        assert!(!owner.is_gone(), "this process is its owner");
-        assert!(run.close().is_empty());
-        for hostile in [
-            "",
-            "12",
-            "12 34",
-            "x 34 boot",
-            "12 34 boot extra",
-            "-1 34 boot",
-        ] {
-            assert_eq!(Owner::parse(hostile), None, "{hostile:?}");
-        }
-        let elsewhere = Owner {
-            boot_id: "another-boot".into(),
-            ..owner
-        };
-        assert!(
-            !elsewhere.is_gone(),
-            "an owner of another boot is not known gone"
-        );
-    }
-
-    /// The lease taken, then a copy of its open file kept (as a child between fork and exec
-    /// keeps one) while the owner the file names is gone: the lease is waited for, and taken
-    /// once the copy lets go. With the owner alive, held means held, at once.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_lease_held_by_a_copy_after_its_owner_is_gone_is_waited_for() {
-        let root = tempfile::tempdir().unwrap();
-        let layout = Layout::new(root.path().to_path_buf());
-        let run_id = RunId::generate();
-        let path = layout.lease(&run_id);
-        let run = Run::open(&layout, &run_id).unwrap();
-        let started = Instant::now();
-        assert!(matches!(Lease::try_take(&path), Ok(Lease::Held)));
-        assert!(
-            started.elapsed() < LEASE_COPY_WAIT,
-            "a live owner is not waited for"
-        );
-        let mut gone = std::process::Command::new("true").spawn().unwrap();
-        let dead_pid = gone.id();
-        gone.wait().unwrap();
-        let dead = Owner {
-            pid: dead_pid,
-            start_time: 1,
-            ..Owner::this_process().unwrap()
-        };
-        fs::write(&path, dead.to_string()).unwrap();
-        let copy = run.lease.try_clone().unwrap();
-        let child_execs = std::thread::spawn(move || {
-            std::thread::sleep(LEASE_COPY_WAIT / 4);
-            drop(copy);
-        });
-        drop(run);
-        assert!(matches!(Lease::try_take(&path), Ok(Lease::Taken(_))));
-        child_execs.join().unwrap();
     }
 
     #[test]

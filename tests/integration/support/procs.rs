@@ -152,3 +152,32 @@ impl Drop for KillOnDrop {
         }
     }
 }
+
+/// The same open file as `pid`'s descriptor of `path` (not a new open of it, which would have
+/// a lock of its own), as a child process of `pid` has one between fork and exec.
+pub fn fd_copy_of(pid: u32, path: &std::path::Path) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let fd = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .find(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == path))
+        .unwrap_or_else(|| panic!("zero holds no descriptor of {}", path.display()))
+        .file_name()
+        .to_string_lossy()
+        .parse::<i32>()
+        .unwrap();
+    // SAFETY: plain system calls; each result is checked before it is used as a descriptor.
+    unsafe {
+        let pidfd = libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) as libc::c_int;
+        assert!(
+            pidfd >= 0,
+            "pidfd_open: {}",
+            std::io::Error::last_os_error()
+        );
+        let copy = libc::syscall(libc::SYS_pidfd_getfd, pidfd, fd, 0) as libc::c_int;
+        let error = std::io::Error::last_os_error();
+        libc::close(pidfd);
+        assert!(copy >= 0, "pidfd_getfd: {error}");
+        std::os::fd::OwnedFd::from_raw_fd(copy)
+    }
+}
