@@ -192,6 +192,12 @@ mod tests {
             assert!(matches!(lock, Locked::Taken(_)), "{lines:?}");
             child_execs.join().unwrap();
         }
+        // A forged owner (the file rewritten to name a gone process) costs a live run's lease
+        // a wait, never the run: the lock it still holds is never taken.
+        let (path, _live) = lease_naming(&gone_owner(), "");
+        let file = path.reopen().unwrap();
+        let lock = lock_unless_held(file, FlockArg::LockExclusiveNonblock).unwrap();
+        assert!(matches!(lock, Locked::Held(_)));
         let (path, _held) = lease_naming(&Owner::this_process().unwrap(), "");
         let file = path.reopen().unwrap();
         let started = Instant::now();

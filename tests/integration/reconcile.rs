@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, Reply, Script, TASK_ID};
-use crate::support::procs::{assert_gone_soon, fd_copy_of, nonce, processes_with};
+use crate::support::procs::{assert_gone_soon, fd_copy_of, let_go_soon, nonce, processes_with};
 use crate::support::runs::{Exec, Home, background, stall};
 use crate::support::wait::{DEADLINE, wait_for};
 
@@ -19,8 +19,9 @@ fn list_json(home: &Home) -> Vec<Value> {
     serde_json::from_slice(&output.get_output().stdout).unwrap()
 }
 
-#[test]
-fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
+/// A `zero exec` whose background `sleep <nonce>` is running, the model stalled after it: the
+/// nonce, the home, the model server (to keep alive), the run and its id.
+fn a_run_with_a_background_task() -> (String, Home, FakeModel, Exec, String) {
     let nonce = nonce();
     let home = Home::new();
     let server = FakeModel::start(
@@ -28,9 +29,15 @@ fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
             .reply(background(&format!("sleep {nonce}")))
             .reply(stall()),
     );
-    let mut exec = Exec::start(&server, &home);
+    let exec = Exec::start(&server, &home);
     let record = home.running_record(&nonce);
     let run_id = record["runId"].as_str().unwrap().to_string();
+    (nonce, home, server, exec, run_id)
+}
+
+#[test]
+fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
+    let (nonce, home, _server, mut exec, run_id) = a_run_with_a_background_task();
     assert!(home.runs_entries().contains(&format!("{run_id}.lock")));
     exec.sigkill();
     // The task's guardian stops it when the lifeline reaches EOF; whether or not it is gone
@@ -54,23 +61,11 @@ fn a_sigkilled_run_is_reconciled_by_the_next_zero_process() {
 /// zero is dead, as the child's `exec` would.
 #[test]
 fn a_copy_of_the_lease_left_in_a_child_does_not_keep_a_dead_run_alive() {
-    let nonce = nonce();
-    let home = Home::new();
-    let server = FakeModel::start(
-        Script::new()
-            .reply(background(&format!("sleep {nonce}")))
-            .reply(stall()),
-    );
-    let mut exec = Exec::start(&server, &home);
-    let record = home.running_record(&nonce);
-    let run_id = record["runId"].as_str().unwrap().to_string();
+    let (nonce, home, _server, mut exec, run_id) = a_run_with_a_background_task();
     let lease = home.path().join(format!("runs/{run_id}.lock"));
     let copy = fd_copy_of(exec.pid(), &lease);
     exec.sigkill();
-    let child_execs = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        drop(copy);
-    });
+    let child_execs = let_go_soon(copy);
     let listed = list_json(&home);
     child_execs.join().unwrap();
     assert_eq!(listed[0]["status"], "interrupted", "{}", listed[0]);

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{Value, json};
 
 use crate::support::fake_model::{FakeModel, RecordedRequest, Reply, Script};
-use crate::support::procs::fd_copy_of;
+use crate::support::procs::{fd_copy_of, let_go_soon};
 use crate::support::runs::Home;
 use crate::support::wait::{DEADLINE, wait_for};
 use crate::support::zero::{Wire, events, stream_of, zero_std_with};
@@ -234,17 +234,17 @@ fn a_session_in_use_is_refused_to_a_second_run_at_once() {
     assert_eq!(code, 0, "{events:?}");
 }
 
-#[test]
-fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
-    let place = Place::new();
+/// A run of session `id` in `place` that is in the middle of a slow `bash` call (it has
+/// started), with its model server.
+fn mid_call(place: &Place, id: &str) -> (Running, FakeModel) {
     let marker = place.workspace.path().join("started");
     let server = FakeModel::start(Script::new().reply(Reply::tool_call(
         "bash",
         json!({"command": format!("touch {} && sleep 30", marker.display())}),
     )));
-    let killed = Running(
+    let running = Running(
         place
-            .command(&server, &["--session-id", "crash"], "run the slow thing")
+            .command(&server, &["--session-id", id], "run the slow thing")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -253,6 +253,13 @@ fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
     wait_for("the call to start", DEADLINE, || {
         marker.exists().then_some(())
     });
+    (running, server)
+}
+
+#[test]
+fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
+    let place = Place::new();
+    let (killed, _server) = mid_call(&place, "crash");
     drop(killed);
     let server = FakeModel::start(answers(&["recovered"]));
     let (code, events) = place.run(&server, &["--resume", "crash"], "what happened?");
@@ -274,29 +281,11 @@ fn a_run_killed_mid_call_leaves_a_session_whose_call_is_interrupted() {
 #[test]
 fn a_copy_of_a_killed_runs_session_lease_does_not_refuse_the_resume() {
     let place = Place::new();
-    let marker = place.workspace.path().join("started");
-    let server = FakeModel::start(Script::new().reply(Reply::tool_call(
-        "bash",
-        json!({"command": format!("touch {} && sleep 30", marker.display())}),
-    )));
-    let killed = Running(
-        place
-            .command(&server, &["--session-id", "copied"], "run the slow thing")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for("the call to start", DEADLINE, || {
-        marker.exists().then_some(())
-    });
+    let (killed, _server) = mid_call(&place, "copied");
     let lease = place.home.path().join("sessions/copied/lease");
     let copy = fd_copy_of(killed.0.id(), &lease);
     drop(killed);
-    let child_execs = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        drop(copy);
-    });
+    let child_execs = let_go_soon(copy);
     let server = FakeModel::start(answers(&["recovered"]));
     let (code, events) = place.run(&server, &["--resume", "copied"], "what happened?");
     child_execs.join().unwrap();

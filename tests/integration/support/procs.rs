@@ -181,3 +181,12 @@ pub fn fd_copy_of(pid: u32, path: &std::path::Path) -> std::os::fd::OwnedFd {
         std::os::fd::OwnedFd::from_raw_fd(copy)
     }
 }
+
+/// Lets go of `copy` a moment from now, on a thread of its own (join it), as a child between
+/// fork and exec lets go of its parent's files when it reaches its `exec`.
+pub fn let_go_soon(copy: std::os::fd::OwnedFd) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(copy);
+    })
+}
