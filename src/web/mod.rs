@@ -10,7 +10,10 @@
 //! [`TEXT_LIMIT`], and is redacted as every tool result is (the registry's `Toolset`).
 
 mod address;
+mod entity;
 mod fetch;
+mod html;
+mod markdown;
 mod page;
 
 use std::net::IpAddr;

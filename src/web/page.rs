@@ -1,11 +1,6 @@
-//! What a fetched body becomes for the model: HTML converted to Markdown (`htmd`), other text
+//! What a fetched body becomes for the model: HTML converted to Markdown (`markdown`), other text
 //! as it is, anything else refused — the model reads text, and a binary body is noise that
 //! costs its context.
-
-/// The elements whose content is not the page's text: code, styles and embedded documents.
-const SKIPPED: [&str; 7] = [
-    "script", "style", "noscript", "template", "svg", "iframe", "object",
-];
 
 /// How a body is read, by its `Content-Type` (and, without one, by its bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,12 +85,7 @@ pub(super) fn text(kind: Kind, body: &[u8]) -> String {
     let text = text.trim_end_matches('\u{fffd}');
     match kind {
         Kind::Text => text.to_string(),
-        // htmd fails only on an I/O error of its own writer; the page's text beats nothing.
-        Kind::Html => htmd::HtmlToMarkdown::builder()
-            .skip_tags(SKIPPED.to_vec())
-            .build()
-            .convert(text)
-            .unwrap_or_else(|_| text.to_string()),
+        Kind::Html => super::markdown::convert(text),
     }
 }
 
