@@ -363,8 +363,15 @@ mod tests {
         let Token::Start { attributes, .. } = token else {
             panic!("not a start tag: {token:?}");
         };
-        assert_eq!(attributes.len(), 2, "one href, one x: duplicates are not kept");
-        let tag = format!("<p {}>", (0..100).map(|n| format!("a{n} ")).collect::<String>());
+        assert_eq!(
+            attributes.len(),
+            2,
+            "one href, one x: duplicates are not kept"
+        );
+        let tag = format!(
+            "<p {}>",
+            (0..100).map(|n| format!("a{n} ")).collect::<String>()
+        );
         let Some(Token::Start { attributes, .. }) = tokens(&tag).next() else {
             panic!("no start tag");
         };
