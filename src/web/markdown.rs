@@ -93,7 +93,10 @@ const MAX_DEPTH: usize = 512;
 
 /// `page` as Markdown.
 pub(super) fn convert(page: &str) -> String {
-    let mut converter = Converter::default();
+    let mut converter = Converter {
+        frames: vec![Frame::default()],
+        ..Converter::default()
+    };
     for token in tokens(page) {
         converter.token(token);
     }
@@ -272,11 +275,12 @@ struct Converter {
 }
 
 impl Converter {
+    /// The frame being written: the innermost capture's, else the document's (never popped:
+    /// only a capture's own element pops a frame).
     fn frame(&mut self) -> &mut Frame {
-        if self.frames.is_empty() {
-            self.frames.push(Frame::default());
-        }
-        self.frames.last_mut().expect("a frame was just pushed")
+        self.frames
+            .last_mut()
+            .expect("the document's frame is never popped")
     }
 
     fn token(&mut self, token: Token) {
@@ -522,7 +526,6 @@ impl Converter {
     }
 
     fn capture(&mut self, frame: Frame) {
-        self.frame();
         self.frames.push(frame);
     }
 
@@ -581,13 +584,15 @@ impl Converter {
     fn write_capture(&mut self, capture: Capture, captured: &Frame) {
         let text = captured.inline();
         if let Capture::Cell { header } = capture {
-            if let Some(row) = self.tables.last_mut().and_then(|t| t.rows.last_mut()) {
-                row.push(text.replace('|', "\\|"));
-            } else if let Some(table) = self.tables.last_mut() {
-                table.rows.push(vec![text.replace('|', "\\|")]);
-            }
+            // A cell is captured only inside a table; one before any `<tr>` opens a row.
             if let Some(table) = self.tables.last_mut() {
+                if table.rows.is_empty() {
+                    table.rows.push(Vec::new());
+                }
                 table.header |= header && table.rows.len() == 1;
+                if let Some(row) = table.rows.last_mut() {
+                    row.push(text.replace('|', "\\|"));
+                }
             }
             return;
         }
@@ -753,6 +758,11 @@ mod tests {
         assert_eq!(
             convert(page),
             "| Name | Use |\n| --- | --- |\n| zero | a \\| b |\n| only one |  |"
+        );
+        // Cells without a row: the row is implied.
+        assert_eq!(
+            convert("<table><td>a<td>b</table>"),
+            "| a | b |\n| --- | --- |"
         );
     }
 
